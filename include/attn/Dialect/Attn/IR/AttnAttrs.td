@@ -1,0 +1,54 @@
+//===- AttnAttrs.td - attn dialect attributes --------------*- tablegen -*-===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNATTRS_TD
+#define ATTN_DIALECT_ATTN_IR_ATTNATTRS_TD
+
+include "attn/Dialect/Attn/IR/AttnDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+//===----------------------------------------------------------------------===//
+// Causal alignment
+//===----------------------------------------------------------------------===//
+
+def Attn_CausalKind : I32EnumAttr<"CausalKind", "causal mask alignment", [
+    // Query i sees key j when j <= i (PyTorch's is_causal).
+    I32EnumAttrCase<"TopLeft", 0, "top_left">,
+    // Query i sees key j when j <= i + Tk - Tq (FlashAttention's).
+    I32EnumAttrCase<"BottomRight", 1, "bottom_right">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::attn";
+}
+
+def Attn_CausalAttr : EnumAttr<Attn_Dialect, Attn_CausalKind, "causal"> {
+  let summary = "causal masking and its alignment when Tq != Tk";
+  let assemblyFormat = "`<` $value `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul precision for f32 inputs
+//===----------------------------------------------------------------------===//
+
+def Attn_PrecisionKind : I32EnumAttr<"PrecisionKind",
+    "matmul precision for f32 inputs", [
+    // Tensor cores' f32 mode: operands rounded to tf32 (10-bit mantissa).
+    I32EnumAttrCase<"TF32", 0, "tf32">,
+    // Full IEEE f32 products and sums.
+    I32EnumAttrCase<"IEEE", 1, "ieee">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::attn";
+}
+
+def Attn_PrecisionAttr : EnumAttr<Attn_Dialect, Attn_PrecisionKind,
+                                  "precision"> {
+  let summary = "matmul precision for f32 inputs (tf32 or ieee)";
+  let assemblyFormat = "`<` $value `>`";
+}
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNATTRS_TD

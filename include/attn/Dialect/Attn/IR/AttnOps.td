@@ -1,0 +1,92 @@
+//===- AttnOps.td - attn dialect ops -----------------------*- tablegen -*-===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+#define ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+
+include "attn/Dialect/Attn/IR/AttnAttrs.td"
+include "attn/Dialect/Attn/IR/AttnDialect.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Attn_FloatElement : AnyTypeOf<[F32, F16, BF16]>;
+def Attn_MaskElement : AnyTypeOf<[F32, F16, BF16, I1]>;
+
+def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
+  let summary = "scaled dot-product attention over whole 4-D tensors";
+  let description = [{
+    For every batch `b`, query head `h`, query row `i` and value column `d`:
+
+    ```
+    s[j]       = scale * dot(Q[b,h,i,:], K[b,g(h),j,:]) + bias(b,h,i,j)
+    O[b,h,i,d] = sum_j softmax(s)[j] * V[b,g(h),j,d]
+    ```
+
+    where `j` runs over the keys that are not masked out and
+    `g(h) = h / (Hq / Hkv)` (grouped-query and multi-query attention).
+
+    Shapes: `query` is `B x Hq x Tq x D`, `key` is `B x Hkv x Tk x D`, `value`
+    is `B x Hkv x Tk x Dv` and the result is `B x Hq x Tq x Dv`. B, Hq, Hkv, Tq
+    and Tk may be dynamic; D and Dv are static, 1..256. Q, K, V and the result
+    share one element type (f32, f16 or bf16); accumulation is f32.
+
+    Attributes:
+    - `scale` (f32, default `1/sqrt(D)`), finite and positive;
+    - `causal`: `#attn.causal<top_left>` (key j visible from query i when
+      `j <= i`) or `#attn.causal<bottom_right>` (`j <= i + Tk - Tq`);
+    - `precision` (f32 inputs only): `#attn.precision<tf32>` (default) or
+      `#attn.precision<ieee>`.
+
+    The optional `mask` has rank 2 (`Tq x Tk`) or 4 (`B x Hq x Tq x Tk`), each
+    dimension either 1 or equal to the one it broadcasts to. A float mask is
+    added to the scores (`-inf` removes a key); an `i1` mask keeps a key where
+    it is true. Mask and `causal` combine. A row whose keys are all masked out
+    yields zeros.
+
+    Example:
+
+    ```mlir
+    %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>, scale = 0.125 : f32}
+           : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>
+           -> tensor<?x32x?x128xbf16>
+    %o2 = attn.attention %q, %k, %v mask(%m)
+           : tensor<2x8x77x64xf16>, tensor<2x8x90x64xf16>, tensor<2x8x90x64xf16>,
+             tensor<1x1x77x90xi1> -> tensor<2x8x77x64xf16>
+    ```
+  }];
+
+  let arguments = (ins
+    RankedTensorOf<[Attn_FloatElement]>:$query,
+    RankedTensorOf<[Attn_FloatElement]>:$key,
+    RankedTensorOf<[Attn_FloatElement]>:$value,
+    Optional<RankedTensorOf<[Attn_MaskElement]>>:$mask,
+    OptionalAttr<F32Attr>:$scale,
+    OptionalAttr<Attn_CausalAttr>:$causal,
+    OptionalAttr<Attn_PrecisionAttr>:$precision
+  );
+  let results = (outs RankedTensorOf<[Attn_FloatElement]>:$output);
+
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` `(` $mask^ `)`)? attr-dict `:`
+    type($query) `,` type($key) `,` type($value) (`,` type($mask)^)?
+    `->` type($output)
+  }];
+
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    /// The scale applied to Q.K^T: the `scale` attribute or 1/sqrt(D).
+    double getScaleValue();
+    /// True when f32 inputs use full IEEE f32 matmuls.
+    bool isIEEEPrecision();
+    /// The causal alignment, if any.
+    std::optional<CausalKind> getCausalKind();
+    int64_t getHeadDim() { return getQuery().getType().getDimSize(3); }
+    int64_t getValueHeadDim() { return getValue().getType().getDimSize(3); }
+    Type getElementType() { return getQuery().getType().getElementType(); }
+  }];
+}
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

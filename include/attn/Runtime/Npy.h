@@ -1,0 +1,58 @@
+//===- Npy.h - Reading and writing numpy .npy files -------------*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A reader and a writer for the numpy .npy format
+// (https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html),
+// limited to the element types of attn-run:
+//
+//   descr          element type   note
+//   '<f4'          f32
+//   '<f2'          f16
+//   '|b1'          i1             numpy bool, one byte per element
+//   '|V2' / '<V2'  bf16           numpy has no bfloat16: ml_dtypes arrays
+//                                 are saved as a 2-byte void type; numpy.load
+//                                 returns dtype 'V2', view it with
+//                                 `.view(ml_dtypes.bfloat16)`
+//
+// Format versions 1.0, 2.0 and 3.0 are read; C order only; rank >= 1. The
+// writer produces version 1.0 (2.0 if the header does not fit) with the
+// header padded so that the data starts at a multiple of 64 bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_NPY_H
+#define ATTN_RUNTIME_NPY_H
+
+#include "attn/Runtime/HostTensor.h"
+
+#include <string>
+
+namespace attn {
+namespace runtime {
+
+/// Reads the .npy file at `path` into `out`. On failure returns false, sets
+/// `error` to a one-line message naming the file, and leaves `out` unchanged.
+bool readNpy(const std::string &path, HostTensor &out, std::string &error);
+
+/// Parses an in-memory .npy image (the whole file contents). `name` is used
+/// in error messages only.
+bool parseNpy(const uint8_t *bytes, size_t size, const std::string &name,
+              HostTensor &out, std::string &error);
+
+/// Writes `tensor` to `path` as a .npy file. The file is written to a
+/// temporary file next to `path` and renamed over it, so `path` never holds a
+/// partially written file; on failure the temporary is removed, false is
+/// returned and `error` is set.
+bool writeNpy(const std::string &path, const HostTensor &tensor,
+              std::string &error);
+
+/// Returns the whole .npy image of `tensor` (header and data).
+std::vector<uint8_t> serializeNpy(const HostTensor &tensor);
+
+} // namespace runtime
+} // namespace attn
+
+#endif // ATTN_RUNTIME_NPY_H

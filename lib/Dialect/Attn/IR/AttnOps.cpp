@@ -1,0 +1,184 @@
+//===- AttnOps.cpp - attn dialect ops and verifiers -------------*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include <cmath>
+#include <cstdio>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// Largest head dimension (D and Dv) the compiler supports.
+static constexpr int64_t kMaxHeadDim = 256;
+
+/// Prints a dimension for a diagnostic: its size, or `?` when dynamic.
+static std::string dimStr(int64_t size) {
+  return ShapedType::isDynamic(size) ? "?" : std::to_string(size);
+}
+
+/// Prints a scale the way a user wrote it: `0.125`, `-2`, `nan`, `inf`.
+static std::string formatScale(double s) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", s);
+  return buffer;
+}
+
+/// Two sizes are compatible unless both are static and differ.
+static bool compatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+double AttentionOp::getScaleValue() {
+  if (std::optional<APFloat> scale = getScale())
+    return scale->convertToDouble();
+  return 1.0 / std::sqrt(static_cast<double>(getHeadDim()));
+}
+
+bool AttentionOp::isIEEEPrecision() {
+  std::optional<PrecisionKind> precision = getPrecision();
+  return precision && *precision == PrecisionKind::IEEE;
+}
+
+std::optional<CausalKind> AttentionOp::getCausalKind() { return getCausal(); }
+
+LogicalResult AttentionOp::verify() {
+  RankedTensorType qType = getQuery().getType();
+  RankedTensorType kType = getKey().getType();
+  RankedTensorType vType = getValue().getType();
+  RankedTensorType oType = getOutput().getType();
+
+  // Ranks first: everything after indexes dimensions.
+  struct Named {
+    StringRef name;
+    RankedTensorType type;
+    StringRef layout;
+  };
+  for (const Named &operand :
+       {Named{"query", qType, "B x Hq x Tq x D"},
+        Named{"key", kType, "B x Hkv x Tk x D"},
+        Named{"value", vType, "B x Hkv x Tk x Dv"},
+        Named{"result", oType, "B x Hq x Tq x Dv"}}) {
+    if (operand.type.getRank() != 4)
+      return emitOpError() << "expects '" << operand.name << "' of rank 4 ("
+                           << operand.layout << "), got " << operand.type;
+  }
+
+  // One element type for Q, K, V and O.
+  Type elementType = qType.getElementType();
+  if (kType.getElementType() != elementType)
+    return emitOpError() << "expects 'key' to have the element type of "
+                            "'query' ("
+                         << elementType << "), got " << kType.getElementType();
+  if (vType.getElementType() != elementType)
+    return emitOpError() << "expects 'value' to have the element type of "
+                            "'query' ("
+                         << elementType << "), got " << vType.getElementType();
+  if (oType.getElementType() != elementType)
+    return emitOpError() << "expects the result to have the element type of "
+                            "'query' ("
+                         << elementType << "), got " << oType.getElementType();
+
+  ArrayRef<int64_t> q = qType.getShape(), k = kType.getShape(),
+                    v = vType.getShape(), o = oType.getShape();
+
+  // Head dims: static and in range.
+  int64_t d = q[3], dv = v[3];
+  if (ShapedType::isDynamic(d) || d < 1 || d > kMaxHeadDim)
+    return emitOpError() << "expects a static head dim D in 1.." << kMaxHeadDim
+                         << " in 'query' (dim 3), got " << dimStr(d);
+  if (ShapedType::isDynamic(dv) || dv < 1 || dv > kMaxHeadDim)
+    return emitOpError() << "expects a static head dim Dv in 1.."
+                         << kMaxHeadDim << " in 'value' (dim 3), got "
+                         << dimStr(dv);
+  if (k[3] != d)
+    return emitOpError() << "expects 'key' dim 3 (D) to be " << d
+                         << " as in 'query', got " << dimStr(k[3]);
+
+  // Batch.
+  if (!compatible(k[0], q[0]) || !compatible(v[0], q[0]))
+    return emitOpError() << "expects 'key' and 'value' batch (dim 0) to match "
+                            "'query' ("
+                         << dimStr(q[0]) << "), got " << dimStr(k[0]) << " and "
+                         << dimStr(v[0]);
+
+  // KV heads and sequence length shared by K and V.
+  if (!compatible(v[1], k[1]))
+    return emitOpError() << "expects 'value' heads (dim 1) to match 'key' ("
+                         << dimStr(k[1]) << "), got " << dimStr(v[1]);
+  if (!compatible(v[2], k[2]))
+    return emitOpError() << "expects 'value' sequence length (dim 2) to match "
+                            "'key' (Tk = "
+                         << dimStr(k[2]) << "), got " << dimStr(v[2]);
+
+  // GQA: Hq must be a multiple of Hkv.
+  int64_t hq = q[1], hkv = ShapedType::isDynamic(k[1]) ? v[1] : k[1];
+  if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
+      hq % hkv != 0)
+    return emitOpError() << "expects 'query' heads (Hq = " << hq
+                         << ") to be a multiple of 'key' heads (Hkv = " << hkv
+                         << ")";
+
+  // Result shape B x Hq x Tq x Dv.
+  int64_t expected[4] = {q[0], q[1], q[2], dv};
+  for (int i = 0; i < 4; ++i) {
+    if (!compatible(o[i], expected[i]))
+      return emitOpError() << "expects the result shape to be "
+                           << dimStr(expected[0]) << "x" << dimStr(expected[1])
+                           << "x" << dimStr(expected[2]) << "x"
+                           << dimStr(expected[3])
+                           << " (B x Hq x Tq x Dv), got " << oType;
+  }
+
+  // Mask: rank 2 (Tq x Tk) or 4 (B x Hq x Tq x Tk), each dim 1 or full.
+  if (Value mask = getMask()) {
+    auto mType = cast<RankedTensorType>(mask.getType());
+    if (mType.getRank() != 2 && mType.getRank() != 4)
+      return emitOpError() << "expects 'mask' of rank 2 (Tq x Tk) or 4 "
+                              "(B x Hq x Tq x Tk), got "
+                           << mType;
+    int64_t full[4] = {q[0], q[1], q[2], k[2]};
+    ArrayRef<int64_t> m = mType.getShape();
+    int64_t offset = 4 - mType.getRank();
+    for (int64_t i = 0, e = mType.getRank(); i < e; ++i) {
+      int64_t target = full[offset + i];
+      if (m[i] == 1 || compatible(m[i], target))
+        continue;
+      return emitOpError() << "expects 'mask' dim " << i
+                           << " to be 1 or to match " << dimStr(target)
+                           << " so that it broadcasts to B x Hq x Tq x Tk ("
+                           << dimStr(full[0]) << "x" << dimStr(full[1]) << "x"
+                           << dimStr(full[2]) << "x" << dimStr(full[3])
+                           << "), got " << mType;
+    }
+  }
+
+  // Scale: finite and positive.
+  if (std::optional<APFloat> scale = getScale()) {
+    double s = scale->convertToDouble();
+    if (!std::isfinite(s) || !(s > 0.0))
+      return emitOpError() << "expects 'scale' to be a finite positive f32, "
+                              "got "
+                           << formatScale(s);
+  }
+
+  // Precision only means something for f32 inputs.
+  if (getPrecision() && !elementType.isF32())
+    return emitOpError() << "expects 'precision' only with f32 inputs, got "
+                         << elementType << " 'query'";
+
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"

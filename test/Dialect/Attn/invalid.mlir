@@ -1,0 +1,232 @@
+// RUN: attn-opt %s -split-input-file -verify-diagnostics
+
+func.func @query_rank(%q: tensor<8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{expects 'query' of rank 4 (B x Hq x Tq x D), got 'tensor<8x128x64xf16>'}}
+  %o = attn.attention %q, %k, %v : tensor<8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @key_rank(%q: tensor<1x8x128x64xf16>, %k: tensor<1x1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{expects 'key' of rank 4 (B x Hkv x Tk x D)}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @value_rank(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{expects 'value' of rank 4 (B x Hkv x Tk x Dv)}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @result_rank(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<8x128x64xf16> {
+  // expected-error @+1 {{expects 'result' of rank 4 (B x Hq x Tq x Dv)}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<8x128x64xf16>
+  return %o : tensor<8x128x64xf16>
+}
+
+// -----
+
+func.func @key_element_type(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{expects 'key' to have the element type of 'query' ('f16'), got 'bf16'}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @value_element_type(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf32>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{expects 'value' to have the element type of 'query' ('f16'), got 'f32'}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf32> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @result_element_type(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf32> {
+  // expected-error @+1 {{expects the result to have the element type of 'query' ('f16'), got 'f32'}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf32>
+  return %o : tensor<1x8x128x64xf32>
+}
+
+// -----
+
+func.func @unsupported_element_type(%q: tensor<1x8x128x64xf64>, %k: tensor<1x8x128x64xf64>, %v: tensor<1x8x128x64xf64>) -> tensor<1x8x128x64xf64> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<1x8x128x64xf64>'}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf64>, tensor<1x8x128x64xf64>, tensor<1x8x128x64xf64> -> tensor<1x8x128x64xf64>
+  return %o : tensor<1x8x128x64xf64>
+}
+
+// -----
+
+func.func @head_dim_too_large(%q: tensor<1x8x128x512xf16>, %k: tensor<1x8x128x512xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{expects a static head dim D in 1..256 in 'query' (dim 3), got 512}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x512xf16>, tensor<1x8x128x512xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @head_dim_dynamic(%q: tensor<1x8x128x?xf16>, %k: tensor<1x8x128x?xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{expects a static head dim D in 1..256 in 'query' (dim 3), got ?}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x?xf16>, tensor<1x8x128x?xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @value_head_dim_too_large(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x320xf16>) -> tensor<1x8x128x320xf16> {
+  // expected-error @+1 {{expects a static head dim Dv in 1..256 in 'value' (dim 3), got 320}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x320xf16> -> tensor<1x8x128x320xf16>
+  return %o : tensor<1x8x128x320xf16>
+}
+
+// -----
+
+func.func @key_head_dim(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x32xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{expects 'key' dim 3 (D) to be 64 as in 'query', got 32}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x32xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @batch_mismatch(%q: tensor<2x8x128x64xf16>, %k: tensor<3x8x128x64xf16>, %v: tensor<3x8x128x64xf16>) -> tensor<2x8x128x64xf16> {
+  // expected-error @+1 {{expects 'key' and 'value' batch (dim 0) to match 'query' (2), got 3 and 3}}
+  %o = attn.attention %q, %k, %v : tensor<2x8x128x64xf16>, tensor<3x8x128x64xf16>, tensor<3x8x128x64xf16> -> tensor<2x8x128x64xf16>
+  return %o : tensor<2x8x128x64xf16>
+}
+
+// -----
+
+func.func @kv_heads_mismatch(%q: tensor<1x8x128x64xf16>, %k: tensor<1x4x128x64xf16>, %v: tensor<1x2x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{expects 'value' heads (dim 1) to match 'key' (4), got 2}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x4x128x64xf16>, tensor<1x2x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @kv_length_mismatch(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x100x64xf16>, %v: tensor<1x8x99x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{expects 'value' sequence length (dim 2) to match 'key' (Tk = 100), got 99}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x100x64xf16>, tensor<1x8x99x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @gqa_not_divisible(%q: tensor<1x6x128x64xf16>, %k: tensor<1x4x128x64xf16>, %v: tensor<1x4x128x64xf16>) -> tensor<1x6x128x64xf16> {
+  // expected-error @+1 {{expects 'query' heads (Hq = 6) to be a multiple of 'key' heads (Hkv = 4)}}
+  %o = attn.attention %q, %k, %v : tensor<1x6x128x64xf16>, tensor<1x4x128x64xf16>, tensor<1x4x128x64xf16> -> tensor<1x6x128x64xf16>
+  return %o : tensor<1x6x128x64xf16>
+}
+
+// -----
+
+func.func @result_dv_mismatch(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x32xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{expects the result shape to be 1x8x128x32 (B x Hq x Tq x Dv), got 'tensor<1x8x128x64xf16>'}}
+  %o = attn.attention %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x32xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @result_tq_mismatch(%q: tensor<?x8x128x64xf16>, %k: tensor<?x8x?x64xf16>, %v: tensor<?x8x?x64xf16>) -> tensor<?x8x64x64xf16> {
+  // expected-error @+1 {{expects the result shape to be ?x8x128x64 (B x Hq x Tq x Dv), got 'tensor<?x8x64x64xf16>'}}
+  %o = attn.attention %q, %k, %v : tensor<?x8x128x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16> -> tensor<?x8x64x64xf16>
+  return %o : tensor<?x8x64x64xf16>
+}
+
+// -----
+
+func.func @mask_rank(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>, %m: tensor<8x128x128xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{expects 'mask' of rank 2 (Tq x Tk) or 4 (B x Hq x Tq x Tk), got 'tensor<8x128x128xf16>'}}
+  %o = attn.attention %q, %k, %v mask(%m) : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<8x128x128xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @mask_broadcast_rank4(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x96x64xf16>, %v: tensor<2x8x96x64xf16>, %m: tensor<1x4x128x96xf16>) -> tensor<2x8x128x64xf16> {
+  // expected-error @+1 {{expects 'mask' dim 1 to be 1 or to match 8 so that it broadcasts to B x Hq x Tq x Tk (2x8x128x96), got 'tensor<1x4x128x96xf16>'}}
+  %o = attn.attention %q, %k, %v mask(%m) : tensor<2x8x128x64xf16>, tensor<2x8x96x64xf16>, tensor<2x8x96x64xf16>, tensor<1x4x128x96xf16> -> tensor<2x8x128x64xf16>
+  return %o : tensor<2x8x128x64xf16>
+}
+
+// -----
+
+func.func @mask_broadcast_rank2(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x96x64xf16>, %v: tensor<2x8x96x64xf16>, %m: tensor<128x128xi1>) -> tensor<2x8x128x64xf16> {
+  // expected-error @+1 {{expects 'mask' dim 1 to be 1 or to match 96 so that it broadcasts to B x Hq x Tq x Tk (2x8x128x96), got 'tensor<128x128xi1>'}}
+  %o = attn.attention %q, %k, %v mask(%m) : tensor<2x8x128x64xf16>, tensor<2x8x96x64xf16>, tensor<2x8x96x64xf16>, tensor<128x128xi1> -> tensor<2x8x128x64xf16>
+  return %o : tensor<2x8x128x64xf16>
+}
+
+// -----
+
+func.func @mask_element_type(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>, %m: tensor<128x128xi8>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{operand #3 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type or 1-bit signless integer values, but got 'tensor<128x128xi8>'}}
+  %o = attn.attention %q, %k, %v mask(%m) : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<128x128xi8> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @scale_zero(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{expects 'scale' to be a finite positive f32, got 0}}
+  %o = attn.attention %q, %k, %v {scale = 0.0 : f32} : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @scale_negative(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{expects 'scale' to be a finite positive f32, got -0.125}}
+  %o = attn.attention %q, %k, %v {scale = -0.125 : f32} : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @scale_nan(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{expects 'scale' to be a finite positive f32, got nan}}
+  %o = attn.attention %q, %k, %v {scale = 0x7FC00000 : f32} : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @scale_inf(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{expects 'scale' to be a finite positive f32, got inf}}
+  %o = attn.attention %q, %k, %v {scale = 0x7F800000 : f32} : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @scale_type(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+1 {{attribute 'scale' failed to satisfy constraint: 32-bit float attribute}}
+  %o = attn.attention %q, %k, %v {scale = 0.125 : f64} : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
+
+// -----
+
+func.func @precision_non_f32(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x8x128x64xbf16>, %v: tensor<1x8x128x64xbf16>) -> tensor<1x8x128x64xbf16> {
+  // expected-error @+1 {{expects 'precision' only with f32 inputs, got 'bf16' 'query'}}
+  %o = attn.attention %q, %k, %v {precision = #attn.precision<ieee>} : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return %o : tensor<1x8x128x64xbf16>
+}
+
+// -----
+
+func.func @bad_causal(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v: tensor<1x8x128x64xf16>) -> tensor<1x8x128x64xf16> {
+  // expected-error @+2 {{expected ::mlir::attn::CausalKind to be one of: top_left, bottom_right}}
+  // expected-error @+1 {{failed to parse Attn_CausalAttr parameter 'value' which is to be a `::mlir::attn::CausalKind`}}
+  %o = attn.attention %q, %k, %v {causal = #attn.causal<diagonal>} : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+  return %o : tensor<1x8x128x64xf16>
+}
