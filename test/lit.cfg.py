@@ -32,7 +32,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
                                      "CUDA_HOME", "PATH"])
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-tools = [ToolSubst("attn-opt", unresolved="fatal")]
+tools = [ToolSubst("attn-opt", unresolved="fatal"), "not", "count", "FileCheck"]
 for optional in ["attn-translate", "attn-run"]:
     tools.append(ToolSubst(optional, unresolved="ignore"))
 llvm_config.add_tool_substitutions(tools, tool_dirs)
