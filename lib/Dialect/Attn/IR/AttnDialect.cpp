@@ -22,6 +22,21 @@ using namespace mlir::attn;
 #define GET_ATTRDEF_CLASSES
 #include "attn/Dialect/Attn/IR/AttnAttrs.cpp.inc"
 
+LogicalResult
+KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         int64_t blockM, int64_t blockN, int64_t numWarps,
+                         int64_t numStages, StringRef target) {
+  if (blockM < 1 || blockN < 1)
+    return emitError() << "expects block_m and block_n >= 1, got " << blockM
+                       << " and " << blockN;
+  if (numWarps < 1 || numStages < 1)
+    return emitError() << "expects num_warps and num_stages >= 1, got "
+                       << numWarps << " and " << numStages;
+  if (target.empty())
+    return emitError() << "expects a target ('cpu' or a chip like 'sm_90a')";
+  return success();
+}
+
 void AttnDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST

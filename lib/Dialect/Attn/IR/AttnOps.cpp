@@ -180,5 +180,39 @@ LogicalResult AttentionOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// BlockAttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult BlockAttentionOp::verify() {
+  Type elementType = getQuery().getType().getElementType();
+  struct Named {
+    StringRef name;
+    MemRefType type;
+  };
+  for (const Named &operand : {Named{"key", getKey().getType()},
+                               Named{"value", getValue().getType()},
+                               Named{"output", getOutput().getType()}}) {
+    if (operand.type.getElementType() != elementType)
+      return emitOpError() << "expects '" << operand.name
+                           << "' to have the element type of 'query' ("
+                           << elementType << "), got "
+                           << operand.type.getElementType();
+  }
+  if (Value mask = getMask()) {
+    auto maskType = cast<MemRefType>(mask.getType());
+    if (maskType.getRank() != 2 && maskType.getRank() != 4)
+      return emitOpError() << "expects 'mask' of rank 2 or 4, got "
+                           << maskType;
+  }
+  if (getQuery().getType().getDimSize(3) != getKey().getType().getDimSize(3))
+    return emitOpError() << "expects 'query' and 'key' to share the head dim";
+  if (getValue().getType().getDimSize(3) !=
+      getOutput().getType().getDimSize(3))
+    return emitOpError() << "expects 'value' and 'output' to share the head "
+                            "dim Dv";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"

@@ -51,4 +51,34 @@ def Attn_PrecisionAttr : EnumAttr<Attn_Dialect, Attn_PrecisionKind,
   let assemblyFormat = "`<` $value `>`";
 }
 
+//===----------------------------------------------------------------------===//
+// Kernel config
+//===----------------------------------------------------------------------===//
+
+def Attn_KernelConfigAttr : AttrDef<Attn_Dialect, "KernelConfig"> {
+  let mnemonic = "config";
+  let summary = "the kernel parameters chosen for one attention";
+  let description = [{
+    Chosen once by `--attn-tile` (from the element type, the head dims and
+    the target; see `selectKernelConfig`), overridable by its options, and
+    read by every later pass:
+
+    - `block_m`: query rows per program (one program per batch, head and
+      query block);
+    - `block_n`: keys per step of the loop over key/value blocks;
+    - `num_warps`, `num_stages`: warps per program and shared-memory stages
+      of the K/V pipeline (GPU targets);
+    - `target`: `cpu` or a CUDA chip such as `sm_90a`.
+
+    ```mlir
+    #attn.config<block_m = 64, block_n = 64, num_warps = 4, num_stages = 2, target = "sm_90a">
+    ```
+  }];
+  let parameters = (ins "int64_t":$block_m, "int64_t":$block_n,
+                        "int64_t":$num_warps, "int64_t":$num_stages,
+                        StringRefParameter<"target name">:$target);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // ATTN_DIALECT_ATTN_IR_ATTNATTRS_TD

@@ -89,4 +89,55 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Block level
+//===----------------------------------------------------------------------===//
+
+def Attn_BlockAttentionOp : Attn_Op<"block_attention"> {
+  let summary = "the attention of one program: one query block of one head";
+  let description = [{
+    Produced by `--attn-tile` inside the program grid (`scf.forall` over
+    batch, query head and query block). Computes rows
+    `[query_block * block_m, min((query_block + 1) * block_m, Tq))` of
+    `output[batch, head]` with the semantics of `attn.attention`, reading the
+    whole key/value sequence of KV head `head / (Hq / Hkv)`. Rows past `Tq`
+    are neither computed into the output nor read from the query.
+
+    The loop over key/value blocks is not explicit yet: `--attn-online-softmax`
+    expands this op into it, since only the online softmax makes splitting
+    the key sequence exact.
+
+    ```mlir
+    attn.block_attention ins(%q, %k, %v) outs(%o) at [%b, %h, %qb]
+        {config = #attn.config<block_m = 64, block_n = 64, num_warps = 4,
+                               num_stages = 2, target = "cpu">,
+         scale = 0.125 : f32}
+        : memref<?x8x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16>,
+          memref<?x8x?x64xf16>
+    ```
+  }];
+
+  let arguments = (ins
+    Arg<MemRefRankOf<[Attn_FloatElement], [4]>, "", [MemRead]>:$query,
+    Arg<MemRefRankOf<[Attn_FloatElement], [4]>, "", [MemRead]>:$key,
+    Arg<MemRefRankOf<[Attn_FloatElement], [4]>, "", [MemRead]>:$value,
+    Arg<Optional<MemRefOf<[Attn_MaskElement]>>, "", [MemRead]>:$mask,
+    Arg<MemRefRankOf<[Attn_FloatElement], [4]>, "", [MemWrite]>:$output,
+    Index:$batch, Index:$head, Index:$query_block,
+    Attn_KernelConfigAttr:$config,
+    F32Attr:$scale,
+    OptionalAttr<Attn_CausalAttr>:$causal,
+    OptionalAttr<Attn_PrecisionAttr>:$precision
+  );
+
+  let assemblyFormat = [{
+    `ins` `(` $query `,` $key `,` $value (`mask` `(` $mask^ `)`)? `)`
+    `outs` `(` $output `)` `at` `[` $batch `,` $head `,` $query_block `]`
+    attr-dict `:` type($query) `,` type($key) `,` type($value)
+    (`,` type($mask)^)? `,` type($output)
+  }];
+
+  let hasVerifier = 1;
+}
+
 #endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

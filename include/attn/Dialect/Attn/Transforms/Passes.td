@@ -1,0 +1,83 @@
+//===- Passes.td - attn dialect transform passes -----------*- tablegen -*-===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD
+#define ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
+  let summary = "Choose a kernel config and split attn.attention into programs";
+  let description = [{
+    Rewrites every `attn.attention` on tensors into a grid of programs, one
+    per (batch, query head, query block): an `scf.forall` over
+    `B x Hq x ceil(Tq / block_m)` whose body is one `attn.block_attention`
+    on buffers. The kernel config (`#attn.config`) is chosen from the element
+    type, the head dims and `target` by `selectKernelConfig`; each option that
+    is not 0 overrides it. Query tails (Tq not a multiple of block_m) are left
+    to the program, which masks them; the user pads nothing.
+
+    The tensors enter and leave through `bufferization.to_buffer` /
+    `bufferization.to_tensor`, so one-shot bufferization later turns the
+    function into one on buffers.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
+  ];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "Target: 'cpu' or a CUDA chip (sm_80, sm_90a, ...)">,
+    Option<"blockM", "block-m", "int64_t", /*default=*/"0",
+           "Query rows per program (0: default for the target)">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"0",
+           "Keys per key/value block (0: default for the target)">,
+    Option<"numWarps", "num-warps", "int64_t", /*default=*/"0",
+           "Warps per program (0: default for the target)">,
+    Option<"numStages", "num-stages", "int64_t", /*default=*/"0",
+           "K/V pipeline stages (0: default for the target)">
+  ];
+  let statistics = [
+    Statistic<"numTiled", "num-tiled", "Number of attn.attention ops tiled">
+  ];
+}
+
+def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
+  let summary = "Expand each program into the exact online-softmax loop";
+  let description = [{
+    Expands every `attn.block_attention` into the FlashAttention recurrence
+    over key/value blocks of `block_n` keys:
+
+    ```
+    c = scale * log2(e)                      (folded once)
+    S     = c * Q_blk K_blk^T  (+ log2(e) * bias, masked keys -> -inf)
+    m_new = max(m_old, rowmax(S))
+    alpha = exp2(m_old - m_new)
+    P     = exp2(S - m_new)
+    l     = alpha * l + rowsum(P)
+    acc   = alpha * acc + P V_blk
+    O     = acc / l  (once, after the loop; 0 where l == 0)
+    ```
+
+    Key blocks come in three classes: blocks that need no mask (run by a
+    first loop without any select), blocks on the causal diagonal or at the
+    key tail, or any block when a user mask is given (a second loop that
+    applies the masks), and blocks wholly above the causal diagonal, which
+    are never visited or loaded. A row whose keys are all masked out keeps
+    `m = -inf`, its `P` is 0 and its output 0.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+  let statistics = [
+    Statistic<"numExpanded", "num-expanded",
+              "Number of attn.block_attention ops expanded">
+  ];
+}
+
+#endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD

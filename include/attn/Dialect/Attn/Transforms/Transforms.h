@@ -1,0 +1,56 @@
+//===- Transforms.h - attn transforms as free functions ---------*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+// The transformations behind the attn passes, callable without the passes by
+// pipelines and other compilers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_TRANSFORMS_TRANSFORMS_H
+#define ATTN_DIALECT_ATTN_TRANSFORMS_TRANSFORMS_H
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir {
+namespace attn {
+
+/// Kernel parameters a user or an autotuner pins; 0 keeps the default.
+struct KernelConfigOverrides {
+  int64_t blockM = 0;
+  int64_t blockN = 0;
+  int64_t numWarps = 0;
+  int64_t numStages = 0;
+};
+
+/// The one place that chooses block sizes, warps and stages, from the element
+/// type, the head dims (D, Dv) and the target (`cpu`, `sm_80`, `sm_90a`, ...).
+/// Fields of `overrides` that are not 0 replace the defaults.
+KernelConfigAttr selectKernelConfig(MLIRContext *context, Type elementType,
+                                    int64_t headDim, int64_t valueHeadDim,
+                                    StringRef target,
+                                    const KernelConfigOverrides &overrides);
+
+/// Rewrites `op` into a program grid (`scf.forall` over batch, query head and
+/// query block) of `attn.block_attention` on buffers, with `config`. Returns
+/// the tensor that replaces the op's result.
+FailureOr<Value> tileAttention(RewriterBase &rewriter, AttentionOp op,
+                               KernelConfigAttr config);
+
+/// Patterns that tile every `attn.attention` with `selectKernelConfig`.
+void populateAttnTilePatterns(RewritePatternSet &patterns, StringRef target,
+                              const KernelConfigOverrides &overrides);
+
+/// Expands `op` into the online-softmax loop over key/value blocks (see the
+/// `--attn-online-softmax` pass description).
+LogicalResult expandBlockAttention(RewriterBase &rewriter,
+                                   BlockAttentionOp op);
+
+/// Patterns that expand every `attn.block_attention`.
+void populateAttnOnlineSoftmaxPatterns(RewritePatternSet &patterns);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_DIALECT_ATTN_TRANSFORMS_TRANSFORMS_H

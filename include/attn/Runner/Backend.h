@@ -1,0 +1,104 @@
+//===- Backend.h - Targets that compile and run attention -------*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A Backend compiles the entry function of a module for one target and runs
+// it on host tensors. attn-run drives every target through this interface:
+// the CPU backend (LLVM JIT through mlir::ExecutionEngine) lives in
+// CPUBackend.cpp; a CUDA backend (PTX through the CUDA driver) is added
+// beside it and registered in createBackend.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNNER_BACKEND_H
+#define ATTN_RUNNER_BACKEND_H
+
+#include "attn/Runner/EntryFunction.h"
+#include "attn/Runtime/HostTensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class PassManager;
+
+namespace attn {
+namespace runner {
+
+/// Options of Backend::compile.
+struct CompileOptions {
+  /// Kernel config overrides of `--attn-tile` (0 keeps the default).
+  int64_t blockM = 0;
+  int64_t blockN = 0;
+  /// CPU only: the LLVM CPU name the JIT compiles for, with that CPU's
+  /// default features; empty means the host CPU and all its features.
+  std::string jitCPU;
+  /// Called on every PassManager a backend creates, before it runs (for
+  /// instance to apply the MLIR pass manager command-line options).
+  std::function<LogicalResult(PassManager &)> configurePassManager;
+};
+
+/// What the roofline floor of `--bench` assumes about the device.
+struct DeviceInfo {
+  /// A one-line description, such as "host cpu: 2 cores x 2.10 GHz x 32
+  /// flop/cycle, 20 GB/s".
+  std::string description;
+  /// Peak floating-point operations per second.
+  double peakFlops = 0.0;
+  /// Peak memory bandwidth in bytes per second.
+  double bytesPerSecond = 0.0;
+};
+
+/// Compiles and runs the entry function on one target.
+class Backend {
+public:
+  virtual ~Backend();
+
+  /// The target name: "cpu", "cuda".
+  virtual StringRef getTarget() const = 0;
+
+  /// Compiles `entry` of `module` (which is not modified).
+  virtual llvm::Error compile(ModuleOp module, EntryFunction &entry,
+                              const CompileOptions &options) = 0;
+
+  /// Runs the compiled function once. `arguments` are in the function's
+  /// argument order; `result` arrives with its type and shape set and zero
+  /// data, and receives the output. Fails if the compiled code returns a
+  /// result of another shape.
+  virtual llvm::Error
+  run(const std::vector<const ::attn::runtime::HostTensor *> &arguments,
+      ::attn::runtime::HostTensor &result) = 0;
+
+  /// Runs `warmup` times untimed, then `iterations` times, and returns the
+  /// wall time of each timed run in milliseconds. The default times run()
+  /// with std::chrono::steady_clock; backends override it to exclude host
+  /// copies or to use device timers.
+  virtual llvm::Expected<std::vector<double>>
+  time(const std::vector<const ::attn::runtime::HostTensor *> &arguments,
+       ::attn::runtime::HostTensor &result, unsigned warmup,
+       unsigned iterations);
+
+  /// The peak rates of the device for inputs of `type` (`tf32` for f32
+  /// inputs with tf32 matmuls).
+  virtual DeviceInfo getDeviceInfo(::attn::runtime::ElementType type,
+                                   bool tf32) const = 0;
+};
+
+/// Returns the CPU backend: the attn-to-llvm-cpu pipeline, then the LLVM JIT.
+std::unique_ptr<Backend> createCPUBackend();
+
+/// Returns the backend of `target` ("cpu" or "cuda"), or an error naming
+/// the targets this build provides.
+llvm::Expected<std::unique_ptr<Backend>> createBackend(StringRef target);
+
+} // namespace runner
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_RUNNER_BACKEND_H

@@ -1,0 +1,79 @@
+//===- EntryFunction.h - The function attn-run executes ---------*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+//
+// attn-run executes one func.func made of a single `attn.attention` whose
+// operands are the function's arguments and whose result the function
+// returns (arith.constant ops may appear too). This file selects that
+// function in a module, checks its shape, and records which argument feeds
+// which operand of the attention op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNNER_ENTRYFUNCTION_H
+#define ATTN_RUNNER_ENTRYFUNCTION_H
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Runtime/HostTensor.h"
+#include "attn/Runtime/Reference.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <optional>
+#include <string>
+
+namespace mlir {
+namespace attn {
+namespace runner {
+
+/// The operands of attn.attention, in the op's order.
+enum class OperandRole { Query = 0, Key = 1, Value = 2, Mask = 3 };
+
+/// Returns "q", "k", "v" or "mask".
+StringRef getRoleLabel(OperandRole role);
+
+/// Maps f32, f16, bf16 and i1 to the runtime's element types.
+std::optional<::attn::runtime::ElementType> getRuntimeType(Type type);
+
+/// The selected entry function and what attn-run needs to know about it.
+struct EntryFunction {
+  func::FuncOp func;
+  AttentionOp attention;
+  /// For each role (indexed by OperandRole): the function argument that
+  /// feeds it, or -1 for an absent mask.
+  std::array<int, 4> roleArguments = {-1, -1, -1, -1};
+
+  StringRef getName() { return func.getSymName(); }
+  unsigned getNumArguments() { return func.getNumArguments(); }
+  RankedTensorType getArgumentType(unsigned index);
+  RankedTensorType getResultType();
+  bool hasMask() const { return roleArguments[3] >= 0; }
+
+  /// A short name for argument `index`: "q", "k", "v", "mask", or e.g.
+  /// "q/k/v" when one argument feeds several operands.
+  std::string getArgumentLabel(unsigned index) const;
+
+  /// The op's scale (its attribute or 1/sqrt(D)), causal kind and whether
+  /// f32 inputs use tf32 matmuls (the default) rather than IEEE f32.
+  double getScale();
+  ::attn::runtime::CausalKind getCausal();
+  bool usesTF32();
+};
+
+/// Selects the entry function of `module`: the function named `name`, or
+/// the only func.func when `name` is empty. Fails with a one-line message
+/// when there is no such function, when several exist and no name is given,
+/// or when the function is not made of exactly one attn.attention whose
+/// operands are the function's arguments and whose result it returns.
+llvm::Expected<EntryFunction> selectEntryFunction(ModuleOp module,
+                                                  StringRef name);
+
+} // namespace runner
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_RUNNER_ENTRYFUNCTION_H

@@ -1,0 +1,99 @@
+//===- AttnToLLVMCPU.cpp - block-level IR to LLVM for the host --*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Conversion/Passes.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_CONVERTATTNTOLLVMCPU
+#include "attn/Conversion/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+
+void mlir::attn::buildHostLoweringPassPipeline(OpPassManager &pm) {
+  // Programs and block math become loops.
+  pm.addNestedPass<func::FuncOp>(createForallToForLoopPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  // bf16 <-> f32 as integer arithmetic: no soft-float runtime needed.
+  arith::ArithExpandOpsPassOptions expandOptions;
+  expandOptions.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expandOptions));
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+/// On the host the programs of a grid run one after another, so the block
+/// buffers of a program (static `memref.alloca`s in an `scf.forall` body) can
+/// be allocated once, before the grid, instead of once per program.
+static void hoistProgramBuffers(ModuleOp module) {
+  module.walk([](scf::ForallOp grid) {
+    SmallVector<memref::AllocaOp> buffers;
+    grid.getBody()->walk([&](memref::AllocaOp alloca) {
+      if (alloca.getType().hasStaticShape() && alloca.getOperands().empty())
+        buffers.push_back(alloca);
+    });
+    for (memref::AllocaOp alloca : buffers)
+      alloca->moveBefore(grid);
+  });
+}
+
+namespace {
+struct ConvertAttnToLLVMCPUPass
+    : public attn::impl::ConvertAttnToLLVMCPUBase<ConvertAttnToLLVMCPUPass> {
+  using ConvertAttnToLLVMCPUBase::ConvertAttnToLLVMCPUBase;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    ConvertAttnToLLVMCPUBase::getDependentDialects(registry);
+    OpPassManager pm(ModuleOp::getOperationName());
+    attn::buildHostLoweringPassPipeline(pm);
+    pm.getDependentDialects(registry);
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // A C entry point per function: `_mlir_ciface_<name>` taking memref
+    // descriptors by pointer (result first).
+    module.walk([&](func::FuncOp func) {
+      if (!func.isExternal())
+        func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                      UnitAttr::get(&getContext()));
+    });
+    hoistProgramBuffers(module);
+    OpPassManager pm(ModuleOp::getOperationName());
+    attn::buildHostLoweringPassPipeline(pm);
+    if (failed(runPipeline(pm, module)))
+      return signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,480 @@
+//===- OnlineSoftmax.cpp - expand programs into the online loop -*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+// Expands `attn.block_attention` (one program: one query block of one head)
+// into the exact streaming softmax over key/value blocks of FlashAttention,
+// on block-sized buffers with `linalg.generic` for the block math:
+//
+//   c     = scale * log2(e)
+//   S     = c * Q K^T (+ log2(e) * bias; masked keys -> -inf)
+//   m_new = max(m, rowmax(S));  mu = (m_new == -inf) ? 0 : m_new
+//   alpha = exp2(m - mu);       P = exp2(S - mu)
+//   l     = alpha * l + rowsum(P)
+//   acc   = alpha * acc + P V;  m = m_new
+//   O     = (l == 0) ? 0 : acc / l   (once, after the loop)
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNONLINESOFTMAX
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// Terminates a linalg.generic body with one value.
+static void yieldValue(OpBuilder &b, Location loc, Value value) {
+  linalg::YieldOp::create(b, loc, ValueRange{value});
+}
+
+namespace {
+using utils::IteratorType;
+
+/// Builds the expansion of one `attn.block_attention`. All block buffers are
+/// allocated once per program; the key loop reuses them.
+class ProgramBuilder {
+public:
+  ProgramBuilder(OpBuilder &b, Location loc, BlockAttentionOp op)
+      : b(b), loc(loc), op(op), f32(b.getF32Type()),
+        elementType(op.getQuery().getType().getElementType()) {
+    KernelConfigAttr config = op.getConfig();
+    blockM = config.getBlockM();
+    blockN = config.getBlockN();
+    headDim = op.getQuery().getType().getDimSize(3);
+    valueHeadDim = op.getValue().getType().getDimSize(3);
+  }
+
+  void build();
+
+private:
+  // Small helpers.
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32Const(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value dim(Value memref, int64_t d) {
+    return memref::DimOp::create(b, loc, memref, d);
+  }
+  Value allocBuffer(ArrayRef<int64_t> shape, Type type) {
+    return memref::AllocaOp::create(b, loc, MemRefType::get(shape, type));
+  }
+  void fill(Value buffer, Value value) {
+    linalg::FillOp::create(b, loc, ValueRange{value}, ValueRange{buffer});
+  }
+  Value extend(OpBuilder &nb, Location l, Value v) {
+    return v.getType() == f32 ? v : arith::ExtFOp::create(nb, l, f32, v);
+  }
+  AffineMap map(unsigned numDims, ArrayRef<unsigned> results) {
+    SmallVector<AffineExpr> exprs;
+    for (unsigned r : results)
+      exprs.push_back(b.getAffineDimExpr(r));
+    return AffineMap::get(numDims, 0, exprs, b.getContext());
+  }
+  void generic(ValueRange inputs, ValueRange outputs, ArrayRef<AffineMap> maps,
+               ArrayRef<IteratorType> iterators,
+               function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+    linalg::GenericOp::create(b, loc, inputs, outputs, maps, iterators, body);
+  }
+
+  /// A 2-D view `source[b0, b1, row0 : row0 + rows, 0 : cols]`.
+  Value rowsView(Value source, Value b0, Value b1, Value row0,
+                 OpFoldResult rows, int64_t cols);
+  /// A 2-D view `buffer[0 : rows, :]` of a block buffer.
+  Value prefixView(Value buffer, OpFoldResult rows);
+  /// Copies `rows` rows of `source[b0, b1, row0 ...]` into `tile`; rows past
+  /// `rows` are zero when `padded`.
+  void loadTile(Value source, Value b0, Value b1, Value row0,
+                OpFoldResult rows, Value tile, bool padded);
+
+  /// One step of the key loop over block `kb`; `masked` blocks apply the
+  /// tail, causal and user masks.
+  void buildStep(Value kb, bool masked);
+  /// S = c * Q K^T, with the masks on masked blocks.
+  void buildScores(Value col0, bool masked);
+
+  OpBuilder &b;
+  Location loc;
+  BlockAttentionOp op;
+  Type f32, elementType;
+  int64_t blockM, blockN, headDim, valueHeadDim;
+
+  // Values shared by the steps.
+  Value kvHead, row0, queryLen, keyLen, causalOffset;
+  Value qTile, kTile, vTile, sTile, mRow, mNewRow, alphaRow, lRow, accTile;
+};
+} // namespace
+
+Value ProgramBuilder::rowsView(Value source, Value b0, Value b1, Value row0,
+                               OpFoldResult rows, int64_t cols) {
+  auto sourceType = cast<MemRefType>(source.getType());
+  SmallVector<OpFoldResult> offsets = {b0, b1, row0, b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                     rows, b.getIndexAttr(cols)};
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  std::optional<int64_t> staticRows = getConstantIntValue(rows);
+  int64_t rowsDim = staticRows ? *staticRows : ShapedType::kDynamic;
+  MemRefType viewType = memref::SubViewOp::inferRankReducedResultType(
+      {rowsDim, cols}, sourceType, offsets, sizes, strides);
+  return memref::SubViewOp::create(b, loc, viewType, source, offsets, sizes,
+                                   strides);
+}
+
+Value ProgramBuilder::prefixView(Value buffer, OpFoldResult rows) {
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = {rows};
+  for (int64_t d = 1; d < type.getRank(); ++d)
+    sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+  return memref::SubViewOp::create(b, loc, buffer, offsets, sizes, strides);
+}
+
+void ProgramBuilder::loadTile(Value source, Value b0, Value b1, Value row0,
+                              OpFoldResult rows, Value tile, bool padded) {
+  int64_t cols = cast<MemRefType>(tile.getType()).getDimSize(1);
+  if (padded)
+    fill(tile, arith::ConstantOp::create(b, loc, b.getZeroAttr(elementType)));
+  Value from = rowsView(source, b0, b1, row0, rows, cols);
+  Value to = prefixView(tile, rows);
+  linalg::CopyOp::create(b, loc, ValueRange{from}, ValueRange{to});
+}
+
+void ProgramBuilder::build() {
+  // Program coordinates: batch, query head, query block; the KV head of GQA.
+  Value batch = op.getBatch(), head = op.getHead();
+  Value query = op.getQuery(), key = op.getKey();
+  Value groupSize = arith::DivUIOp::create(b, loc, dim(query, 1), dim(key, 1));
+  kvHead = arith::DivUIOp::create(b, loc, head, groupSize);
+  queryLen = dim(query, 2);
+  keyLen = dim(key, 2);
+  Value bm = index(blockM), bn = index(blockN);
+  row0 = arith::MulIOp::create(b, loc, op.getQueryBlock(), bm);
+  // Valid query rows of this block: min(block_m, Tq - row0).
+  Value rows = arith::MinSIOp::create(
+      b, loc, bm, arith::SubIOp::create(b, loc, queryLen, row0));
+
+  // Block buffers.
+  qTile = allocBuffer({blockM, headDim}, elementType);
+  kTile = allocBuffer({blockN, headDim}, elementType);
+  vTile = allocBuffer({blockN, valueHeadDim}, elementType);
+  sTile = allocBuffer({blockM, blockN}, f32);
+  mRow = allocBuffer({blockM}, f32);
+  mNewRow = allocBuffer({blockM}, f32);
+  alphaRow = allocBuffer({blockM}, f32);
+  lRow = allocBuffer({blockM}, f32);
+  accTile = allocBuffer({blockM, valueHeadDim}, f32);
+
+  // Q block, zero past Tq; running max -inf, running sum and acc 0.
+  loadTile(query, batch, head, row0, rows, qTile, /*padded=*/true);
+  fill(mRow, f32Const(-std::numeric_limits<double>::infinity()));
+  fill(lRow, f32Const(0.0));
+  fill(accTile, f32Const(0.0));
+
+  // Key blocks to visit. numBlocks = ceil(Tk / block_n); full blocks (no key
+  // tail) = floor(Tk / block_n).
+  Value numBlocks = arith::CeilDivSIOp::create(b, loc, keyLen, bn);
+  Value numVisit = numBlocks;
+  Value numUnmasked = arith::DivSIOp::create(b, loc, keyLen, bn);
+  Value zero = index(0), one = index(1);
+  if (std::optional<CausalKind> causal = op.getCausal()) {
+    // Query i sees key j when j <= i + off, off = 0 (top_left) or Tk - Tq
+    // (bottom_right).
+    causalOffset = *causal == CausalKind::TopLeft
+                       ? zero
+                       : Value(arith::SubIOp::create(b, loc, keyLen, queryLen));
+    // Blocks past the one holding key (last valid row + off) are above the
+    // diagonal for every row: never visited, never loaded.
+    Value lastRow = arith::SubIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, row0, rows), one);
+    Value lastKey = arith::AddIOp::create(b, loc, lastRow, causalOffset);
+    Value visit = arith::AddIOp::create(
+        b, loc, arith::FloorDivSIOp::create(b, loc, lastKey, bn), one);
+    visit = arith::MaxSIOp::create(b, loc, visit, zero);
+    numVisit = arith::MinSIOp::create(b, loc, visit, numBlocks);
+    // Blocks whose last key is visible from the first row need no causal
+    // mask: kb < floor((row0 + off + 1) / block_n).
+    Value firstKey = arith::AddIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, row0, causalOffset), one);
+    Value below = arith::FloorDivSIOp::create(b, loc, firstKey, bn);
+    below = arith::MaxSIOp::create(b, loc, below, zero);
+    numUnmasked = arith::MinSIOp::create(b, loc, numUnmasked, below);
+  }
+  if (op.getMask())
+    numUnmasked = zero; // A user mask can remove any key of any block.
+  numUnmasked = arith::MinSIOp::create(b, loc, numUnmasked, numVisit);
+
+  // Loop 1: blocks that need no mask. Loop 2: diagonal and tail blocks (and
+  // every block under a user mask).
+  auto loop = [&](Value lb, Value ub, bool masked) {
+    auto forOp = scf::ForOp::create(b, loc, lb, ub, one);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forOp.getBody()->getTerminator());
+    buildStep(forOp.getInductionVar(), masked);
+  };
+  loop(zero, numUnmasked, /*masked=*/false);
+  loop(numUnmasked, numVisit, /*masked=*/true);
+
+  // Epilogue: O = acc / l once; rows with no visible key (l == 0) give 0.
+  Value zeroF = f32Const(0.0);
+  generic(ValueRange{lRow}, ValueRange{accTile}, {map(2, {0}), map(2, {0, 1})},
+          {IteratorType::parallel, IteratorType::parallel},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value empty = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                                args[0], zeroF);
+            Value quotient = arith::DivFOp::create(nb, l, args[1], args[0]);
+            Value result =
+                arith::SelectOp::create(nb, l, empty, zeroF, quotient);
+            yieldValue(nb, l, result);
+          });
+  // Store the valid rows, converted to the element type.
+  Value from = prefixView(accTile, rows);
+  Value to = rowsView(op.getOutput(), batch, head, row0, rows, valueHeadDim);
+  generic(ValueRange{from}, ValueRange{to}, {map(2, {0, 1}), map(2, {0, 1})},
+          {IteratorType::parallel, IteratorType::parallel},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value v = args[0];
+            if (elementType != f32)
+              v = arith::TruncFOp::create(nb, l, elementType, v);
+            yieldValue(nb, l, v);
+          });
+}
+
+void ProgramBuilder::buildScores(Value col0, bool masked) {
+  // S = Q K^T, accumulated in f32.
+  fill(sTile, f32Const(0.0));
+  generic(ValueRange{qTile, kTile}, ValueRange{sTile},
+          {map(3, {0, 2}), map(3, {1, 2}), map(3, {0, 1})},
+          {IteratorType::parallel, IteratorType::parallel,
+           IteratorType::reduction},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value prod = arith::MulFOp::create(nb, l, extend(nb, l, args[0]),
+                                               extend(nb, l, args[1]));
+            yieldValue(nb, l,
+                                    arith::AddFOp::create(nb, l, args[2], prod));
+          });
+
+  // c = scale * log2(e), folded into one multiply; the bias of a float mask
+  // is scaled by log2(e) so that exp2 of the sum is exp of the original.
+  constexpr double log2e = 1.4426950408889634;
+  Value c = f32Const(op.getScale().convertToDouble() * log2e);
+  if (!masked) {
+    generic(ValueRange{}, ValueRange{sTile}, {map(2, {0, 1})},
+            {IteratorType::parallel, IteratorType::parallel},
+            [&](OpBuilder &nb, Location l, ValueRange args) {
+              yieldValue(nb, l,
+                                      arith::MulFOp::create(nb, l, args[0], c));
+            });
+    return;
+  }
+
+  Value mask = op.getMask();
+  Value negInf = f32Const(-std::numeric_limits<double>::infinity());
+  Value log2eConst = f32Const(log2e);
+  Value lastQuery = arith::SubIOp::create(b, loc, queryLen, index(1));
+  Value lastKey = arith::SubIOp::create(b, loc, keyLen, index(1));
+  // Mask indices: broadcast dims (size 1) read index 0.
+  SmallVector<Value> maskSizes;
+  if (mask) {
+    auto maskType = cast<MemRefType>(mask.getType());
+    for (int64_t d = 0; d < maskType.getRank(); ++d)
+      maskSizes.push_back(dim(mask, d));
+  }
+  Value batch = op.getBatch(), head = op.getHead();
+  generic(
+      ValueRange{}, ValueRange{sTile}, {map(2, {0, 1})},
+      {IteratorType::parallel, IteratorType::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value i = arith::AddIOp::create(
+            nb, l, row0, linalg::IndexOp::create(nb, l, 0));
+        Value j = arith::AddIOp::create(
+            nb, l, col0, linalg::IndexOp::create(nb, l, 1));
+        Value s = arith::MulFOp::create(nb, l, args[0], c);
+        // Key tail: j < Tk.
+        Value keep = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, j,
+                                           keyLen);
+        if (causalOffset) {
+          Value limit = arith::AddIOp::create(nb, l, i, causalOffset);
+          keep = arith::AndIOp::create(
+              nb, l, keep,
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, j,
+                                    limit));
+        }
+        if (mask) {
+          // Clamp so that padded rows and tail keys read inside the mask.
+          Value ic = arith::MinSIOp::create(nb, l, i, lastQuery);
+          Value jc = arith::MinSIOp::create(nb, l, j, lastKey);
+          SmallVector<Value> full = {batch, head, ic, jc};
+          SmallVector<Value> indices;
+          int64_t rank = maskSizes.size();
+          for (int64_t d = 0; d < rank; ++d) {
+            Value idx = full[4 - rank + d];
+            Value isOne = arith::CmpIOp::create(
+                nb, l, arith::CmpIPredicate::eq, maskSizes[d], index(1));
+            indices.push_back(
+                arith::SelectOp::create(nb, l, isOne, index(0), idx));
+          }
+          Value m = memref::LoadOp::create(nb, l, mask, indices);
+          if (m.getType().isInteger(1)) {
+            keep = arith::AndIOp::create(nb, l, keep, m);
+          } else {
+            Value bias = arith::MulFOp::create(nb, l, extend(nb, l, m),
+                                               log2eConst);
+            s = arith::AddFOp::create(nb, l, s, bias);
+          }
+        }
+        yieldValue(nb, l,
+                                arith::SelectOp::create(nb, l, keep, s, negInf));
+      });
+}
+
+void ProgramBuilder::buildStep(Value kb, bool masked) {
+  Value col0 = arith::MulIOp::create(b, loc, kb, index(blockN));
+  OpFoldResult cols = b.getIndexAttr(blockN);
+  if (masked)
+    cols = arith::MinSIOp::create(b, loc, index(blockN),
+                                  arith::SubIOp::create(b, loc, keyLen, col0))
+               .getResult();
+  // K and V blocks of the KV head (GQA); zero past Tk on masked blocks.
+  loadTile(op.getKey(), op.getBatch(), kvHead, col0, cols, kTile, masked);
+  loadTile(op.getValue(), op.getBatch(), kvHead, col0, cols, vTile, masked);
+
+  buildScores(col0, masked);
+
+  Value negInf = f32Const(-std::numeric_limits<double>::infinity());
+  Value zeroF = f32Const(0.0);
+  // Rows with every key masked so far keep m = -inf; exp2 then uses 0 as
+  // the reference so that alpha and P are 0, not NaN.
+  auto reference = [&](OpBuilder &nb, Location l, Value m) {
+    Value isNegInf =
+        arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, m, negInf);
+    return arith::SelectOp::create(nb, l, isNegInf, zeroF, m).getResult();
+  };
+
+  // m_new = max(m, rowmax(S)) (maximumf propagates NaN to its row only).
+  linalg::CopyOp::create(b, loc, ValueRange{mRow}, ValueRange{mNewRow});
+  generic(ValueRange{sTile}, ValueRange{mNewRow}, {map(2, {0, 1}), map(2, {0})},
+          {IteratorType::parallel, IteratorType::reduction},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            yieldValue(
+                nb, l, arith::MaximumFOp::create(nb, l, args[1], args[0]));
+          });
+  // alpha = exp2(m - mu); m = m_new.
+  generic(ValueRange{mNewRow}, ValueRange{mRow, alphaRow},
+          {map(1, {0}), map(1, {0}), map(1, {0})}, {IteratorType::parallel},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value mu = reference(nb, l, args[0]);
+            Value alpha = math::Exp2Op::create(
+                nb, l, arith::SubFOp::create(nb, l, args[1], mu));
+            linalg::YieldOp::create(nb, l, ValueRange{args[0], alpha});
+          });
+  // P = exp2(S - mu), in place of S.
+  generic(ValueRange{mNewRow}, ValueRange{sTile}, {map(2, {0}), map(2, {0, 1})},
+          {IteratorType::parallel, IteratorType::parallel},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value mu = reference(nb, l, args[0]);
+            yieldValue(
+                nb, l,
+                math::Exp2Op::create(nb, l,
+                                     arith::SubFOp::create(nb, l, args[1], mu))
+                    .getResult());
+          });
+  // l = alpha * l + rowsum(P).
+  generic(ValueRange{alphaRow}, ValueRange{lRow}, {map(1, {0}), map(1, {0})},
+          {IteratorType::parallel},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            yieldValue(
+                nb, l, arith::MulFOp::create(nb, l, args[1], args[0]).getResult());
+          });
+  generic(ValueRange{sTile}, ValueRange{lRow}, {map(2, {0, 1}), map(2, {0})},
+          {IteratorType::parallel, IteratorType::reduction},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            yieldValue(
+                nb, l, arith::AddFOp::create(nb, l, args[1], args[0]).getResult());
+          });
+  // acc = alpha * acc + P V, with P rounded to the input type as the tensor
+  // cores see it (f16/bf16).
+  generic(ValueRange{alphaRow}, ValueRange{accTile},
+          {map(2, {0}), map(2, {0, 1})},
+          {IteratorType::parallel, IteratorType::parallel},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            yieldValue(
+                nb, l, arith::MulFOp::create(nb, l, args[1], args[0]).getResult());
+          });
+  generic(ValueRange{sTile, vTile}, ValueRange{accTile},
+          {map(3, {0, 2}), map(3, {2, 1}), map(3, {0, 1})},
+          {IteratorType::parallel, IteratorType::parallel,
+           IteratorType::reduction},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value p = args[0];
+            if (elementType != f32)
+              p = arith::ExtFOp::create(
+                  nb, l, f32,
+                  arith::TruncFOp::create(nb, l, elementType, p).getResult());
+            Value prod =
+                arith::MulFOp::create(nb, l, p, extend(nb, l, args[1]));
+            yieldValue(
+                nb, l, arith::AddFOp::create(nb, l, args[2], prod).getResult());
+          });
+}
+
+LogicalResult mlir::attn::expandBlockAttention(RewriterBase &rewriter,
+                                               BlockAttentionOp op) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  // Block buffers are `memref.alloca`s in the program body: the program grid
+  // (scf.forall) is their allocation scope.
+  ProgramBuilder(rewriter, op.getLoc(), op).build();
+  rewriter.eraseOp(op);
+  return success();
+}
+
+namespace {
+struct ExpandBlockAttentionPattern
+    : public OpRewritePattern<BlockAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BlockAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    return expandBlockAttention(rewriter, op);
+  }
+};
+
+struct AttnOnlineSoftmaxPass
+    : public attn::impl::AttnOnlineSoftmaxBase<AttnOnlineSoftmaxPass> {
+  using AttnOnlineSoftmaxBase::AttnOnlineSoftmaxBase;
+
+  void runOnOperation() override {
+    int64_t count = 0;
+    getOperation().walk([&](BlockAttentionOp) { ++count; });
+    RewritePatternSet patterns(&getContext());
+    populateAttnOnlineSoftmaxPatterns(patterns);
+    GreedyRewriteConfig config;
+    config.enableFolding(false);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     config)))
+      return signalPassFailure();
+    numExpanded += count;
+  }
+};
+} // namespace
+
+void mlir::attn::populateAttnOnlineSoftmaxPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<ExpandBlockAttentionPattern>(patterns.getContext());
+}

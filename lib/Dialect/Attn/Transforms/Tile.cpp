@@ -1,0 +1,136 @@
+//===- Tile.cpp - split attn.attention into a grid of programs --*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNTILE
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// A read-only buffer view of tensor `value` (identity layout).
+static Value toBuffer(RewriterBase &rewriter, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto bufferType = MemRefType::get(type.getShape(), type.getElementType());
+  return bufferization::ToBufferOp::create(rewriter, loc, bufferType, value,
+                                          /*read_only=*/true);
+}
+
+FailureOr<Value> mlir::attn::tileAttention(RewriterBase &rewriter,
+                                           AttentionOp op,
+                                           KernelConfigAttr config) {
+  Location loc = op.getLoc();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+
+  Value query = toBuffer(rewriter, loc, op.getQuery());
+  Value key = toBuffer(rewriter, loc, op.getKey());
+  Value value = toBuffer(rewriter, loc, op.getValue());
+  Value mask = op.getMask() ? toBuffer(rewriter, loc, op.getMask()) : Value();
+
+  // The output buffer: B x Hq x Tq x Dv, dynamic sizes taken from the query.
+  RankedTensorType resultType = op.getOutput().getType();
+  auto outputType =
+      MemRefType::get(resultType.getShape(), resultType.getElementType());
+  SmallVector<Value> dynamicSizes;
+  for (int64_t dim = 0; dim < 3; ++dim)
+    if (outputType.isDynamicDim(dim))
+      dynamicSizes.push_back(memref::DimOp::create(rewriter, loc, query, dim));
+  Value output =
+      memref::AllocOp::create(rewriter, loc, outputType, dynamicSizes);
+
+  // The grid: B x Hq x ceil(Tq / block_m) programs.
+  auto dimOf = [&](int64_t dim) -> OpFoldResult {
+    int64_t size = op.getQuery().getType().getDimSize(dim);
+    if (!ShapedType::isDynamic(size))
+      return rewriter.getIndexAttr(size);
+    return memref::DimOp::create(rewriter, loc, query, dim).getResult();
+  };
+  OpFoldResult batch = dimOf(0), heads = dimOf(1);
+  Value seqLen = getValueOrCreateConstantIndexOp(rewriter, loc, dimOf(2));
+  Value blockM = arith::ConstantIndexOp::create(rewriter, loc,
+                                                config.getBlockM());
+  Value numQueryBlocks =
+      arith::CeilDivUIOp::create(rewriter, loc, seqLen, blockM);
+
+  FloatAttr scale = rewriter.getF32FloatAttr(op.getScaleValue());
+  scf::ForallOp::create(
+      rewriter, loc, ArrayRef<OpFoldResult>{batch, heads, numQueryBlocks},
+      ValueRange{}, std::nullopt,
+      [&](OpBuilder &b, Location bodyLoc, ValueRange ivs) {
+        BlockAttentionOp::create(b, bodyLoc, query, key, value, mask, output,
+                                 ivs[0], ivs[1], ivs[2], config, scale,
+                                 op.getCausalAttr(), op.getPrecisionAttr());
+        scf::InParallelOp::create(b, bodyLoc);
+      });
+
+  return bufferization::ToTensorOp::create(rewriter, loc, resultType, output,
+                                           /*restrict=*/rewriter.getUnitAttr(),
+                                           /*writable=*/rewriter.getUnitAttr())
+      .getResult();
+}
+
+namespace {
+/// Tiles one attn.attention with the default (or overridden) config.
+struct TileAttentionPattern : public OpRewritePattern<AttentionOp> {
+  TileAttentionPattern(MLIRContext *context, StringRef target,
+                       const KernelConfigOverrides &overrides)
+      : OpRewritePattern<AttentionOp>(context), target(target.str()),
+        overrides(overrides) {}
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    KernelConfigAttr config = selectKernelConfig(
+        op.getContext(), op.getElementType(), op.getHeadDim(),
+        op.getValueHeadDim(), target, overrides);
+    FailureOr<Value> result = tileAttention(rewriter, op, config);
+    if (failed(result))
+      return failure();
+    rewriter.replaceOp(op, *result);
+    return success();
+  }
+
+  std::string target;
+  KernelConfigOverrides overrides;
+};
+
+struct AttnTilePass : public attn::impl::AttnTileBase<AttnTilePass> {
+  using AttnTileBase::AttnTileBase;
+
+  void runOnOperation() override {
+    KernelConfigOverrides overrides{blockM, blockN, numWarps, numStages};
+    if (blockM < 0 || blockN < 0 || numWarps < 0 || numStages < 0) {
+      getOperation().emitError("attn-tile options must be >= 0");
+      return signalPassFailure();
+    }
+    int64_t count = 0;
+    getOperation().walk([&](AttentionOp) { ++count; });
+    RewritePatternSet patterns(&getContext());
+    populateAttnTilePatterns(patterns, target, overrides);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    numTiled += count;
+  }
+};
+} // namespace
+
+void mlir::attn::populateAttnTilePatterns(
+    RewritePatternSet &patterns, StringRef target,
+    const KernelConfigOverrides &overrides) {
+  patterns.add<TileAttentionPattern>(patterns.getContext(), target, overrides);
+}

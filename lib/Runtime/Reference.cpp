@@ -1,0 +1,394 @@
+//===- Reference.cpp - Float64 reference of attn.attention ----------------===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Runtime/Reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <set>
+
+using namespace attn::runtime;
+
+//===----------------------------------------------------------------------===//
+// Validation
+//===----------------------------------------------------------------------===//
+
+/// Formats an expected shape where -1 stands for "any" ("2x?x?x16xf32").
+static std::string formatExpected(const std::vector<int64_t> &dims,
+                                  ElementType type) {
+  std::string result;
+  for (int64_t dim : dims)
+    result += (dim < 0 ? std::string("?") : std::to_string(dim)) + "x";
+  return result + getTypeName(type);
+}
+
+static bool checkTensor(const HostTensor *tensor, const char *name, size_t rank,
+                        const char *layout, std::string &error) {
+  if (!tensor) {
+    error = std::string("the ") + name + " tensor is missing";
+    return false;
+  }
+  std::string shape = tensor->getShapeString();
+  if (tensor->shape.size() != rank) {
+    error = std::string(name) + " has shape " + shape + ", expected rank " +
+            std::to_string(rank) + " (" + layout + ")";
+    return false;
+  }
+  for (int64_t dim : tensor->shape) {
+    if (dim < 1) {
+      error = std::string(name) + " has shape " + shape +
+              ", expected every dimension to be >= 1";
+      return false;
+    }
+  }
+  if (tensor->data.size() != tensor->getNumBytes()) {
+    error = std::string(name) + " holds " +
+            std::to_string(tensor->data.size()) + " bytes, expected " +
+            std::to_string(tensor->getNumBytes()) + " for shape " + shape;
+    return false;
+  }
+  return true;
+}
+
+bool attn::runtime::validateProblem(const AttentionProblem &problem,
+                                    std::string &error) {
+  if (!checkTensor(problem.query, "query", 4, "B x Hq x Tq x D", error) ||
+      !checkTensor(problem.key, "key", 4, "B x Hkv x Tk x D", error) ||
+      !checkTensor(problem.value, "value", 4, "B x Hkv x Tk x Dv", error))
+    return false;
+  const HostTensor &q = *problem.query, &k = *problem.key, &v = *problem.value;
+  if (!isFloatType(q.type)) {
+    error = "query has element type " + std::string(getTypeName(q.type)) +
+            ", expected f32, f16 or bf16";
+    return false;
+  }
+  for (const HostTensor *t : {&k, &v}) {
+    if (t->type != q.type) {
+      error = std::string(t == &k ? "key" : "value") + " has element type " +
+              getTypeName(t->type) + ", expected " + getTypeName(q.type) +
+              " like the query";
+      return false;
+    }
+  }
+  int64_t b = q.shape[0], hq = q.shape[1], tq = q.shape[2], d = q.shape[3];
+  if (k.shape[0] != b || k.shape[3] != d) {
+    error = "key has shape " + k.getShapeString() + ", expected " +
+            formatExpected({b, -1, -1, d}, q.type) +
+            " (B x Hkv x Tk x D with B and D of the query " +
+            q.getShapeString() + ")";
+    return false;
+  }
+  int64_t hkv = k.shape[1], tk = k.shape[2];
+  if (hq % hkv != 0) {
+    error = "key has " + std::to_string(hkv) +
+            " heads, which does not divide the query's " + std::to_string(hq) +
+            " heads (Hq % Hkv must be 0)";
+    return false;
+  }
+  if (v.shape[0] != b || v.shape[1] != hkv || v.shape[2] != tk) {
+    error = "value has shape " + v.getShapeString() + ", expected " +
+            formatExpected({b, hkv, tk, -1}, q.type) +
+            " (B x Hkv x Tk x Dv with B, Hkv and Tk of the key " +
+            k.getShapeString() + ")";
+    return false;
+  }
+  if (problem.mask) {
+    const HostTensor &m = *problem.mask;
+    std::string shape = m.getShapeString();
+    if (m.shape.size() != 2 && m.shape.size() != 4) {
+      error = "mask has shape " + shape +
+              ", expected rank 2 (Tq x Tk) or 4 (B x Hq x Tq x Tk)";
+      return false;
+    }
+    if (!checkTensor(&m, "mask", m.shape.size(), "", error))
+      return false;
+    std::vector<int64_t> full = {b, hq, tq, tk};
+    size_t offset = 4 - m.shape.size();
+    for (size_t i = 0; i < m.shape.size(); ++i) {
+      int64_t want = full[offset + i];
+      if (m.shape[i] != 1 && m.shape[i] != want) {
+        error = "mask has shape " + shape +
+                ", which does not broadcast to B x Hq x Tq x Tk = " +
+                std::to_string(b) + "x" + std::to_string(hq) + "x" +
+                std::to_string(tq) + "x" + std::to_string(tk) + ": dimension " +
+                std::to_string(i) + " is " + std::to_string(m.shape[i]) +
+                ", expected 1 or " + std::to_string(want);
+        return false;
+      }
+    }
+  }
+  if (!std::isfinite(problem.scale) || problem.scale <= 0.0) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof(buffer), "%g", problem.scale);
+    error = std::string("scale must be finite and > 0, got ") + buffer;
+    return false;
+  }
+  return true;
+}
+
+int64_t attn::runtime::getNumRows(const AttentionProblem &problem) {
+  const std::vector<int64_t> &shape = problem.query->shape;
+  return shape[0] * shape[1] * shape[2];
+}
+
+//===----------------------------------------------------------------------===//
+// Reference computation
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The key and value rows of one (batch, kv head), converted to double.
+struct KeyValueSlice {
+  int64_t batch = -1, head = -1;
+  std::vector<double> keys, values;
+};
+} // namespace
+
+static void loadSlice(const HostTensor &tensor, int64_t base, int64_t count,
+                      std::vector<double> &out) {
+  out.resize(count);
+  for (int64_t i = 0; i < count; ++i)
+    out[i] = tensor.get(base + i);
+}
+
+void attn::runtime::referenceRows(const AttentionProblem &problem,
+                                  const std::vector<int64_t> &rows,
+                                  std::vector<double> &out) {
+  const HostTensor &q = *problem.query, &k = *problem.key, &v = *problem.value;
+  const HostTensor *mask = problem.mask;
+  const int64_t hq = q.shape[1], tq = q.shape[2], d = q.shape[3];
+  const int64_t hkv = k.shape[1], tk = k.shape[2], dv = v.shape[3];
+  const int64_t group = hq / hkv;
+  const double negInf = -std::numeric_limits<double>::infinity();
+
+  // Mask strides after broadcasting to B x Hq x Tq x Tk (0 where size 1).
+  int64_t maskStride[4] = {0, 0, 0, 0};
+  if (mask) {
+    size_t rank = mask->shape.size(), offset = 4 - rank;
+    int64_t stride = 1;
+    for (size_t i = rank; i-- > 0;) {
+      maskStride[offset + i] = mask->shape[i] == 1 ? 0 : stride;
+      stride *= mask->shape[i];
+    }
+  }
+
+  out.assign(rows.size() * dv, 0.0);
+  KeyValueSlice slice;
+  std::vector<double> query(d), scores(tk), accumulator(dv);
+  std::vector<char> visible(tk);
+  for (size_t n = 0; n < rows.size(); ++n) {
+    const int64_t row = rows[n];
+    const int64_t i = row % tq, h = (row / tq) % hq, b = row / (tq * hq);
+    const int64_t g = h / group;
+    if (slice.batch != b || slice.head != g) {
+      slice.batch = b;
+      slice.head = g;
+      loadSlice(k, (b * hkv + g) * tk * d, tk * d, slice.keys);
+      loadSlice(v, (b * hkv + g) * tk * dv, tk * dv, slice.values);
+    }
+    loadSlice(q, row * d, d, query);
+
+    // Scores of the visible keys and their maximum. NaN scores are left out
+    // of the maximum; they still reach the sum below and make it NaN.
+    int64_t lastVisible = tk - 1;
+    if (problem.causal == CausalKind::TopLeft)
+      lastVisible = std::min(lastVisible, i);
+    else if (problem.causal == CausalKind::BottomRight)
+      lastVisible = std::min(lastVisible, i + tk - tq);
+    const int64_t end = std::max<int64_t>(lastVisible + 1, 0);
+    bool anyVisible = false;
+    double maxScore = negInf;
+    for (int64_t j = 0; j < end; ++j) {
+      visible[j] = 0;
+      double bias = 0.0;
+      if (mask) {
+        double m = mask->get(b * maskStride[0] + h * maskStride[1] +
+                             i * maskStride[2] + j * maskStride[3]);
+        if (mask->type == ElementType::I1 ? m == 0.0 : m == negInf)
+          continue; // The key is removed.
+        if (mask->type != ElementType::I1)
+          bias = m;
+      }
+      double dot = 0.0;
+      const double *key = slice.keys.data() + j * d;
+      for (int64_t c = 0; c < d; ++c)
+        dot += query[c] * key[c];
+      scores[j] = problem.scale * dot + bias;
+      visible[j] = 1;
+      anyVisible = true;
+      if (scores[j] > maxScore)
+        maxScore = scores[j];
+    }
+    if (!anyVisible)
+      continue; // All keys masked out: the row stays zero.
+
+    double sum = 0.0;
+    std::fill(accumulator.begin(), accumulator.end(), 0.0);
+    for (int64_t j = 0; j < end; ++j) {
+      if (!visible[j])
+        continue;
+      double weight = std::exp(scores[j] - maxScore);
+      sum += weight;
+      const double *value = slice.values.data() + j * dv;
+      for (int64_t c = 0; c < dv; ++c)
+        accumulator[c] += weight * value[c];
+    }
+    for (int64_t c = 0; c < dv; ++c)
+      out[n * dv + c] = accumulator[c] / sum;
+  }
+}
+
+std::vector<int64_t> attn::runtime::selectCheckRows(int64_t numRows,
+                                                    int64_t maxRows,
+                                                    uint64_t seed) {
+  std::vector<int64_t> rows;
+  if (numRows <= 0 || maxRows <= 0)
+    return rows;
+  if (numRows <= maxRows) {
+    rows.resize(numRows);
+    for (int64_t r = 0; r < numRows; ++r)
+      rows[r] = r;
+    return rows;
+  }
+  if (maxRows == 1)
+    return {0};
+  // Floyd's algorithm: maxRows - 2 distinct rows out of the interior
+  // [1, numRows - 2], each subset equally likely.
+  std::set<int64_t> chosen;
+  SplitMix64 rng(seed);
+  int64_t interior = numRows - 2, wanted = maxRows - 2;
+  for (int64_t j = interior - wanted; j < interior; ++j) {
+    int64_t pick = static_cast<int64_t>(rng.nextBelow(j + 1));
+    if (!chosen.insert(pick + 1).second)
+      chosen.insert(j + 1);
+  }
+  rows.push_back(0);
+  rows.insert(rows.end(), chosen.begin(), chosen.end());
+  rows.push_back(numRows - 1);
+  return rows;
+}
+
+//===----------------------------------------------------------------------===//
+// Comparison
+//===----------------------------------------------------------------------===//
+
+// Tolerances, by output type. The reference is exact (float64); the kernel
+// accumulates in f32, so the error is dominated by how the inputs of the two
+// matmuls and the output are rounded:
+//
+//   type        unit roundoff        relL2   maxAbs  why
+//   f32 ieee    2^-24 ~ 6.0e-8       1e-5    1e-4    f32 rounding of S, exp and
+//                                                    a long f32 sum over Tk
+//   f32 tf32    2^-11 ~ 4.9e-4       2e-3    1e-2    Q, K, P and V rounded to
+//                                                    tf32 (10-bit mantissa) in
+//                                                    the tensor-core matmuls
+//   f16         2^-11 ~ 4.9e-4       2e-3    1e-2    output rounded to f16; P
+//                                                    rounded to f16 before P*V
+//   bf16        2^-8  ~ 3.9e-3       1e-2    5e-2    output rounded to bf16; P
+//                                                    rounded to bf16 before P*V
+//
+// relL2 is a few unit roundoffs of the type that the matmul inputs and the
+// output are rounded to; maxAbs leaves room for the largest single-element
+// rounding in outputs of magnitude up to about 1 (random inputs in [-1, 1)).
+
+Tolerance attn::runtime::getTolerance(ElementType type, bool tf32) {
+  switch (type) {
+  case ElementType::F16:
+    return {2e-3, 1e-2};
+  case ElementType::BF16:
+    return {1e-2, 5e-2};
+  case ElementType::F32:
+  case ElementType::I1:
+    break;
+  }
+  return tf32 ? Tolerance{2e-3, 1e-2} : Tolerance{1e-5, 1e-4};
+}
+
+static std::string formatPhrase(const char *format, double a, double b) {
+  char buffer[96];
+  std::snprintf(buffer, sizeof(buffer), format, a, b);
+  return buffer;
+}
+
+CheckResult attn::runtime::compareRows(const HostTensor &output,
+                                       const std::vector<int64_t> &rows,
+                                       const std::vector<double> &reference,
+                                       int64_t dv, Tolerance tol) {
+  CheckResult result;
+  auto fail = [&](std::string reason) {
+    result.pass = false;
+    result.reason = std::move(reason);
+    return result;
+  };
+  if (rows.empty() || dv <= 0)
+    return fail("no values to check");
+  if (reference.size() != rows.size() * static_cast<size_t>(dv))
+    return fail("the reference holds " + std::to_string(reference.size()) +
+                " values, expected " + std::to_string(rows.size() * dv));
+  int64_t numElements = output.getNumElements();
+  if (output.data.size() != output.getNumBytes())
+    return fail("the output holds the wrong number of bytes for its shape");
+  for (int64_t row : rows)
+    if (row < 0 || (row + 1) * dv > numElements)
+      return fail("row " + std::to_string(row) + " is outside the " +
+                  output.getShapeString() + " output");
+
+  double diffSquares = 0.0, refSquares = 0.0;
+  for (size_t n = 0; n < rows.size(); ++n) {
+    for (int64_t c = 0; c < dv; ++c) {
+      double ref = reference[n * dv + c];
+      double out = output.get(rows[n] * dv + c);
+      if (std::isnan(ref)) {
+        result.nanMismatches += !std::isnan(out);
+        continue;
+      }
+      if (std::isinf(ref)) {
+        result.nanMismatches += out != ref;
+        continue;
+      }
+      if (!std::isfinite(out)) {
+        ++result.nonFiniteOutputs;
+        continue;
+      }
+      double diff = std::fabs(out - ref);
+      diffSquares += diff * diff;
+      refSquares += ref * ref;
+      result.maxAbs = std::max(result.maxAbs, diff);
+    }
+  }
+  result.checkedRows = static_cast<int64_t>(rows.size());
+  result.relL2 =
+      std::sqrt(diffSquares) / (refSquares > 0.0 ? std::sqrt(refSquares) : 1.0);
+
+  std::string reason;
+  auto add = [&](const std::string &phrase) {
+    reason += (reason.empty() ? "" : "; ") + phrase;
+  };
+  if (result.nonFiniteOutputs)
+    add(std::to_string(result.nonFiniteOutputs) +
+        " non-finite values where the reference is finite");
+  if (result.nanMismatches)
+    add(std::to_string(result.nanMismatches) +
+        " values that differ from a NaN/Inf reference");
+  if (!(result.relL2 <= tol.relL2))
+    add(formatPhrase("rel_l2 %.1e > %.1e", result.relL2, tol.relL2));
+  if (!(result.maxAbs <= tol.maxAbs))
+    add(formatPhrase("max_abs %.1e > %.1e", result.maxAbs, tol.maxAbs));
+  result.pass = reason.empty();
+  result.reason = reason;
+  return result;
+}
+
+std::string attn::runtime::formatCheckLine(const CheckResult &result) {
+  char buffer[128];
+  std::snprintf(buffer, sizeof(buffer), "check: %s rel_l2=%.3e max_abs=%.3e",
+                result.pass ? "PASS" : "FAIL", result.relL2, result.maxAbs);
+  std::string line = buffer;
+  if (!result.pass)
+    line += " (" + result.reason + ")";
+  return line;
+}
