@@ -15,6 +15,7 @@
 #define ATTN_RUNNER_DIAGNOSTICS_H
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/Error.h"
 
 #include <string>
 

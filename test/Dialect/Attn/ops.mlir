@@ -69,3 +69,13 @@ func.func @f16_mask_dynamic(%q: tensor<?x?x?x16xf16>, %k: tensor<?x?x?x16xf16>, 
   %o = attn.attention %q, %k, %v mask(%m) {causal = #attn.causal<bottom_right>, scale = 0.5 : f32} : tensor<?x?x?x16xf16>, tensor<?x?x?x16xf16>, tensor<?x?x?x16xf16>, tensor<1x?xf16> -> tensor<?x?x?x16xf16>
   return %o : tensor<?x?x?x16xf16>
 }
+
+// Block level: one program of the grid, with its kernel config.
+// CHECK-LABEL: func @block_level
+// CHECK: attn.block_attention ins(%{{.*}}, %{{.*}}, %{{.*}}) outs(%{{.*}}) at[%{{.*}}, %{{.*}}, %{{.*}}] {causal = #attn.causal<bottom_right>, config = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 2, target = "sm_90a">, scale = 1.250000e-01 : f32} : memref<?x8x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> outs memref<?x8x?x64xf16>
+// CHECK: attn.block_attention ins(%{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}})) outs(%{{.*}}) at[%{{.*}}, %{{.*}}, %{{.*}}] {config = #attn.config<block_m = 32, block_n = 32, num_warps = 1, num_stages = 1, target = "cpu">, precision = #attn.precision<ieee>, scale = 5.000000e-01 : f32} : memref<?x8x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> mask memref<?x?xi1> outs memref<?x8x?x64xf16>
+func.func @block_level(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>, %v: memref<?x2x?x64xf16>, %m: memref<?x?xi1>, %o: memref<?x8x?x64xf16>, %b: index, %h: index, %qb: index) {
+  attn.block_attention ins(%q, %k, %v) outs(%o) at [%b, %h, %qb] {causal = #attn.causal<bottom_right>, config = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 2, target = "sm_90a">, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> outs memref<?x8x?x64xf16>
+  attn.block_attention ins(%q, %k, %v mask(%m)) outs(%o) at [%b, %h, %qb] {config = #attn.config<block_m = 32, block_n = 32, num_warps = 1, num_stages = 1, target = "cpu">, precision = #attn.precision<ieee>, scale = 0.5 : f32} : memref<?x8x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> mask memref<?x?xi1> outs memref<?x8x?x64xf16>
+  return
+}

@@ -216,9 +216,11 @@ void ProgramBuilder::build() {
     below = arith::MaxSIOp::create(b, loc, below, zero);
     numUnmasked = arith::MinSIOp::create(b, loc, numUnmasked, below);
   }
+  // A user mask can remove any key of any block: then every block is masked.
   if (op.getMask())
-    numUnmasked = zero; // A user mask can remove any key of any block.
-  numUnmasked = arith::MinSIOp::create(b, loc, numUnmasked, numVisit);
+    numUnmasked = zero;
+  else
+    numUnmasked = arith::MinSIOp::create(b, loc, numUnmasked, numVisit);
 
   // Loop 1: blocks that need no mask. Loop 2: diagonal and tail blocks (and
   // every block under a user mask).
@@ -228,7 +230,8 @@ void ProgramBuilder::build() {
     b.setInsertionPoint(forOp.getBody()->getTerminator());
     buildStep(forOp.getInductionVar(), masked);
   };
-  loop(zero, numUnmasked, /*masked=*/false);
+  if (!op.getMask())
+    loop(zero, numUnmasked, /*masked=*/false);
   loop(numUnmasked, numVisit, /*masked=*/true);
 
   // Epilogue: O = acc / l once; rows with no visible key (l == 0) give 0.

@@ -61,12 +61,17 @@ FailureOr<Value> mlir::attn::tileAttention(RewriterBase &rewriter,
       return rewriter.getIndexAttr(size);
     return memref::DimOp::create(rewriter, loc, query, dim).getResult();
   };
-  OpFoldResult batch = dimOf(0), heads = dimOf(1);
-  Value seqLen = getValueOrCreateConstantIndexOp(rewriter, loc, dimOf(2));
-  Value blockM = arith::ConstantIndexOp::create(rewriter, loc,
-                                                config.getBlockM());
-  Value numQueryBlocks =
-      arith::CeilDivUIOp::create(rewriter, loc, seqLen, blockM);
+  OpFoldResult batch = dimOf(0), heads = dimOf(1), seqLen = dimOf(2);
+  int64_t blockM = config.getBlockM();
+  OpFoldResult numQueryBlocks;
+  if (std::optional<int64_t> staticLen = getConstantIntValue(seqLen)) {
+    numQueryBlocks = rewriter.getIndexAttr((*staticLen + blockM - 1) / blockM);
+  } else {
+    Value blockMValue = arith::ConstantIndexOp::create(rewriter, loc, blockM);
+    numQueryBlocks = arith::CeilDivUIOp::create(rewriter, loc, cast<Value>(seqLen),
+                                                blockMValue)
+                         .getResult();
+  }
 
   FloatAttr scale = rewriter.getF32FloatAttr(op.getScaleValue());
   scf::ForallOp::create(

@@ -112,8 +112,8 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention"> {
         {config = #attn.config<block_m = 64, block_n = 64, num_warps = 4,
                                num_stages = 2, target = "cpu">,
          scale = 0.125 : f32}
-        : memref<?x8x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16>,
-          memref<?x8x?x64xf16>
+        : memref<?x8x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16>
+          outs memref<?x8x?x64xf16>
     ```
   }];
 
@@ -134,7 +134,7 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention"> {
     `ins` `(` $query `,` $key `,` $value (`mask` `(` $mask^ `)`)? `)`
     `outs` `(` $output `)` `at` `[` $batch `,` $head `,` $query_block `]`
     attr-dict `:` type($query) `,` type($key) `,` type($value)
-    (`,` type($mask)^)? `,` type($output)
+    (`mask` type($mask)^)? `outs` type($output)
   }];
 
   let hasVerifier = 1;

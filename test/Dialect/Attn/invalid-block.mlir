@@ -1,0 +1,60 @@
+// RUN: attn-opt %s -split-input-file -verify-diagnostics
+
+func.func @config_block(%q: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expects block_m and block_n >= 1, got 0 and 32}}
+  attn.block_attention ins(%q, %q, %q) outs(%o) at [%i, %i, %i] {config = #attn.config<block_m = 0, block_n = 32, num_warps = 4, num_stages = 2, target = "cpu">, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16> outs memref<?x8x?x64xf16>
+  return
+}
+
+// -----
+
+func.func @config_warps(%q: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expects num_warps and num_stages >= 1, got 4 and 0}}
+  attn.block_attention ins(%q, %q, %q) outs(%o) at [%i, %i, %i] {config = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 0, target = "cpu">, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16> outs memref<?x8x?x64xf16>
+  return
+}
+
+// -----
+
+func.func @config_target(%q: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expects a target ('cpu' or a chip like 'sm_90a')}}
+  attn.block_attention ins(%q, %q, %q) outs(%o) at [%i, %i, %i] {config = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 2, target = "">, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16> outs memref<?x8x?x64xf16>
+  return
+}
+
+// -----
+
+#cfg = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 2, target = "cpu">
+func.func @element_type(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expects 'key' to have the element type of 'query' ('f16'), got 'bf16'}}
+  attn.block_attention ins(%q, %k, %q) outs(%o) at [%i, %i, %i] {config = #cfg, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xf16> outs memref<?x8x?x64xf16>
+  return
+}
+
+// -----
+
+#cfg = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 2, target = "cpu">
+func.func @mask_rank(%q: memref<?x8x?x64xf16>, %m: memref<?xf16>, %o: memref<?x8x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expects 'mask' of rank 2 or 4, got 'memref<?xf16>'}}
+  attn.block_attention ins(%q, %q, %q mask(%m)) outs(%o) at [%i, %i, %i] {config = #cfg, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16> mask memref<?xf16> outs memref<?x8x?x64xf16>
+  return
+}
+
+// -----
+
+#cfg = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 2, target = "cpu">
+func.func @head_dim(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x32xf16>, %o: memref<?x8x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expects 'query' and 'key' to share the head dim}}
+  attn.block_attention ins(%q, %k, %q) outs(%o) at [%i, %i, %i] {config = #cfg, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x32xf16>, memref<?x8x?x64xf16> outs memref<?x8x?x64xf16>
+  return
+}
+
+// -----
+
+#cfg = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 2, target = "cpu">
+func.func @value_head_dim(%q: memref<?x8x?x64xf16>, %v: memref<?x8x?x32xf16>, %o: memref<?x8x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expects 'value' and 'output' to share the head dim Dv}}
+  attn.block_attention ins(%q, %q, %v) outs(%o) at [%i, %i, %i] {config = #cfg, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x32xf16> outs memref<?x8x?x64xf16>
+  return
+}
+

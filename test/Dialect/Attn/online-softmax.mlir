@@ -1,0 +1,180 @@
+// RUN: attn-opt %s --attn-online-softmax --split-input-file --verify-each | FileCheck %s
+
+#cfg = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 1, target = "cpu">
+
+// One program of a causal (top_left) f16 attention, expanded into the online
+// softmax over key blocks of block_n = 8 keys.
+
+// CHECK-LABEL: func @causal_program
+// CHECK-SAME:    (%[[Q:.*]]: memref<?x4x?x32xf16>, %[[K:.*]]: memref<?x2x?x32xf16>, %[[V:.*]]: memref<?x2x?x32xf16>, %[[O:.*]]: memref<?x4x?x32xf16>, %[[B:.*]]: index, %[[H:.*]]: index, %[[QB:.*]]: index)
+// GQA: kv_head = h / (Hq / Hkv).
+// CHECK:         %[[GROUP:.*]] = arith.divui
+// CHECK:         %[[KVH:.*]] = arith.divui %[[H]], %[[GROUP]]
+// row0 = qb * block_m; rows = min(block_m, Tq - row0).
+// CHECK:         %[[ROW0:.*]] = arith.muli %[[QB]], %c16
+// CHECK:         %[[ROWS:.*]] = arith.minsi %c16,
+// Block buffers: Q tile in the input type, S / m / l / acc in f32.
+// CHECK-DAG:     %[[QT:.*]] = memref.alloca() : memref<16x32xf16>
+// CHECK-DAG:     %[[KT:.*]] = memref.alloca() : memref<8x32xf16>
+// CHECK-DAG:     %[[VT:.*]] = memref.alloca() : memref<8x32xf16>
+// CHECK-DAG:     %[[S:.*]] = memref.alloca() : memref<16x8xf32>
+// CHECK-DAG:     %[[ACC:.*]] = memref.alloca() : memref<16x32xf32>
+// Q rows past Tq are zero.
+// CHECK:         linalg.fill ins(%{{.*}} : f16) outs(%[[QT]]
+// CHECK:         memref.subview %[[Q]][%[[B]], %[[H]], %[[ROW0]], 0] [1, 1, %[[ROWS]], 32]
+// CHECK:         linalg.copy
+// m = -inf, l = 0, acc = 0.
+// CHECK:         linalg.fill ins(%[[NEGINF:.*]] : f32)
+// CHECK:         linalg.fill ins(%[[ZERO:.*]] : f32)
+// CHECK:         linalg.fill ins(%[[ZERO]] : f32) outs(%[[ACC]]
+// Blocks to visit: min(ceil(Tk/8), floor((row0 + rows - 1) / 8) + 1); later
+// blocks are above the diagonal for every row and never loaded.
+// CHECK:         %[[NB:.*]] = arith.ceildivsi %[[TK:.*]], %c8
+// CHECK:         %[[FULLTK:.*]] = arith.divsi %[[TK]], %c8
+// CHECK:         arith.floordivsi
+// CHECK:         %[[NVISIT:.*]] = arith.minsi %{{.*}}, %[[NB]]
+// Unmasked blocks: last key visible from the first row: floor((row0+1)/8).
+// CHECK:         arith.floordivsi
+// CHECK:         %[[NFULL0:.*]] = arith.minsi %[[FULLTK]],
+// CHECK:         %[[NFULL:.*]] = arith.minsi %[[NFULL0]], %[[NVISIT]]
+// Loop 1: blocks below the diagonal, no mask at all.
+// CHECK:         scf.for %[[KB:.*]] = %c0 to %[[NFULL]] step %c1 {
+// CHECK:           %[[COL0:.*]] = arith.muli %[[KB]], %c8
+// K/V block of the KV head, full size.
+// CHECK:           memref.subview %[[K]][%[[B]], %[[KVH]], %[[COL0]], 0] [1, 1, 8, 32]
+// CHECK:           memref.subview %[[V]][%[[B]], %[[KVH]], %[[COL0]], 0] [1, 1, 8, 32]
+// S = Q K^T in f32.
+// CHECK:           linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%[[QT]], %[[KT]] : memref<16x32xf16>, memref<8x32xf16>) outs(%[[S]]
+// CHECK:             arith.extf
+// CHECK:             arith.mulf
+// CHECK:             arith.addf
+// S *= scale * log2(e) = 0.25 * 1.4427: one multiply, no select.
+// CHECK:           linalg.generic
+// CHECK-NEXT:      ^bb0(%[[SV:.*]]: f32):
+// CHECK-NEXT:        %[[SC:.*]] = arith.mulf %[[SV]], %cst
+// CHECK-NEXT:        linalg.yield %[[SC]]
+// m_new = max(m_old, rowmax(S)).
+// CHECK:           linalg.copy
+// CHECK:           linalg.generic
+// CHECK:             arith.maximumf
+// alpha = exp2(m_old - mu), mu = (m_new == -inf) ? 0 : m_new; m = m_new.
+// CHECK:           linalg.generic
+// CHECK:             arith.cmpf oeq, %{{.*}}, %[[NEGINF]]
+// CHECK:             arith.select
+// CHECK:             arith.subf
+// CHECK:             math.exp2
+// P = exp2(S - mu).
+// CHECK:           linalg.generic
+// CHECK:             math.exp2
+// l = alpha * l + rowsum(P).
+// CHECK:           linalg.generic
+// CHECK:             arith.mulf
+// CHECK:           linalg.generic
+// CHECK:             arith.addf
+// acc = alpha * acc + P V, P rounded to f16 as the tensor cores see it.
+// CHECK:           linalg.generic
+// CHECK:             arith.mulf
+// CHECK:           linalg.generic
+// CHECK:             arith.truncf %{{.*}} : f32 to f16
+// CHECK:             arith.extf
+// CHECK:         }
+// Loop 2: diagonal and tail blocks, masked.
+// CHECK:         scf.for %[[KB2:.*]] = %[[NFULL]] to %[[NVISIT]] step %c1 {
+// cols = min(8, Tk - col0); K and V zero past Tk.
+// CHECK:           arith.minsi %c8
+// CHECK:           linalg.fill
+// CHECK:           linalg.copy
+// Keep key j of row i when j < Tk and j <= i (top_left); else -inf.
+// CHECK:           linalg.generic
+// CHECK:             linalg.index 0
+// CHECK:             linalg.index 1
+// CHECK:             arith.mulf
+// CHECK:             arith.cmpi slt
+// CHECK:             arith.cmpi sle
+// CHECK:             arith.andi
+// CHECK:             arith.select %{{.*}}, %{{.*}}, %[[NEGINF]]
+// CHECK:         }
+// O = (l == 0) ? 0 : acc / l, once after the loop.
+// CHECK:         linalg.generic
+// CHECK:           arith.cmpf oeq
+// CHECK:           arith.divf
+// CHECK:           arith.select
+// Store the valid rows in f16.
+// CHECK:         memref.subview %[[O]][%[[B]], %[[H]], %[[ROW0]], 0] [1, 1, %[[ROWS]], 32]
+// CHECK:         linalg.generic
+// CHECK:           arith.truncf
+// CHECK-NOT:     attn.block_attention
+func.func @causal_program(%q: memref<?x4x?x32xf16>, %k: memref<?x2x?x32xf16>, %v: memref<?x2x?x32xf16>, %o: memref<?x4x?x32xf16>, %b: index, %h: index, %qb: index) {
+  attn.block_attention ins(%q, %k, %v) outs(%o) at [%b, %h, %qb] {causal = #attn.causal<top_left>, config = #cfg, scale = 0.25 : f32} : memref<?x4x?x32xf16>, memref<?x2x?x32xf16>, memref<?x2x?x32xf16> outs memref<?x4x?x32xf16>
+  return
+}
+
+// -----
+
+#cfg = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 1, target = "cpu">
+
+// bottom_right: key j visible from row i when j <= i + (Tk - Tq).
+
+// CHECK-LABEL: func @bottom_right
+// CHECK:         %[[TQ:.*]] = memref.dim %{{.*}}, %c2 : memref<?x4x?x32xf32>
+// CHECK:         %[[TK:.*]] = memref.dim %{{.*}}, %c2 : memref<?x4x?x32xf32>
+// CHECK:         %[[OFF:.*]] = arith.subi %[[TK]], %[[TQ]]
+// CHECK:         scf.for
+// CHECK:         scf.for
+// CHECK:           linalg.generic
+// CHECK:             %[[LIMIT:.*]] = arith.addi %{{.*}}, %[[OFF]]
+// CHECK:             arith.cmpi sle, %{{.*}}, %[[LIMIT]]
+// f32 inputs: no rounding of P.
+// CHECK-NOT:         arith.truncf %{{.*}} : f32 to f16
+func.func @bottom_right(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v: memref<?x4x?x32xf32>, %o: memref<?x4x?x32xf32>, %b: index, %h: index, %qb: index) {
+  attn.block_attention ins(%q, %k, %v) outs(%o) at [%b, %h, %qb] {causal = #attn.causal<bottom_right>, config = #cfg, scale = 0.25 : f32} : memref<?x4x?x32xf32>, memref<?x4x?x32xf32>, memref<?x4x?x32xf32> outs memref<?x4x?x32xf32>
+  return
+}
+
+// -----
+
+#cfg = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 1, target = "cpu">
+
+// A user mask can remove any key: every block is masked (the unmasked loop
+// is not emitted). A float mask adds log2(e) * bias; broadcast dims read
+// index 0; padded rows and tail keys read a clamped index.
+
+// CHECK-LABEL: func @float_mask
+// CHECK:         scf.for %{{.*}} = %c0 to %{{.*}} step %c1
+// CHECK-NOT:     scf.for
+// CHECK:           linalg.generic
+// CHECK:             arith.minsi
+// CHECK:             arith.minsi
+// CHECK:             arith.cmpi eq
+// CHECK:             arith.select
+// CHECK:             %[[BIAS:.*]] = memref.load %{{.*}} : memref<?x?xbf16>
+// CHECK:             %[[BIAS32:.*]] = arith.extf %[[BIAS]] : bf16 to f32
+// CHECK:             %[[SCALED:.*]] = arith.mulf %[[BIAS32]], %cst
+// CHECK:             arith.addf %{{.*}}, %[[SCALED]]
+func.func @float_mask(%q: memref<?x4x?x32xbf16>, %k: memref<?x4x?x32xbf16>, %v: memref<?x4x?x32xbf16>, %m: memref<?x?xbf16>, %o: memref<?x4x?x32xbf16>, %b: index, %h: index, %qb: index) {
+  attn.block_attention ins(%q, %k, %v mask(%m)) outs(%o) at [%b, %h, %qb] {config = #cfg, scale = 0.25 : f32} : memref<?x4x?x32xbf16>, memref<?x4x?x32xbf16>, memref<?x4x?x32xbf16> mask memref<?x?xbf16> outs memref<?x4x?x32xbf16>
+  return
+}
+
+// -----
+
+#cfg = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 1, target = "cpu">
+
+// An i1 mask keeps the key where true: it joins the keep predicate.
+
+// CHECK-LABEL: func @bool_mask
+// CHECK:             %[[KEEP:.*]] = memref.load %{{.*}} : memref<1x1x?x?xi1>
+// CHECK:             arith.andi %{{.*}}, %[[KEEP]]
+func.func @bool_mask(%q: memref<?x4x?x32xf16>, %k: memref<?x4x?x32xf16>, %v: memref<?x4x?x32xf16>, %m: memref<1x1x?x?xi1>, %o: memref<?x4x?x32xf16>, %b: index, %h: index, %qb: index) {
+  attn.block_attention ins(%q, %k, %v mask(%m)) outs(%o) at [%b, %h, %qb] {config = #cfg, scale = 0.25 : f32} : memref<?x4x?x32xf16>, memref<?x4x?x32xf16>, memref<?x4x?x32xf16> mask memref<1x1x?x?xi1> outs memref<?x4x?x32xf16>
+  return
+}
+
+// -----
+
+// No block_attention: nothing changes.
+// CHECK-LABEL: func @nothing
+// CHECK-NEXT:    return
+func.func @nothing() {
+  return
+}

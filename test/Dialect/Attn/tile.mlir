@@ -1,0 +1,66 @@
+// RUN: attn-opt %s --attn-tile --split-input-file --verify-each | FileCheck %s
+// RUN: attn-opt %s --attn-tile="block-m=16 block-n=8" --split-input-file | FileCheck %s --check-prefix=OVERRIDE
+// RUN: attn-opt %s --attn-tile="target=sm_90a" --split-input-file | FileCheck %s --check-prefix=SM90
+
+// One program per (batch, query head, query block): a grid of
+// B x Hq x ceil(Tq / block_m) programs over buffers of the tensors.
+
+// CHECK-LABEL: func @gqa_causal
+// CHECK-SAME:    (%[[Q:.*]]: tensor<?x8x?x64xbf16>, %[[K:.*]]: tensor<?x2x?x64xbf16>, %[[V:.*]]: tensor<?x2x?x64xbf16>)
+// CHECK-DAG:     %[[QB:.*]] = bufferization.to_buffer %[[Q]] read_only
+// CHECK-DAG:     %[[KB:.*]] = bufferization.to_buffer %[[K]] read_only
+// CHECK-DAG:     %[[VB:.*]] = bufferization.to_buffer %[[V]] read_only
+// CHECK:         %[[B:.*]] = memref.dim %[[QB]], %c0
+// CHECK:         %[[TQ:.*]] = memref.dim %[[QB]], %c2
+// CHECK:         %[[O:.*]] = memref.alloc(%[[B]], %[[TQ]]) : memref<?x8x?x64xbf16>
+// num_query_blocks = ceil(Tq / block_m), block_m = 32 on the host.
+// CHECK:         %[[NQB:.*]] = arith.ceildivui %{{.*}}, %c32
+// CHECK:         scf.forall (%[[IB:.*]], %[[IH:.*]], %[[IQ:.*]]) in (%{{.*}}, 8, %[[NQB]])
+// CHECK-NEXT:      attn.block_attention ins(%[[QB]], %[[KB]], %[[VB]]) outs(%[[O]]) at[%[[IB]], %[[IH]], %[[IQ]]]
+// CHECK-SAME:        causal = #attn.causal<top_left>
+// CHECK-SAME:        config = #attn.config<block_m = 32, block_n = 32, num_warps = 1, num_stages = 1, target = "cpu">
+// CHECK-SAME:        scale = 1.250000e-01 : f32
+// CHECK:         %[[R:.*]] = bufferization.to_tensor %[[O]] restrict writable
+// CHECK:         return %[[R]]
+
+// OVERRIDE-LABEL: func @gqa_causal
+// OVERRIDE:         arith.ceildivui %{{.*}}, %c16
+// OVERRIDE:         config = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 1, target = "cpu">
+
+// SM90-LABEL: func @gqa_causal
+// SM90:         config = #attn.config<block_m = 128, block_n = 64, num_warps = 4, num_stages = 3, target = "sm_90a">
+func.func @gqa_causal(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>) -> tensor<?x8x?x64xbf16> {
+  %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> -> tensor<?x8x?x64xbf16>
+  return %o : tensor<?x8x?x64xbf16>
+}
+
+// -----
+
+// Static shapes: the grid is static too; the mask and precision travel with
+// the program, and the default scale 1/sqrt(D) becomes explicit.
+
+// CHECK-LABEL: func @static_mask
+// CHECK:         memref.alloc() : memref<2x4x100x128xf32>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 4, 4)
+// CHECK:           attn.block_attention ins(%{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}})) outs(%{{.*}})
+// CHECK-SAME:        precision = #attn.precision<ieee>
+// CHECK-SAME:        scale = 0.0883883461 : f32
+// CHECK-SAME:        memref<1x1x100x77xi1>
+
+// SM90-LABEL: func @static_mask
+// SM90:         config = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 2, target = "sm_90a">
+func.func @static_mask(%q: tensor<2x4x100x128xf32>, %k: tensor<2x4x77x128xf32>, %v: tensor<2x4x77x128xf32>, %m: tensor<1x1x100x77xi1>) -> tensor<2x4x100x128xf32> {
+  %o = attn.attention %q, %k, %v mask(%m) {precision = #attn.precision<ieee>} : tensor<2x4x100x128xf32>, tensor<2x4x77x128xf32>, tensor<2x4x77x128xf32>, tensor<1x1x100x77xi1> -> tensor<2x4x100x128xf32>
+  return %o : tensor<2x4x100x128xf32>
+}
+
+// -----
+
+// No attn.attention: nothing changes.
+
+// CHECK-LABEL: func @no_attention
+// CHECK-NEXT:    return %arg0
+// CHECK-NOT:     scf.forall
+func.func @no_attention(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
