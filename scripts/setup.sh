@@ -39,4 +39,4 @@ if [ ! -f "$ATTN_BUILD/build.ninja" ]; then
     -DLLVM_EXTERNAL_LIT=$LLVM_PREFIX/bin/lit \
     -DCMAKE_INSTALL_PREFIX="$ATTN_BUILD/install"
 fi
-cmake --build "$ATTN_BUILD" -j "$(nproc)"
+cmake --build "$ATTN_BUILD" -j "$(nproc)" --target all mlir-doc
