@@ -3,6 +3,7 @@
 
 import os
 import shutil
+import sys
 import subprocess
 
 import lit.formats
@@ -25,7 +26,8 @@ config.substitutions.append(("%cmake", config.cmake_command))
 config.substitutions.append(("%cmake_generator", config.cmake_generator))
 config.substitutions.append(("%cxx", config.cxx_compiler))
 config.substitutions.append(("%mlir_dir", config.mlir_dir))
-config.substitutions.append(("%python", config.python_executable or "python3"))
+# The Python lit runs under: Debian's python3, which has python3-numpy.
+config.substitutions.append(("%python", sys.executable))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
@@ -36,6 +38,8 @@ tools = [ToolSubst("attn-opt", unresolved="fatal"), "not", "count", "FileCheck"]
 for optional in ["attn-translate", "attn-run"]:
     tools.append(ToolSubst(optional, unresolved="ignore"))
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+# The runner's path, for scripts that take it as an argument.
+config.substitutions.append(("%attn_run", os.path.join(config.attn_tools_dir, "attn-run")))
 
 # ptxas assembles the PTX we emit (resource checks run without a GPU).
 cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")

@@ -37,8 +37,8 @@ namespace runner {
 uint64_t deriveInputSeed(uint64_t seed, unsigned index);
 
 /// Builds the tensor that `spec` describes for an argument of type
-/// `argType`. The tensor is not checked against the type, except that
-/// `random` needs a static type.
+/// `argType` and checks it with checkInputType (a SHAPExTYPE spec before
+/// its data is allocated). `random` needs a static type.
 llvm::Expected<::attn::runtime::HostTensor>
 makeInputTensor(StringRef spec, RankedTensorType argType, uint64_t seed);
 
@@ -71,9 +71,8 @@ struct RunInputs {
 /// their number, each one against its argument type, the whole problem with
 /// attn::runtime::validateProblem, and the result shape against the
 /// function's result type.
-llvm::Expected<RunInputs> prepareInputs(EntryFunction &entry,
-                                        ArrayRef<std::string> specs,
-                                        uint64_t seed);
+llvm::Expected<RunInputs>
+prepareInputs(EntryFunction &entry, ArrayRef<std::string> specs, uint64_t seed);
 
 } // namespace runner
 } // namespace attn

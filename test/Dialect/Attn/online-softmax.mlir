@@ -149,6 +149,8 @@ func.func @bottom_right(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v: 
 // CHECK:             arith.select
 // CHECK:             %[[BIAS:.*]] = memref.load %{{.*}} : memref<?x?xbf16>
 // CHECK:             %[[BIAS32:.*]] = arith.extf %[[BIAS]] : bf16 to f32
+// A -inf bias removes the key outright (even from a NaN row).
+// CHECK:             arith.cmpf une, %[[BIAS32]],
 // CHECK:             %[[SCALED:.*]] = arith.mulf %[[BIAS32]], %cst
 // CHECK:             arith.addf %{{.*}}, %[[SCALED]]
 func.func @float_mask(%q: memref<?x4x?x32xbf16>, %k: memref<?x4x?x32xbf16>, %v: memref<?x4x?x32xbf16>, %m: memref<?x?xbf16>, %o: memref<?x4x?x32xbf16>, %b: index, %h: index, %qb: index) {

@@ -20,6 +20,8 @@
 // CHECK-SAME:        causal = #attn.causal<top_left>
 // CHECK-SAME:        config = #attn.config<block_m = 32, block_n = 32, num_warps = 1, num_stages = 1, target = "cpu">
 // CHECK-SAME:        scale = 1.250000e-01 : f32
+// The grid carries the config for the GPU lowering.
+// CHECK:         } {attn.config = #attn.config<block_m = 32, block_n = 32, num_warps = 1, num_stages = 1, target = "cpu">}
 // CHECK:         %[[R:.*]] = bufferization.to_tensor %[[O]] restrict writable
 // CHECK:         return %[[R]]
 
@@ -46,6 +48,7 @@ func.func @gqa_causal(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: 
 // CHECK-SAME:        precision = #attn.precision<ieee>
 // CHECK-SAME:        scale = 0.0883883461 : f32
 // CHECK-SAME:        memref<1x1x100x77xi1>
+// CHECK:         } {attn.config = {{.*}}, attn.precision = #attn.precision<ieee>}
 
 // SM90-LABEL: func @static_mask
 // SM90:         config = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 2, target = "sm_90a">

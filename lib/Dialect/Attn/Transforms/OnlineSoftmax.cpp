@@ -337,8 +337,15 @@ void ProgramBuilder::buildScores(Value col0, bool masked) {
           if (m.getType().isInteger(1)) {
             keep = arith::AndIOp::create(nb, l, keep, m);
           } else {
-            Value bias = arith::MulFOp::create(nb, l, extend(nb, l, m),
-                                               log2eConst);
+            // -inf removes the key outright (SPEC: the sum runs over the
+            // keys that are not masked out), so a NaN score of a removed
+            // key cannot reach its row.
+            Value bias = extend(nb, l, m);
+            keep = arith::AndIOp::create(
+                nb, l, keep,
+                arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNE, bias,
+                                      negInf));
+            bias = arith::MulFOp::create(nb, l, bias, log2eConst);
             s = arith::AddFOp::create(nb, l, s, bias);
           }
         }

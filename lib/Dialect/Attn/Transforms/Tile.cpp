@@ -74,7 +74,7 @@ FailureOr<Value> mlir::attn::tileAttention(RewriterBase &rewriter,
   }
 
   FloatAttr scale = rewriter.getF32FloatAttr(op.getScaleValue());
-  scf::ForallOp::create(
+  auto grid = scf::ForallOp::create(
       rewriter, loc, ArrayRef<OpFoldResult>{batch, heads, numQueryBlocks},
       ValueRange{}, std::nullopt,
       [&](OpBuilder &b, Location bodyLoc, ValueRange ivs) {
@@ -83,6 +83,12 @@ FailureOr<Value> mlir::attn::tileAttention(RewriterBase &rewriter,
                                  op.getCausalAttr(), op.getPrecisionAttr());
         scf::InParallelOp::create(b, bodyLoc);
       });
+  // The grid carries the config too: GPU lowerings read the program shape
+  // (warps, block sizes) and the matmul precision from it once the programs
+  // have been expanded.
+  grid->setAttr(kConfigAttrName, config);
+  if (Attribute precision = op.getPrecisionAttr())
+    grid->setAttr(kPrecisionAttrName, precision);
 
   return bufferization::ToTensorOp::create(rewriter, loc, resultType, output,
                                            /*restrict=*/rewriter.getUnitAttr(),

@@ -16,6 +16,11 @@
 namespace mlir {
 namespace attn {
 
+/// Discardable attributes `--attn-tile` puts on each program grid
+/// (`scf.forall`): the kernel config and, for f32 inputs, the precision.
+inline constexpr llvm::StringLiteral kConfigAttrName = "attn.config";
+inline constexpr llvm::StringLiteral kPrecisionAttrName = "attn.precision";
+
 /// Kernel parameters a user or an autotuner pins; 0 keeps the default.
 struct KernelConfigOverrides {
   int64_t blockM = 0;

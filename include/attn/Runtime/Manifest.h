@@ -1,0 +1,439 @@
+//===- Manifest.h - Launch manifests of compiled kernels --------*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The launch manifest is the JSON file that `attn-translate` writes next to
+// the PTX of a compiled attention kernel. It says everything a program needs
+// to launch that kernel through the CUDA driver without LLVM or MLIR: the
+// entry name, the parameter order and kinds, the block size, the grid as a
+// function of the dynamic sizes, the dynamic shared memory, the target chip
+// and the attributes of the `attn.attention` op. docs/Manifest.md describes
+// the format (version 1).
+//
+// This header also holds:
+//  - JsonValue, parseJson and writeJson: a small, self-contained JSON reader
+//    and writer (RFC 8259; no comments, no trailing commas), with line and
+//    column numbers in every error;
+//  - the evaluation helpers that turn a manifest and the actual problem into
+//    a launch: evaluateGrid, checkShapes / inferProblemSizes and packParams.
+//
+// Standard C++17 only (no CUDA, LLVM or MLIR), compatible with
+// -fno-exceptions: errors are returned as `false` plus a one-line message.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_MANIFEST_H
+#define ATTN_RUNTIME_MANIFEST_H
+
+#include "attn/Runtime/HostTensor.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace attn {
+namespace runtime {
+
+//===----------------------------------------------------------------------===//
+// JSON
+//===----------------------------------------------------------------------===//
+
+/// A JSON value. Objects keep their members in insertion (file) order and
+/// never hold two members with the same key. Numbers written without a
+/// fraction or exponent that fit in int64_t are kept exactly as integers.
+/// Values produced by parseJson remember their line and column (1-based, in
+/// bytes) for error messages; values built in code have line 0.
+class JsonValue {
+public:
+  enum class Kind { Null, Bool, Number, String, Array, Object };
+  using Array = std::vector<JsonValue>;
+  using Member = std::pair<std::string, JsonValue>;
+  using Object = std::vector<Member>;
+
+  /// A null value.
+  JsonValue() = default;
+
+  static JsonValue makeNull() { return JsonValue(); }
+  static JsonValue makeBool(bool value);
+  /// An integer (written without a decimal point).
+  static JsonValue makeInteger(int64_t value);
+  /// A number. Non-finite numbers cannot be written in JSON: writeJson
+  /// writes them as null.
+  static JsonValue makeNumber(double value);
+  static JsonValue makeString(std::string value);
+  static JsonValue makeArray(Array elements = {});
+  static JsonValue makeObject(Object members = {});
+
+  Kind getKind() const { return kind; }
+  bool isNull() const { return kind == Kind::Null; }
+  bool isBool() const { return kind == Kind::Bool; }
+  bool isNumber() const { return kind == Kind::Number; }
+  /// True for a number that is an exact int64_t (parsed from an integer
+  /// literal, or a double with an integral value in range).
+  bool isInteger() const { return kind == Kind::Number && integral; }
+  bool isString() const { return kind == Kind::String; }
+  bool isArray() const { return kind == Kind::Array; }
+  bool isObject() const { return kind == Kind::Object; }
+
+  /// Accessors; each asserts nothing and returns a neutral value (false, 0,
+  /// empty) when the kind does not match.
+  bool getBool() const { return kind == Kind::Bool && boolValue; }
+  double getNumber() const { return kind == Kind::Number ? number : 0.0; }
+  int64_t getInteger() const { return isInteger() ? integer : 0; }
+  const std::string &getString() const { return string; }
+  const Array &getArray() const { return array; }
+  Array &getArray() { return array; }
+  const Object &getObject() const { return object; }
+  Object &getObject() { return object; }
+
+  /// Object member lookup; nullptr when absent or not an object.
+  const JsonValue *find(std::string_view key) const;
+  /// Sets an object member, replacing one with the same key. Turns a null
+  /// value into an empty object first.
+  void set(std::string key, JsonValue value);
+  /// Appends an array element. Turns a null value into an empty array first.
+  void push(JsonValue value);
+
+  /// The position the value was parsed from (0 when built in code).
+  int getLine() const { return line; }
+  int getColumn() const { return column; }
+  void setPosition(int newLine, int newColumn) {
+    line = newLine;
+    column = newColumn;
+  }
+
+  /// Returns "null", "a boolean", "a number", "a string", "an array" or
+  /// "an object", for error messages.
+  static const char *describeKind(Kind kind);
+
+  /// Structural equality (positions are ignored; numbers compare by value,
+  /// objects by members in order).
+  bool operator==(const JsonValue &other) const;
+  bool operator!=(const JsonValue &other) const { return !(*this == other); }
+
+private:
+  Kind kind = Kind::Null;
+  bool boolValue = false;
+  bool integral = false;
+  int64_t integer = 0;
+  double number = 0.0;
+  std::string string;
+  Array array;
+  Object object;
+  int line = 0;
+  int column = 0;
+};
+
+/// Parses one JSON document (RFC 8259, UTF-8). Rejects comments, trailing
+/// commas, duplicate object keys, unescaped control characters, nesting
+/// deeper than 256 and anything but whitespace after the value. On failure
+/// returns false and sets `error` to "line L, column C: <what>".
+bool parseJson(std::string_view text, JsonValue &out, std::string &error);
+
+/// Writes `value` as JSON. With `indent` > 0, containers are spread over
+/// several lines unless their one-line form fits in 80 columns; with
+/// `indent` == 0 the whole value is on one line. Numbers are written in the
+/// shortest form that reads back to the same double (integers exactly);
+/// strings are escaped (control characters as \uXXXX; other UTF-8 bytes are
+/// written as they are). No trailing newline.
+std::string writeJson(const JsonValue &value, int indent = 2);
+
+//===----------------------------------------------------------------------===//
+// The manifest
+//===----------------------------------------------------------------------===//
+
+/// `causal` of the attn op.
+enum class CausalMode { None, TopLeft, BottomRight };
+/// `precision` of the attn op (Default: the attribute is absent, which means
+/// tf32 for f32 inputs).
+enum class PrecisionMode { Default, TF32, IEEE };
+
+/// "top_left", "bottom_right" (nullptr for None).
+const char *getCausalName(CausalMode mode);
+/// "tf32", "ieee" (nullptr for Default).
+const char *getPrecisionName(PrecisionMode mode);
+
+/// A tensor operand of the kernel: its shape as compiled, -1 for a dynamic
+/// dimension.
+struct OperandSpec {
+  std::vector<int64_t> shape;
+};
+
+/// The optional mask operand.
+struct MaskSpec {
+  ElementType elementType = ElementType::F32;
+  std::vector<int64_t> shape;
+};
+
+/// The attributes of the attn op the kernel was compiled from.
+struct ManifestAttributes {
+  /// Absent: the op's default, 1/sqrt(D).
+  std::optional<double> scale;
+  CausalMode causal = CausalMode::None;
+  PrecisionMode precision = PrecisionMode::Default;
+};
+
+/// The kernel config chosen by `--attn-tile` (0: not stated). Members of the
+/// "config" object other than the four below are kept, in order, in `extra`
+/// (the config is data: an autotuner may add keys).
+struct KernelConfig {
+  int64_t blockM = 0;
+  int64_t blockN = 0;
+  int64_t numWarps = 0;
+  int64_t numStages = 0;
+  JsonValue::Object extra;
+};
+
+/// A grid dimension as a function of the problem sizes.
+struct GridExpr {
+  enum class Kind { Constant, Size, CeilDiv, Mul, Add, Min, Max };
+  Kind kind = Kind::Constant;
+  /// Kind::Constant.
+  int64_t value = 1;
+  /// Kind::Size: one of the names of getSizeNames().
+  std::string name;
+  /// Binary kinds: exactly two operands.
+  std::vector<GridExpr> operands;
+
+  static GridExpr constant(int64_t value);
+  static GridExpr size(std::string name);
+  static GridExpr binary(Kind kind, GridExpr lhs, GridExpr rhs);
+  static GridExpr ceilDiv(GridExpr lhs, GridExpr rhs) {
+    return binary(Kind::CeilDiv, std::move(lhs), std::move(rhs));
+  }
+  static GridExpr mul(GridExpr lhs, GridExpr rhs) {
+    return binary(Kind::Mul, std::move(lhs), std::move(rhs));
+  }
+
+  /// "ceil_div", "mul", "add", "min", "max" (nullptr for the leaf kinds).
+  static const char *getOperatorName(Kind kind);
+
+  /// Returns e.g. "ceil_div(Tq, 128)".
+  std::string toString() const;
+
+  bool operator==(const GridExpr &other) const;
+  bool operator!=(const GridExpr &other) const { return !(*this == other); }
+};
+
+/// One entry of "params".
+struct KernelParam {
+  enum class Kind { MemRef, Size };
+  Kind kind = Kind::MemRef;
+  /// Kind::MemRef: "query", "key", "value", "mask" or "output".
+  std::string operand;
+  /// Kind::MemRef: the rank (the number of sizes and of strides).
+  unsigned rank = 0;
+  /// Kind::Size: one of the names of getSizeNames().
+  std::string name;
+
+  static KernelParam memref(std::string operand, unsigned rank);
+  static KernelParam size(std::string name);
+
+  /// The number of 8-byte kernel parameters this entry expands to:
+  /// 3 + 2 * rank for a memref, 1 for a size.
+  unsigned getNumSlots() const {
+    return kind == Kind::MemRef ? 3 + 2 * rank : 1;
+  }
+
+  bool operator==(const KernelParam &other) const;
+};
+
+/// A launch manifest (format "attn-mlir-manifest", version 1).
+struct Manifest {
+  static constexpr const char *kFormat = "attn-mlir-manifest";
+  static constexpr int64_t kVersion = 1;
+
+  /// The PTX entry name.
+  std::string kernel;
+  /// The PTX file, relative to the manifest's directory (or absolute).
+  std::string ptx;
+  /// The target chip, e.g. "sm_90a".
+  std::string chip;
+  /// The MLIR function the kernel was compiled from (may be empty).
+  std::string function;
+  /// Element type of query, key, value and output (never I1).
+  ElementType elementType = ElementType::F32;
+  OperandSpec query, key, value, output;
+  std::optional<MaskSpec> mask;
+  ManifestAttributes attributes;
+  KernelConfig config;
+  unsigned block[3] = {1, 1, 1};
+  GridExpr grid[3];
+  /// Dynamic shared memory bytes passed to cuLaunchKernel (the PTX's static
+  /// .shared variables are not included).
+  int64_t sharedMemoryBytes = 0;
+  std::vector<KernelParam> params;
+
+  /// Not serialized: the directory of the manifest file, set by
+  /// readManifestFile ("" otherwise). Used by getPtxPath.
+  std::string directory;
+
+  /// The PTX path resolved against `directory`.
+  std::string getPtxPath() const;
+
+  /// The spec of "query", "key", "value" or "output"; nullptr otherwise
+  /// (also for "mask": see `mask`).
+  const OperandSpec *getOperand(std::string_view name) const;
+
+  /// The total number of 8-byte kernel parameters.
+  unsigned getNumParamSlots() const;
+};
+
+/// The size names grid expressions and "size" params may use:
+/// B, Hq, Hkv, Tq, Tk, D, Dv.
+const std::vector<std::string> &getSizeNames();
+
+/// Checks the semantic rules of docs/Manifest.md (ranks, dimensions, size
+/// names, operands named by params, block size, ...). parseManifest calls it.
+bool verifyManifest(const Manifest &manifest, std::string &error);
+
+/// Parses manifest JSON text. Unknown keys are errors, except inside
+/// "config". Errors name the line and column, e.g.
+/// "line 12, column 11: grid[0]: unknown size name 'Tx' (expected one of
+/// B, Hq, Hkv, Tq, Tk, D, Dv)".
+bool parseManifest(const std::string &text, Manifest &out, std::string &error);
+
+/// Writes the manifest as JSON (keys in the order of docs/Manifest.md,
+/// indented, with a trailing newline). parseManifest reads it back to an
+/// equal manifest (`directory` aside).
+std::string serializeManifest(const Manifest &manifest);
+
+/// Reads and parses the manifest file at `path` and sets `out.directory`.
+/// Errors start with the path.
+bool readManifestFile(const std::string &path, Manifest &out,
+                      std::string &error);
+
+/// Writes serializeManifest(manifest) to `path`.
+bool writeManifestFile(const std::string &path, const Manifest &manifest,
+                       std::string &error);
+
+/// Equality of everything that is serialized.
+bool operator==(const Manifest &lhs, const Manifest &rhs);
+inline bool operator!=(const Manifest &lhs, const Manifest &rhs) {
+  return !(lhs == rhs);
+}
+
+//===----------------------------------------------------------------------===//
+// Evaluation: from a manifest and an actual problem to a launch
+//===----------------------------------------------------------------------===//
+
+/// The sizes of one attention problem (SPEC.md section 1): Q is B x Hq x Tq x
+/// D, K is B x Hkv x Tk x D, V is B x Hkv x Tk x Dv, O is B x Hq x Tq x Dv.
+struct ProblemSizes {
+  int64_t B = 0, Hq = 0, Hkv = 0, Tq = 0, Tk = 0, D = 0, Dv = 0;
+
+  /// The size called `name` (see getSizeNames()); false if unknown.
+  bool get(std::string_view name, int64_t &value) const;
+
+  bool operator==(const ProblemSizes &other) const;
+  bool operator!=(const ProblemSizes &other) const {
+    return !(*this == other);
+  }
+};
+
+/// Evaluates one expression. Fails on an unknown size name, a division by a
+/// non-positive number and int64 overflow.
+bool evaluateGridExpr(const GridExpr &expr, const ProblemSizes &sizes,
+                      int64_t &value, std::string &error);
+
+/// Evaluates the three grid dimensions. Fails unless each is >= 1 and within
+/// the CUDA limits (x < 2^31, y and z <= 65535).
+bool evaluateGrid(const Manifest &manifest, const ProblemSizes &sizes,
+                  unsigned grid[3], std::string &error);
+
+/// The actual shapes of the operands of one call.
+struct OperandShapes {
+  std::vector<int64_t> query, key, value, output;
+  /// Empty when there is no mask.
+  std::vector<int64_t> mask;
+  bool hasMask = false;
+};
+
+/// Validates actual shapes against the manifest (rank, static dimensions,
+/// mask presence and rank) and against each other (SPEC.md section 1: equal
+/// B, Tq, Tk, D, Dv where they are shared, Hq % Hkv == 0, a mask
+/// broadcastable to B x Hq x Tq x Tk, every size >= 1). The message names
+/// the operand, the dimension, the compiled shape and the actual one, e.g.
+/// "key: dimension 1 is 16 but the kernel was compiled for 8 (compiled
+/// shape ?x8x?x128, actual 2x16x512x128)".
+bool checkShapes(const Manifest &manifest, const OperandShapes &shapes,
+                 std::string &error);
+
+/// checkShapes, then reads the problem sizes off the shapes.
+bool inferProblemSizes(const Manifest &manifest, const OperandShapes &shapes,
+                       ProblemSizes &sizes, std::string &error);
+
+/// A tensor in device memory as a memref: element (i0, .., i{r-1}) lives at
+/// devicePtr + (offset + sum_k i_k * strides[k]) * elementBytes. Strides and
+/// offset are in elements; strides may be anything the kernel accepts (a
+/// (B, T, H, D) tensor is passed as (B, H, T, D) by permuting its strides).
+struct TensorArg {
+  uint64_t devicePtr = 0;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+  int64_t offset = 0;
+};
+
+/// A row-major (C order) TensorArg over `sizes`.
+TensorArg makeContiguousTensorArg(uint64_t devicePtr,
+                                  std::vector<int64_t> sizes);
+
+/// The kernel parameters of one launch. Every parameter is 8 bytes (a device
+/// pointer or an int64); the pack owns their storage, and getArgs() returns
+/// the `void **kernelParams` array cuLaunchKernel takes, valid until the
+/// pack is next modified, moved or destroyed.
+class ParamPack {
+public:
+  ParamPack() = default;
+  ParamPack(ParamPack &&) = default;
+  ParamPack &operator=(ParamPack &&) = default;
+  ParamPack(const ParamPack &) = delete;
+  ParamPack &operator=(const ParamPack &) = delete;
+
+  void clear();
+  /// Appends one 8-byte parameter; `name` is for describe() only.
+  void appendPointer(std::string name, uint64_t devicePtr);
+  void appendInt64(std::string name, int64_t value);
+
+  size_t size() const { return values.size(); }
+  /// The raw 8 bytes of parameter `index`.
+  uint64_t getValue(size_t index) const { return values[index]; }
+  /// E.g. "query.strides[2]".
+  const std::string &getName(size_t index) const { return names[index]; }
+
+  /// The array of pointers to each parameter, for cuLaunchKernel.
+  void **getArgs();
+
+  /// One line per parameter, "index name = value" (pointers in hex).
+  std::string describe() const;
+
+private:
+  std::vector<uint64_t> values;
+  std::vector<std::string> names;
+  std::vector<bool> isPointer;
+  std::vector<void *> args;
+};
+
+/// Builds the kernel parameters in the order of `manifest.params`: a memref
+/// of rank r expands to the allocated pointer, the aligned pointer (both
+/// devicePtr), the offset, r sizes and r strides; a size to one int64 taken
+/// from `sizes`. `operands` is keyed by "query", "key", "value", "mask",
+/// "output". Fails if an operand the params name is missing, if an operand
+/// is given that no param names, on a null pointer, a negative offset, a
+/// size or stride list whose length is not the rank, or when the operand
+/// sizes disagree with the manifest or with `sizes`
+/// (inferProblemSizes(...) must give `sizes`).
+bool packParams(const Manifest &manifest,
+                const std::map<std::string, TensorArg> &operands,
+                const ProblemSizes &sizes, ParamPack &out, std::string &error);
+
+} // namespace runtime
+} // namespace attn
+
+#endif // ATTN_RUNTIME_MANIFEST_H
