@@ -6,14 +6,28 @@
 
 #include "attn/InitAll.h"
 
+#include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
-#include "attn/Conversion/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 
 void mlir::attn::registerAttnDialect(DialectRegistry &registry) {
-  registry.insert<AttnDialect>();
+  registry.insert<AttnDialect, func::FuncDialect>();
+  // What the pipelines need beyond dialects: translating LLVM/NVVM/GPU to
+  // LLVM IR (the host JIT, gpu-module-to-binary) and the #nvvm.target
+  // serializer.
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
 }
 
 void mlir::attn::registerAllPasses() {

@@ -9,12 +9,22 @@
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+
+/// Tensors at the function boundary become buffers with identity layouts.
+static void addBufferization(OpPassManager &pm) {
+  bufferization::OneShotBufferizePassOptions bufferizeOptions;
+  bufferizeOptions.bufferizeFunctionBoundaries = true;
+  bufferizeOptions.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
+}
 
 void mlir::attn::buildAttnToLLVMCPUPipeline(
     OpPassManager &pm, const AttnToLLVMCPUOptions &options) {
@@ -27,17 +37,52 @@ void mlir::attn::buildAttnToLLVMCPUPipeline(
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
-  // Tensors at the function boundary become buffers with identity layouts.
-  bufferization::OneShotBufferizePassOptions bufferizeOptions;
-  bufferizeOptions.bufferizeFunctionBoundaries = true;
-  bufferizeOptions.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
+  addBufferization(pm);
 
   pm.addPass(createConvertAttnToLLVMCPU());
 }
 
+void mlir::attn::buildAttnToGPUKernelsPipeline(
+    OpPassManager &pm, const AttnToNVVMOptions &options) {
+  AttnTileOptions tileOptions;
+  tileOptions.target = options.chip;
+  tileOptions.blockM = options.blockM;
+  tileOptions.blockN = options.blockN;
+  tileOptions.numWarps = options.numWarps;
+  tileOptions.numStages = options.numStages;
+  pm.addNestedPass<func::FuncOp>(createAttnTile(tileOptions));
+  pm.addNestedPass<func::FuncOp>(createAttnOnlineSoftmax());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  addBufferization(pm);
+  pm.addPass(createConvertAttnToNVVM());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
+                                         const AttnToNVVMOptions &options) {
+  buildAttnToGPUKernelsPipeline(pm, options);
+  gpu::GPUToNVVMPipelineOptions nvvmOptions;
+  nvvmOptions.cubinChip = options.chip;
+  nvvmOptions.cubinFeatures = options.features;
+  nvvmOptions.cubinFormat = options.format;
+  nvvmOptions.optLevel = options.optLevel;
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvmOptions);
+}
+
 void mlir::attn::registerAttnPipelines() {
+  PassPipelineRegistration<AttnToNVVMOptions>(
+      "attn-to-gpu-kernels",
+      "attn.attention to GPU kernels on threads and warps (gpu/nvgpu), "
+      "before MLIR's NVVM lowering",
+      buildAttnToGPUKernelsPipeline);
+  PassPipelineRegistration<AttnToNVVMOptions>(
+      "attn-to-nvvm",
+      "attn.attention to NVVM and PTX: tile for the chip, online softmax, "
+      "bufferize, map onto warps with tensor cores, lower to NVVM, serialize "
+      "(gpu.binary)",
+      buildAttnToNVVMPipeline);
   PassPipelineRegistration<AttnToLLVMCPUOptions>(
       "attn-to-llvm-cpu",
       "attn.attention to LLVM for the host: tile, online softmax, "

@@ -32,4 +32,38 @@ def ConvertAttnToLLVMCPU : Pass<"convert-attn-to-llvm-cpu", "ModuleOp"> {
   ];
 }
 
+def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
+  let summary = "Map the bufferized block-level attention IR onto GPU threads";
+  let description = [{
+    Turns each program grid (the `scf.forall` of `--attn-tile`, expanded by
+    `--attn-online-softmax` and bufferized) into a kernel: a `gpu.func` in
+    the `gpu.module` `attn_kernels`, one thread block of `32 * num_warps`
+    threads per program, launched by a `gpu.launch_func` that replaces the
+    grid. Inside the kernel the block buffers and the block math are mapped
+    onto warps and threads with explicit fragment layouts:
+
+    - Q, K and V tiles in dynamic shared memory, rows padded by 16 bytes,
+      filled with 16-byte vector loads (tails zeroed);
+    - the score block S/P and the accumulator in registers, in the
+      `mma.sync` m16n8 accumulator layout (each warp owns 16-row tiles);
+    - the running max and sum in registers, one value per owned row;
+    - `Q K^T` and `P V` as `nvvm.mma.sync` (m16n8k16 for f16/bf16, tf32
+      m16n8k8 for f32; FMAs for f32 with `precision = ieee`), P converted to
+      the input type in registers and fed to `P V` directly;
+    - row max and row sum as in-thread reductions plus two quad shuffles;
+    - `exp2` as `ex2.approx`; masks on diagonal and tail blocks only, as the
+      block IR says.
+
+    Each kernel records the host arguments it takes (`attn.kernel_args`) and
+    its dynamic shared memory (`attn.shared_memory_bytes`) for the launch
+    manifest.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::vector::VectorDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect"
+  ];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD

@@ -40,6 +40,48 @@ struct AttnToLLVMCPUOptions
 void buildAttnToLLVMCPUPipeline(OpPassManager &pm,
                                 const AttnToLLVMCPUOptions &options);
 
+/// Options of `--attn-to-nvvm`.
+struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("CUDA chip (sm_80, sm_90a, ...)"),
+      llvm::cl::init("sm_90a")};
+  PassOptions::Option<std::string> features{
+      *this, "features", llvm::cl::desc("PTX features (PTX ISA version)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Serialization: isa (PTX), bin (cubin, runs ptxas) or "
+                     "fatbin"),
+      llvm::cl::init("isa")};
+  PassOptions::Option<int> optLevel{*this, "opt-level",
+                                    llvm::cl::desc("LLVM optimization level"),
+                                    llvm::cl::init(3)};
+  PassOptions::Option<int64_t> blockM{*this, "block-m",
+                                      llvm::cl::desc("Query rows per program"),
+                                      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> blockN{*this, "block-n",
+                                      llvm::cl::desc("Keys per inner block"),
+                                      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> numWarps{*this, "num-warps",
+                                        llvm::cl::desc("Warps per program"),
+                                        llvm::cl::init(0)};
+  PassOptions::Option<int64_t> numStages{
+      *this, "num-stages", llvm::cl::desc("K/V pipeline stages"),
+      llvm::cl::init(0)};
+};
+
+/// The part of `--attn-to-nvvm` that is attn-mlir's own: tile for `chip`,
+/// online softmax, bufferize, map onto threads (`--convert-attn-to-nvvm`).
+/// The result holds a `gpu.module` of kernels still in gpu/nvgpu/arith.
+void buildAttnToGPUKernelsPipeline(OpPassManager &pm,
+                                   const AttnToNVVMOptions &options);
+
+/// attn.attention -> PTX: buildAttnToGPUKernelsPipeline, then MLIR's
+/// lowering to NVVM and `gpu-module-to-binary`; the result holds a
+/// `gpu.binary` with the PTX (format isa) and the host code lowered to LLVM.
+void buildAttnToNVVMPipeline(OpPassManager &pm,
+                             const AttnToNVVMOptions &options);
+
 /// Registers the named pipelines with the global registry.
 void registerAttnPipelines();
 

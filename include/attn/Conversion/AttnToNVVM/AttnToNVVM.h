@@ -1,0 +1,53 @@
+//===- AttnToNVVM.h - block-level attention IR to GPU kernels ---*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+// The two halves of `--convert-attn-to-nvvm`, callable on their own:
+//
+//  1. outlineProgramGrid: the program grid (`scf.forall` over batch, head and
+//     query block, made by --attn-tile) becomes a `gpu.func` in a
+//     `gpu.module`, one thread block per program, launched by
+//     `gpu.launch_func` from the host function.
+//  2. distributeProgram: inside that kernel, the block buffers and the block
+//     math (`linalg` ops on block buffers, made by --attn-online-softmax) are
+//     mapped onto warps and threads: K/V/Q tiles to padded shared memory,
+//     score and accumulator blocks to mma.sync accumulator fragments in
+//     registers, row statistics to per-row registers, contractions to
+//     `nvgpu.mma.sync`, row reductions to quad shuffles.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_ATTNTONVVM_ATTNTONVVM_H
+#define ATTN_CONVERSION_ATTNTONVVM_ATTNTONVVM_H
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir {
+namespace attn {
+
+/// Name of the `gpu.func` attribute listing, for each kernel argument, the
+/// index of the host function argument it is (-1: the output buffer).
+inline constexpr llvm::StringLiteral kKernelArgsAttrName = "attn.kernel_args";
+/// Name of the `gpu.func` attribute holding its dynamic shared memory bytes.
+inline constexpr llvm::StringLiteral kSharedBytesAttrName =
+    "attn.shared_memory_bytes";
+
+/// Outlines `grid` (which must carry `attn.config`) into a kernel of
+/// `gpu.module` `moduleName` and replaces it by a `gpu.launch_func`.
+FailureOr<gpu::GPUFuncOp> outlineProgramGrid(RewriterBase &rewriter,
+                                             scf::ForallOp grid,
+                                             StringRef moduleName);
+
+/// Maps the block-level IR inside `kernel` onto warps and threads. Returns
+/// the dynamic shared memory it needs in bytes.
+FailureOr<int64_t> distributeProgram(RewriterBase &rewriter,
+                                     gpu::GPUFuncOp kernel,
+                                     KernelConfigAttr config, bool ieee);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_CONVERSION_ATTNTONVVM_ATTNTONVVM_H

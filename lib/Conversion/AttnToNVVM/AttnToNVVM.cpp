@@ -1,0 +1,71 @@
+//===- AttnToNVVM.cpp - the convert-attn-to-nvvm pass -----------*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Conversion/AttnToNVVM/AttnToNVVM.h"
+#include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_CONVERTATTNTONVVM
+#include "attn/Conversion/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+struct ConvertAttnToNVVMPass
+    : public attn::impl::ConvertAttnToNVVMBase<ConvertAttnToNVVMPass> {
+  using ConvertAttnToNVVMBase::ConvertAttnToNVVMBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<scf::ForallOp> grids;
+    module.walk([&](scf::ForallOp grid) {
+      if (grid->hasAttr(kConfigAttrName))
+        grids.push_back(grid);
+    });
+    IRRewriter rewriter(&getContext());
+    for (scf::ForallOp grid : grids) {
+      auto config = grid->getAttrOfType<KernelConfigAttr>(kConfigAttrName);
+      if (config.getTarget() == "cpu") {
+        grid.emitOpError("was tiled for the cpu target; tile for a GPU chip "
+                         "(--attn-tile=\"target=sm_90a\")");
+        return signalPassFailure();
+      }
+      auto precision = grid->getAttrOfType<PrecisionKindAttr>(
+          kPrecisionAttrName);
+      bool ieee = precision && precision.getValue() == PrecisionKind::IEEE;
+      FailureOr<gpu::GPUFuncOp> kernel =
+          outlineProgramGrid(rewriter, grid, "attn_kernels");
+      if (failed(kernel))
+        return signalPassFailure();
+      FailureOr<int64_t> shared =
+          distributeProgram(rewriter, *kernel, config, ieee);
+      if (failed(shared))
+        return signalPassFailure();
+      (*kernel)->setAttr(kSharedBytesAttrName,
+                         rewriter.getI64IntegerAttr(*shared));
+      // Tell the launch how much dynamic shared memory the kernel takes.
+      module.walk([&](gpu::LaunchFuncOp launch) {
+        if (launch.getKernelName() != kernel->getName())
+          return;
+        rewriter.setInsertionPoint(launch);
+        Value bytes = arith::ConstantIntOp::create(rewriter, launch.getLoc(),
+                                                   *shared, 32);
+        rewriter.modifyOpInPlace(launch, [&] {
+          launch.getDynamicSharedMemorySizeMutable().assign(bytes);
+        });
+      });
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,747 @@
+//===- Distribute.cpp - block buffers and block math onto threads -*- C++ -*-//
+//
+// Part of the attn-mlir project.
+//
+// Maps the block-level IR of one program (block buffers + linalg ops made by
+// --attn-online-softmax) onto the warps and threads of a thread block:
+//
+//  - 2-D buffers written by a contraction (scores S/P, accumulator) live in
+//    registers in the mma.sync m16n8 accumulator layout: warp w owns rows
+//    [w * rowsPerWarp, (w + 1) * rowsPerWarp); in each 16x8 tile, lane l
+//    holds rows l/4 and l/4 + 8, columns 2*(l%4) and 2*(l%4) + 1;
+//  - 1-D row buffers (m, l, alpha) live in registers: each lane holds the
+//    values of its rows (replicated over the 4 lanes of a quad);
+//  - other 2-D buffers (Q, K, V tiles) live in shared memory, rows padded by
+//    16 bytes so that the fragment loads of 8 rows hit 8 different banks;
+//  - contractions become nvvm.mma.sync (m16n8k16 for f16/bf16, m16n8k8 tf32
+//    for f32), or FMAs for f32 with ieee precision; P is converted to the
+//    input type in registers and fed to P*V directly;
+//  - row reductions reduce in-thread, then over the quad with shuffles;
+//  - elementwise block math is cloned per owned element.
+//
+// Per-thread register arrays are private `memref.alloca`s indexed only with
+// constants, which LLVM promotes to registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Conversion/AttnToNVVM/AttnToNVVM.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+enum class Layout { Shared, Acc, Row };
+
+struct Buffer {
+  Layout layout;
+  MemRefType type;
+  Value storage;
+  int64_t rows = 0, cols = 0, ld = 0;
+};
+
+class Distributor {
+public:
+  Distributor(RewriterBase &b, gpu::GPUFuncOp kernel, KernelConfigAttr config,
+              bool ieee)
+      : b(b), kernel(kernel), config(config), ieee(ieee) {}
+
+  FailureOr<int64_t> run();
+
+private:
+  // Geometry.
+  Value cIndex(int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+  Value rowOf(int64_t mt, int64_t i) {
+    return arith::AddIOp::create(b, loc, warpRow0,
+                                 cIndex(mt * 16 + 8 * i))
+        .getResult();
+  }
+  Value rowOfLane(int64_t mt, int64_t i) {
+    return arith::AddIOp::create(b, loc, rowOf(mt, i), quadRow);
+  }
+  Value colOfLane(int64_t nt, int64_t j) {
+    return arith::AddIOp::create(b, loc, quadCol2, cIndex(nt * 8 + j));
+  }
+  int64_t accIndex(const Buffer &buf, int64_t mt, int64_t nt, int64_t i,
+                   int64_t j) {
+    return ((mt * (buf.cols / 8) + nt) * 2 + i) * 2 + j;
+  }
+  Value loadPrivate(const Buffer &buf, int64_t index) {
+    return memref::LoadOp::create(b, loc, buf.storage, ValueRange{cIndex(index)});
+  }
+  void storePrivate(const Buffer &buf, int64_t index, Value v) {
+    memref::StoreOp::create(b, loc, v, buf.storage, ValueRange{cIndex(index)});
+  }
+  void barrier() { gpu::BarrierOp::create(b, loc); }
+
+  // Analysis.
+  LogicalResult classify();
+  Buffer *lookup(Value v, OpFoldResult *rows = nullptr);
+
+  // Rewrites.
+  LogicalResult rewriteFill(linalg::FillOp op);
+  LogicalResult rewriteCopy(linalg::CopyOp op);
+  LogicalResult rewriteGeneric(linalg::GenericOp op);
+  LogicalResult rewriteContraction(linalg::GenericOp op);
+  void contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c, bool bTransposed,
+                       int64_t k);
+  void contractWithFMA(Buffer &a, Buffer &bBuf, Buffer &c, bool bTransposed,
+                       int64_t k);
+  Value loadShared(Buffer &buf, Value row, Value col, int64_t width);
+  LogicalResult rewriteStore(linalg::GenericOp op, Buffer &src);
+  LogicalResult rewriteElementwise(linalg::GenericOp op);
+  LogicalResult rewriteRowReduction(linalg::GenericOp op);
+  /// Clones the body of `op` with `args` for its block arguments and
+  /// `indices` for linalg.index; returns the yielded values.
+  SmallVector<Value> cloneBody(linalg::GenericOp op, ValueRange args,
+                               ArrayRef<Value> indices);
+  /// Cooperative loop over `rows x cols` elements of a shared buffer in
+  /// chunks of `vec` elements: fn(row, col).
+  void forEachSharedChunk(int64_t rows, int64_t cols, int64_t vec,
+                          function_ref<void(Value, Value)> fn);
+
+  RewriterBase &b;
+  gpu::GPUFuncOp kernel;
+  KernelConfigAttr config;
+  bool ieee;
+  Location loc = UnknownLoc::get(kernel.getContext());
+
+  int64_t numThreads = 0, rowsPerWarp = 0, rowTiles = 0;
+  Value tid, warpRow0, quadRow, quadCol, quadCol2;
+  llvm::MapVector<Value, Buffer> buffers;
+  /// Shared scratch for P when ieee contractions need it in shared memory.
+  DenseMap<Value, Buffer> scratch;
+  Value dynamicShared;
+  int64_t sharedOffset = 0;
+};
+} // namespace
+
+Buffer *Distributor::lookup(Value v, OpFoldResult *rows) {
+  if (auto sub = v.getDefiningOp<memref::SubViewOp>()) {
+    auto it = buffers.find(sub.getSource());
+    if (it == buffers.end())
+      return nullptr;
+    if (rows)
+      *rows = sub.getMixedSizes()[0];
+    return &it->second;
+  }
+  auto it = buffers.find(v);
+  if (it == buffers.end())
+    return nullptr;
+  if (rows)
+    *rows = b.getIndexAttr(it->second.rows);
+  return &it->second;
+}
+
+static bool isContraction(linalg::GenericOp op) {
+  auto iters = op.getIteratorTypesArray();
+  return op.getNumDpsInputs() == 2 && op.getNumDpsInits() == 1 &&
+         iters.size() == 3 && iters[2] == utils::IteratorType::reduction;
+}
+
+LogicalResult Distributor::classify() {
+  kernel.walk([&](memref::AllocaOp alloca) {
+    MemRefType type = alloca.getType();
+    if (!type.hasStaticShape() || type.getRank() > 2)
+      return;
+    Buffer buf;
+    buf.type = type;
+    buf.rows = type.getDimSize(0);
+    buf.cols = type.getRank() == 2 ? type.getDimSize(1) : 1;
+    buf.layout = type.getRank() == 1 ? Layout::Row : Layout::Shared;
+    buffers[alloca.getResult()] = buf;
+  });
+  kernel.walk([&](linalg::GenericOp op) {
+    if (!isContraction(op))
+      return;
+    if (Buffer *out = lookup(op.getDpsInits()[0]))
+      out->layout = Layout::Acc;
+  });
+  for (auto &[value, buf] : buffers) {
+    if (buf.rows != config.getBlockM() && buf.layout != Layout::Shared)
+      return kernel.emitOpError("expects register blocks of block_m rows");
+    if (buf.layout == Layout::Acc && buf.cols % 8 != 0)
+      return kernel.emitOpError("expects accumulator blocks with a multiple "
+                                "of 8 columns, got ")
+             << buf.type;
+    if (buf.layout == Layout::Shared && buf.cols % 16 != 0)
+      return kernel.emitOpError("supports head dims and key blocks that are "
+                                "multiples of 16 on the GPU, got a block ")
+             << buf.type;
+  }
+  return success();
+}
+
+void Distributor::forEachSharedChunk(int64_t rows, int64_t cols, int64_t vec,
+                                     function_ref<void(Value, Value)> fn) {
+  int64_t chunksPerRow = cols / vec;
+  int64_t total = rows * chunksPerRow;
+  auto loop = scf::ForOp::create(b, loc, tid, cIndex(total),
+                                 cIndex(numThreads));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  Value idx = loop.getInductionVar();
+  Value row = arith::DivUIOp::create(b, loc, idx, cIndex(chunksPerRow));
+  Value col = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, idx, cIndex(chunksPerRow)),
+      cIndex(vec));
+  fn(row, col);
+}
+
+LogicalResult Distributor::rewriteFill(linalg::FillOp op) {
+  Buffer *buf = lookup(op.getDpsInits()[0]);
+  if (!buf)
+    return op.emitOpError("fills an unknown buffer");
+  Value value = op.getDpsInputs()[0];
+  b.setInsertionPoint(op);
+  if (buf->layout == Layout::Shared) {
+    Type elt = buf->type.getElementType();
+    int64_t vec = 16 / (elt.getIntOrFloatBitWidth() / 8);
+    auto vecType = VectorType::get({vec}, elt);
+    barrier();
+    forEachSharedChunk(buf->rows, buf->cols, vec, [&](Value r, Value c) {
+      Value splat = vector::BroadcastOp::create(b, loc, vecType, value);
+      vector::StoreOp::create(b, loc, splat, buf->storage, ValueRange{r, c},
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+    });
+    barrier();
+  } else {
+    int64_t n = cast<MemRefType>(buf->storage.getType()).getDimSize(0);
+    for (int64_t k = 0; k < n; ++k)
+      storePrivate(*buf, k, value);
+  }
+  b.eraseOp(op);
+  return success();
+}
+
+LogicalResult Distributor::rewriteCopy(linalg::CopyOp op) {
+  Value src = op.getDpsInputs()[0], dst = op.getDpsInits()[0];
+  OpFoldResult rows;
+  Buffer *to = lookup(dst, &rows);
+  Buffer *from = lookup(src);
+  b.setInsertionPoint(op);
+  if (to && from && to->layout == Layout::Row && from->layout == Layout::Row) {
+    for (int64_t k = 0; k < rowTiles * 2; ++k)
+      storePrivate(*to, k, loadPrivate(*from, k));
+    b.eraseOp(op);
+    return success();
+  }
+  if (!to || to->layout != Layout::Shared || from)
+    return op.emitOpError("expects a copy from global memory into a shared "
+                          "block buffer");
+  // Global rows [0, rows) -> shared rows [0, rows), 16 bytes per thread step.
+  Type elt = to->type.getElementType();
+  int64_t vec = 16 / (elt.getIntOrFloatBitWidth() / 8);
+  auto vecType = VectorType::get({vec}, elt);
+  Value validRows = getValueOrCreateConstantIndexOp(b, loc, rows);
+  barrier();
+  forEachSharedChunk(to->rows, to->cols, vec, [&](Value r, Value c) {
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r, validRows);
+    auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value v = vector::LoadOp::create(b, loc, vecType, src, ValueRange{r, c},
+                                     /*nontemporal=*/false, llvm::MaybeAlign(16));
+    vector::StoreOp::create(b, loc, v, to->storage, ValueRange{r, c},
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+  });
+  barrier();
+  b.eraseOp(op);
+  return success();
+}
+
+SmallVector<Value> Distributor::cloneBody(linalg::GenericOp op, ValueRange args,
+                                          ArrayRef<Value> indices) {
+  IRMapping mapping;
+  Block *body = op.getBlock();
+  for (auto [arg, value] : llvm::zip(body->getArguments(), args))
+    mapping.map(arg, value);
+  Type f32 = b.getF32Type();
+  for (Operation &inner : body->without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+      mapping.map(index.getResult(), indices[index.getDim()]);
+      continue;
+    }
+    // exp2 on the special-function unit (ex2.approx), not libdevice.
+    if (auto exp2 = dyn_cast<math::Exp2Op>(inner);
+        exp2 && exp2.getType() == f32) {
+      Value x = mapping.lookup(exp2.getOperand());
+      auto call = LLVM::CallIntrinsicOp::create(
+          b, loc, f32, b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
+          ValueRange{x});
+      mapping.map(exp2.getResult(), call.getResult(0));
+      continue;
+    }
+    b.clone(inner, mapping);
+  }
+  SmallVector<Value> results;
+  for (Value v : body->getTerminator()->getOperands())
+    results.push_back(mapping.lookupOrDefault(v));
+  return results;
+}
+
+LogicalResult Distributor::rewriteGeneric(linalg::GenericOp op) {
+  if (isContraction(op))
+    return rewriteContraction(op);
+  Value out = op.getDpsInits()[0];
+  Buffer *outBuf = lookup(out);
+  if (!outBuf) {
+    // A store of a register block into global memory.
+    Buffer *src = op.getNumDpsInputs() == 1 ? lookup(op.getDpsInputs()[0])
+                                            : nullptr;
+    if (!src || src->layout != Layout::Acc)
+      return op.emitOpError("expects block math on block buffers");
+    return rewriteStore(op, *src);
+  }
+  auto iters = op.getIteratorTypesArray();
+  if (iters.size() == 2 && iters[1] == utils::IteratorType::reduction)
+    return rewriteRowReduction(op);
+  return rewriteElementwise(op);
+}
+
+LogicalResult Distributor::rewriteElementwise(linalg::GenericOp op) {
+  SmallVector<Buffer *> operands;
+  for (OpOperand &operand : op->getOpOperands()) {
+    Buffer *buf = lookup(operand.get());
+    if (!buf || buf->layout == Layout::Shared)
+      return op.emitOpError("expects register block operands");
+    operands.push_back(buf);
+  }
+  b.setInsertionPoint(op);
+  unsigned numLoops = op.getNumLoops();
+  int64_t cols = numLoops == 2 ? op.getStaticLoopRanges()[1] : 1;
+  int64_t nTiles = numLoops == 2 ? cols / 8 : 1;
+  for (int64_t mt = 0; mt < rowTiles; ++mt) {
+    for (int64_t i = 0; i < 2; ++i) {
+      Value row = rowOfLane(mt, i);
+      for (int64_t nt = 0; nt < nTiles; ++nt) {
+        for (int64_t j = 0; j < (numLoops == 2 ? 2 : 1); ++j) {
+          Value col = numLoops == 2 ? colOfLane(nt, j) : Value();
+          auto index = [&](Buffer *buf) {
+            return buf->layout == Layout::Row ? mt * 2 + i
+                                              : accIndex(*buf, mt, nt, i, j);
+          };
+          SmallVector<Value> args;
+          for (Buffer *buf : operands)
+            args.push_back(loadPrivate(*buf, index(buf)));
+          SmallVector<Value> results = cloneBody(op, args, {row, col});
+          for (auto [k, result] : llvm::enumerate(results)) {
+            Buffer *buf = operands[op.getNumDpsInputs() + k];
+            storePrivate(*buf, index(buf), result);
+          }
+        }
+      }
+    }
+  }
+  b.eraseOp(op);
+  return success();
+}
+
+LogicalResult Distributor::rewriteRowReduction(linalg::GenericOp op) {
+  Buffer *in = lookup(op.getDpsInputs()[0]);
+  Buffer *out = lookup(op.getDpsInits()[0]);
+  Block *body = op.getBlock();
+  if (!in || !out || in->layout != Layout::Acc || out->layout != Layout::Row ||
+      body->getOperations().size() != 2)
+    return op.emitOpError("expects a row reduction of a register block by "
+                          "one binary combiner");
+  b.setInsertionPoint(op);
+  auto combine = [&](Value element, Value partial) {
+    return cloneBody(op, ValueRange{element, partial}, {})[0];
+  };
+  int64_t nTiles = in->cols / 8;
+  for (int64_t mt = 0; mt < rowTiles; ++mt) {
+    for (int64_t i = 0; i < 2; ++i) {
+      Value partial = loadPrivate(*in, accIndex(*in, mt, 0, i, 0));
+      for (int64_t nt = 0; nt < nTiles; ++nt)
+        for (int64_t j = 0; j < 2; ++j)
+          if (nt || j)
+            partial =
+                combine(loadPrivate(*in, accIndex(*in, mt, nt, i, j)), partial);
+      // The 4 lanes of a quad hold the same row.
+      for (int32_t offset : {1, 2}) {
+        Value other = gpu::ShuffleOp::create(b, loc, partial, offset, 32,
+                                             gpu::ShuffleMode::XOR)
+                          .getShuffleResult();
+        partial = combine(other, partial);
+      }
+      Value init = loadPrivate(*out, mt * 2 + i);
+      storePrivate(*out, mt * 2 + i, combine(partial, init));
+    }
+  }
+  b.eraseOp(op);
+  return success();
+}
+
+LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
+  Value dst = op.getDpsInits()[0];
+  OpFoldResult rowsOfr;
+  lookup(op.getDpsInputs()[0], &rowsOfr);
+  b.setInsertionPoint(op);
+  Value rows = getValueOrCreateConstantIndexOp(b, loc, rowsOfr);
+  int64_t nTiles = src.cols / 8;
+  for (int64_t mt = 0; mt < rowTiles; ++mt) {
+    for (int64_t i = 0; i < 2; ++i) {
+      Value row = rowOfLane(mt, i);
+      Value inside =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rows);
+      auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      for (int64_t nt = 0; nt < nTiles; ++nt) {
+        for (int64_t j = 0; j < 2; ++j) {
+          Value col = colOfLane(nt, j);
+          Value v = loadPrivate(src, accIndex(src, mt, nt, i, j));
+          Value converted =
+              cloneBody(op, ValueRange{v, v}, {row, col})[0];
+          memref::StoreOp::create(b, loc, converted, dst, ValueRange{row, col});
+        }
+      }
+    }
+  }
+  b.eraseOp(op);
+  return success();
+}
+
+Value Distributor::loadShared(Buffer &buf, Value row, Value col,
+                              int64_t width) {
+  Type elt = buf.type.getElementType();
+  if (width == 1)
+    return memref::LoadOp::create(b, loc, buf.storage, ValueRange{row, col});
+  int64_t bytes = width * elt.getIntOrFloatBitWidth() / 8;
+  return vector::LoadOp::create(b, loc, VectorType::get({width}, elt),
+                                buf.storage, ValueRange{row, col},
+                                /*nontemporal=*/false, llvm::MaybeAlign(bytes));
+}
+
+/// One `mma.sync.aligned.m16n8k{16,8}.row.col.f32.{f16,bf16,tf32}` on
+/// registers: `aRegs` 4 and `bRegs` 2 values of vector<2xT> (T = f16/bf16)
+/// or f32 (tf32), `c` 4 f32. Returns the 4 f32 of D.
+static SmallVector<Value> emitMma(OpBuilder &b, Location loc, Type elt,
+                                  ArrayRef<Value> aRegs, ArrayRef<Value> bRegs,
+                                  ArrayRef<Value> c) {
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  NVVM::MMATypes type = elt.isF16()    ? NVVM::MMATypes::f16
+                        : elt.isBF16() ? NVVM::MMATypes::bf16
+                                       : NVVM::MMATypes::tf32;
+  // f16 operands go as vector<2xf16>; bf16 pairs and tf32 as i32 bits.
+  auto operand = [&](Value v) -> Value {
+    if (type == NVVM::MMATypes::f16)
+      return v;
+    return LLVM::BitcastOp::create(b, loc, i32, v);
+  };
+  SmallVector<Value> a, bv;
+  for (Value v : aRegs)
+    a.push_back(operand(v));
+  for (Value v : bRegs)
+    bv.push_back(operand(v));
+  auto resultType =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  int64_t k = type == NVVM::MMATypes::tf32 ? 8 : 16;
+  auto mma = NVVM::MmaOp::create(
+      b, loc, resultType, a, bv, c, ArrayRef<int64_t>{16, 8, k}, std::nullopt,
+      std::nullopt, std::array<NVVM::MMATypes, 2>{type, type},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> d;
+  for (int64_t i = 0; i < 4; ++i)
+    d.push_back(LLVM::ExtractValueOp::create(b, loc, mma, i));
+  return d;
+}
+
+void Distributor::contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c,
+                                  bool bTransposed, int64_t k) {
+  Type elt = bBuf.type.getElementType();
+  bool tf32 = elt.isF32();
+  int64_t kStep = tf32 ? 8 : 16;
+  int64_t width = tf32 ? 1 : 2;
+  auto pairType = VectorType::get({2}, elt);
+  bool aInRegisters = a.layout == Layout::Acc;
+  auto toElt = [&](Value v) -> Value {
+    return elt.isF32() ? v : arith::TruncFOp::create(b, loc, elt, v).getResult();
+  };
+  auto pair = [&](Value x, Value y) -> Value {
+    return vector::FromElementsOp::create(b, loc, pairType, ValueRange{x, y});
+  };
+  for (int64_t mt = 0; mt < rowTiles; ++mt) {
+    Value r0 = rowOfLane(mt, 0), r1 = rowOfLane(mt, 1);
+    for (int64_t kt = 0; kt < k / kStep; ++kt) {
+      // A registers: (r, c), (r + 8, c), (r, c + 8), (r + 8, c + 8) with
+      // c = 2 * (lane % 4) for k16 (pairs c, c + 1); c = lane % 4 and
+      // c + 4 for tf32 k8.
+      SmallVector<Value> aRegs;
+      if (aInRegisters && !tf32) {
+        // P from the accumulator layout of S: tiles 2kt and 2kt + 1.
+        for (int64_t half = 0; half < 2; ++half)
+          for (int64_t i = 0; i < 2; ++i)
+            aRegs.push_back(pair(
+                toElt(loadPrivate(a, accIndex(a, mt, 2 * kt + half, i, 0))),
+                toElt(loadPrivate(a, accIndex(a, mt, 2 * kt + half, i, 1)))));
+      } else if (aInRegisters) {
+        // tf32 P: keys 2q and 2q + 1 of tile kt stand for k = q and q + 4;
+        // V's rows are read in the same order below.
+        for (int64_t j = 0; j < 2; ++j)
+          for (int64_t i = 0; i < 2; ++i)
+            aRegs.push_back(loadPrivate(a, accIndex(a, mt, kt, i, j)));
+      } else {
+        Value colBase =
+            tf32 ? arith::AddIOp::create(b, loc, quadCol, cIndex(kt * 8))
+                       .getResult()
+                 : arith::AddIOp::create(b, loc, quadCol2, cIndex(kt * 16))
+                       .getResult();
+        for (int64_t half = 0; half < 2; ++half) {
+          Value col = arith::AddIOp::create(b, loc, colBase,
+                                            cIndex(half * (tf32 ? 4 : 8)));
+          for (Value row : {r0, r1})
+            aRegs.push_back(loadShared(a, row, col, width));
+        }
+      }
+      for (int64_t nt = 0; nt < c.cols / 8; ++nt) {
+        Value n = arith::AddIOp::create(b, loc, quadRow, cIndex(nt * 8));
+        SmallVector<Value> bRegs;
+        if (bTransposed) {
+          // B[n][k] (K tile): k pairs are contiguous.
+          Value colBase =
+              tf32 ? arith::AddIOp::create(b, loc, quadCol, cIndex(kt * 8))
+                         .getResult()
+                   : arith::AddIOp::create(b, loc, quadCol2, cIndex(kt * 16))
+                         .getResult();
+          for (int64_t half = 0; half < 2; ++half) {
+            Value col = arith::AddIOp::create(b, loc, colBase,
+                                              cIndex(half * (tf32 ? 4 : 8)));
+            bRegs.push_back(loadShared(bBuf, n, col, width));
+          }
+        } else {
+          // B[k][n] (V tile): one element per row.
+          SmallVector<Value> rows;
+          if (tf32 && aInRegisters) {
+            Value base = arith::AddIOp::create(b, loc, quadCol2, cIndex(kt * 8));
+            rows = {base, arith::AddIOp::create(b, loc, base, cIndex(1))};
+          } else if (tf32) {
+            Value base = arith::AddIOp::create(b, loc, quadCol, cIndex(kt * 8));
+            rows = {base, arith::AddIOp::create(b, loc, base, cIndex(4))};
+          } else {
+            Value base =
+                arith::AddIOp::create(b, loc, quadCol2, cIndex(kt * 16));
+            for (int64_t off : {0, 1, 8, 9})
+              rows.push_back(arith::AddIOp::create(b, loc, base, cIndex(off)));
+          }
+          SmallVector<Value> elems;
+          for (Value row : rows)
+            elems.push_back(loadShared(bBuf, row, n, 1));
+          if (tf32)
+            bRegs = elems;
+          else
+            bRegs = {pair(elems[0], elems[1]), pair(elems[2], elems[3])};
+        }
+        SmallVector<Value> cElems;
+        for (int64_t i = 0; i < 2; ++i)
+          for (int64_t j = 0; j < 2; ++j)
+            cElems.push_back(loadPrivate(c, accIndex(c, mt, nt, i, j)));
+        SmallVector<Value> d = emitMma(b, loc, elt, aRegs, bRegs, cElems);
+        for (int64_t i = 0; i < 2; ++i)
+          for (int64_t j = 0; j < 2; ++j)
+            storePrivate(c, accIndex(c, mt, nt, i, j), d[i * 2 + j]);
+      }
+    }
+  }
+}
+
+void Distributor::contractWithFMA(Buffer &a, Buffer &bBuf, Buffer &c,
+                                  bool bTransposed, int64_t k) {
+  Buffer *aShared = &a;
+  if (a.layout == Layout::Acc) {
+    // Exact f32: every thread needs whole rows of P, so P goes through
+    // shared memory.
+    aShared = &scratch[a.storage];
+    barrier();
+    for (int64_t mt = 0; mt < rowTiles; ++mt)
+      for (int64_t i = 0; i < 2; ++i)
+        for (int64_t nt = 0; nt < a.cols / 8; ++nt)
+          for (int64_t j = 0; j < 2; ++j)
+            memref::StoreOp::create(
+                b, loc, loadPrivate(a, accIndex(a, mt, nt, i, j)),
+                aShared->storage,
+                ValueRange{rowOfLane(mt, i), colOfLane(nt, j)});
+    barrier();
+  }
+  auto loop = scf::ForOp::create(b, loc, cIndex(0), cIndex(k), cIndex(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  Value kk = loop.getInductionVar();
+  for (int64_t mt = 0; mt < rowTiles; ++mt) {
+    for (int64_t i = 0; i < 2; ++i) {
+      Value row = rowOfLane(mt, i);
+      Value av = loadShared(*aShared, row, kk, 1);
+      for (int64_t nt = 0; nt < c.cols / 8; ++nt) {
+        for (int64_t j = 0; j < 2; ++j) {
+          Value col = colOfLane(nt, j);
+          Value bv = bTransposed ? loadShared(bBuf, col, kk, 1)
+                                 : loadShared(bBuf, kk, col, 1);
+          int64_t idx = accIndex(c, mt, nt, i, j);
+          Value sum = math::FmaOp::create(b, loc, av, bv, loadPrivate(c, idx));
+          storePrivate(c, idx, sum);
+        }
+      }
+    }
+  }
+}
+
+LogicalResult Distributor::rewriteContraction(linalg::GenericOp op) {
+  Buffer *a = lookup(op.getDpsInputs()[0]);
+  Buffer *bBuf = lookup(op.getDpsInputs()[1]);
+  Buffer *c = lookup(op.getDpsInits()[0]);
+  if (!a || !bBuf || !c || c->layout != Layout::Acc ||
+      bBuf->layout != Layout::Shared || a->layout == Layout::Row)
+    return op.emitOpError("expects a contraction of block buffers into a "
+                          "register block");
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  MLIRContext *ctx = op.getContext();
+  auto dims = [&](unsigned x, unsigned y) {
+    return AffineMap::get(3, 0, {getAffineDimExpr(x, ctx), getAffineDimExpr(y, ctx)},
+                          ctx);
+  };
+  if (maps[0] != dims(0, 2) || maps[2] != dims(0, 1) ||
+      (maps[1] != dims(1, 2) && maps[1] != dims(2, 1)))
+    return op.emitOpError("expects C[i][j] += A[i][k] * B[j][k] or B[k][j]");
+  bool bTransposed = maps[1] == dims(1, 2);
+  int64_t k = op.getStaticLoopRanges()[2];
+  b.setInsertionPoint(op);
+  Type elt = bBuf->type.getElementType();
+  if (elt.isF32() && ieee)
+    contractWithFMA(*a, *bBuf, *c, bTransposed, k);
+  else
+    contractWithMMA(*a, *bBuf, *c, bTransposed, k);
+  b.eraseOp(op);
+  return success();
+}
+
+FailureOr<int64_t> Distributor::run() {
+  loc = kernel.getLoc();
+  int64_t blockM = config.getBlockM(), warps = config.getNumWarps();
+  numThreads = 32 * warps;
+  if (blockM % (16 * warps) != 0)
+    return kernel.emitOpError("expects block_m to be a multiple of 16 * "
+                              "num_warps (each warp owns whole m16 tiles), "
+                              "got block_m = ")
+           << blockM << ", num_warps = " << warps;
+  rowsPerWarp = blockM / warps;
+  rowTiles = rowsPerWarp / 16;
+  if (failed(classify()))
+    return failure();
+
+  // Thread geometry.
+  Block &entry = kernel.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value warp = arith::DivUIOp::create(b, loc, tid, cIndex(32));
+  Value lane = arith::RemUIOp::create(b, loc, tid, cIndex(32));
+  warpRow0 = arith::MulIOp::create(b, loc, warp, cIndex(rowsPerWarp));
+  quadRow = arith::DivUIOp::create(b, loc, lane, cIndex(4));
+  quadCol = arith::RemUIOp::create(b, loc, lane, cIndex(4));
+  quadCol2 = arith::MulIOp::create(b, loc, quadCol, cIndex(2));
+
+  // Storage: shared views, register arrays, ieee P scratch.
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                              gpu::AddressSpace::Workgroup);
+  dynamicShared = gpu::DynamicSharedMemoryOp::create(
+      b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                              MemRefLayoutAttrInterface{}, workgroup));
+  auto sharedView = [&](int64_t rows, int64_t cols, Type elt, Buffer &buf) {
+    int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+    buf.ld = cols + 16 / bytes;
+    auto type = MemRefType::get({rows, buf.ld}, elt,
+                                MemRefLayoutAttrInterface{}, workgroup);
+    buf.storage = memref::ViewOp::create(b, loc, type, dynamicShared,
+                                         cIndex(sharedOffset), ValueRange{});
+    sharedOffset += (rows * buf.ld * bytes + 15) / 16 * 16;
+  };
+  Type f32 = b.getF32Type();
+  for (auto &[value, buf] : buffers) {
+    if (buf.layout == Layout::Shared) {
+      sharedView(buf.rows, buf.cols, buf.type.getElementType(), buf);
+    } else {
+      int64_t n = buf.layout == Layout::Acc ? rowTiles * (buf.cols / 8) * 4
+                                            : rowTiles * 2;
+      buf.storage = memref::AllocaOp::create(b, loc, MemRefType::get({n}, f32));
+    }
+  }
+  if (ieee) {
+    SmallVector<linalg::GenericOp> contractions;
+    kernel.walk([&](linalg::GenericOp op) {
+      if (isContraction(op))
+        contractions.push_back(op);
+    });
+    for (linalg::GenericOp op : contractions) {
+      Buffer *a = lookup(op.getDpsInputs()[0]);
+      if (a && a->layout == Layout::Acc && !scratch.count(a->storage)) {
+        Buffer s;
+        s.layout = Layout::Shared;
+        s.type = MemRefType::get({a->rows, a->cols}, f32);
+        s.rows = a->rows;
+        s.cols = a->cols;
+        sharedView(a->rows, a->cols, f32, s);
+        scratch[a->storage] = s;
+      }
+    }
+  }
+
+  // Rewrite the block math in program order.
+  SmallVector<Operation *> work;
+  kernel.walk([&](Operation *op) {
+    if (isa<linalg::FillOp, linalg::CopyOp, linalg::GenericOp>(op))
+      work.push_back(op);
+  });
+  for (Operation *op : work) {
+    LogicalResult result = success();
+    if (auto fill = dyn_cast<linalg::FillOp>(op))
+      result = rewriteFill(fill);
+    else if (auto copy = dyn_cast<linalg::CopyOp>(op))
+      result = rewriteCopy(copy);
+    else
+      result = rewriteGeneric(cast<linalg::GenericOp>(op));
+    if (failed(result))
+      return failure();
+  }
+
+  // The original block buffers and their views are dead now.
+  SmallVector<Operation *> dead;
+  for (auto &[value, buf] : buffers) {
+    for (Operation *user : value.getUsers())
+      dead.push_back(user);
+    dead.push_back(value.getDefiningOp());
+  }
+  for (Operation *op : dead) {
+    if (!op->use_empty())
+      return op->emitOpError("block buffer still in use after distribution");
+    b.eraseOp(op);
+  }
+  // Back-to-back barriers are one barrier.
+  SmallVector<gpu::BarrierOp> redundant;
+  kernel.walk([&](gpu::BarrierOp barrierOp) {
+    if (isa_and_nonnull<gpu::BarrierOp>(barrierOp->getPrevNode()))
+      redundant.push_back(barrierOp);
+  });
+  for (gpu::BarrierOp barrierOp : redundant)
+    b.eraseOp(barrierOp);
+  return sharedOffset;
+}
+
+FailureOr<int64_t> mlir::attn::distributeProgram(RewriterBase &rewriter,
+                                                 gpu::GPUFuncOp kernel,
+                                                 KernelConfigAttr config,
+                                                 bool ieee) {
+  return Distributor(rewriter, kernel, config, ieee).run();
+}

@@ -1,0 +1,66 @@
+// The pass alone, on the bufferized block-level IR of a bf16 GQA causal
+// attention tiled for sm_90a with 64-row programs of 4 warps:
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4" --attn-online-softmax \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm \
+// RUN:   | FileCheck %s --implicit-check-not="linalg." --implicit-check-not="scf.forall"
+
+// The host function launches one block of 4 warps per program: grid
+// (ceil(Tq / 64), B * Hq), with the kernel's dynamic shared memory:
+// Q 64 x (64 + 8) + K, V 32 x (64 + 8) bf16 = 9216 + 4608 + 4608 bytes.
+// CHECK-LABEL: func.func @gqa(
+// CHECK-DAG:     %[[NQB:.*]] = arith.ceildivui %{{.*}}, %c64
+// CHECK-DAG:     %[[THREADS:.*]] = arith.constant 128 : index
+// CHECK-DAG:     %[[SMEM:.*]] = arith.constant 18432 : i32
+// CHECK-DAG:     %[[BH:.*]] = arith.muli %{{.*}}, %c8
+// CHECK:         gpu.launch_func @attn_kernels::@gqa_kernel blocks in (%[[NQB]], %[[BH]], %[[ONE:.*]]) threads in (%[[THREADS]], %[[ONE]], %[[ONE]]) dynamic_shared_memory_size %[[SMEM]] args(%arg0 : memref<?x8x?x64xbf16>, %arg1 : memref<?x2x?x64xbf16>, %arg2 : memref<?x2x?x64xbf16>, %{{.*}} : memref<?x8x?x64xbf16>)
+
+// CHECK:       gpu.module @attn_kernels
+// CHECK:         gpu.func @gqa_kernel(%{{.*}}: memref<?x8x?x64xbf16>, %{{.*}}: memref<?x2x?x64xbf16>, %{{.*}}: memref<?x2x?x64xbf16>, %{{.*}}: memref<?x8x?x64xbf16>) kernel
+// CHECK-SAME:      attn.kernel_args = array<i32: 0, 1, 2, -1>
+// CHECK-SAME:      attn.shared_memory_bytes = 18432
+// CHECK-SAME:      known_block_size = array<i32: 128, 1, 1>
+// Lane geometry: warp = tid / 32, lane row = lane / 4, lane column = lane % 4.
+// CHECK:           %[[TID:.*]] = gpu.thread_id x
+// CHECK:           %[[WARP:.*]] = arith.divui %[[TID]], %{{.*}}
+// CHECK:           %[[LANE:.*]] = arith.remui %[[TID]], %{{.*}}
+// Tiles in padded shared memory; S, acc and the row statistics in registers
+// (one 16-row tile per warp: S 16x32 -> 16 values, acc 16x64 -> 32 values).
+// CHECK:           gpu.dynamic_shared_memory
+// CHECK:           memref.view {{.*}} to memref<64x72xbf16, #gpu.address_space<workgroup>>
+// CHECK:           memref.view {{.*}} to memref<32x72xbf16, #gpu.address_space<workgroup>>
+// CHECK:           memref.view {{.*}} to memref<32x72xbf16, #gpu.address_space<workgroup>>
+// CHECK-DAG:       memref.alloca() : memref<16xf32>
+// CHECK-DAG:       memref.alloca() : memref<32xf32>
+// CHECK-DAG:       memref.alloca() : memref<2xf32>
+// Program coordinates from the block ids: b = y / Hq, h = y % Hq.
+// CHECK:           gpu.block_id x
+// CHECK:           %[[BY:.*]] = gpu.block_id y
+// CHECK:           arith.divui %[[BY]]
+// CHECK:           arith.remui %[[BY]]
+// Q: 16-byte vector copies into shared memory, rows past Tq left zero.
+// CHECK:           scf.for
+// CHECK:             vector.store {{.*}} {alignment = 16 : i64} : memref<64x72xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK:           gpu.barrier
+// CHECK:           scf.for
+// CHECK:             scf.if
+// CHECK:               vector.load {{.*}} {alignment = 16 : i64} : memref<?x64xbf16, strided<[64, 1], offset: ?>>, vector<8xbf16>
+// The key loop: S = Q K^T on tensor cores.
+// CHECK:           scf.for
+// CHECK:             nvvm.mma.sync {{.*}} {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+// Row max over the quad: two xor shuffles.
+// CHECK:             gpu.shuffle xor %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK:             gpu.shuffle xor %{{.*}}, %c2_i32, %c32_i32
+// exp2 on the special-function unit.
+// CHECK:             llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// P converted to bf16 in registers, fed to P V.
+// CHECK:             arith.truncf %{{.*}} : f32 to bf16
+// CHECK:             nvvm.mma.sync
+// Epilogue: rows past Tq are not stored.
+// CHECK:           scf.if
+// CHECK:             memref.store %{{.*}} : memref<?x64xbf16, strided<[64, 1], offset: ?>>
+// CHECK:           gpu.return
+func.func @gqa(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>) -> tensor<?x8x?x64xbf16> {
+  %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> -> tensor<?x8x?x64xbf16>
+  return %o : tensor<?x8x?x64xbf16>
+}
