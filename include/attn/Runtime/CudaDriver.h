@@ -186,8 +186,7 @@ public:
   /// Loads a module from PTX text (or a cubin/fatbin image) with
   /// cuModuleLoadDataEx. PTX must be NUL-terminated, which std::string
   /// guarantees. On failure the error holds the JIT error log.
-  bool loadModule(const std::string &image, CudaModule &out,
-                  std::string &error,
+  bool loadModule(const std::string &image, CudaModule &out, std::string &error,
                   const ModuleLoadOptions &options = ModuleLoadOptions()) const;
 
   /// Creates an event (CU_EVENT_DEFAULT: with timing).

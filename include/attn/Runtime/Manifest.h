@@ -332,9 +332,7 @@ struct ProblemSizes {
   bool get(std::string_view name, int64_t &value) const;
 
   bool operator==(const ProblemSizes &other) const;
-  bool operator!=(const ProblemSizes &other) const {
-    return !(*this == other);
-  }
+  bool operator!=(const ProblemSizes &other) const { return !(*this == other); }
 };
 
 /// Evaluates one expression. Fails on an unknown size name, a division by a

@@ -1,0 +1,199 @@
+//===- CudaLaunch.h - Launching manifest kernels through CUDA ---*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Launching a compiled attention kernel from its PTX and launch manifest:
+//
+//   CudaDevice device;                      // CudaDriver.h
+//   CudaDevice::open(0, device, error);
+//   ManifestKernel kernel;
+//   ManifestKernel::loadFile(device, "f.manifest.json", kernel, error);
+//   std::map<std::string, TensorArg> operands = {{"query", q}, ...};
+//   ProblemSizes sizes;                     // or inferProblemSizes(...)
+//   kernel.launch(operands, sizes, /*stream=*/nullptr, error);
+//
+// plus benchmarking with CUDA events (rotating among copies of the inputs so
+// that consecutive launches do not find them in L2) and the roofline floor of
+// SPEC.md section 2 (peak FLOP/s per chip and dtype, and the DRAM bandwidth).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_CUDALAUNCH_H
+#define ATTN_RUNTIME_CUDALAUNCH_H
+
+#include "attn/Runtime/CudaDriver.h"
+#include "attn/Runtime/Manifest.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attn {
+namespace runtime {
+
+/// Everything cuLaunchKernel takes, for one launch.
+struct LaunchConfig {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned sharedMemoryBytes = 0;
+  ParamPack params;
+};
+
+/// Builds the launch of `manifest` for `operands` and `sizes`: evaluateGrid,
+/// the block and shared memory of the manifest, and packParams.
+bool prepareLaunch(const Manifest &manifest,
+                   const std::map<std::string, TensorArg> &operands,
+                   const ProblemSizes &sizes, LaunchConfig &out,
+                   std::string &error);
+
+/// Reads the parameter list of `.entry <entry>(...)` in PTX text: the size
+/// in bytes of each parameter, in order. Fails if the PTX has no such entry
+/// (the message lists the entries it has).
+bool getPtxEntryParamBytes(const std::string &ptx, const std::string &entry,
+                           std::vector<unsigned> &paramBytes,
+                           std::string &error);
+
+/// Whether a device of compute capability major.minor can run code compiled
+/// for `chip` ("sm_90a" needs exactly 9.0, "sm_100f" 10.x, "sm_80" 8.0 or
+/// newer). Unknown chip names are assumed to run (the driver decides).
+bool isChipCompatible(const std::string &chip, int major, int minor);
+
+/// A manifest's kernel loaded on a device, ready to launch.
+class ManifestKernel {
+public:
+  /// Loads `image` (the PTX text, or a cubin) for `manifest` on `device`,
+  /// which must outlive the kernel. Checks, with readable errors, that the
+  /// device can run the manifest's chip, that the PTX entry takes the
+  /// parameters the manifest describes, that the block fits the compiled
+  /// kernel (registers) and that the shared memory fits the device; raises
+  /// the dynamic shared memory limit when static + dynamic > 48 KiB.
+  static bool load(const CudaDevice &device, const Manifest &manifest,
+                   const std::string &image, ManifestKernel &out,
+                   std::string &error,
+                   const ModuleLoadOptions &options = ModuleLoadOptions());
+
+  /// readManifestFile, reads the PTX next to it (Manifest::getPtxPath), and
+  /// load.
+  static bool loadFile(const CudaDevice &device,
+                       const std::string &manifestPath, ManifestKernel &out,
+                       std::string &error,
+                       const ModuleLoadOptions &options = ModuleLoadOptions());
+
+  ManifestKernel() = default;
+  ManifestKernel(ManifestKernel &&) = default;
+  ManifestKernel &operator=(ManifestKernel &&) = default;
+
+  bool isLoaded() const { return module.isLoaded(); }
+  const CudaDevice &getDevice() const { return *device; }
+  const Manifest &getManifest() const { return manifest; }
+  const CudaKernel &getKernel() const { return kernel; }
+  const KernelResources &getResources() const { return resources; }
+  /// The JIT info log (ptxas's report with ModuleLoadOptions::verbose).
+  const std::string &getInfoLog() const { return module.getInfoLog(); }
+
+  /// prepareLaunch for this kernel.
+  bool prepare(const std::map<std::string, TensorArg> &operands,
+               const ProblemSizes &sizes, LaunchConfig &out,
+               std::string &error) const;
+  /// Launches a prepared configuration on `stream` (asynchronous).
+  bool launch(LaunchConfig &config, CUstream stream, std::string &error) const;
+  /// prepare + launch (asynchronous).
+  bool launch(const std::map<std::string, TensorArg> &operands,
+              const ProblemSizes &sizes, CUstream stream,
+              std::string &error) const;
+
+private:
+  const CudaDevice *device = nullptr;
+  Manifest manifest;
+  CudaModule module;
+  CudaKernel kernel;
+  KernelResources resources;
+};
+
+/// Options of benchmark().
+struct BenchmarkOptions {
+  /// Untimed launches first.
+  unsigned warmupIterations = 5;
+  /// Timed launches (each between its own pair of events).
+  unsigned iterations = 20;
+  /// Rotate among copies of the inputs (query, key, value, mask) so that
+  /// consecutive launches read different memory when one set fits in L2.
+  bool rotateInputs = true;
+  /// At most this many input sets (the original included).
+  unsigned maxCopies = 64;
+  /// Device memory left free when making copies (besides 5% of the total).
+  uint64_t reserveBytes = 256ull << 20;
+};
+
+/// What benchmark() measured.
+struct BenchmarkResult {
+  /// Milliseconds of each timed launch, in launch order.
+  std::vector<double> timesMs;
+  double medianMs = 0, minMs = 0, maxMs = 0, meanMs = 0;
+  /// Input sets rotated among (1: no copies).
+  unsigned numInputCopies = 1;
+  /// Bytes of one input set (what one launch reads of query, key, value and
+  /// mask).
+  uint64_t inputBytesPerCopy = 0;
+};
+
+/// The number of input sets to rotate among: the smallest K with
+/// K * bytesPerCopy >= 2 * l2Bytes, at most maxCopies, and with the K - 1
+/// extra copies fitting in availableBytes; at least 1.
+unsigned chooseNumInputCopies(uint64_t bytesPerCopy, uint64_t l2Bytes,
+                              uint64_t availableBytes, unsigned maxCopies);
+
+/// The byte span [first, last) that a TensorArg's elements occupy, relative
+/// to devicePtr, for elements of `elementBytes` (handles any strides, zero
+/// and negative included). {0, 0} if a size is 0.
+void getTensorByteSpan(const TensorArg &arg, uint64_t elementBytes,
+                       int64_t &firstByte, int64_t &endByte);
+
+/// The median (mean of the middle two for an even count); 0 when empty.
+double getMedian(std::vector<double> values);
+
+/// Times `kernel` on `operands`: warm-up launches, then `iterations` launches
+/// each between two CUDA events on `stream`, rotating among input copies
+/// (see BenchmarkOptions), and reports the median. The output is written by
+/// every launch. The copies are freed before returning.
+bool benchmark(const ManifestKernel &kernel,
+               const std::map<std::string, TensorArg> &operands,
+               const ProblemSizes &sizes, const BenchmarkOptions &options,
+               BenchmarkResult &result, std::string &error,
+               CUstream stream = nullptr);
+
+/// Dense peak TFLOP/s (1e12 FLOP/s) of the tensor cores (or FMA units for
+/// f32 with PrecisionMode::IEEE) for `chip` ("sm_90", "sm_90a", "sm_80", ...)
+/// and the input type: sm_90/sm_90a (H100/H200 SXM) bf16/f16 989.4, tf32
+/// 494.7, fp32 66.9; sm_80 (A100) 312, 156, 19.5. `deviceName` refines
+/// sm_90 ("H100 PCIe": 756.5, 378.0, 51.2; "H100 NVL": 835.5, 417.5, 60.0).
+/// For f32 inputs PrecisionMode::Default means tf32. Unknown chips give 0
+/// and `note` says so; otherwise `note` names the entry used.
+double getPeakTflops(const std::string &chip, const std::string &deviceName,
+                     ElementType type, PrecisionMode precision,
+                     std::string &note);
+
+/// FLOPs of one attention forward, as FlashAttention counts them (SPEC.md
+/// section 2): 2 * B * Hq * Tq * Tk * (D + Dv), halved for causal when
+/// Tq == Tk.
+double getAttentionFlops(const ProblemSizes &sizes, CausalMode causal);
+
+/// Bytes one forward must move at least: Q, K, V and O once each, plus the
+/// mask (maskElements elements of maskType; 0 for none).
+double getAttentionBytes(const ProblemSizes &sizes, ElementType type,
+                         int64_t maskElements = 0,
+                         ElementType maskType = ElementType::F32);
+
+/// The roofline floor in milliseconds: the larger of flops / peak and
+/// bytes / bandwidth. A non-positive peak or bandwidth drops that term (0 if
+/// both are dropped).
+double rooflineFloorMs(double flops, double bytes, double peakTflops,
+                       double bandwidthBytesPerSecond);
+
+} // namespace runtime
+} // namespace attn
+
+#endif // ATTN_RUNTIME_CUDALAUNCH_H

@@ -1,0 +1,45 @@
+//===- Backend.cpp - Targets that compile and run attention ---------------===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Runner/Backend.h"
+
+#include "attn/Runner/Diagnostics.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace mlir::attn::runner;
+
+namespace rt = ::attn::runtime;
+
+Backend::~Backend() = default;
+
+llvm::Expected<std::vector<double>>
+Backend::time(const std::vector<const rt::HostTensor *> &arguments,
+              rt::HostTensor &result, unsigned warmup, unsigned iterations) {
+  for (unsigned i = 0; i < warmup; ++i)
+    if (llvm::Error error = run(arguments, result))
+      return std::move(error);
+  std::vector<double> times;
+  for (unsigned i = 0; i < iterations; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (llvm::Error error = run(arguments, result))
+      return std::move(error);
+    auto stop = std::chrono::steady_clock::now();
+    times.push_back(
+        std::chrono::duration<double, std::milli>(stop - start).count());
+  }
+  return times;
+}
+
+llvm::Expected<std::unique_ptr<Backend>>
+mlir::attn::runner::createBackend(StringRef target) {
+  if (target == "cpu")
+    return createCPUBackend();
+  if (target == "cuda")
+    return makeError("--target=cuda is not available yet in this build");
+  return makeError("unknown --target '" + target + "' (expected cpu or cuda)");
+}

@@ -1,0 +1,182 @@
+//===- EntryFunction.cpp - The function attn-run executes -----------------===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Runner/EntryFunction.h"
+
+#include "attn/Runner/Diagnostics.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::runner;
+
+namespace rt = ::attn::runtime;
+
+/// The sentence every "this is not a supported function" error ends with.
+static constexpr const char *kSupported =
+    "attn-run executes functions made of one attn.attention";
+
+StringRef mlir::attn::runner::getRoleLabel(OperandRole role) {
+  switch (role) {
+  case OperandRole::Query:
+    return "q";
+  case OperandRole::Key:
+    return "k";
+  case OperandRole::Value:
+    return "v";
+  case OperandRole::Mask:
+    return "mask";
+  }
+  return "?";
+}
+
+std::optional<rt::ElementType> mlir::attn::runner::getRuntimeType(Type type) {
+  if (type.isF32())
+    return rt::ElementType::F32;
+  if (type.isF16())
+    return rt::ElementType::F16;
+  if (type.isBF16())
+    return rt::ElementType::BF16;
+  if (type.isInteger(1))
+    return rt::ElementType::I1;
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// EntryFunction
+//===----------------------------------------------------------------------===//
+
+RankedTensorType EntryFunction::getArgumentType(unsigned index) {
+  return cast<RankedTensorType>(func.getArgument(index).getType());
+}
+
+RankedTensorType EntryFunction::getResultType() {
+  return attention.getOutput().getType();
+}
+
+std::string EntryFunction::getArgumentLabel(unsigned index) const {
+  std::string label;
+  for (unsigned role = 0; role < 4; ++role) {
+    if (roleArguments[role] != static_cast<int>(index))
+      continue;
+    if (!label.empty())
+      label += "/";
+    label += getRoleLabel(static_cast<OperandRole>(role)).str();
+  }
+  return label;
+}
+
+double EntryFunction::getScale() { return attention.getScaleValue(); }
+
+rt::CausalKind EntryFunction::getCausal() {
+  std::optional<CausalKind> kind = attention.getCausalKind();
+  if (!kind)
+    return rt::CausalKind::None;
+  return *kind == CausalKind::TopLeft ? rt::CausalKind::TopLeft
+                                      : rt::CausalKind::BottomRight;
+}
+
+bool EntryFunction::usesTF32() {
+  return attention.getElementType().isF32() && !attention.isIEEEPrecision();
+}
+
+//===----------------------------------------------------------------------===//
+// Selection and checks
+//===----------------------------------------------------------------------===//
+
+/// Returns "a, b, c".
+static std::string joinNames(ArrayRef<func::FuncOp> funcs) {
+  std::string names;
+  for (func::FuncOp func : funcs) {
+    if (!names.empty())
+      names += ", ";
+    names += func.getSymName().str();
+  }
+  return names;
+}
+
+/// Checks that `func` is made of one attn.attention (plus arith.constant)
+/// that takes the function's arguments and whose result is returned, and
+/// records which argument feeds which operand.
+static llvm::Expected<EntryFunction> analyzeFunction(func::FuncOp func) {
+  StringRef name = func.getSymName();
+  if (func.isExternal())
+    return makeError("function '" + name + "' is a declaration without a body");
+  if (!func.getBody().hasOneBlock())
+    return makeError("function '" + name + "' has several blocks; " +
+                     kSupported);
+
+  AttentionOp attention;
+  unsigned numAttention = 0;
+  func::ReturnOp returnOp;
+  for (Operation &op : func.getBody().front()) {
+    if (auto attentionOp = dyn_cast<AttentionOp>(op)) {
+      attention = attentionOp;
+      ++numAttention;
+    } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      returnOp = ret;
+    } else if (!isa<arith::ConstantOp>(op)) {
+      return makeError("function '" + name + "' contains unsupported op '" +
+                       op.getName().getStringRef() + "'; " + kSupported);
+    }
+  }
+  if (numAttention == 0)
+    return makeError("function '" + name + "' contains no attn.attention; " +
+                     kSupported);
+  if (numAttention > 1)
+    return makeError("function '" + name + "' contains " + Twine(numAttention) +
+                     " attn.attention ops; " + kSupported);
+  if (!returnOp || returnOp.getNumOperands() != 1 ||
+      returnOp.getOperand(0) != attention.getOutput())
+    return makeError("function '" + name +
+                     "' must return the result of its attn.attention and "
+                     "nothing else");
+
+  EntryFunction entry;
+  entry.func = func;
+  entry.attention = attention;
+  SmallVector<bool> used(func.getNumArguments(), false);
+  for (OpOperand &operand : attention->getOpOperands()) {
+    // Operand order of the op: query, key, value, then the optional mask.
+    auto role = static_cast<OperandRole>(operand.getOperandNumber());
+    auto arg = dyn_cast<BlockArgument>(operand.get());
+    if (!arg || arg.getOwner() != &func.getBody().front())
+      return makeError("operand '" + getRoleLabel(role) +
+                       "' of the attn.attention in '" + name +
+                       "' is not a function argument; attn-run passes q, k, "
+                       "v and the mask as arguments");
+    entry.roleArguments[static_cast<unsigned>(role)] = arg.getArgNumber();
+    used[arg.getArgNumber()] = true;
+  }
+  for (auto [index, isUsed] : llvm::enumerate(used)) {
+    if (!isUsed)
+      return makeError("argument #" + Twine(index) + " of '" + name +
+                       "' is not an operand of its attn.attention; " +
+                       kSupported);
+  }
+  return entry;
+}
+
+llvm::Expected<EntryFunction>
+mlir::attn::runner::selectEntryFunction(ModuleOp module, StringRef name) {
+  SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+  if (funcs.empty())
+    return makeError("the module contains no func.func");
+
+  if (name.empty()) {
+    if (funcs.size() > 1)
+      return makeError("several functions; choose one with -e: " +
+                       joinNames(funcs));
+    return analyzeFunction(funcs.front());
+  }
+  for (func::FuncOp func : funcs)
+    if (func.getSymName() == name)
+      return analyzeFunction(func);
+  return makeError("no function '" + name +
+                   "' in the module (functions: " + joinNames(funcs) + ")");
+}

@@ -1,0 +1,243 @@
+//===- Inputs.cpp - attn-run inputs and their validation ------------------===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Runner/Inputs.h"
+
+#include "attn/Runner/Diagnostics.h"
+#include "attn/Runtime/Npy.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::runner;
+
+namespace rt = ::attn::runtime;
+
+/// Prints `type` as MLIR does: "tensor<?x32x?x128xbf16>".
+static std::string formatType(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+/// Returns the physical memory of the host in bytes (0 when unknown).
+static double getPhysicalMemoryBytes() {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long pageSize = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && pageSize > 0)
+    return static_cast<double>(pages) * static_cast<double>(pageSize);
+#endif
+  return 0.0;
+}
+
+/// Fails when `numBytes` more bytes (on top of `usedBytes`) cannot fit in
+/// the host's memory: allocating them would abort the process.
+static llvm::Error checkFitsInMemory(double usedBytes, double numBytes,
+                                     StringRef what) {
+  double available = getPhysicalMemoryBytes();
+  if (available <= 0.0 || usedBytes + numBytes <= available)
+    return llvm::Error::success();
+  char text[160];
+  std::snprintf(text, sizeof(text),
+                " needs %.3g GB, more than the %.3g GB of memory of this host",
+                (usedBytes + numBytes) * 1e-9, available * 1e-9);
+  return makeError(what + text);
+}
+
+uint64_t mlir::attn::runner::deriveInputSeed(uint64_t seed, unsigned index) {
+  // Two splitmix64 steps: the first separates seeds, the second inputs.
+  rt::SplitMix64 base(seed);
+  rt::SplitMix64 mixed(base.next() + 0x9E3779B97F4A7C15ull * (index + 1));
+  return mixed.next();
+}
+
+llvm::Expected<rt::HostTensor>
+mlir::attn::runner::makeInputTensor(StringRef spec, RankedTensorType argType,
+                                    uint64_t seed) {
+  if (spec.starts_with("@")) {
+    StringRef path = spec.drop_front();
+    if (path.empty())
+      return makeError("'@' must be followed by the path of a .npy file");
+    rt::HostTensor tensor;
+    std::string error;
+    if (!rt::readNpy(path.str(), tensor, error))
+      return makeError(error);
+    if (llvm::Error error = checkInputType(tensor, argType))
+      return std::move(error);
+    return tensor;
+  }
+
+  if (spec == "random") {
+    if (!argType.hasStaticShape())
+      return makeError("'random' needs a static argument type, but the "
+                       "function takes " +
+                       formatType(argType) +
+                       "; give SHAPExTYPE (such as 2x8x128x64xf16) or "
+                       "@file.npy");
+    std::optional<rt::ElementType> type =
+        getRuntimeType(argType.getElementType());
+    if (!type)
+      return makeError("the function takes " + formatType(argType) +
+                       ", whose element type attn-run does not support");
+    std::vector<int64_t> shape(argType.getShape().begin(),
+                               argType.getShape().end());
+    if (llvm::Error error =
+            checkFitsInMemory(0.0,
+                              static_cast<double>(argType.getNumElements()) *
+                                  rt::getElementBytes(*type),
+                              rt::formatShape(shape, *type)))
+      return std::move(error);
+    return rt::makeRandomTensor(std::move(shape), *type, seed);
+  }
+
+  std::vector<int64_t> shape;
+  rt::ElementType type;
+  std::string error;
+  if (!rt::parseTensorSpec(std::string_view(spec.data(), spec.size()), shape,
+                           type, error)) {
+    if (spec.ends_with(".npy"))
+      return makeError("write @" + spec + " to read a .npy file");
+    return makeError(error + "; an input is SHAPExTYPE (such as "
+                             "2x8x128x64xf16), @file.npy or random");
+  }
+  // Check the shape before allocating anything.
+  rt::HostTensor tensor;
+  tensor.shape = shape;
+  tensor.type = type;
+  if (llvm::Error error = checkInputType(tensor, argType))
+    return std::move(error);
+  double numElements = 1.0;
+  for (int64_t dim : shape)
+    numElements *= static_cast<double>(dim);
+  if (llvm::Error error =
+          checkFitsInMemory(0.0, numElements * rt::getElementBytes(type), spec))
+    return std::move(error);
+  return rt::makeRandomTensor(std::move(shape), type, seed);
+}
+
+llvm::Error mlir::attn::runner::checkInputType(const rt::HostTensor &tensor,
+                                               RankedTensorType argType) {
+  std::string given = tensor.getShapeString();
+  std::string expected = formatType(argType);
+  int64_t rank = argType.getRank();
+  if (static_cast<int64_t>(tensor.shape.size()) != rank)
+    return makeError("got " + given + " (rank " + Twine(tensor.shape.size()) +
+                     "), but the function takes " + expected + " (rank " +
+                     Twine(rank) + ")");
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    int64_t size = argType.getDimSize(dim);
+    if (!ShapedType::isDynamic(size) && tensor.shape[dim] != size)
+      return makeError("got " + given + ", but the function takes " + expected +
+                       " (dimension " + Twine(dim) + " is " +
+                       Twine(tensor.shape[dim]) + ", expected " + Twine(size) +
+                       ")");
+  }
+  std::optional<rt::ElementType> type =
+      getRuntimeType(argType.getElementType());
+  if (!type || *type != tensor.type)
+    return makeError("got " + given + ", but the function takes " + expected +
+                     " (element type " + rt::getTypeName(tensor.type) +
+                     ", expected " + formatType(argType.getElementType()) +
+                     ")");
+  return llvm::Error::success();
+}
+
+rt::AttentionProblem RunInputs::getProblem() const {
+  auto get = [&](OperandRole role) -> const rt::HostTensor * {
+    int index = roleArguments[static_cast<unsigned>(role)];
+    return index < 0 ? nullptr : &arguments[index];
+  };
+  rt::AttentionProblem problem;
+  problem.query = get(OperandRole::Query);
+  problem.key = get(OperandRole::Key);
+  problem.value = get(OperandRole::Value);
+  problem.mask = get(OperandRole::Mask);
+  problem.scale = scale;
+  problem.causal = causal;
+  return problem;
+}
+
+std::vector<const rt::HostTensor *> RunInputs::getArgumentPointers() const {
+  std::vector<const rt::HostTensor *> pointers;
+  for (const rt::HostTensor &tensor : arguments)
+    pointers.push_back(&tensor);
+  return pointers;
+}
+
+llvm::Expected<RunInputs>
+mlir::attn::runner::prepareInputs(EntryFunction &entry,
+                                  ArrayRef<std::string> specs, uint64_t seed) {
+  unsigned numArgs = entry.getNumArguments();
+  if (specs.size() != numArgs) {
+    std::string expected;
+    for (unsigned i = 0; i < numArgs; ++i) {
+      if (i)
+        expected += ", ";
+      expected += entry.getArgumentLabel(i) + ": " +
+                  formatType(entry.getArgumentType(i));
+    }
+    return makeError("function '" + entry.getName() + "' takes " +
+                     Twine(numArgs) +
+                     (numArgs == 1 ? " input (" : " inputs (") + expected +
+                     "), got " + Twine(specs.size()) + " --input value" +
+                     (specs.size() == 1 ? "" : "s"));
+  }
+
+  RunInputs inputs;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    std::string label =
+        "input #" + std::to_string(i) + " (" + entry.getArgumentLabel(i) + ")";
+    RankedTensorType argType = entry.getArgumentType(i);
+    llvm::Expected<rt::HostTensor> tensor =
+        makeInputTensor(specs[i], argType, deriveInputSeed(seed, i));
+    if (!tensor)
+      return makeError(label + ": " + llvm::toString(tensor.takeError()));
+    inputs.arguments.push_back(std::move(*tensor));
+    StringRef spec = specs[i];
+    inputs.sources.push_back(spec.starts_with("@") ? spec.drop_front().str()
+                                                   : std::string("random"));
+  }
+
+  inputs.roleArguments = entry.roleArguments;
+  inputs.scale = entry.getScale();
+  inputs.causal = entry.getCausal();
+  rt::AttentionProblem problem = inputs.getProblem();
+  std::string error;
+  if (!rt::validateProblem(problem, error))
+    return makeError("the inputs do not fit attn.attention: " + error);
+
+  const rt::HostTensor &query = *problem.query;
+  inputs.resultShape = {query.shape[0], query.shape[1], query.shape[2],
+                        problem.value->shape[3]};
+  inputs.resultType = query.type;
+  double inputBytes = 0.0;
+  for (const rt::HostTensor &tensor : inputs.arguments)
+    inputBytes += static_cast<double>(tensor.getNumBytes());
+  double resultBytes = static_cast<double>(rt::getElementBytes(query.type));
+  for (int64_t dim : inputs.resultShape)
+    resultBytes *= static_cast<double>(dim);
+  if (llvm::Error error = checkFitsInMemory(
+          inputBytes, resultBytes,
+          "the inputs and the result (" +
+              rt::formatShape(inputs.resultShape, inputs.resultType) + ")"))
+    return std::move(error);
+  RankedTensorType resultType = entry.getResultType();
+  for (auto [dim, size] : llvm::enumerate(resultType.getShape())) {
+    if (!ShapedType::isDynamic(size) && inputs.resultShape[dim] != size)
+      return makeError("the inputs give a result of shape " +
+                       rt::formatShape(inputs.resultShape, inputs.resultType) +
+                       ", but function '" + entry.getName() + "' returns " +
+                       formatType(resultType));
+  }
+  return inputs;
+}

@@ -1,0 +1,147 @@
+//===- Runner.cpp - attn-run as a library ---------------------------------===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Runner/Runner.h"
+
+#include "attn/Runner/Diagnostics.h"
+#include "attn/Runner/EntryFunction.h"
+#include "attn/Runner/Inputs.h"
+#include "attn/Runner/Report.h"
+#include "attn/Runtime/Npy.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::runner;
+
+namespace rt = ::attn::runtime;
+
+llvm::Expected<OwningOpRef<ModuleOp>>
+mlir::attn::runner::loadModule(StringRef path, MLIRContext &context) {
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(path, &errorMessage);
+  if (!file)
+    return makeError(errorMessage);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  DiagnosticCollector diagnostics(&context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+  if (!module)
+    return makeError(
+        diagnostics.getFirstError(("cannot parse '" + path + "'").str()));
+  return module;
+}
+
+/// Fills the parts of the summary known before running.
+static RunSummary makeSummary(EntryFunction &entry, const RunInputs &inputs,
+                              StringRef target, StringRef outputPath) {
+  RunSummary summary;
+  summary.function = entry.getName().str();
+  summary.target = target.str();
+  for (unsigned i = 0, e = inputs.arguments.size(); i < e; ++i)
+    summary.arguments.push_back({entry.getArgumentLabel(i),
+                                 inputs.arguments[i].shape,
+                                 inputs.arguments[i].type, inputs.sources[i]});
+  summary.resultShape = inputs.resultShape;
+  summary.resultType = inputs.resultType;
+  summary.scale = inputs.scale;
+  summary.causal = inputs.causal;
+  summary.tf32 = entry.usesTF32();
+  summary.outputPath = outputPath.str();
+  return summary;
+}
+
+llvm::Expected<bool> mlir::attn::runner::runModule(ModuleOp module,
+                                                   const RunOptions &options,
+                                                   llvm::raw_ostream &os) {
+  llvm::Expected<std::unique_ptr<Backend>> backend =
+      createBackend(options.target);
+  if (!backend)
+    return backend.takeError();
+  if (options.bench && options.iterations == 0)
+    return makeError("--iters must be at least 1");
+  StringRef outputPath = options.output;
+  outputPath.consume_front("@");
+  if (!options.output.empty() && outputPath.empty())
+    return makeError("--output needs a file name, as in --output=@o.npy");
+  if (!outputPath.empty()) {
+    StringRef directory = llvm::sys::path::parent_path(outputPath);
+    if (!directory.empty() && !llvm::sys::fs::is_directory(directory))
+      return makeError("cannot write '" + outputPath + "': no directory '" +
+                       directory + "'");
+  }
+
+  llvm::Expected<EntryFunction> entry =
+      selectEntryFunction(module, options.entry);
+  if (!entry)
+    return entry.takeError();
+  llvm::Expected<RunInputs> inputs =
+      prepareInputs(*entry, options.inputs, options.seed);
+  if (!inputs)
+    return inputs.takeError();
+  if (llvm::Error error = (*backend)->compile(module, *entry, options.compile))
+    return std::move(error);
+
+  RunSummary summary =
+      makeSummary(*entry, *inputs, (*backend)->getTarget(), outputPath);
+  if (!options.json) {
+    os << formatHeaderLine(summary) << "\n";
+    os.flush();
+  }
+
+  std::vector<const rt::HostTensor *> arguments = inputs->getArgumentPointers();
+  rt::HostTensor result =
+      rt::makeZeroTensor(inputs->resultShape, inputs->resultType);
+  if (llvm::Error error = (*backend)->run(arguments, result))
+    return std::move(error);
+
+  // Written before the check so that a failing result can be inspected.
+  if (!outputPath.empty()) {
+    std::string error;
+    if (!rt::writeNpy(outputPath.str(), result, error))
+      return makeError(error);
+  }
+
+  rt::AttentionProblem problem = inputs->getProblem();
+  if (options.check)
+    summary.check =
+        checkOutput(problem, result, entry->usesTF32(), options.seed);
+
+  if (options.bench) {
+    rt::HostTensor scratch =
+        rt::makeZeroTensor(inputs->resultShape, inputs->resultType);
+    llvm::Expected<std::vector<double>> times = (*backend)->time(
+        arguments, scratch, kBenchWarmupRuns, options.iterations);
+    if (!times)
+      return times.takeError();
+    summary.bench = summarizeBench(
+        std::move(*times), problem, result,
+        (*backend)->getDeviceInfo(inputs->resultType, entry->usesTF32()));
+  }
+
+  if (options.json) {
+    os << formatJson(summary) << "\n";
+  } else {
+    // The check line comes last, after the bench line.
+    if (summary.bench)
+      os << formatBenchLine(*summary.bench) << "\n";
+    if (summary.check) {
+      if (summary.check->sampled)
+        os << formatSampleLine(*summary.check) << "\n";
+      os << rt::formatCheckLine(summary.check->result) << "\n";
+    }
+  }
+  os.flush();
+  return !summary.check || summary.check->result.pass;
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""The execution matrix and a seeded random sweep of attn-run --check.
+
+    sweep.py --attn-run PATH --matrix [--jobs 2] [--workdir DIR]
+    sweep.py --attn-run PATH [--count 300] [--seed 1] [--jobs 2] [--workdir DIR]
+
+--matrix runs the fixed matrix (every dtype, head dim, sequence-length pair,
+causal alignment, mask kind and rank, GQA/MQA, NaN rows, block sizes).
+Otherwise 
+it draws `count` cases (dtype, head dims, sequence lengths, GQA, causal, masks
+with -inf and fully masked rows, NaN rows, dynamic or static shapes, block
+sizes) from `seed`, runs each through attn-run --check, and ends with
+`sweep: N passed, M failed`; each failure is printed with its case and the
+command that reproduces it. Exit code 1 if any case fails.
+"""
+
+import argparse
+import concurrent.futures
+import os
+import random
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import attn_cases  # noqa: E402
+
+
+def run_case(attn_run, case, workdir, target):
+    mlir, files = attn_cases.write_case(case, workdir)
+    cmd = [attn_run] + attn_cases.attn_run_args(case, mlir, files, target)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    lines = proc.stdout.strip().splitlines()
+    last = lines[-1] if lines else ""
+    ok = proc.returncode == 0 and last.startswith("check: PASS")
+    return case, ok, last or proc.stderr.strip(), cmd
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--attn-run", required=True)
+    parser.add_argument("--count", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--workdir", default="sweep-work")
+    parser.add_argument("--target", default="cpu")
+    parser.add_argument("--max-work", type=float, default=3e7)
+    parser.add_argument("--matrix", action="store_true",
+                        help="run the fixed matrix instead of random cases")
+    args = parser.parse_args()
+
+    if args.matrix:
+        cases = attn_cases.matrix_cases()
+    else:
+        rng = random.Random(args.seed)
+        cases = [attn_cases.random_case(rng, i, args.max_work) for i in range(args.count)]
+    passed, failed = 0, []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(run_case, args.attn_run, c, args.workdir, args.target) for c in cases]
+        for future in concurrent.futures.as_completed(futures):
+            case, ok, last, cmd = future.result()
+            if ok:
+                passed += 1
+            else:
+                failed.append((case, last, cmd))
+    for case, last, cmd in sorted(failed, key=lambda f: f[0]["name"]):
+        print(f"FAIL {case['name']}: {attn_cases.describe(case)}\n  {last}\n  repro: {' '.join(cmd)}")
+    counts = {}
+    for case in cases:
+        for key in ("dtype", "causal", "mask"):
+            counts[(key, case[key])] = counts.get((key, case[key]), 0) + 1
+    print("coverage: " + ", ".join(f"{k}={v}:{n}" for (k, v), n in sorted(counts.items(), key=str)))
+    print(f"sweep: {passed} passed, {len(failed)} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

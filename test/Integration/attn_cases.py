@@ -1,0 +1,209 @@
+"""Attention test cases for attn-run: MLIR functions, inputs and masks.
+
+Shared by the CPU random sweep (CPU/sweep.py) and, later, the CUDA one.
+A case is a dict; `write_case` turns it into an .mlir file plus .npy inputs
+(masks with -inf and fully masked rows, a NaN row), and `attn_run_args` into
+the attn-run command line. Everything is reproducible from the case alone.
+"""
+
+import os
+import random
+
+import numpy as np
+
+DTYPES = ["f32-tf32", "f32-ieee", "f16", "bf16"]
+HEAD_DIMS = [16, 64, 80, 128, 256]
+SEQ_LENS = [1, 2, 17, 63, 64, 65, 127, 129, 1000]
+CAUSAL = [None, "top_left", "bottom_right"]
+MASKS = [None, "float2", "float4", "bool2", "bool4"]
+
+
+def random_case(rng, index, max_work=3e7):
+    """Draws one case from the matrix axes, bounded in work for a CPU run."""
+    while True:
+        dtype = rng.choice(DTYPES)
+        d = rng.choice(HEAD_DIMS)
+        dv = d if rng.random() < 0.8 else rng.choice(HEAD_DIMS)
+        tq = rng.choice(SEQ_LENS)
+        tk = tq if rng.random() < 0.3 else rng.choice(SEQ_LENS)
+        hkv = rng.choice([1, 2])
+        group = rng.choice([1, 2, 4])
+        b = rng.choice([1, 2])
+        work = b * hkv * group * tq * tk * (d + dv)
+        if work <= max_work:
+            break
+    case = dict(
+        name=f"case{index}", dtype=dtype, d=d, dv=dv, tq=tq, tk=tk, b=b,
+        hkv=hkv, hq=hkv * group, causal=rng.choice(CAUSAL),
+        mask=rng.choice(MASKS), dynamic=rng.random() < 0.7,
+        nan_row=rng.random() < 0.1,
+        block=rng.choice([None, None, (16, 8), (64, 32), (8, 16)]),
+        seed=rng.randrange(1 << 30))
+    return case
+
+
+def _elt(case):
+    return case["dtype"].split("-")[0]
+
+
+def _tensor_type(shape, elt, dynamic_dims, dynamic):
+    dims = ["?" if dynamic and i in dynamic_dims else str(s) for i, s in enumerate(shape)]
+    return "tensor<" + "x".join(dims) + "x" + elt + ">"
+
+
+def mask_shape(case):
+    kind = case["mask"]
+    if kind is None:
+        return None
+    tq, tk = case["tq"], case["tk"]
+    if kind.endswith("2"):
+        return [tq, tk]
+    # rank 4: broadcast over batch or heads, chosen from the seed.
+    if case["seed"] % 2:
+        return [1, case["hq"], tq, tk]
+    return [case["b"], 1, tq, tk]
+
+
+def mlir_text(case):
+    elt = _elt(case)
+    b, hq, hkv, tq, tk, d, dv = (case[k] for k in ("b", "hq", "hkv", "tq", "tk", "d", "dv"))
+    dyn = case["dynamic"]
+    qt = _tensor_type([b, hq, tq, d], elt, {0, 2}, dyn)
+    kt = _tensor_type([b, hkv, tk, d], elt, {0, 2}, dyn)
+    vt = _tensor_type([b, hkv, tk, dv], elt, {0, 2}, dyn)
+    ot = _tensor_type([b, hq, tq, dv], elt, {0, 2}, dyn)
+    attrs = []
+    if case["causal"]:
+        attrs.append(f"causal = #attn.causal<{case['causal']}>")
+    if case["dtype"] == "f32-ieee":
+        attrs.append("precision = #attn.precision<ieee>")
+    attr = (" {" + ", ".join(attrs) + "}") if attrs else ""
+    args = [f"%q: {qt}", f"%k: {kt}", f"%v: {vt}"]
+    operands = "%q, %k, %v"
+    types = f"{qt}, {kt}, {vt}"
+    ms = mask_shape(case)
+    if ms is not None:
+        melt = "i1" if case["mask"].startswith("bool") else elt
+        rank = len(ms)
+        dyn_dims = {rank - 2, rank - 1} | ({0} if rank == 4 and ms[0] != 1 else set())
+        mt = _tensor_type(ms, melt, dyn_dims, dyn)
+        args.append(f"%m: {mt}")
+        operands += " mask(%m)"
+        types += f", {mt}"
+    return (f"func.func @{case['name']}({', '.join(args)}) -> {ot} {{\n"
+            f"  %o = attn.attention {operands}{attr} : {types} -> {ot}\n"
+            f"  return %o : {ot}\n}}\n")
+
+
+def _mask_array(case, rng):
+    ms = mask_shape(case)
+    if case["mask"].startswith("bool"):
+        m = rng.random(ms) < 0.7
+        m.reshape(-1, ms[-1])[0, :] = False        # one fully masked row
+        return m
+    m = rng.uniform(-2.0, 2.0, ms).astype(np.float32)
+    m[rng.random(ms) < 0.2] = -np.inf              # removed keys
+    m.reshape(-1, ms[-1])[0, :] = -np.inf           # one fully masked row
+    if _elt(case) == "f16":
+        return m.astype(np.float16)
+    if _elt(case) == "bf16":
+        # numpy has no bf16: write the high half of each f32 as '<V2'.
+        return m
+    return m
+
+
+def _save(path, array, elt):
+    if elt == "bf16" and array.dtype == np.float32:
+        bits = (array.astype(np.float32).view(np.uint32) >> 16).astype("<u2")
+        np.save(path, bits.view(np.dtype("V2")))
+    else:
+        np.save(path, array)
+
+
+def write_case(case, workdir):
+    """Writes the .mlir file and any .npy inputs; returns the paths."""
+    os.makedirs(workdir, exist_ok=True)
+    base = os.path.join(workdir, case["name"])
+    with open(base + ".mlir", "w") as f:
+        f.write(mlir_text(case))
+    rng = np.random.default_rng(case["seed"])
+    files = {}
+    elt = _elt(case)
+    if case["nan_row"]:
+        q = rng.uniform(-1, 1, [case["b"], case["hq"], case["tq"], case["d"]]).astype(np.float32)
+        q[0, 0, case["tq"] // 2, 0] = np.nan
+        if elt == "f16":
+            q = q.astype(np.float16)
+        files["q"] = base + ".q.npy"
+        _save(files["q"], q, elt)
+    if case["mask"] is not None:
+        files["m"] = base + ".m.npy"
+        _save(files["m"], _mask_array(case, rng), elt)
+    return base + ".mlir", files
+
+
+def attn_run_args(case, mlir, files, target="cpu"):
+    elt = _elt(case)
+    b, hq, hkv, tq, tk, d, dv = (case[k] for k in ("b", "hq", "hkv", "tq", "tk", "d", "dv"))
+    args = [mlir, f"--target={target}", f"--seed={case['seed']}", "--check"]
+    args.append("--input=@" + files["q"] if "q" in files else f"--input={b}x{hq}x{tq}x{d}x{elt}")
+    args.append(f"--input={b}x{hkv}x{tk}x{d}x{elt}")
+    args.append(f"--input={b}x{hkv}x{tk}x{dv}x{elt}")
+    if "m" in files:
+        args.append("--input=@" + files["m"])
+    if case["block"]:
+        args += [f"--block-m={case['block'][0]}", f"--block-n={case['block'][1]}"]
+    return args
+
+
+def describe(case):
+    keys = ("dtype", "b", "hq", "hkv", "tq", "tk", "d", "dv", "causal", "mask", "dynamic", "nan_row", "block", "seed")
+    return " ".join(f"{k}={case[k]}" for k in keys)
+
+
+def _case(index, **kw):
+    case = dict(name=f"m{index}", dtype="f16", d=64, dv=64, tq=65, tk=65, b=1,
+                hkv=1, hq=1, causal=None, mask=None, dynamic=True, nan_row=False,
+                block=None, seed=1000 + index)
+    case.update(kw)
+    return case
+
+
+def matrix_cases():
+    """The fixed matrix of issue 3, every axis covered deterministically."""
+    cases = []
+    add = lambda **kw: cases.append(_case(len(cases), **kw))  # noqa: E731
+    # Every dtype (f32 both precisions) x every head dim, causal and not.
+    for dtype in DTYPES:
+        for d in HEAD_DIMS:
+            add(dtype=dtype, d=d, dv=d, b=2, hq=2, hkv=2, tq=65, tk=129)
+            add(dtype=dtype, d=d, dv=d, tq=127, tk=127, causal="top_left")
+    # D != Dv both ways.
+    add(dtype="bf16", d=64, dv=128, tq=17, tk=129)
+    add(dtype="f32-ieee", d=256, dv=16, tq=63, tk=65, causal="bottom_right")
+    # Every (Tq, Tk) pair, with both causal alignments (Tq != Tk included).
+    for tq in SEQ_LENS:
+        for tk in SEQ_LENS:
+            add(tq=tq, tk=tk, causal="top_left", d=16, dv=16)
+            add(tq=tq, tk=tk, causal="bottom_right", d=16, dv=16, dtype="bf16")
+    # Masks: additive with -inf (and a fully masked row), i1, rank 2 and
+    # rank 4 broadcasts, alone and with causal, each dtype.
+    for dtype in DTYPES:
+        for mask in MASKS[1:]:
+            add(dtype=dtype, mask=mask, b=2, hq=2, hkv=1, tq=63, tk=129)
+            add(dtype=dtype, mask=mask, b=2, hq=2, hkv=2, tq=129, tk=64,
+                causal="bottom_right", seed=2001 + len(cases))
+    # GQA 4:1 and MQA.
+    add(hq=8, hkv=2, b=2, tq=129, tk=127, causal="top_left")
+    add(hq=8, hkv=1, b=2, tq=64, tk=1000, dtype="bf16")
+    add(hq=4, hkv=1, b=1, tq=1, tk=1000, dtype="f32-tf32", causal="bottom_right")
+    # NaN in one query row stays in that row, with and without masks.
+    add(nan_row=True, tq=17, tk=65)
+    add(nan_row=True, tq=65, tk=65, causal="top_left", mask="float2", dtype="f32-ieee")
+    # Block sizes other than the default, with tails in both dimensions.
+    add(block=(16, 8), tq=63, tk=1000, causal="bottom_right")
+    add(block=(64, 32), tq=1000, tk=65, causal="top_left", dtype="bf16")
+    add(block=(8, 16), tq=127, tk=129, mask="bool4", dtype="f32-ieee")
+    # Static shapes.
+    add(dynamic=False, tq=129, tk=17, mask="float4", causal="top_left")
+    return cases
