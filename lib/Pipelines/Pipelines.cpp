@@ -52,7 +52,8 @@ void mlir::attn::buildAttnToGPUKernelsPipeline(
   tileOptions.numStages = options.numStages;
   pm.addNestedPass<func::FuncOp>(createAttnTile(tileOptions));
   pm.addNestedPass<func::FuncOp>(createAttnOnlineSoftmax());
-  pm.addPass(createCanonicalizerPass());
+  // CSE only: the canonicalizer would fold unit dims out of the program
+  // grid, and the kernel's block coordinates come from its three dims.
   pm.addPass(createCSEPass());
   addBufferization(pm);
   pm.addPass(createConvertAttnToNVVM());

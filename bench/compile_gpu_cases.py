@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Compiles the GPU check cases to PTX + manifests on a machine with MLIR.
+
+    compile_gpu_cases.py --attn-translate PATH --out DIR [--random 200] [--seed 1]
+
+Takes the execution matrix of test/Integration/attn_cases.py (the one the
+CPU path runs in CI) plus `--random` random cases, compiles each distinct
+function once with attn-translate for sm_90a, and writes DIR/cases.json
+(each case: its kernel, shapes, causal, mask kind, NaN row, seed) for
+gpu_check.py to run on the GPU machine, which has no MLIR.
+"""
+
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import os
+import random
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "test", "Integration"))
+import attn_cases  # noqa: E402
+
+# GPU programs own whole m16 tiles per warp and k16 key blocks.
+GPU_BLOCKS = {(16, 8): (16, 16, 1), (64, 32): (64, 32, 4), (8, 16): (32, 16, 2)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--attn-translate", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--random", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--chip", default="sm_90a")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+
+    rng = random.Random(args.seed)
+    cases = attn_cases.matrix_cases()
+    cases += [dict(attn_cases.random_case(rng, i, 5e8), name=f"r{i}") for i in range(args.random)]
+    jobs = {}
+    for case in cases:
+        case["block"] = GPU_BLOCKS.get(tuple(case["block"])) if case["block"] else None
+        text = attn_cases.mlir_text(dict(case, name="attn"))
+        key = hashlib.sha1((text + repr(case["block"])).encode()).hexdigest()[:12]
+        case["kernel"] = key
+        jobs[key] = (text, case["block"])
+
+    def compile_one(item):
+        key, (text, block) = item
+        mlir = os.path.join(args.out, key + ".mlir")
+        with open(mlir, "w") as f:
+            f.write(text)
+        cmd = [args.attn_translate, "--attn-to-ptx", mlir, "-o", os.path.join(args.out, key + ".ptx"),
+               f"--chip={args.chip}"]
+        if block:
+            cmd += [f"--block-m={block[0]}", f"--block-n={block[1]}", f"--num-warps={block[2]}"]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        return key, proc.returncode, proc.stderr.strip()
+
+    failed = {}
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for key, rc, err in pool.map(compile_one, jobs.items()):
+            if rc:
+                failed[key] = err
+    for case in cases:
+        case["compile_error"] = failed.get(case["kernel"])
+    with open(os.path.join(args.out, "cases.json"), "w") as f:
+        json.dump(cases, f, indent=1)
+    print(f"compiled {len(jobs) - len(failed)} kernels for {len(cases)} cases, {len(failed)} failed")
+    for key, err in list(failed.items())[:10]:
+        print(f"  {key}: {err.splitlines()[0] if err else '?'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Runs compiled attn-mlir kernels on a GPU and checks them in float64.
+
+    gpu_check.py DIR [--filter SUBSTR] [--out OUTDIR]
+
+DIR holds PTX + manifests and cases.json from compile_gpu_cases.py. Each case
+gets fresh random inputs (never zeros; masks with -inf and a fully masked
+row, optional NaN query row), its output buffer poisoned with NaN first, a
+launch through attn_mlir.runtime (CUDA driver, PyTorch's stream), and a
+comparison with a float64 reference of SPEC section 1 computed with torch
+on the GPU. Tolerances (rel_l2, max_abs) per dtype, as docs/Testing.md
+states: f32 ieee 1e-5/1e-4, f32 tf32 2e-3/1e-2, f16 2e-3/1e-2,
+bf16 1e-2/5e-2. Prints one line per failure and a summary table last.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+from attn_mlir.runtime import Kernel  # noqa: E402
+
+TOL = {"f32-ieee": (1e-5, 1e-4), "f32-tf32": (2e-3, 1e-2), "f16": (2e-3, 1e-2), "bf16": (1e-2, 5e-2)}
+DTYPE = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+
+
+def mask_shape(case):
+    kind, tq, tk = case["mask"], case["tq"], case["tk"]
+    if kind is None:
+        return None
+    if kind.endswith("2"):
+        return [tq, tk]
+    return [1, case["hq"], tq, tk] if case["seed"] % 2 else [case["b"], 1, tq, tk]
+
+
+def make_inputs(case, gen):
+    dt = DTYPE[case["dtype"].split("-")[0]]
+    b, hq, hkv, tq, tk, d, dv = (case[k] for k in ("b", "hq", "hkv", "tq", "tk", "d", "dv"))
+    rnd = lambda *s: (torch.rand(*s, generator=gen, device="cuda") * 2 - 1).to(dt)  # noqa: E731
+    q, k, v = rnd(b, hq, tq, d), rnd(b, hkv, tk, d), rnd(b, hkv, tk, dv)
+    if case["nan_row"]:
+        q[0, 0, tq // 2, 0] = float("nan")
+    mask = None
+    ms = mask_shape(case)
+    if ms is not None:
+        if case["mask"].startswith("bool"):
+            mask = torch.rand(*ms, generator=gen, device="cuda") < 0.7
+            mask.view(-1, ms[-1])[0, :] = False
+        else:
+            mask = torch.rand(*ms, generator=gen, device="cuda") * 4 - 2
+            mask[torch.rand(*ms, generator=gen, device="cuda") < 0.2] = -math.inf
+            mask.view(-1, ms[-1])[0, :] = -math.inf
+            mask = mask.to(dt)
+    return q, k, v, mask
+
+
+def reference(case, q, k, v, mask, scale):
+    """SPEC section 1 in float64: masked keys are removed from the sum."""
+    hq, hkv, tq, tk = case["hq"], case["hkv"], case["tq"], case["tk"]
+    g = hq // hkv
+    qd = q.double()
+    kd = k.double().repeat_interleave(g, dim=1)
+    vd = v.double().repeat_interleave(g, dim=1)
+    s = (qd @ kd.transpose(-1, -2)) * scale
+    keep = torch.ones(tq, tk, dtype=torch.bool, device=q.device)
+    if case["causal"]:
+        off = 0 if case["causal"] == "top_left" else tk - tq
+        i = torch.arange(tq, device=q.device)[:, None]
+        j = torch.arange(tk, device=q.device)[None, :]
+        keep = j <= i + off
+    keep = keep.expand(s.shape)
+    if mask is not None:
+        m = mask if mask.dim() == 4 else mask[None, None]
+        if mask.dtype == torch.bool:
+            keep = keep & m
+        else:
+            keep = keep & (m != -math.inf)
+            s = s + m.double().masked_fill(m == -math.inf, 0)
+    s = s.masked_fill(~keep, -math.inf)
+    empty = ~keep.any(-1, keepdim=True)
+    mx = s.amax(-1, keepdim=True).masked_fill(empty, 0)
+    p = torch.exp(s - mx)
+    o = (p @ vd) / p.sum(-1, keepdim=True)
+    return o.masked_fill(empty, 0)
+
+
+def compare(out, ref, tol):
+    out = out.double()
+    nan_ref, nan_out = ~torch.isfinite(ref), ~torch.isfinite(out)
+    mismatched = int((nan_ref != nan_out).sum())
+    fin = ~nan_ref
+    diff = (out - ref)[fin]
+    denom = ref[fin].norm().item() or 1.0
+    rel = diff.norm().item() / denom if diff.numel() else 0.0
+    mx = diff.abs().max().item() if diff.numel() else 0.0
+    ok = mismatched == 0 and rel <= tol[0] and mx <= tol[1]
+    return ok, rel, mx, mismatched
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("dir")
+    ap.add_argument("--filter", default="")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    with open(os.path.join(args.dir, "cases.json")) as f:
+        cases = json.load(f)
+    kernels, results = {}, []
+    t0 = time.time()
+    for case in cases:
+        if args.filter not in case["name"]:
+            continue
+        row = dict(name=case["name"], kernel=case["kernel"])
+        try:
+            if case.get("compile_error"):
+                raise RuntimeError("compile error: " + case["compile_error"].splitlines()[0])
+            if case["kernel"] not in kernels:
+                kernels[case["kernel"]] = Kernel(os.path.join(args.dir, case["kernel"] + ".json"))
+            kernel = kernels[case["kernel"]]
+            gen = torch.Generator(device="cuda").manual_seed(case["seed"])
+            q, k, v, mask = make_inputs(case, gen)
+            out = torch.full((case["b"], case["hq"], case["tq"], case["dv"]), float("nan"),
+                             dtype=q.dtype, device="cuda")
+            kernel(q, k, v, mask, out=out)
+            torch.cuda.synchronize()
+            scale = kernel.manifest.attributes["scale"]
+            ok, rel, mx, nanmis = compare(out, reference(case, q, k, v, mask, scale), TOL[case["dtype"]])
+            row.update(ok=ok, rel_l2=rel, max_abs=mx, nan_mismatch=nanmis)
+        except Exception as e:  # report and go on
+            row.update(ok=False, error=f"{type(e).__name__}: {e}")
+        results.append(row)
+        if not row["ok"]:
+            desc = " ".join(f"{k}={case[k]}" for k in ("dtype", "b", "hq", "hkv", "tq", "tk", "d", "dv",
+                                                       "causal", "mask", "nan_row", "block"))
+            print(f"FAIL {case['name']} [{desc}] {row.get('error') or row}", flush=True)
+    passed = sum(r["ok"] for r in results)
+    if args.out:
+        with open(os.path.join(args.out, "gpu_check.json"), "w") as f:
+            json.dump(results, f, indent=1)
+    worst = {}
+    for case, r in zip([c for c in cases if args.filter in c["name"]], results):
+        if "rel_l2" in r:
+            worst[case["dtype"]] = max(worst.get(case["dtype"], 0.0), r["rel_l2"])
+    print(f"| device | {torch.cuda.get_device_name()} | {time.time() - t0:.1f} s |")
+    for dt, w in sorted(worst.items()):
+        print(f"| worst rel_l2 {dt} | {w:.2e} | tol {TOL[dt][0]:.0e} |")
+    print(f"gpu-check: {passed} passed, {len(results) - passed} failed")
+    return 0 if passed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

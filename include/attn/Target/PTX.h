@@ -1,0 +1,53 @@
+//===- PTX.h - attn.attention to PTX and a launch manifest ------*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+// The in-process compiler behind `attn-translate --attn-to-ptx` and
+// `attn-run --target=cuda`: one function holding one attn.attention becomes
+// PTX text plus a launch manifest (docs/Manifest.md) that anything able to
+// call the CUDA driver can launch.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TARGET_PTX_H
+#define ATTN_TARGET_PTX_H
+
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
+#include "attn/Runtime/Manifest.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace mlir {
+namespace attn {
+
+struct PTXOptions {
+  /// CUDA chip, e.g. sm_80, sm_90a.
+  std::string chip = "sm_90a";
+  /// PTX ISA features for the NVPTX backend.
+  std::string features = "+ptx80";
+  /// LLVM optimization level of the device code.
+  int optLevel = 3;
+  /// Kernel config overrides (0 keeps the default of selectKernelConfig).
+  KernelConfigOverrides overrides;
+};
+
+struct KernelArtifact {
+  /// PTX text of a module with one `.entry` (manifest.kernel).
+  std::string ptx;
+  /// The launch manifest; `manifest.ptx` is `<function>.ptx`, for the
+  /// writer to replace with the PTX file's name.
+  ::attn::runtime::Manifest manifest;
+};
+
+/// Compiles function `funcName` of `module` (which must consist of one
+/// attn.attention and a return, as attn-run requires) for `options.chip`.
+/// `module` is not modified. Errors are reported as diagnostics on the
+/// module's context.
+FailureOr<KernelArtifact> compileToPTX(ModuleOp module, StringRef funcName,
+                                       const PTXOptions &options);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_TARGET_PTX_H

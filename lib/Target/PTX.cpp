@@ -1,0 +1,184 @@
+//===- PTX.cpp - attn.attention to PTX and a launch manifest ----*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Target/PTX.h"
+
+#include "attn/Conversion/AttnToNVVM/AttnToNVVM.h"
+#include "attn/Pipelines/Pipelines.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+namespace rt = ::attn::runtime;
+
+/// The runtime's name for a float or i1 element type.
+static rt::ElementType toRuntimeType(Type type) {
+  if (type.isF16())
+    return rt::ElementType::F16;
+  if (type.isBF16())
+    return rt::ElementType::BF16;
+  if (type.isInteger(1))
+    return rt::ElementType::I1;
+  return rt::ElementType::F32;
+}
+
+static std::vector<int64_t> toShape(RankedTensorType type) {
+  std::vector<int64_t> shape;
+  for (int64_t d : type.getShape())
+    shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+  return shape;
+}
+
+/// A fresh module with one function `name(q, k, v[, mask]) -> o` around a
+/// copy of `op`: one kernel argument per operand, whatever the original
+/// function shared or reordered.
+static OwningOpRef<ModuleOp> buildCanonicalModule(AttentionOp op,
+                                                  StringRef name) {
+  OpBuilder b(op.getContext());
+  Location loc = op.getLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  SmallVector<Type> inputs = {op.getQuery().getType(), op.getKey().getType(),
+                              op.getValue().getType()};
+  if (op.getMask())
+    inputs.push_back(op.getMask().getType());
+  auto func = func::FuncOp::create(
+      b, loc, name, b.getFunctionType(inputs, {op.getOutput().getType()}));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  IRMapping mapping;
+  mapping.map(op.getQuery(), entry->getArgument(0));
+  mapping.map(op.getKey(), entry->getArgument(1));
+  mapping.map(op.getValue(), entry->getArgument(2));
+  if (op.getMask())
+    mapping.map(op.getMask(), entry->getArgument(3));
+  Operation *copy = b.clone(*op, mapping);
+  func::ReturnOp::create(b, loc, copy->getResults());
+  return module;
+}
+
+FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
+                                                   StringRef funcName,
+                                                   const PTXOptions &options) {
+  auto func = module.lookupSymbol<func::FuncOp>(funcName);
+  if (!func)
+    return mlir::emitError(module.getLoc(), "no function '") << funcName << "' to compile";
+  SmallVector<AttentionOp> ops;
+  func.walk([&](AttentionOp op) { ops.push_back(op); });
+  if (ops.size() != 1)
+    return mlir::emitError(func.getLoc(), "expects exactly one attn.attention to compile "
+                          "to a kernel, found ")
+           << ops.size();
+  AttentionOp op = ops.front();
+  OwningOpRef<ModuleOp> work = buildCanonicalModule(op, funcName);
+
+  // Stage 1: attn-mlir's own passes, down to a gpu.module of kernels.
+  AttnToNVVMOptions pipelineOptions;
+  pipelineOptions.chip = options.chip;
+  pipelineOptions.features = options.features;
+  pipelineOptions.optLevel = options.optLevel;
+  pipelineOptions.blockM = options.overrides.blockM;
+  pipelineOptions.blockN = options.overrides.blockN;
+  pipelineOptions.numWarps = options.overrides.numWarps;
+  pipelineOptions.numStages = options.overrides.numStages;
+  PassManager kernels(module.getContext());
+  buildAttnToGPUKernelsPipeline(kernels, pipelineOptions);
+  if (failed(kernels.run(*work)))
+    return failure();
+  SmallVector<gpu::GPUFuncOp> funcs;
+  work->walk([&](gpu::GPUFuncOp f) { funcs.push_back(f); });
+  if (funcs.size() != 1)
+    return mlir::emitError(func.getLoc(), "expected one GPU kernel, got ") << funcs.size();
+  gpu::GPUFuncOp kernel = funcs.front();
+  auto config = kernel->getAttrOfType<KernelConfigAttr>(kConfigAttrName);
+  auto shared = kernel->getAttrOfType<IntegerAttr>(kSharedBytesAttrName);
+  auto blockSize = kernel.getKnownBlockSize();
+  if (!config || !shared || !blockSize)
+    return mlir::emitError(kernel.getLoc(), "kernel lacks its launch attributes");
+
+  // The manifest, from the op and the kernel.
+  rt::Manifest manifest;
+  manifest.kernel = kernel.getName().str();
+  manifest.ptx = (funcName + ".ptx").str();
+  manifest.chip = options.chip;
+  manifest.function = funcName.str();
+  manifest.elementType = toRuntimeType(op.getElementType());
+  manifest.query.shape = toShape(op.getQuery().getType());
+  manifest.key.shape = toShape(op.getKey().getType());
+  manifest.value.shape = toShape(op.getValue().getType());
+  manifest.output.shape = toShape(op.getOutput().getType());
+  if (Value mask = op.getMask()) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    manifest.mask = rt::MaskSpec{toRuntimeType(maskType.getElementType()),
+                                 toShape(maskType)};
+  }
+  manifest.attributes.scale = static_cast<double>(
+      static_cast<float>(op.getScaleValue()));
+  if (std::optional<CausalKind> causal = op.getCausalKind())
+    manifest.attributes.causal = *causal == CausalKind::TopLeft
+                                     ? rt::CausalMode::TopLeft
+                                     : rt::CausalMode::BottomRight;
+  if (std::optional<PrecisionKind> precision = op.getPrecision())
+    manifest.attributes.precision = *precision == PrecisionKind::IEEE
+                                        ? rt::PrecisionMode::IEEE
+                                        : rt::PrecisionMode::TF32;
+  manifest.config.blockM = config.getBlockM();
+  manifest.config.blockN = config.getBlockN();
+  manifest.config.numWarps = config.getNumWarps();
+  manifest.config.numStages = config.getNumStages();
+  for (int i = 0; i < 3; ++i)
+    manifest.block[i] = static_cast<unsigned>((*blockSize)[i]);
+  // Grid: x = query blocks, y = batch * query heads (outlineProgramGrid).
+  manifest.grid[0] = rt::GridExpr::ceilDiv(
+      rt::GridExpr::size("Tq"), rt::GridExpr::constant(config.getBlockM()));
+  manifest.grid[1] =
+      rt::GridExpr::mul(rt::GridExpr::size("B"), rt::GridExpr::size("Hq"));
+  manifest.grid[2] = rt::GridExpr::constant(1);
+  manifest.sharedMemoryBytes = shared.getInt();
+  static const char *roles[] = {"query", "key", "value", "mask"};
+  for (int32_t hostArg : kernel->getAttrOfType<DenseI32ArrayAttr>(
+                              kKernelArgsAttrName)
+                             .asArrayRef()) {
+    if (hostArg < 0) {
+      manifest.params.push_back(rt::KernelParam::memref("output", 4));
+      continue;
+    }
+    unsigned rank = hostArg == 3 ? cast<RankedTensorType>(
+                                       op.getMask().getType())
+                                       .getRank()
+                                 : 4;
+    manifest.params.push_back(rt::KernelParam::memref(roles[hostArg], rank));
+  }
+
+  // Stage 2: MLIR's lowering to NVVM and serialization to PTX.
+  gpu::GPUToNVVMPipelineOptions nvvmOptions;
+  nvvmOptions.cubinChip = options.chip;
+  nvvmOptions.cubinFeatures = options.features;
+  nvvmOptions.cubinFormat = "isa";
+  nvvmOptions.optLevel = options.optLevel;
+  PassManager lowering(module.getContext());
+  gpu::buildLowerToNVVMPassPipeline(lowering, nvvmOptions);
+  if (failed(lowering.run(*work)))
+    return failure();
+  KernelArtifact artifact;
+  work->walk([&](gpu::BinaryOp binary) {
+    for (Attribute attr : binary.getObjects())
+      if (auto object = dyn_cast<gpu::ObjectAttr>(attr))
+        artifact.ptx = object.getObject().str();
+  });
+  if (artifact.ptx.empty())
+    return mlir::emitError(func.getLoc(), "serialization produced no PTX");
+  std::string error;
+  if (!rt::verifyManifest(manifest, error))
+    return mlir::emitError(func.getLoc(), "invalid launch manifest: ") << error;
+  artifact.manifest = std::move(manifest);
+  return artifact;
+}

@@ -1,0 +1,217 @@
+//===- attn-translate.cpp - attn.attention to PTX / cubin -------*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+//
+//   attn-translate --attn-to-ptx   [FILE.mlir|-] [-o OUT] [--manifest=M.json]
+//   attn-translate --attn-to-cubin [FILE.mlir|-]  -o OUT  [--manifest=M.json]
+//                  [-e FUNC] [--chip=sm_90a] [--features=+ptx80]
+//                  [--block-m=N --block-n=N --num-warps=N --num-stages=N]
+//
+// Compiles one function holding attn.attention to PTX text (stdout or -o)
+// or, through ptxas, to a cubin, and writes the launch manifest
+// (docs/Manifest.md) next to it. Errors are one line, exit code 1, and no
+// output file is left behind.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/InitAll.h"
+#include "attn/Target/PTX.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/ToolUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+namespace rt = ::attn::runtime;
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "attn-translate: " << message << "\n";
+  return EXIT_FAILURE;
+}
+
+/// Finds ptxas on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin.
+static std::string findPtxas() {
+  SmallVector<StringRef, 2> dirs;
+  std::string cudaBin;
+  if (const char *home = std::getenv("CUDA_HOME")) {
+    cudaBin = (llvm::Twine(home) + "/bin").str();
+    dirs.push_back(cudaBin);
+  }
+  dirs.push_back("/usr/local/cuda/bin");
+  if (auto path = llvm::sys::findProgramByName("ptxas"))
+    return *path;
+  if (auto path = llvm::sys::findProgramByName("ptxas", dirs))
+    return *path;
+  return "";
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::OptionCategory category("attn-translate options");
+  enum class Action { None, PTX, Cubin };
+  cl::opt<Action> action(
+      cl::desc("Translation:"), cl::init(Action::None),
+      cl::values(clEnumValN(Action::PTX, "attn-to-ptx",
+                            "attn.attention to PTX text"),
+                 clEnumValN(Action::Cubin, "attn-to-cubin",
+                            "attn.attention to a cubin (through ptxas)")),
+      cl::cat(category));
+  cl::opt<std::string> inputFilename(cl::Positional, cl::init("-"),
+                                     cl::desc("<input .mlir>"),
+                                     cl::cat(category));
+  cl::opt<std::string> outputFilename("o", cl::init("-"),
+                                      cl::desc("Output file"),
+                                      cl::value_desc("file"),
+                                      cl::cat(category));
+  cl::opt<std::string> manifestFilename(
+      "manifest",
+      cl::desc("Write the launch manifest here (default with -o: the output "
+               "name with .json)"),
+      cl::value_desc("file.json"), cl::cat(category));
+  cl::opt<std::string> entry("e",
+                             cl::desc("Function to compile (default: the "
+                                      "only func.func)"),
+                             cl::value_desc("function"), cl::cat(category));
+  cl::opt<std::string> chip("chip", cl::init("sm_90a"),
+                            cl::desc("CUDA chip: sm_80, sm_90a, ..."),
+                            cl::cat(category));
+  cl::opt<std::string> features("features", cl::init("+ptx80"),
+                                cl::desc("PTX ISA features"),
+                                cl::cat(category));
+  cl::opt<int64_t> blockM("block-m", cl::init(0),
+                          cl::desc("Query rows per program (0: default)"),
+                          cl::cat(category));
+  cl::opt<int64_t> blockN("block-n", cl::init(0),
+                          cl::desc("Keys per key block (0: default)"),
+                          cl::cat(category));
+  cl::opt<int64_t> numWarps("num-warps", cl::init(0),
+                            cl::desc("Warps per program (0: default)"),
+                            cl::cat(category));
+  cl::opt<int64_t> numStages("num-stages", cl::init(0),
+                             cl::desc("K/V stages (0: default)"),
+                             cl::cat(category));
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "attn-translate: attn.attention to PTX, cubin "
+                              "and a launch manifest\n");
+
+  if (action == Action::None)
+    return fail("choose a translation: --attn-to-ptx or --attn-to-cubin");
+  if (blockM < 0 || blockN < 0 || numWarps < 0 || numStages < 0)
+    return fail("--block-m, --block-n, --num-warps and --num-stages must be "
+                ">= 0");
+  if (action == Action::Cubin && outputFilename == "-")
+    return fail("--attn-to-cubin writes a binary: give -o FILE");
+
+  DialectRegistry registry;
+  mlir::attn::registerAttnDialect(registry);
+  mlir::attn::registerAllPasses();
+  MLIRContext context(registry);
+  // Diagnostics as `file:line:col: error: message`, one per line.
+  std::string errorMessage;
+  auto input = openInputFile(inputFilename, &errorMessage);
+  if (!input)
+    return fail(errorMessage);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return EXIT_FAILURE;
+
+  std::string funcName = entry;
+  if (funcName.empty()) {
+    SmallVector<func::FuncOp> funcs(module->getOps<func::FuncOp>());
+    if (funcs.size() != 1)
+      return fail("the module has " + llvm::Twine(funcs.size()) +
+                  " functions; choose one with -e");
+    funcName = funcs.front().getSymName().str();
+  }
+
+  mlir::attn::PTXOptions options;
+  options.chip = chip;
+  options.features = features;
+  options.overrides = {blockM, blockN, numWarps, numStages};
+  FailureOr<mlir::attn::KernelArtifact> artifact =
+      mlir::attn::compileToPTX(*module, funcName, options);
+  if (failed(artifact))
+    return EXIT_FAILURE;
+
+  // The PTX (or cubin) and the manifest, written only when both succeed.
+  std::string manifestPath = manifestFilename;
+  if (manifestPath.empty() && outputFilename != "-") {
+    SmallString<128> path(outputFilename);
+    llvm::sys::path::replace_extension(path, "json");
+    manifestPath = std::string(path);
+  }
+  SmallString<128> ptxName(
+      outputFilename == "-" ? funcName + ".ptx"
+                            : llvm::sys::path::filename(outputFilename).str());
+  if (action == Action::Cubin)
+    llvm::sys::path::replace_extension(ptxName, "ptx");
+  artifact->manifest.ptx = std::string(ptxName);
+
+  std::unique_ptr<llvm::ToolOutputFile> output;
+  std::unique_ptr<llvm::ToolOutputFile> ptxFile;
+  if (action == Action::PTX) {
+    output = openOutputFile(outputFilename, &errorMessage);
+    if (!output)
+      return fail(errorMessage);
+    output->os() << artifact->ptx;
+  } else {
+    // ptxas reads the PTX from a file next to the cubin, kept for the
+    // manifest's "ptx" field.
+    SmallString<128> ptxPath(outputFilename);
+    llvm::sys::path::replace_extension(ptxPath, "ptx");
+    ptxFile = openOutputFile(ptxPath, &errorMessage);
+    if (!ptxFile)
+      return fail(errorMessage);
+    ptxFile->os() << artifact->ptx;
+    ptxFile->os().flush();
+    std::string ptxas = findPtxas();
+    if (ptxas.empty())
+      return fail("--attn-to-cubin needs ptxas (not on PATH, in "
+                  "$CUDA_HOME/bin or in /usr/local/cuda/bin)");
+    std::string tmpCubin = outputFilename + ".tmp";
+    SmallVector<StringRef> args = {ptxas, "-arch", chip, "-o", tmpCubin,
+                                   ptxPath};
+    std::string ptxasError;
+    int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, {}, 0, 0,
+                                       &ptxasError);
+    if (rc != 0) {
+      llvm::sys::fs::remove(tmpCubin);
+      return fail("ptxas failed (exit code " + llvm::Twine(rc) + ")" +
+                  (ptxasError.empty() ? "" : ": " + ptxasError));
+    }
+    if (std::error_code ec = llvm::sys::fs::rename(tmpCubin, outputFilename))
+      return fail("cannot write " + outputFilename + ": " + ec.message());
+  }
+  if (!manifestPath.empty()) {
+    std::string error;
+    if (!rt::writeManifestFile(manifestPath, artifact->manifest, error)) {
+      if (action == Action::Cubin)
+        llvm::sys::fs::remove(outputFilename);
+      return fail(error);
+    }
+  }
+  if (output)
+    output->keep();
+  if (ptxFile)
+    ptxFile->keep();
+  return EXIT_SUCCESS;
+}
