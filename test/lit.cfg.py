@@ -40,6 +40,7 @@ for optional in ["attn-translate", "attn-run"]:
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 # The runner's path, for scripts that take it as an argument.
 config.substitutions.append(("%attn_run", os.path.join(config.attn_tools_dir, "attn-run")))
+config.substitutions.append(("%attn_translate", os.path.join(config.attn_tools_dir, "attn-translate")))
 
 # ptxas assembles the PTX we emit (resource checks run without a GPU).
 cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")

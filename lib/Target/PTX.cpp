@@ -12,7 +12,6 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassManager.h"
 
 using namespace mlir;
@@ -54,13 +53,11 @@ static OwningOpRef<ModuleOp> buildCanonicalModule(AttentionOp op,
       b, loc, name, b.getFunctionType(inputs, {op.getOutput().getType()}));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
-  IRMapping mapping;
-  mapping.map(op.getQuery(), entry->getArgument(0));
-  mapping.map(op.getKey(), entry->getArgument(1));
-  mapping.map(op.getValue(), entry->getArgument(2));
-  if (op.getMask())
-    mapping.map(op.getMask(), entry->getArgument(3));
-  Operation *copy = b.clone(*op, mapping);
+  // Operands by position, not by value: the original may pass one value as
+  // several operands (self-attention).
+  Operation *copy = b.clone(*op);
+  for (unsigned i = 0, e = copy->getNumOperands(); i < e; ++i)
+    copy->setOperand(i, entry->getArgument(i));
   func::ReturnOp::create(b, loc, copy->getResults());
   return module;
 }

@@ -1,0 +1,52 @@
+// PTX and the launch manifest of a bf16 GQA causal attention.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: attn-translate --attn-to-ptx %s -o %t/gqa.ptx
+// RUN: FileCheck %s --check-prefix=PTX < %t/gqa.ptx
+// RUN: FileCheck %s --check-prefix=MANIFEST < %t/gqa.json
+// The same to stdout with an explicit manifest path and config overrides.
+// RUN: attn-translate --attn-to-ptx %s --manifest=%t/m.json --block-m=32 --num-warps=2 | FileCheck %s --check-prefix=PTX
+// RUN: FileCheck %s --check-prefix=OVERRIDE < %t/m.json
+
+// PTX: .version 8.0
+// PTX: .target sm_90a
+// PTX: .entry gqa_kernel(
+// Both matmuls on tensor cores, exp2 on the SFU, quad shuffles, no libdevice.
+// PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// PTX: ex2.approx.ftz.f32
+// PTX: shfl.sync.bfly.b32
+// PTX-NOT: __nv_
+
+// MANIFEST:      "format": "attn-mlir-manifest",
+// MANIFEST-NEXT: "version": 1,
+// MANIFEST-NEXT: "kernel": "gqa_kernel",
+// MANIFEST-NEXT: "ptx": "gqa.ptx",
+// MANIFEST-NEXT: "chip": "sm_90a",
+// MANIFEST-NEXT: "function": "gqa",
+// MANIFEST-NEXT: "element_type": "bf16",
+// MANIFEST-NEXT: "query": {"shape": [-1, 8, -1, 64]},
+// MANIFEST-NEXT: "key": {"shape": [-1, 2, -1, 64]},
+// MANIFEST-NEXT: "value": {"shape": [-1, 2, -1, 64]},
+// MANIFEST-NEXT: "output": {"shape": [-1, 8, -1, 64]},
+// MANIFEST-NEXT: "mask": null,
+// MANIFEST-NEXT: "attributes": {"scale": 0.125, "causal": "top_left", "precision": null},
+// MANIFEST-NEXT: "config": {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 2},
+// MANIFEST-NEXT: "block": [128, 1, 1],
+// MANIFEST-NEXT: "grid": [{"ceil_div": ["Tq", 64]}, {"mul": ["B", "Hq"]}, 1],
+// Q 64 x 72 + K 64 x 72 + V 64 x 72 bf16 (rows padded by 16 bytes).
+// MANIFEST-NEXT: "shared_memory_bytes": 27648,
+// MANIFEST-NEXT: "params": [
+// MANIFEST-NEXT:   {"kind": "memref", "operand": "query", "rank": 4},
+// MANIFEST-NEXT:   {"kind": "memref", "operand": "key", "rank": 4},
+// MANIFEST-NEXT:   {"kind": "memref", "operand": "value", "rank": 4},
+// MANIFEST-NEXT:   {"kind": "memref", "operand": "output", "rank": 4}
+// MANIFEST-NEXT: ]
+
+// OVERRIDE: "ptx": "gqa.ptx",
+// OVERRIDE: "config": {"block_m": 32, "block_n": 64, "num_warps": 2, "num_stages": 2},
+// OVERRIDE: "block": [64, 1, 1],
+// OVERRIDE: "grid": [{"ceil_div": ["Tq", 32]}, {"mul": ["B", "Hq"]}, 1],
+
+func.func @gqa(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>) -> tensor<?x8x?x64xbf16> {
+  %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> -> tensor<?x8x?x64xbf16>
+  return %o : tensor<?x8x?x64xbf16>
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Compiles a matrix of kernels to PTX and assembles each with ptxas.
+
+    ptxas_matrix.py --attn-translate PATH --ptxas PATH --workdir DIR [--chip sm_90a]
+
+Matrix: {f32 tf32, f32 ieee, f16, bf16} x head dim {16, 64, 128, 256} x
+four variants (plain MHA; causal top_left + GQA 4:1; bottom_right + rank-4
+float mask; i1 rank-2 mask + MQA), plus D != Dv, all with the default
+kernel config. For each kernel `ptxas -v` must report a 0-byte stack frame
+and no spills. Prints one line per kernel and a summary last.
+"""
+
+import argparse
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+
+VARIANTS = {
+    "mha": dict(hq=8, hkv=8, causal=None, mask=None),
+    "gqa_causal": dict(hq=8, hkv=2, causal="top_left", mask=None),
+    "br_floatmask": dict(hq=4, hkv=4, causal="bottom_right", mask=("f", "1x?x?x?")),
+    "mqa_boolmask": dict(hq=8, hkv=1, causal=None, mask=("i1", "?x?")),
+}
+
+
+def function(name, dtype, d, dv, hq, hkv, causal, mask):
+    elt = dtype.split("-")[0]
+    t = lambda h, dd: f"tensor<?x{h}x?x{dd}x{elt}>"  # noqa: E731
+    args = [f"%q: {t(hq, d)}", f"%k: {t(hkv, d)}", f"%v: {t(hkv, dv)}"]
+    types = f"{t(hq, d)}, {t(hkv, d)}, {t(hkv, dv)}"
+    operands = "%q, %k, %v"
+    if mask:
+        mt = f"tensor<{mask[1]}x{elt if mask[0] == 'f' else 'i1'}>"
+        args.append(f"%m: {mt}")
+        types += f", {mt}"
+        operands += " mask(%m)"
+    attrs = []
+    if causal:
+        attrs.append(f"causal = #attn.causal<{causal}>")
+    if dtype == "f32-ieee":
+        attrs.append("precision = #attn.precision<ieee>")
+    attr = " {" + ", ".join(attrs) + "}" if attrs else ""
+    return (f"func.func @{name}({', '.join(args)}) -> {t(hq, dv)} {{\n"
+            f"  %o = attn.attention {operands}{attr} : {types} -> {t(hq, dv)}\n"
+            f"  return %o : {t(hq, dv)}\n}}\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--attn-translate", required=True)
+    ap.add_argument("--ptxas", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--chip", default="sm_90a")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = ap.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    kernels = []
+    for dtype in ("f32-tf32", "f32-ieee", "f16", "bf16"):
+        for d in (16, 64, 128, 256):
+            for variant, kw in VARIANTS.items():
+                kernels.append((f"{dtype.replace('-', '_')}_d{d}_{variant}", dtype, d, d, kw))
+    kernels.append(("bf16_d64_dv128", "bf16", 64, 128, VARIANTS["gqa_causal"]))
+    kernels.append(("f16_d128_dv64", "f16", 128, 64, VARIANTS["mha"]))
+
+    def build(item):
+        name, dtype, d, dv, kw = item
+        base = os.path.join(args.workdir, name)
+        with open(base + ".mlir", "w") as f:
+            f.write(function(name, dtype, d, dv, **kw))
+        tr = subprocess.run([args.attn_translate, "--attn-to-ptx", base + ".mlir", "-o", base + ".ptx",
+                             f"--chip={args.chip}"], capture_output=True, text=True)
+        if tr.returncode:
+            return name, False, "attn-translate: " + tr.stderr.strip().splitlines()[0]
+        px = subprocess.run([args.ptxas, f"-arch={args.chip}", "-v", base + ".ptx", "-o", base + ".cubin"],
+                            capture_output=True, text=True)
+        report = px.stdout + px.stderr
+        if px.returncode:
+            return name, False, "ptxas failed: " + report.strip().splitlines()[-1]
+        frame = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", report)
+        regs = re.search(r"Used (\d+) registers", report)
+        clean = frame is not None and frame.groups() == ("0", "0", "0")
+        line = f"{regs.group(1) if regs else '?'} registers, " + (frame.group(0) if frame else "no report")
+        return name, clean, line
+
+    bad = 0
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for name, ok, line in pool.map(build, kernels):
+            print(f"{'ok  ' if ok else 'BAD '} {name}: {line}")
+            bad += not ok
+    print(f"ptxas-matrix: {len(kernels)} kernels, {bad} with spills, stack or errors")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
