@@ -40,6 +40,6 @@ mlir::attn::runner::createBackend(StringRef target) {
   if (target == "cpu")
     return createCPUBackend();
   if (target == "cuda")
-    return makeError("--target=cuda is not available yet in this build");
+    return createCUDABackend();
   return makeError("unknown --target '" + target + "' (expected cpu or cuda)");
 }

@@ -54,13 +54,6 @@ static llvm::Error checkFitsInMemory(double usedBytes, double numBytes,
   return makeError(what + text);
 }
 
-uint64_t mlir::attn::runner::deriveInputSeed(uint64_t seed, unsigned index) {
-  // Two splitmix64 steps: the first separates seeds, the second inputs.
-  rt::SplitMix64 base(seed);
-  rt::SplitMix64 mixed(base.next() + 0x9E3779B97F4A7C15ull * (index + 1));
-  return mixed.next();
-}
-
 llvm::Expected<rt::HostTensor>
 mlir::attn::runner::makeInputTensor(StringRef spec, RankedTensorType argType,
                                     uint64_t seed) {

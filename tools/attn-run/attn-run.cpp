@@ -6,15 +6,21 @@
 //
 //   attn-run FILE.mlir [-e FUNC] [--target=cpu|cuda] --input=SPEC ...
 //            [--seed=N] [--check] [--bench [--iters=N]] [--output=@o.npy]
-//            [--json] [--block-m=N --block-n=N]
+//            [--json] [--block-m=N --block-n=N] [--num-warps=N]
+//            [--chip=sm_90a] [--emit-kernel=DIR]
+//   attn-run MANIFEST.json --input=SPEC ... [--seed=N] [--check] ...
 //
 // Option parsing and printing only; the work is done by the AttnRunner
-// library (attn/Runner/Runner.h). Errors are one line on stderr starting
-// with "attn-run: " and exit code 1; a failing --check also exits 1.
+// library (attn/Runner/Runner.h), and for a launch manifest by the MLIR-free
+// runtime (attn/Runtime/ManifestRun.h), as in the runner-only attn-run.
+// --target=cuda --emit-kernel=DIR writes DIR/<func>.ptx and DIR/<func>.json
+// and stops. Errors are one line on stderr starting with "attn-run: " and
+// exit code 1; a failing --check also exits 1.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Runner/Runner.h"
+#include "attn/Runtime/ManifestRun.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -24,6 +30,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <iostream>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -39,7 +46,8 @@ int main(int argc, char **argv) {
 
   cl::OptionCategory category("attn-run options");
   cl::opt<std::string> inputFilename(cl::Positional, cl::Required,
-                                     cl::desc("<input .mlir file>"),
+                                     cl::desc("<input .mlir file or launch "
+                                              "manifest .json>"),
                                      cl::cat(category));
   cl::opt<std::string> entry(
       "e", cl::desc("The function to run (default: the only func.func)"),
@@ -51,9 +59,10 @@ int main(int argc, char **argv) {
                               cl::cat(category));
   cl::list<std::string> inputs(
       "input",
-      cl::desc("One per function argument, in order: SHAPExTYPE (random data, "
-               "e.g. 2x32x1024x128xbf16), @file.npy, or random (the "
-               "argument's static type)"),
+      cl::desc("One per function argument, in order (for a manifest: query, "
+               "key, value[, mask]): SHAPExTYPE (random data, e.g. "
+               "2x32x1024x128xbf16), @file.npy, or random (the argument's "
+               "static type)"),
       cl::value_desc("spec"), cl::cat(category));
   cl::opt<uint64_t> seed(
       "seed",
@@ -71,7 +80,8 @@ int main(int argc, char **argv) {
                "(before the check line)"),
       cl::cat(category));
   cl::opt<unsigned> iters(
-      "iters", cl::desc("Timed runs of --bench, after 2 warm-up runs"),
+      "iters",
+      cl::desc("Timed runs of --bench, after 2 warm-up runs (5 on cuda)"),
       cl::init(20), cl::cat(category));
   cl::opt<std::string> output("output",
                               cl::desc("Write the result to a .npy file"),
@@ -85,6 +95,20 @@ int main(int argc, char **argv) {
   cl::opt<int64_t> blockN(
       "block-n", cl::desc("Keys per inner block (0: the default config)"),
       cl::init(0), cl::cat(category));
+  cl::opt<int64_t> numWarps(
+      "num-warps", cl::desc("cuda: warps per program (0: the default config)"),
+      cl::init(0), cl::cat(category));
+  cl::opt<std::string> chip(
+      "chip",
+      cl::desc("cuda: the chip to compile for (default: the device's own, "
+               "sm_90a on compute capability 9.0; sm_90a with --emit-kernel)"),
+      cl::value_desc("sm_XY"), cl::cat(category));
+  cl::opt<std::string> emitKernel(
+      "emit-kernel",
+      cl::desc("cuda: compile only, write DIR/<func>.ptx and DIR/<func>.json "
+               "(the launch manifest) and stop; no GPU needed, the run "
+               "options are not used"),
+      cl::value_desc("DIR"), cl::cat(category));
   cl::opt<std::string> jitCPU(
       "jit-cpu",
       cl::desc("CPU name for the JIT with that CPU's default features, e.g. "
@@ -104,10 +128,50 @@ int main(int argc, char **argv) {
 
   if (blockM < 0 || blockN < 0)
     return fail("--block-m and --block-n must be >= 0");
+  if (numWarps < 0)
+    return fail("--num-warps must be >= 0");
+  if (emitKernel.getNumOccurrences() && emitKernel.empty())
+    return fail("--emit-kernel needs a directory, as in --emit-kernel=out");
+  bool isCUDA =
+      target == "cuda" ||
+      (target.getNumOccurrences() == 0 &&
+       (!emitKernel.empty() || StringRef(inputFilename).ends_with(".json")));
+  if (!isCUDA && (numWarps.getNumOccurrences() || chip.getNumOccurrences()))
+    return fail("--num-warps and --chip apply to --target=cuda");
+  if (!isCUDA && emitKernel.getNumOccurrences())
+    return fail("--emit-kernel writes PTX: it needs --target=cuda");
+
+  // A launch manifest is already compiled: run it as the runner-only
+  // attn-run does.
+  if (StringRef(inputFilename).ends_with(".json")) {
+    if (!isCUDA)
+      return fail("a launch manifest runs on --target=cuda only");
+    if (entry.getNumOccurrences() || blockM || blockN || numWarps ||
+        chip.getNumOccurrences() || !jitCPU.empty() ||
+        emitKernel.getNumOccurrences())
+      return fail("-e, --block-m, --block-n, --num-warps, --chip, --jit-cpu "
+                  "and --emit-kernel do not apply to a launch manifest (it is "
+                  "compiled already)");
+    ::attn::runtime::ManifestRunOptions manifestOptions;
+    manifestOptions.manifestPath = inputFilename;
+    manifestOptions.inputs.assign(inputs.begin(), inputs.end());
+    manifestOptions.seed = seed;
+    manifestOptions.check = check;
+    manifestOptions.bench = bench;
+    manifestOptions.iterations = iters;
+    manifestOptions.output = output;
+    manifestOptions.json = json;
+    bool passed = true;
+    std::string error;
+    if (!::attn::runtime::runManifest(manifestOptions, std::cout, passed,
+                                      error))
+      return fail(error);
+    return passed ? EXIT_SUCCESS : EXIT_FAILURE;
+  }
 
   mlir::attn::runner::RunOptions options;
   options.entry = entry;
-  options.target = target;
+  options.target = isCUDA ? std::string("cuda") : std::string(target);
   options.inputs.assign(inputs.begin(), inputs.end());
   options.seed = seed;
   options.check = check;
@@ -117,6 +181,8 @@ int main(int argc, char **argv) {
   options.json = json;
   options.compile.blockM = blockM;
   options.compile.blockN = blockN;
+  options.compile.numWarps = numWarps;
+  options.compile.chip = chip;
   options.compile.jitCPU = jitCPU;
   options.compile.configurePassManager = [](PassManager &pm) {
     return applyPassManagerCLOptions(pm);
@@ -130,6 +196,21 @@ int main(int argc, char **argv) {
       mlir::attn::runner::loadModule(inputFilename, context);
   if (!module)
     return fail(llvm::toString(module.takeError()));
+
+  if (!emitKernel.empty()) {
+    llvm::Expected<mlir::attn::runner::EntryFunction> entryFunction =
+        mlir::attn::runner::selectEntryFunction(**module, options.entry);
+    if (!entryFunction)
+      return fail(llvm::toString(entryFunction.takeError()));
+    llvm::Expected<mlir::attn::runner::EmittedKernel> emitted =
+        mlir::attn::runner::emitCUDAKernel(**module, *entryFunction,
+                                           options.compile, emitKernel);
+    if (!emitted)
+      return fail(llvm::toString(emitted.takeError()));
+    llvm::outs() << "attn-run: wrote " << emitted->ptxPath << " and "
+                 << emitted->manifestPath << " for " << emitted->chip << "\n";
+    return EXIT_SUCCESS;
+  }
 
   llvm::Expected<bool> passed =
       mlir::attn::runner::runModule(**module, options, llvm::outs());

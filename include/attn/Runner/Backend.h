@@ -7,8 +7,8 @@
 // A Backend compiles the entry function of a module for one target and runs
 // it on host tensors. attn-run drives every target through this interface:
 // the CPU backend (LLVM JIT through mlir::ExecutionEngine) lives in
-// CPUBackend.cpp; a CUDA backend (PTX through the CUDA driver) is added
-// beside it and registered in createBackend.
+// CPUBackend.cpp, the CUDA backend (PTX through the CUDA driver) in
+// CUDABackend.cpp; createBackend selects one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +17,7 @@
 
 #include "attn/Runner/EntryFunction.h"
 #include "attn/Runtime/HostTensor.h"
+#include "attn/Runtime/RunReport.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
 
@@ -36,6 +37,11 @@ struct CompileOptions {
   /// Kernel config overrides of `--attn-tile` (0 keeps the default).
   int64_t blockM = 0;
   int64_t blockN = 0;
+  /// CUDA only: warps per program (0 keeps the default config).
+  int64_t numWarps = 0;
+  /// CUDA only: the chip to compile for, e.g. sm_90a; empty means the
+  /// device's own (getNativeChip), or kDefaultCUDAChip for emitCUDAKernel.
+  std::string chip;
   /// CPU only: the LLVM CPU name the JIT compiles for, with that CPU's
   /// default features; empty means the host CPU and all its features.
   std::string jitCPU;
@@ -44,16 +50,9 @@ struct CompileOptions {
   std::function<LogicalResult(PassManager &)> configurePassManager;
 };
 
-/// What the roofline floor of `--bench` assumes about the device.
-struct DeviceInfo {
-  /// A one-line description, such as "host cpu: 2 cores x 2.10 GHz x 32
-  /// flop/cycle, 20 GB/s".
-  std::string description;
-  /// Peak floating-point operations per second.
-  double peakFlops = 0.0;
-  /// Peak memory bandwidth in bytes per second.
-  double bytesPerSecond = 0.0;
-};
+/// What the roofline floor of `--bench` assumes about the device: a
+/// description, the peak flop/s and the bandwidth in bytes/s.
+using DeviceInfo = ::attn::runtime::DeviceInfo;
 
 /// Compiles and runs the entry function on one target.
 class Backend {
@@ -93,9 +92,35 @@ public:
 /// Returns the CPU backend: the attn-to-llvm-cpu pipeline, then the LLVM JIT.
 std::unique_ptr<Backend> createCPUBackend();
 
+/// Returns the CUDA backend: compileToPTX for the chip of CUDA device 0
+/// (see CUDABackend.cpp), then the CUDA driver. Opens the device at once, so
+/// that a machine without one fails with "--target=cuda: no CUDA driver
+/// found (libcuda.so.1 could not be loaded)" before any work is done.
+llvm::Expected<std::unique_ptr<Backend>> createCUDABackend();
+
 /// Returns the backend of `target` ("cpu" or "cuda"), or an error naming
 /// the targets this build provides.
 llvm::Expected<std::unique_ptr<Backend>> createBackend(StringRef target);
+
+/// The chip emitCUDAKernel compiles for when CompileOptions::chip is empty.
+constexpr const char *kDefaultCUDAChip = "sm_90a";
+
+/// The files emitCUDAKernel wrote.
+struct EmittedKernel {
+  std::string ptxPath;
+  std::string manifestPath;
+  std::string chip;
+};
+
+/// Compiles `entry` of `module` to PTX (compileToPTX) and writes
+/// `directory`/<func>.ptx and `directory`/<func>.json, the launch manifest
+/// whose "ptx" is the PTX file's name (docs/Manifest.md); creates
+/// `directory` if needed. Needs no GPU: the runner-only attn-run runs the
+/// result on another machine. Nothing is written when compilation fails.
+llvm::Expected<EmittedKernel> emitCUDAKernel(ModuleOp module,
+                                             EntryFunction &entry,
+                                             const CompileOptions &options,
+                                             StringRef directory);
 
 } // namespace runner
 } // namespace attn

@@ -21,6 +21,7 @@
 #include "attn/Runner/EntryFunction.h"
 #include "attn/Runtime/HostTensor.h"
 #include "attn/Runtime/Reference.h"
+#include "attn/Runtime/RunReport.h"
 #include "llvm/Support/Error.h"
 
 #include <array>
@@ -31,10 +32,8 @@ namespace mlir {
 namespace attn {
 namespace runner {
 
-/// The seed of the random data of input `index` (0-based): splitmix64 of
-/// `seed` mixed with the index, so that every input gets different data and
-/// the same command line always gives the same data.
-uint64_t deriveInputSeed(uint64_t seed, unsigned index);
+/// The seed of the random data of input `index` (see RunReport.h).
+using ::attn::runtime::deriveInputSeed;
 
 /// Builds the tensor that `spec` describes for an argument of type
 /// `argType` and checks it with checkInputType (a SHAPExTYPE spec before

@@ -35,6 +35,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -47,6 +49,8 @@ struct Buffer {
   MemRefType type;
   Value storage;
   int64_t rows = 0, cols = 0, ld = 0;
+  /// Shared buffers: the byte address of element (0, 0), as an index.
+  Value base;
 };
 
 class Distributor {
@@ -91,6 +95,9 @@ private:
 
   // Rewrites.
   LogicalResult rewriteFill(linalg::FillOp op);
+  /// True for a zero fill of a shared buffer that a copy into the same
+  /// buffer follows: the GPU copy zeroes the rows it does not load.
+  bool isZeroFillBeforeCopy(linalg::FillOp fill, Buffer *buf);
   LogicalResult rewriteCopy(linalg::CopyOp op);
   LogicalResult rewriteGeneric(linalg::GenericOp op);
   LogicalResult rewriteContraction(linalg::GenericOp op);
@@ -99,6 +106,10 @@ private:
   void contractWithFMA(Buffer &a, Buffer &bBuf, Buffer &c, bool bTransposed,
                        int64_t k);
   Value loadShared(Buffer &buf, Value row, Value col, int64_t width);
+  /// `ldmatrix` of `num` 8x8 16-bit matrices of `buf`; this lane gives the
+  /// row start (row, col). Returns `num` i32 registers.
+  SmallVector<Value> loadMatrix(Buffer &buf, Value row, Value col, int num,
+                                bool transpose);
   LogicalResult rewriteStore(linalg::GenericOp op, Buffer &src);
   LogicalResult rewriteElementwise(linalg::GenericOp op);
   LogicalResult rewriteRowReduction(linalg::GenericOp op);
@@ -119,6 +130,8 @@ private:
 
   int64_t numThreads = 0, rowsPerWarp = 0, rowTiles = 0;
   Value tid, warpRow0, quadRow, quadCol, quadCol2;
+  // ldmatrix row addresses: lane % 8, (lane / 8) % 2, lane / 16, lane % 16.
+  Value laneMod8, laneBit3, laneHi, laneMod16;
   llvm::MapVector<Value, Buffer> buffers;
   /// Shared scratch for P when ieee contractions need it in shared memory.
   DenseMap<Value, Buffer> scratch;
@@ -199,12 +212,30 @@ void Distributor::forEachSharedChunk(int64_t rows, int64_t cols, int64_t vec,
   fn(row, col);
 }
 
+bool Distributor::isZeroFillBeforeCopy(linalg::FillOp fill, Buffer *buf) {
+  if (!matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat()))
+    return false;
+  for (Operation *next = fill->getNextNode(); next;
+       next = next->getNextNode()) {
+    if (auto copy = dyn_cast<linalg::CopyOp>(next))
+      return lookup(copy.getDpsInits()[0]) == buf;
+    if (!isPure(next))
+      return false;
+  }
+  return false;
+}
+
 LogicalResult Distributor::rewriteFill(linalg::FillOp op) {
   Buffer *buf = lookup(op.getDpsInits()[0]);
   if (!buf)
     return op.emitOpError("fills an unknown buffer");
   Value value = op.getDpsInputs()[0];
   b.setInsertionPoint(op);
+  if (buf->layout == Layout::Shared && isZeroFillBeforeCopy(op, buf)) {
+    // The copy that follows zeroes the rows it does not load.
+    b.eraseOp(op);
+    return success();
+  }
   if (buf->layout == Layout::Shared) {
     Type elt = buf->type.getElementType();
     int64_t vec = 16 / (elt.getIntOrFloatBitWidth() / 8);
@@ -240,23 +271,81 @@ LogicalResult Distributor::rewriteCopy(linalg::CopyOp op) {
   if (!to || to->layout != Layout::Shared || from)
     return op.emitOpError("expects a copy from global memory into a shared "
                           "block buffer");
-  // Global rows [0, rows) -> shared rows [0, rows), 16 bytes per thread step.
+  // Global rows [0, rows) -> shared rows [0, rows), 16 bytes per chunk;
+  // rows past `rows` become zero. Unrolled, loads issued in groups of 8
+  // before their stores, so each thread keeps 8 loads in flight.
   Type elt = to->type.getElementType();
   int64_t vec = 16 / (elt.getIntOrFloatBitWidth() / 8);
   auto vecType = VectorType::get({vec}, elt);
+  Value zero = arith::ConstantOp::create(b, loc, vecType,
+                                         b.getZeroAttr(vecType));
   Value validRows = getValueOrCreateConstantIndexOp(b, loc, rows);
+  int64_t chunksPerRow = to->cols / vec;
+  int64_t total = to->rows * chunksPerRow;
+  int64_t perThread = (total + numThreads - 1) / numThreads;
+  bool ragged = total % numThreads != 0;
+  // Up to 8 chunks in flight, fewer for wide f32 rows whose blocks already
+  // hold many registers (f32 rows of 256: 2 chunks).
+  int64_t rowBytes = to->cols * (elt.getIntOrFloatBitWidth() / 8);
+  int64_t kGroup = std::clamp<int64_t>(8 * 256 / rowBytes, 1, 8);
   barrier();
-  forEachSharedChunk(to->rows, to->cols, vec, [&](Value r, Value c) {
-    Value inside =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r, validRows);
-    auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+  // Groups of kGroup chunks: a loop over groups (so that the compiler does
+  // not hoist every load of the tile at once), the group itself unrolled.
+  int64_t numGroups = (perThread + kGroup - 1) / kGroup;
+  auto emitGroup = [&](Value groupBase, int64_t count) {
+    SmallVector<std::tuple<Value, Value, Value, Value>> chunks;
+    for (int64_t i = 0; i < count; ++i) {
+      Value idx = arith::AddIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, tid, groupBase),
+          cIndex(i * numThreads));
+      Value r = arith::DivUIOp::create(b, loc, idx, cIndex(chunksPerRow));
+      Value c = arith::MulIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, idx, cIndex(chunksPerRow)),
+          cIndex(vec));
+      Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           r, validRows);
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{vecType}, inside,
+                                    /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        Value v = vector::LoadOp::create(b, loc, vecType, src,
+                                         ValueRange{r, c},
+                                         /*nontemporal=*/false,
+                                         llvm::MaybeAlign(16));
+        scf::YieldOp::create(b, loc, v);
+        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        scf::YieldOp::create(b, loc, zero);
+      }
+      Value inRange =
+          ragged ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         idx, cIndex(total))
+                       .getResult()
+                 : Value();
+      chunks.push_back({ifOp.getResult(0), r, c, inRange});
+    }
+    for (auto [v, r, c, inRange] : chunks) {
+      OpBuilder::InsertionGuard guard(b);
+      if (inRange) {
+        auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      }
+      vector::StoreOp::create(b, loc, v, to->storage, ValueRange{r, c},
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+    }
+  };
+  if (numGroups == 1) {
+    emitGroup(cIndex(0), perThread);
+  } else {
+    // Whole groups in a loop; chunks past perThread are cut by `ragged`.
+    ragged = ragged || perThread % kGroup != 0;
+    auto loop = scf::ForOp::create(b, loc, cIndex(0),
+                                   cIndex(numGroups * kGroup * numThreads),
+                                   cIndex(kGroup * numThreads));
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    Value v = vector::LoadOp::create(b, loc, vecType, src, ValueRange{r, c},
-                                     /*nontemporal=*/false, llvm::MaybeAlign(16));
-    vector::StoreOp::create(b, loc, v, to->storage, ValueRange{r, c},
-                            /*nontemporal=*/false, llvm::MaybeAlign(16));
-  });
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    emitGroup(loop.getInductionVar(), kGroup);
+  }
   barrier();
   b.eraseOp(op);
   return success();
@@ -426,6 +515,38 @@ Value Distributor::loadShared(Buffer &buf, Value row, Value col,
                                 /*nontemporal=*/false, llvm::MaybeAlign(bytes));
 }
 
+SmallVector<Value> Distributor::loadMatrix(Buffer &buf, Value row, Value col,
+                                           int num, bool transpose) {
+  MLIRContext *ctx = b.getContext();
+  int64_t bytes = buf.type.getElementType().getIntOrFloatBitWidth() / 8;
+  Value offset = arith::MulIOp::create(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, row, cIndex(buf.ld)), col),
+      cIndex(bytes));
+  Value address = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, buf.base, offset));
+  auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
+  Value ptr = LLVM::IntToPtrOp::create(b, loc, sharedPtr, address);
+  Type i32 = b.getI32Type();
+  Type resultType =
+      num == 1 ? i32
+               : LLVM::LLVMStructType::getLiteral(
+                     ctx, SmallVector<Type>(num, i32));
+  Value result = NVVM::LdMatrixOp::create(
+      b, loc, resultType, ptr, b.getI32IntegerAttr(num),
+      NVVM::MMALayoutAttr::get(ctx, transpose ? NVVM::MMALayout::col
+                                              : NVVM::MMALayout::row),
+      NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+      NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
+  if (num == 1)
+    return {result};
+  SmallVector<Value> regs;
+  for (int i = 0; i < num; ++i)
+    regs.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
+  return regs;
+}
+
 /// One `mma.sync.aligned.m16n8k{16,8}.row.col.f32.{f16,bf16,tf32}` on
 /// registers: `aRegs` 4 and `bRegs` 2 values of vector<2xT> (T = f16/bf16)
 /// or f32 (tf32), `c` 4 f32. Returns the 4 f32 of D.
@@ -438,9 +559,11 @@ static SmallVector<Value> emitMma(OpBuilder &b, Location loc, Type elt,
                                        : NVVM::MMATypes::tf32;
   // f16 operands go as vector<2xf16>; bf16 pairs and tf32 as i32 bits.
   auto operand = [&](Value v) -> Value {
-    if (type == NVVM::MMATypes::f16)
+    Type want = type == NVVM::MMATypes::f16 ? Type(VectorType::get({2}, elt))
+                                            : i32;
+    if (v.getType() == want)
       return v;
-    return LLVM::BitcastOp::create(b, loc, i32, v);
+    return LLVM::BitcastOp::create(b, loc, want, v);
   };
   SmallVector<Value> a, bv;
   for (Value v : aRegs)
@@ -495,23 +618,67 @@ void Distributor::contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c,
         for (int64_t j = 0; j < 2; ++j)
           for (int64_t i = 0; i < 2; ++i)
             aRegs.push_back(loadPrivate(a, accIndex(a, mt, kt, i, j)));
+      } else if (!tf32) {
+        // ldmatrix.x4: lanes 0-15 give rows 0-15 at column k0, lanes 16-31
+        // the same rows at k0 + 8; the four matrices are exactly the A
+        // registers (r, c), (r + 8, c), (r, c + 8), (r + 8, c + 8).
+        Value row = arith::AddIOp::create(
+            b, loc, rowOf(mt, 0), laneMod16);
+        Value col = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, laneHi, cIndex(8)),
+            cIndex(kt * 16));
+        aRegs = loadMatrix(a, row, col, 4, /*transpose=*/false);
       } else {
-        Value colBase =
-            tf32 ? arith::AddIOp::create(b, loc, quadCol, cIndex(kt * 8))
-                       .getResult()
-                 : arith::AddIOp::create(b, loc, quadCol2, cIndex(kt * 16))
-                       .getResult();
+        Value colBase = arith::AddIOp::create(b, loc, quadCol, cIndex(kt * 8));
         for (int64_t half = 0; half < 2; ++half) {
-          Value col = arith::AddIOp::create(b, loc, colBase,
-                                            cIndex(half * (tf32 ? 4 : 8)));
+          Value col = arith::AddIOp::create(b, loc, colBase, cIndex(half * 4));
           for (Value row : {r0, r1})
             aRegs.push_back(loadShared(a, row, col, width));
         }
       }
-      for (int64_t nt = 0; nt < c.cols / 8; ++nt) {
+      // 16-bit B fragments of every n tile of this k step, two tiles per
+      // ldmatrix.x4 (x2 for an odd last tile). K ([n][k]) loads as is, V
+      // ([k][n]) transposed; each tile gets (k, k + 1) and (k + 8, k + 9).
+      SmallVector<SmallVector<Value>> bTiles;
+      int64_t nTiles = c.cols / 8;
+      for (int64_t nt = 0; !tf32 && nt < nTiles; nt += 2) {
+        int num = nt + 1 < nTiles ? 4 : 2;
+        Value row, col;
+        Value lane8 = num == 4 ? laneHi : cIndex(0);
+        if (bTransposed) {
+          // Matrices: (tile nt, k0), (tile nt, k0 + 8), (nt + 1, k0), ...
+          row = arith::AddIOp::create(
+              b, loc,
+              arith::AddIOp::create(b, loc, laneMod8,
+                                    arith::MulIOp::create(b, loc, lane8,
+                                                          cIndex(8))),
+              cIndex(nt * 8));
+          col = arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, laneBit3, cIndex(8)),
+              cIndex(kt * 16));
+        } else {
+          row = arith::AddIOp::create(
+              b, loc,
+              arith::AddIOp::create(b, loc, laneMod8,
+                                    arith::MulIOp::create(b, loc, laneBit3,
+                                                          cIndex(8))),
+              cIndex(kt * 16));
+          col = arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, lane8, cIndex(8)),
+              cIndex(nt * 8));
+        }
+        SmallVector<Value> regs =
+            loadMatrix(bBuf, row, col, num, /*transpose=*/!bTransposed);
+        bTiles.push_back({regs[0], regs[1]});
+        if (num == 4)
+          bTiles.push_back({regs[2], regs[3]});
+      }
+      for (int64_t nt = 0; nt < nTiles; ++nt) {
         Value n = arith::AddIOp::create(b, loc, quadRow, cIndex(nt * 8));
         SmallVector<Value> bRegs;
-        if (bTransposed) {
+        if (!tf32) {
+          bRegs = bTiles[nt];
+        } else if (bTransposed) {
           // B[n][k] (K tile): k pairs are contiguous.
           Value colBase =
               tf32 ? arith::AddIOp::create(b, loc, quadCol, cIndex(kt * 8))
@@ -652,6 +819,11 @@ FailureOr<int64_t> Distributor::run() {
   quadRow = arith::DivUIOp::create(b, loc, lane, cIndex(4));
   quadCol = arith::RemUIOp::create(b, loc, lane, cIndex(4));
   quadCol2 = arith::MulIOp::create(b, loc, quadCol, cIndex(2));
+  laneMod8 = arith::RemUIOp::create(b, loc, lane, cIndex(8));
+  laneBit3 = arith::RemUIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, lane, cIndex(8)), cIndex(2));
+  laneHi = arith::DivUIOp::create(b, loc, lane, cIndex(16));
+  laneMod16 = arith::RemUIOp::create(b, loc, lane, cIndex(16));
 
   // Storage: shared views, register arrays, ieee P scratch.
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
@@ -666,6 +838,8 @@ FailureOr<int64_t> Distributor::run() {
                                 MemRefLayoutAttrInterface{}, workgroup);
     buf.storage = memref::ViewOp::create(b, loc, type, dynamicShared,
                                          cIndex(sharedOffset), ValueRange{});
+    buf.base =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buf.storage);
     sharedOffset += (rows * buf.ld * bytes + 15) / 16 * 16;
   };
   Type f32 = b.getF32Type();

@@ -38,15 +38,16 @@
 // CHECK:           %[[BY:.*]] = gpu.block_id y
 // CHECK:           arith.divui %[[BY]]
 // CHECK:           arith.remui %[[BY]]
-// Q: 16-byte vector copies into shared memory, rows past Tq left zero.
-// CHECK:           scf.for
-// CHECK:             vector.store {{.*}} {alignment = 16 : i64} : memref<64x72xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// Q: 16-byte vector loads from global memory (zeros for rows past Tq), then
+// 16-byte stores into shared memory, between barriers.
 // CHECK:           gpu.barrier
+// CHECK:           scf.if %{{.*}} -> (vector<8xbf16>)
+// CHECK:             vector.load {{.*}} {alignment = 16 : i64} : memref<?x64xbf16, strided<[64, 1], offset: ?>>, vector<8xbf16>
+// CHECK:           vector.store {{.*}} {alignment = 16 : i64} : memref<64x72xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK:           gpu.barrier
+// The key loop: S = Q K^T on tensor cores, operands through ldmatrix.
 // CHECK:           scf.for
-// CHECK:             scf.if
-// CHECK:               vector.load {{.*}} {alignment = 16 : i64} : memref<?x64xbf16, strided<[64, 1], offset: ?>>, vector<8xbf16>
-// The key loop: S = Q K^T on tensor cores.
-// CHECK:           scf.for
+// CHECK:             nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
 // CHECK:             nvvm.mma.sync {{.*}} {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
 // Row max over the quad: two xor shuffles.
 // CHECK:             gpu.shuffle xor %{{.*}}, %{{.*}}, %{{.*}} : f32
@@ -55,6 +56,8 @@
 // CHECK:             llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // P converted to bf16 in registers, fed to P V.
 // CHECK:             arith.truncf %{{.*}} : f32 to bf16
+// V through ldmatrix.trans.
+// CHECK:             nvvm.ldmatrix %{{.*}} {{{.*}}layout = #nvvm.mma_layout<col>
 // CHECK:             nvvm.mma.sync
 // Epilogue: rows past Tq are not stored.
 // CHECK:           scf.if

@@ -46,9 +46,6 @@ func.func @attn(%q: tensor<1x2x17x32xf32>, %k: tensor<1x2x33x32xf32>, %v: tensor
 // RUN: not cmp -s %t.seed7a.npy %t.seed8.npy
 
 // Option errors.
-// RUN: not attn-run %s --input=random --input=random --input=random --target=cuda 2>&1 \
-// RUN:   | FileCheck %s --check-prefix=CUDA
-// CUDA: attn-run: --target=cuda is not available yet in this build
 // RUN: not attn-run %s --input=random --input=random --input=random --target=tpu 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=TARGET
 // TARGET: attn-run: unknown --target 'tpu' (expected cpu or cuda)
@@ -67,7 +64,7 @@ func.func @attn(%q: tensor<1x2x17x32xf32>, %k: tensor<1x2x33x32xf32>, %v: tensor
 
 // --help lists the options.
 // RUN: attn-run --help | FileCheck %s --check-prefix=HELP
-// HELP: USAGE: attn-run [options] <input .mlir file>
+// HELP: USAGE: attn-run [options] <input .mlir file or launch manifest .json>
 // HELP-DAG: --bench
 // HELP-DAG: --block-m=
 // HELP-DAG: --block-n=

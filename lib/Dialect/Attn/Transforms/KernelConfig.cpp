@@ -19,7 +19,7 @@ struct Defaults {
 /// of mma.sync), so block_m = 16 * num_warps: 8 warps and 128 rows for
 /// 16-bit types up to head dim 128, 4 warps and 64 rows otherwise; key
 /// blocks of 64 (32 where f32 tiles or D = 256 would crowd shared memory
-/// and registers). These keep every kernel of the CI matrix free of spills
+/// and registers, 16 for f32 with D > 128). These keep every kernel of the CI matrix free of spills
 /// (test/Target/PTX/ptxas-matrix.test). The CPU numbers keep every block buffer small enough for the
 /// stack of one program and make tails cheap.
 static Defaults getDefaults(Type elementType, int64_t headDim,
@@ -29,7 +29,7 @@ static Defaults getDefaults(Type elementType, int64_t headDim,
   int64_t maxDim = std::max(headDim, valueHeadDim);
   bool wide = elementType.isF32();
   if (maxDim > 128)
-    return {64, 32, 4, 2};
+    return {64, wide ? 16 : 32, 4, 2};
   if (wide)
     return {64, 32, 4, 2};
   if (maxDim > 64)

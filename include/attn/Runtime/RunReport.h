@@ -1,0 +1,140 @@
+//===- RunReport.h - attn-run's check, bench and JSON reports ---*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What attn-run prints, as text or as one JSON object:
+//
+//   attn-run: f on cuda: q=1x2x17x64xf16 k=... v=... -> o=1x2x17x64xf16
+//   bench: median_ms=... tflops=... floor_ms=...        (--bench)
+//   check: sampled 1000 of N rows                       (--check, large N)
+//   check: PASS rel_l2=... max_abs=...                  (--check, always last)
+//
+// --check compares every row with the float64 reference when
+// B*Hq*Tq <= 4096, else 1000 rows chosen by selectCheckRows from --seed.
+//
+// --bench reports the median of the timed runs. FLOPs are counted as
+// FlashAttention does, 2*B*Hq*Tq*Tk*(D+Dv), halved for causal masking when
+// Tq == Tk; bytes are Q, K, V, the mask and O, each moved once. floor_ms is
+// the larger of FLOPs / peak flops and bytes / bandwidth of the device.
+//
+// MLIR-free (C++17 and the runtime library only), so that the runner-only
+// attn-run (ATTN_RUNNER_ONLY) prints exactly what the full one prints. The
+// JSON is written as llvm::json writes it: one line, keys sorted, doubles
+// with 17 significant digits, non-finite numbers as null.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_RUNREPORT_H
+#define ATTN_RUNTIME_RUNREPORT_H
+
+#include "attn/Runtime/HostTensor.h"
+#include "attn/Runtime/Reference.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn {
+namespace runtime {
+
+/// Problems with at most this many rows (B*Hq*Tq) are checked in full.
+constexpr int64_t kCheckAllRowsLimit = 4096;
+/// Rows checked in larger problems.
+constexpr int64_t kCheckSampledRows = 1000;
+
+/// The seed of the random data of input `index` (0-based): splitmix64 of
+/// `seed` mixed with the index, so that every input gets different data and
+/// the same command line always gives the same data.
+uint64_t deriveInputSeed(uint64_t seed, unsigned index);
+
+/// The outcome of --check.
+struct CheckReport {
+  CheckResult result;
+  Tolerance tolerance = {0.0, 0.0};
+  int64_t totalRows = 0;
+  bool sampled = false;
+};
+
+/// Compares `output` with the float64 reference of `problem` (all rows, or
+/// kCheckSampledRows rows chosen from `seed`).
+CheckReport checkOutput(const AttentionProblem &problem,
+                        const HostTensor &output, bool tf32, uint64_t seed);
+
+/// What the roofline floor of --bench assumes about the device.
+struct DeviceInfo {
+  /// A one-line description of the device and of its peak rates.
+  std::string description;
+  /// Peak floating-point operations per second.
+  double peakFlops = 0.0;
+  /// Peak memory bandwidth in bytes per second.
+  double bytesPerSecond = 0.0;
+};
+
+/// The outcome of --bench.
+struct BenchReport {
+  unsigned iterations = 0;
+  double medianMs = 0.0;
+  double minMs = 0.0;
+  double flops = 0.0;
+  double bytes = 0.0;
+  double tflops = 0.0;
+  double flopFloorMs = 0.0;
+  double memoryFloorMs = 0.0;
+  double floorMs = 0.0;
+  DeviceInfo device;
+};
+
+/// FLOPs of one forward pass (see the file comment).
+double countFlops(const AttentionProblem &problem);
+
+/// Bytes of Q, K, V, the mask and the output.
+double countBytes(const AttentionProblem &problem, const HostTensor &output);
+
+/// Summarizes the times (ms) of the timed runs.
+BenchReport summarizeBench(std::vector<double> timesMs,
+                           const AttentionProblem &problem,
+                           const HostTensor &output, const DeviceInfo &device);
+
+/// Everything one run reports.
+struct RunSummary {
+  std::string function;
+  std::string target;
+  /// Per input: its label ("q", "k", "q/k/v", ...), shape, type and source
+  /// ("random" or the .npy path).
+  struct Argument {
+    std::string label;
+    std::vector<int64_t> shape;
+    ElementType type;
+    std::string source;
+  };
+  std::vector<Argument> arguments;
+  std::vector<int64_t> resultShape;
+  ElementType resultType = ElementType::F32;
+  double scale = 1.0;
+  CausalKind causal = CausalKind::None;
+  bool tf32 = false;
+  /// The .npy file written, if any.
+  std::string outputPath;
+  std::optional<CheckReport> check;
+  std::optional<BenchReport> bench;
+};
+
+/// "attn-run: f on cpu: q=... k=... v=... -> o=..."
+std::string formatHeaderLine(const RunSummary &summary);
+/// "bench: median_ms=... tflops=... floor_ms=..."
+std::string formatBenchLine(const BenchReport &report);
+/// "check: sampled 1000 of N rows"
+std::string formatSampleLine(const CheckReport &report);
+/// The lines after the header, each ending in '\n': the bench line, then
+/// the sample line and the check line (last).
+std::string formatResultLines(const RunSummary &summary);
+/// The summary as one JSON object on one line (non-finite numbers as null).
+std::string formatJson(const RunSummary &summary);
+
+} // namespace runtime
+} // namespace attn
+
+#endif // ATTN_RUNTIME_RUNREPORT_H

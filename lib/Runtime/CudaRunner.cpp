@@ -1,0 +1,141 @@
+//===- CudaRunner.cpp - Running manifest kernels on host tensors ----------===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Runtime/CudaRunner.h"
+
+#include <map>
+#include <utility>
+
+using namespace attn::runtime;
+
+std::string attn::runtime::getNativeChip(int major, int minor) {
+  std::string chip = "sm_" + std::to_string(major) + std::to_string(minor);
+  if (major == 9 && minor == 0)
+    chip += "a";
+  return chip;
+}
+
+bool KernelRunner::open(int ordinal, std::string &error) {
+  return CudaDevice::open(ordinal, device, error);
+}
+
+bool KernelRunner::load(const Manifest &manifest, const std::string &ptx,
+                        std::string &error) {
+  return ManifestKernel::load(device, manifest, ptx, kernel, error);
+}
+
+/// The device copies of one call's operands.
+struct KernelRunner::DeviceTensors {
+  /// One buffer per distinct input tensor, and the output.
+  std::vector<DeviceBuffer> buffers;
+  DeviceBuffer output;
+  std::map<std::string, TensorArg> operands;
+  ProblemSizes sizes;
+};
+
+bool KernelRunner::upload(const AttentionProblem &problem,
+                          const HostTensor &output, DeviceTensors &out,
+                          std::string &error) {
+  if (!kernel.isLoaded()) {
+    error = "no kernel is loaded";
+    return false;
+  }
+  if (!device.makeCurrent(error))
+    return false;
+  const Manifest &manifest = kernel.getManifest();
+  OperandShapes shapes;
+  shapes.query = problem.query->shape;
+  shapes.key = problem.key->shape;
+  shapes.value = problem.value->shape;
+  shapes.output = output.shape;
+  shapes.hasMask = problem.mask != nullptr;
+  if (problem.mask)
+    shapes.mask = problem.mask->shape;
+  if (!inferProblemSizes(manifest, shapes, out.sizes, error))
+    return false;
+
+  // Each distinct host tensor once: q = k = v share one buffer.
+  std::map<const HostTensor *, CUdeviceptr> uploaded;
+  const std::pair<const char *, const HostTensor *> inputs[] = {
+      {"query", problem.query},
+      {"key", problem.key},
+      {"value", problem.value},
+      {"mask", problem.mask}};
+  for (const auto &[name, tensor] : inputs) {
+    if (!tensor)
+      continue;
+    auto it = uploaded.find(tensor);
+    if (it == uploaded.end()) {
+      DeviceBuffer buffer;
+      if (!device.allocate(tensor->data.size(), buffer, error) ||
+          !buffer.copyFromHost(tensor->data.data(), tensor->data.size(), error))
+        return false;
+      it = uploaded.emplace(tensor, buffer.get()).first;
+      out.buffers.push_back(std::move(buffer));
+    }
+    TensorArg arg = makeContiguousTensorArg(it->second, tensor->shape);
+    // A broadcast mask dimension is read with stride 0.
+    if (tensor == problem.mask)
+      for (size_t dim = 0; dim < arg.sizes.size(); ++dim)
+        if (arg.sizes[dim] == 1)
+          arg.strides[dim] = 0;
+    out.operands[name] = std::move(arg);
+  }
+  if (!device.allocate(output.getNumBytes(), out.output, error))
+    return false;
+  out.operands["output"] =
+      makeContiguousTensorArg(out.output.get(), output.shape);
+  return true;
+}
+
+bool KernelRunner::run(const AttentionProblem &problem, HostTensor &output,
+                       std::string &error) {
+  DeviceTensors tensors;
+  if (!upload(problem, output, tensors, error) ||
+      !tensors.output.fill(0xFF, error) ||
+      !kernel.launch(tensors.operands, tensors.sizes, /*stream=*/nullptr,
+                     error))
+    return false;
+  if (!device.synchronize(error)) {
+    error += " (while running kernel '" + kernel.getManifest().kernel + "')";
+    return false;
+  }
+  output.data.resize(output.getNumBytes());
+  return tensors.output.copyToHost(output.data.data(), output.data.size(),
+                                   error);
+}
+
+bool KernelRunner::time(const AttentionProblem &problem,
+                        const HostTensor &output, unsigned warmup,
+                        unsigned iterations, std::vector<double> &timesMs,
+                        std::string &error) {
+  DeviceTensors tensors;
+  if (!upload(problem, output, tensors, error))
+    return false;
+  BenchmarkOptions options;
+  options.warmupIterations = warmup;
+  options.iterations = iterations;
+  BenchmarkResult result;
+  if (!benchmark(kernel, tensors.operands, tensors.sizes, options, result,
+                 error))
+    return false;
+  timesMs = std::move(result.timesMs);
+  return true;
+}
+
+DeviceInfo KernelRunner::getDeviceInfo(ElementType type, bool tf32) const {
+  PrecisionMode precision = PrecisionMode::Default;
+  if (type == ElementType::F32)
+    precision = tf32 ? PrecisionMode::TF32 : PrecisionMode::IEEE;
+  std::string note;
+  double tflops = getPeakTflops(device.getArchName(), device.getName(), type,
+                                precision, note);
+  DeviceInfo info;
+  info.peakFlops = tflops * 1e12;
+  info.bytesPerSecond = device.getMemoryBandwidthBytesPerSecond();
+  info.description = device.describe() + "; " + note;
+  return info;
+}
