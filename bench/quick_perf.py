@@ -54,6 +54,9 @@ def main():
         for causal in (False, True):
             name = f"bf16_d{d}_{'top_left' if causal else 'none'}"
             kernel = Kernel(os.path.join(args.dir, name + ".json"))
+            variants = {f"attn-mlir[{v}]": Kernel(os.path.join(args.dir, f"{name}_{v}.json"))
+                        for v in ("m64", "m128")
+                        if os.path.exists(os.path.join(args.dir, f"{name}_{v}.json"))}
             for t in map(int, args.seqlens.split(",")):
                 b = 16384 // t
                 q, k, v = (torch.randn(b, h, t, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
@@ -63,6 +66,8 @@ def main():
                 err = rel(out, ref)
                 ours = bench(lambda: kernel(q, k, v, out=out))
                 res = {"attn-mlir": ours}
+                for label, variant in variants.items():
+                    res[label] = bench(lambda: variant(q, k, v, out=out))
                 for label, backend in (("sdpa-flash", SDPBackend.FLASH_ATTENTION),
                                        ("sdpa-cudnn", SDPBackend.CUDNN_ATTENTION)):
                     try:
@@ -94,7 +99,7 @@ def main():
             except Exception as e:  # the seed's API may differ
                 print("seed kernel:", type(e).__name__, e)
         rows.append((f"seed f32 mask T{t} (err causal {err2:.1e})", err, flops, res))
-    print("| workload | rel err | " + " | ".join(["impl ms (TFLOP/s)"] * 3) + " |")
+    print("| workload | rel err | implementation ms (TFLOP/s) ... |")
     for name, err, flops, res in rows:
         cells = " | ".join(f"{k} {v:.3f} ({flops / v / 1e9:.0f})" for k, v in res.items())
         print(f"| {name} | {err:.1e} | {cells} |")

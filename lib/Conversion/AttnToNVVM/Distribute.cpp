@@ -589,7 +589,6 @@ void Distributor::contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c,
   Type elt = bBuf.type.getElementType();
   bool tf32 = elt.isF32();
   int64_t kStep = tf32 ? 8 : 16;
-  int64_t width = tf32 ? 1 : 2;
   auto pairType = VectorType::get({2}, elt);
   bool aInRegisters = a.layout == Layout::Acc;
   auto toElt = [&](Value v) -> Value {
@@ -599,7 +598,6 @@ void Distributor::contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c,
     return vector::FromElementsOp::create(b, loc, pairType, ValueRange{x, y});
   };
   for (int64_t mt = 0; mt < rowTiles; ++mt) {
-    Value r0 = rowOfLane(mt, 0), r1 = rowOfLane(mt, 1);
     for (int64_t kt = 0; kt < k / kStep; ++kt) {
       // A registers: (r, c), (r + 8, c), (r, c + 8), (r + 8, c + 8) with
       // c = 2 * (lane % 4) for k16 (pairs c, c + 1); c = lane % 4 and
@@ -629,11 +627,14 @@ void Distributor::contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c,
             cIndex(kt * 16));
         aRegs = loadMatrix(a, row, col, 4, /*transpose=*/false);
       } else {
+        // tf32: 4-byte loads. (ldmatrix on 8x4 f32 matrices also gives these
+        // registers, but measured slower on the seed workload: 6.7 vs 5.2 ms,
+        // bench/results/2026-11-30-h200-quick-perf-v3.log.)
         Value colBase = arith::AddIOp::create(b, loc, quadCol, cIndex(kt * 8));
         for (int64_t half = 0; half < 2; ++half) {
           Value col = arith::AddIOp::create(b, loc, colBase, cIndex(half * 4));
-          for (Value row : {r0, r1})
-            aRegs.push_back(loadShared(a, row, col, width));
+          for (int64_t i = 0; i < 2; ++i)
+            aRegs.push_back(loadShared(a, rowOfLane(mt, i), col, 1));
         }
       }
       // 16-bit B fragments of every n tile of this k step, two tiles per
@@ -679,39 +680,20 @@ void Distributor::contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c,
         if (!tf32) {
           bRegs = bTiles[nt];
         } else if (bTransposed) {
-          // B[n][k] (K tile): k pairs are contiguous.
-          Value colBase =
-              tf32 ? arith::AddIOp::create(b, loc, quadCol, cIndex(kt * 8))
-                         .getResult()
-                   : arith::AddIOp::create(b, loc, quadCol2, cIndex(kt * 16))
-                         .getResult();
-          for (int64_t half = 0; half < 2; ++half) {
-            Value col = arith::AddIOp::create(b, loc, colBase,
-                                              cIndex(half * (tf32 ? 4 : 8)));
-            bRegs.push_back(loadShared(bBuf, n, col, width));
-          }
+          Value col = arith::AddIOp::create(b, loc, quadCol, cIndex(kt * 8));
+          bRegs = {loadShared(bBuf, n, col, 1),
+                   loadShared(bBuf, n,
+                              arith::AddIOp::create(b, loc, col, cIndex(4)),
+                              1)};
         } else {
-          // B[k][n] (V tile): one element per row.
-          SmallVector<Value> rows;
-          if (tf32 && aInRegisters) {
-            Value base = arith::AddIOp::create(b, loc, quadCol2, cIndex(kt * 8));
-            rows = {base, arith::AddIOp::create(b, loc, base, cIndex(1))};
-          } else if (tf32) {
-            Value base = arith::AddIOp::create(b, loc, quadCol, cIndex(kt * 8));
-            rows = {base, arith::AddIOp::create(b, loc, base, cIndex(4))};
-          } else {
-            Value base =
-                arith::AddIOp::create(b, loc, quadCol2, cIndex(kt * 16));
-            for (int64_t off : {0, 1, 8, 9})
-              rows.push_back(arith::AddIOp::create(b, loc, base, cIndex(off)));
-          }
-          SmallVector<Value> elems;
-          for (Value row : rows)
-            elems.push_back(loadShared(bBuf, row, n, 1));
-          if (tf32)
-            bRegs = elems;
-          else
-            bRegs = {pair(elems[0], elems[1]), pair(elems[2], elems[3])};
+          // tf32 V ([k][n]): one element per row, rows in the order the A
+          // registers stand for (see above).
+          Value base = arith::AddIOp::create(
+              b, loc, aInRegisters ? quadCol2 : quadCol, cIndex(kt * 8));
+          Value second = arith::AddIOp::create(b, loc, base,
+                                               cIndex(aInRegisters ? 1 : 4));
+          for (Value row : {base, second})
+            bRegs.push_back(loadShared(bBuf, row, n, 1));
         }
         SmallVector<Value> cElems;
         for (int64_t i = 0; i < 2; ++i)

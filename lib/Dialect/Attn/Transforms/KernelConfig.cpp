@@ -16,10 +16,11 @@ struct Defaults {
 } // namespace
 
 /// Defaults per target. On GPUs each warp owns 16 query rows (one m16 tile
-/// of mma.sync), so block_m = 16 * num_warps: 8 warps and 128 rows for
-/// 16-bit types up to head dim 128, 4 warps and 64 rows otherwise; key
-/// blocks of 64 (32 where f32 tiles or D = 256 would crowd shared memory
-/// and registers, 16 for f32 with D > 128). These keep every kernel of the CI matrix free of spills
+/// of mma.sync): 4 warps and 64 rows (at head dim 128, 64 rows and 4 warps
+/// ran 10-25% faster than 128 rows and 8 warps on the H200: two blocks fit
+/// an SM; bench/results/2026-11-30-h200-quick-perf-v3.log); key blocks of
+/// 64, 32 where f32 tiles or D = 256 would crowd shared memory and
+/// registers, 16 for f32 with D > 128. These keep every kernel of the CI matrix free of spills
 /// (test/Target/PTX/ptxas-matrix.test). The CPU numbers keep every block buffer small enough for the
 /// stack of one program and make tails cheap.
 static Defaults getDefaults(Type elementType, int64_t headDim,
@@ -32,8 +33,6 @@ static Defaults getDefaults(Type elementType, int64_t headDim,
     return {64, wide ? 16 : 32, 4, 2};
   if (wide)
     return {64, 32, 4, 2};
-  if (maxDim > 64)
-    return {128, 64, 8, 2};
   return {64, 64, 4, 2};
 }
 
