@@ -95,10 +95,16 @@ private:
 
   // Rewrites.
   LogicalResult rewriteFill(linalg::FillOp op);
+  /// Rewrites `copy` together with the global -> shared copies that follow
+  /// it with only pure ops in between (K then V); marks them in `done`.
+  LogicalResult rewriteCopyRun(linalg::CopyOp copy,
+                               DenseSet<Operation *> &done);
   /// True for a zero fill of a shared buffer that a copy into the same
   /// buffer follows: the GPU copy zeroes the rows it does not load.
   bool isZeroFillBeforeCopy(linalg::FillOp fill, Buffer *buf);
   LogicalResult rewriteCopy(linalg::CopyOp op);
+  /// Global -> shared tile copies, issued together.
+  LogicalResult rewriteTileLoads(ArrayRef<linalg::CopyOp> copies);
   LogicalResult rewriteGeneric(linalg::GenericOp op);
   LogicalResult rewriteContraction(linalg::GenericOp op);
   void contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c, bool bTransposed,
@@ -212,6 +218,41 @@ void Distributor::forEachSharedChunk(int64_t rows, int64_t cols, int64_t vec,
   fn(row, col);
 }
 
+LogicalResult Distributor::rewriteCopyRun(linalg::CopyOp copy,
+                                         DenseSet<Operation *> &done) {
+  auto isTileLoad = [&](linalg::CopyOp c) {
+    Buffer *to = lookup(c.getDpsInits()[0]);
+    return to && to->layout == Layout::Shared && !lookup(c.getDpsInputs()[0]);
+  };
+  if (!isTileLoad(copy))
+    return rewriteCopy(copy);
+  SmallVector<linalg::CopyOp> run = {copy};
+  SmallVector<linalg::FillOp> dropped;
+  for (Operation *next = copy->getNextNode(); next;
+       next = next->getNextNode()) {
+    auto nextCopy = dyn_cast<linalg::CopyOp>(next);
+    if (nextCopy && isTileLoad(nextCopy)) {
+      run.push_back(nextCopy);
+      done.insert(nextCopy);
+      continue;
+    }
+    // The zero fill of the next tile is made redundant by its copy.
+    auto fill = dyn_cast<linalg::FillOp>(next);
+    if (fill && lookup(fill.getDpsInits()[0]) &&
+        isZeroFillBeforeCopy(fill, lookup(fill.getDpsInits()[0]))) {
+      dropped.push_back(fill);
+      done.insert(fill);
+      continue;
+    }
+    if (!isPure(next))
+      break;
+  }
+  LogicalResult result = rewriteTileLoads(run);
+  for (linalg::FillOp fill : dropped)
+    b.eraseOp(fill);
+  return result;
+}
+
 bool Distributor::isZeroFillBeforeCopy(linalg::FillOp fill, Buffer *buf) {
   if (!matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat()))
     return false;
@@ -271,83 +312,140 @@ LogicalResult Distributor::rewriteCopy(linalg::CopyOp op) {
   if (!to || to->layout != Layout::Shared || from)
     return op.emitOpError("expects a copy from global memory into a shared "
                           "block buffer");
-  // Global rows [0, rows) -> shared rows [0, rows), 16 bytes per chunk;
-  // rows past `rows` become zero. Unrolled, loads issued in groups of 8
-  // before their stores, so each thread keeps 8 loads in flight.
-  Type elt = to->type.getElementType();
-  int64_t vec = 16 / (elt.getIntOrFloatBitWidth() / 8);
-  auto vecType = VectorType::get({vec}, elt);
-  Value zero = arith::ConstantOp::create(b, loc, vecType,
-                                         b.getZeroAttr(vecType));
-  Value validRows = getValueOrCreateConstantIndexOp(b, loc, rows);
-  int64_t chunksPerRow = to->cols / vec;
-  int64_t total = to->rows * chunksPerRow;
-  int64_t perThread = (total + numThreads - 1) / numThreads;
-  bool ragged = total % numThreads != 0;
-  // Up to 8 chunks in flight, fewer for wide f32 rows whose blocks already
-  // hold many registers (f32 rows of 256: 2 chunks).
-  int64_t rowBytes = to->cols * (elt.getIntOrFloatBitWidth() / 8);
-  int64_t kGroup = std::clamp<int64_t>(8 * 256 / rowBytes, 1, 8);
-  barrier();
-  // Groups of kGroup chunks: a loop over groups (so that the compiler does
-  // not hoist every load of the tile at once), the group itself unrolled.
-  int64_t numGroups = (perThread + kGroup - 1) / kGroup;
-  auto emitGroup = [&](Value groupBase, int64_t count) {
-    SmallVector<std::tuple<Value, Value, Value, Value>> chunks;
-    for (int64_t i = 0; i < count; ++i) {
-      Value idx = arith::AddIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, tid, groupBase),
-          cIndex(i * numThreads));
-      Value r = arith::DivUIOp::create(b, loc, idx, cIndex(chunksPerRow));
-      Value c = arith::MulIOp::create(
-          b, loc, arith::RemUIOp::create(b, loc, idx, cIndex(chunksPerRow)),
-          cIndex(vec));
-      Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                           r, validRows);
-      auto ifOp = scf::IfOp::create(b, loc, TypeRange{vecType}, inside,
-                                    /*withElseRegion=*/true);
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-        Value v = vector::LoadOp::create(b, loc, vecType, src,
-                                         ValueRange{r, c},
-                                         /*nontemporal=*/false,
-                                         llvm::MaybeAlign(16));
-        scf::YieldOp::create(b, loc, v);
-        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-        scf::YieldOp::create(b, loc, zero);
-      }
-      Value inRange =
-          ragged ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         idx, cIndex(total))
-                       .getResult()
-                 : Value();
-      chunks.push_back({ifOp.getResult(0), r, c, inRange});
-    }
-    for (auto [v, r, c, inRange] : chunks) {
-      OpBuilder::InsertionGuard guard(b);
-      if (inRange) {
-        auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
-        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      }
-      vector::StoreOp::create(b, loc, v, to->storage, ValueRange{r, c},
-                              /*nontemporal=*/false, llvm::MaybeAlign(16));
-    }
+  return rewriteTileLoads({op});
+}
+
+namespace {
+/// One global -> shared tile copy, cut into 16-byte chunks.
+struct TileLoad {
+  Value src, validRows;
+  Buffer *to;
+  VectorType vecType;
+  int64_t vec, chunksPerRow, total, perThread, group;
+};
+} // namespace
+
+/// Loads `count` chunks of `load` starting at chunk `tid + groupBase` (step
+/// numThreads): a 16-byte vector per chunk, zero for rows past the valid
+/// ones. Returns (value, row, col, in-range predicate or null).
+static SmallVector<std::tuple<Value, Value, Value, Value>>
+loadChunks(OpBuilder &b, Location loc, const TileLoad &load, Value tid,
+           Value groupBase, int64_t count, int64_t numThreads, bool ragged) {
+  auto cIndex = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
   };
-  if (numGroups == 1) {
-    emitGroup(cIndex(0), perThread);
-  } else {
-    // Whole groups in a loop; chunks past perThread are cut by `ragged`.
-    ragged = ragged || perThread % kGroup != 0;
-    auto loop = scf::ForOp::create(b, loc, cIndex(0),
-                                   cIndex(numGroups * kGroup * numThreads),
-                                   cIndex(kGroup * numThreads));
+  Value zero = arith::ConstantOp::create(b, loc, load.vecType,
+                                         b.getZeroAttr(load.vecType));
+  SmallVector<std::tuple<Value, Value, Value, Value>> chunks;
+  for (int64_t i = 0; i < count; ++i) {
+    Value idx = arith::AddIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, tid, groupBase),
+        cIndex(i * numThreads));
+    Value r = arith::DivUIOp::create(b, loc, idx, cIndex(load.chunksPerRow));
+    Value c = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, idx, cIndex(load.chunksPerRow)),
+        cIndex(load.vec));
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r,
+                                         load.validRows);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{load.vecType}, inside,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value v = vector::LoadOp::create(b, loc, load.vecType, load.src,
+                                       ValueRange{r, c},
+                                       /*nontemporal=*/false,
+                                       llvm::MaybeAlign(16));
+      scf::YieldOp::create(b, loc, v);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, zero);
+    }
+    Value inRange =
+        ragged ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, idx,
+                                       cIndex(load.total))
+                     .getResult()
+               : Value();
+    chunks.push_back({ifOp.getResult(0), r, c, inRange});
+  }
+  return chunks;
+}
+
+static void storeChunks(OpBuilder &b, Location loc, const TileLoad &load,
+                        ArrayRef<std::tuple<Value, Value, Value, Value>> chunks) {
+  for (auto [v, r, c, inRange] : chunks) {
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-    emitGroup(loop.getInductionVar(), kGroup);
+    if (inRange) {
+      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    }
+    vector::StoreOp::create(b, loc, v, load.to->storage, ValueRange{r, c},
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+  }
+}
+
+LogicalResult
+Distributor::rewriteTileLoads(ArrayRef<linalg::CopyOp> copies) {
+  // Global rows [0, rows) -> shared rows [0, rows) in 16-byte chunks; rows
+  // past `rows` become zero. Each thread issues its loads in groups (up to
+  // 8 x 16 bytes, fewer for wide f32 rows whose blocks already hold many
+  // registers) before the group's stores, so loads are in flight together;
+  // consecutive tile copies (K and V) share one group when both fit.
+  b.setInsertionPoint(copies.back());
+  SmallVector<TileLoad> loads;
+  for (linalg::CopyOp op : copies) {
+    OpFoldResult rows;
+    TileLoad load;
+    load.to = lookup(op.getDpsInits()[0], &rows);
+    load.src = op.getDpsInputs()[0];
+    load.validRows = getValueOrCreateConstantIndexOp(b, loc, rows);
+    Type elt = load.to->type.getElementType();
+    int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+    load.vec = 16 / bytes;
+    load.vecType = VectorType::get({load.vec}, elt);
+    load.chunksPerRow = load.to->cols / load.vec;
+    load.total = load.to->rows * load.chunksPerRow;
+    load.perThread = (load.total + numThreads - 1) / numThreads;
+    load.group = std::clamp<int64_t>(8 * 256 / (load.to->cols * bytes), 1, 8);
+    loads.push_back(load);
   }
   barrier();
-  b.eraseOp(op);
+  int64_t together = 0;
+  for (const TileLoad &load : loads)
+    together += load.perThread;
+  if (together <= 8 && llvm::all_of(loads, [](const TileLoad &l) {
+        return l.perThread <= l.group;
+      })) {
+    SmallVector<SmallVector<std::tuple<Value, Value, Value, Value>>> all;
+    for (const TileLoad &load : loads)
+      all.push_back(loadChunks(b, loc, load, tid, cIndex(0), load.perThread,
+                               numThreads, load.total % numThreads != 0));
+    for (auto [load, chunks] : llvm::zip(loads, all))
+      storeChunks(b, loc, load, chunks);
+  } else {
+    for (const TileLoad &load : loads) {
+      int64_t numGroups = (load.perThread + load.group - 1) / load.group;
+      if (numGroups == 1) {
+        storeChunks(b, loc, load,
+                    loadChunks(b, loc, load, tid, cIndex(0), load.perThread,
+                               numThreads, load.total % numThreads != 0));
+        continue;
+      }
+      // A loop over groups, so that the compiler does not hoist every load
+      // of the tile at once; chunks past the tile are cut by the range
+      // predicate.
+      auto loop = scf::ForOp::create(
+          b, loc, cIndex(0), cIndex(numGroups * load.group * numThreads),
+          cIndex(load.group * numThreads));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      storeChunks(b, loc, load,
+                  loadChunks(b, loc, load, tid, loop.getInductionVar(),
+                             load.group, numThreads, /*ragged=*/true));
+    }
+  }
+  barrier();
+  for (linalg::CopyOp op : copies)
+    b.eraseOp(op);
   return success();
 }
 
@@ -860,12 +958,15 @@ FailureOr<int64_t> Distributor::run() {
     if (isa<linalg::FillOp, linalg::CopyOp, linalg::GenericOp>(op))
       work.push_back(op);
   });
+  DenseSet<Operation *> done;
   for (Operation *op : work) {
+    if (done.contains(op))
+      continue;
     LogicalResult result = success();
     if (auto fill = dyn_cast<linalg::FillOp>(op))
       result = rewriteFill(fill);
     else if (auto copy = dyn_cast<linalg::CopyOp>(op))
-      result = rewriteCopy(copy);
+      result = rewriteCopyRun(copy, done);
     else
       result = rewriteGeneric(cast<linalg::GenericOp>(op));
     if (failed(result))
