@@ -67,12 +67,14 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
                                                    const PTXOptions &options) {
   auto func = module.lookupSymbol<func::FuncOp>(funcName);
   if (!func)
-    return mlir::emitError(module.getLoc(), "no function '") << funcName << "' to compile";
+    return mlir::emitError(module.getLoc(), "no function '")
+           << funcName << "' to compile";
   SmallVector<AttentionOp> ops;
   func.walk([&](AttentionOp op) { ops.push_back(op); });
   if (ops.size() != 1)
-    return mlir::emitError(func.getLoc(), "expects exactly one attn.attention to compile "
-                          "to a kernel, found ")
+    return mlir::emitError(func.getLoc(),
+                           "expects exactly one attn.attention to compile "
+                           "to a kernel, found ")
            << ops.size();
   AttentionOp op = ops.front();
   OwningOpRef<ModuleOp> work = buildCanonicalModule(op, funcName);
@@ -93,13 +95,15 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   SmallVector<gpu::GPUFuncOp> funcs;
   work->walk([&](gpu::GPUFuncOp f) { funcs.push_back(f); });
   if (funcs.size() != 1)
-    return mlir::emitError(func.getLoc(), "expected one GPU kernel, got ") << funcs.size();
+    return mlir::emitError(func.getLoc(), "expected one GPU kernel, got ")
+           << funcs.size();
   gpu::GPUFuncOp kernel = funcs.front();
   auto config = kernel->getAttrOfType<KernelConfigAttr>(kConfigAttrName);
   auto shared = kernel->getAttrOfType<IntegerAttr>(kSharedBytesAttrName);
   auto blockSize = kernel.getKnownBlockSize();
   if (!config || !shared || !blockSize)
-    return mlir::emitError(kernel.getLoc(), "kernel lacks its launch attributes");
+    return mlir::emitError(kernel.getLoc(),
+                           "kernel lacks its launch attributes");
 
   // The manifest, from the op and the kernel.
   rt::Manifest manifest;
@@ -117,8 +121,8 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
     manifest.mask = rt::MaskSpec{toRuntimeType(maskType.getElementType()),
                                  toShape(maskType)};
   }
-  manifest.attributes.scale = static_cast<double>(
-      static_cast<float>(op.getScaleValue()));
+  manifest.attributes.scale =
+      static_cast<double>(static_cast<float>(op.getScaleValue()));
   if (std::optional<CausalKind> causal = op.getCausalKind())
     manifest.attributes.causal = *causal == CausalKind::TopLeft
                                      ? rt::CausalMode::TopLeft
@@ -141,17 +145,16 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   manifest.grid[2] = rt::GridExpr::constant(1);
   manifest.sharedMemoryBytes = shared.getInt();
   static const char *roles[] = {"query", "key", "value", "mask"};
-  for (int32_t hostArg : kernel->getAttrOfType<DenseI32ArrayAttr>(
-                              kKernelArgsAttrName)
-                             .asArrayRef()) {
+  for (int32_t hostArg :
+       kernel->getAttrOfType<DenseI32ArrayAttr>(kKernelArgsAttrName)
+           .asArrayRef()) {
     if (hostArg < 0) {
       manifest.params.push_back(rt::KernelParam::memref("output", 4));
       continue;
     }
-    unsigned rank = hostArg == 3 ? cast<RankedTensorType>(
-                                       op.getMask().getType())
-                                       .getRank()
-                                 : 4;
+    unsigned rank =
+        hostArg == 3 ? cast<RankedTensorType>(op.getMask().getType()).getRank()
+                     : 4;
     manifest.params.push_back(rt::KernelParam::memref(roles[hostArg], rank));
   }
 

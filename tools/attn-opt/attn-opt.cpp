@@ -20,6 +20,6 @@ int main(int argc, char **argv) {
   mlir::registerAllExtensions(registry);
   mlir::attn::registerAttnDialect(registry);
 
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "attn-mlir optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "attn-mlir optimizer driver\n", registry));
 }

@@ -65,18 +65,17 @@ int main(int argc, char **argv) {
   enum class Action { None, PTX, Cubin };
   cl::opt<Action> action(
       cl::desc("Translation:"), cl::init(Action::None),
-      cl::values(clEnumValN(Action::PTX, "attn-to-ptx",
-                            "attn.attention to PTX text"),
-                 clEnumValN(Action::Cubin, "attn-to-cubin",
-                            "attn.attention to a cubin (through ptxas)")),
+      cl::values(
+          clEnumValN(Action::PTX, "attn-to-ptx", "attn.attention to PTX text"),
+          clEnumValN(Action::Cubin, "attn-to-cubin",
+                     "attn.attention to a cubin (through ptxas)")),
       cl::cat(category));
   cl::opt<std::string> inputFilename(cl::Positional, cl::init("-"),
                                      cl::desc("<input .mlir>"),
                                      cl::cat(category));
-  cl::opt<std::string> outputFilename("o", cl::init("-"),
-                                      cl::desc("Output file"),
-                                      cl::value_desc("file"),
-                                      cl::cat(category));
+  cl::opt<std::string> outputFilename(
+      "o", cl::init("-"), cl::desc("Output file"), cl::value_desc("file"),
+      cl::cat(category));
   cl::opt<std::string> manifestFilename(
       "manifest",
       cl::desc("Write the launch manifest here (default with -o: the output "
@@ -129,8 +128,7 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return EXIT_FAILURE;
 
@@ -188,8 +186,8 @@ int main(int argc, char **argv) {
       return fail("--attn-to-cubin needs ptxas (not on PATH, in "
                   "$CUDA_HOME/bin or in /usr/local/cuda/bin)");
     std::string tmpCubin = outputFilename + ".tmp";
-    SmallVector<StringRef> args = {ptxas, "-arch", chip, "-o", tmpCubin,
-                                   ptxPath};
+    SmallVector<StringRef> args = {ptxas, "-arch",  chip,
+                                   "-o",  tmpCubin, ptxPath};
     std::string ptxasError;
     int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, {}, 0, 0,
                                        &ptxasError);

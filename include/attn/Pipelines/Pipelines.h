@@ -19,8 +19,7 @@ namespace attn {
 
 /// Options of `--attn-to-llvm-cpu`: the kernel config overrides of
 /// `--attn-tile` (0 keeps the default chosen from dtype and head dim).
-struct AttnToLLVMCPUOptions
-    : public PassPipelineOptions<AttnToLLVMCPUOptions> {
+struct AttnToLLVMCPUOptions : public PassPipelineOptions<AttnToLLVMCPUOptions> {
   PassOptions::Option<int64_t> blockM{*this, "block-m",
                                       llvm::cl::desc("Query rows per program"),
                                       llvm::cl::init(0)};
@@ -65,9 +64,9 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
   PassOptions::Option<int64_t> numWarps{*this, "num-warps",
                                         llvm::cl::desc("Warps per program"),
                                         llvm::cl::init(0)};
-  PassOptions::Option<int64_t> numStages{
-      *this, "num-stages", llvm::cl::desc("K/V pipeline stages"),
-      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> numStages{*this, "num-stages",
+                                         llvm::cl::desc("K/V pipeline stages"),
+                                         llvm::cl::init(0)};
 };
 
 /// The part of `--attn-to-nvvm` that is attn-mlir's own: tile for `chip`,

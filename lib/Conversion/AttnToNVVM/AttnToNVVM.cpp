@@ -41,8 +41,8 @@ struct ConvertAttnToNVVMPass
                          "(--attn-tile=\"target=sm_90a\")");
         return signalPassFailure();
       }
-      auto precision = grid->getAttrOfType<PrecisionKindAttr>(
-          kPrecisionAttrName);
+      auto precision =
+          grid->getAttrOfType<PrecisionKindAttr>(kPrecisionAttrName);
       bool ieee = precision && precision.getValue() == PrecisionKind::IEEE;
       FailureOr<gpu::GPUFuncOp> kernel =
           outlineProgramGrid(rewriter, grid, "attn_kernels");

@@ -28,10 +28,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -63,12 +63,9 @@ public:
 
 private:
   // Geometry.
-  Value cIndex(int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  }
+  Value cIndex(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value rowOf(int64_t mt, int64_t i) {
-    return arith::AddIOp::create(b, loc, warpRow0,
-                                 cIndex(mt * 16 + 8 * i))
+    return arith::AddIOp::create(b, loc, warpRow0, cIndex(mt * 16 + 8 * i))
         .getResult();
   }
   Value rowOfLane(int64_t mt, int64_t i) {
@@ -82,7 +79,8 @@ private:
     return ((mt * (buf.cols / 8) + nt) * 2 + i) * 2 + j;
   }
   Value loadPrivate(const Buffer &buf, int64_t index) {
-    return memref::LoadOp::create(b, loc, buf.storage, ValueRange{cIndex(index)});
+    return memref::LoadOp::create(b, loc, buf.storage,
+                                  ValueRange{cIndex(index)});
   }
   void storePrivate(const Buffer &buf, int64_t index, Value v) {
     memref::StoreOp::create(b, loc, v, buf.storage, ValueRange{cIndex(index)});
@@ -206,8 +204,8 @@ void Distributor::forEachSharedChunk(int64_t rows, int64_t cols, int64_t vec,
                                      function_ref<void(Value, Value)> fn) {
   int64_t chunksPerRow = cols / vec;
   int64_t total = rows * chunksPerRow;
-  auto loop = scf::ForOp::create(b, loc, tid, cIndex(total),
-                                 cIndex(numThreads));
+  auto loop =
+      scf::ForOp::create(b, loc, tid, cIndex(total), cIndex(numThreads));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(loop.getBody()->getTerminator());
   Value idx = loop.getInductionVar();
@@ -219,7 +217,7 @@ void Distributor::forEachSharedChunk(int64_t rows, int64_t cols, int64_t vec,
 }
 
 LogicalResult Distributor::rewriteCopyRun(linalg::CopyOp copy,
-                                         DenseSet<Operation *> &done) {
+                                          DenseSet<Operation *> &done) {
   auto isTileLoad = [&](linalg::CopyOp c) {
     Buffer *to = lookup(c.getDpsInits()[0]);
     return to && to->layout == Layout::Shared && !lookup(c.getDpsInputs()[0]);
@@ -352,10 +350,9 @@ loadChunks(OpBuilder &b, Location loc, const TileLoad &load, Value tid,
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value v = vector::LoadOp::create(b, loc, load.vecType, load.src,
-                                       ValueRange{r, c},
-                                       /*nontemporal=*/false,
-                                       llvm::MaybeAlign(16));
+      Value v = vector::LoadOp::create(
+          b, loc, load.vecType, load.src, ValueRange{r, c},
+          /*nontemporal=*/false, llvm::MaybeAlign(16));
       scf::YieldOp::create(b, loc, v);
       b.setInsertionPointToStart(&ifOp.getElseRegion().front());
       scf::YieldOp::create(b, loc, zero);
@@ -370,8 +367,9 @@ loadChunks(OpBuilder &b, Location loc, const TileLoad &load, Value tid,
   return chunks;
 }
 
-static void storeChunks(OpBuilder &b, Location loc, const TileLoad &load,
-                        ArrayRef<std::tuple<Value, Value, Value, Value>> chunks) {
+static void
+storeChunks(OpBuilder &b, Location loc, const TileLoad &load,
+            ArrayRef<std::tuple<Value, Value, Value, Value>> chunks) {
   for (auto [v, r, c, inRange] : chunks) {
     OpBuilder::InsertionGuard guard(b);
     if (inRange) {
@@ -383,8 +381,7 @@ static void storeChunks(OpBuilder &b, Location loc, const TileLoad &load,
   }
 }
 
-LogicalResult
-Distributor::rewriteTileLoads(ArrayRef<linalg::CopyOp> copies) {
+LogicalResult Distributor::rewriteTileLoads(ArrayRef<linalg::CopyOp> copies) {
   // Global rows [0, rows) -> shared rows [0, rows) in 16-byte chunks; rows
   // past `rows` become zero. Each thread issues its loads in groups (up to
   // 8 x 16 bytes, fewer for wide f32 rows whose blocks already hold many
@@ -486,8 +483,8 @@ LogicalResult Distributor::rewriteGeneric(linalg::GenericOp op) {
   Buffer *outBuf = lookup(out);
   if (!outBuf) {
     // A store of a register block into global memory.
-    Buffer *src = op.getNumDpsInputs() == 1 ? lookup(op.getDpsInputs()[0])
-                                            : nullptr;
+    Buffer *src =
+        op.getNumDpsInputs() == 1 ? lookup(op.getDpsInputs()[0]) : nullptr;
     if (!src || src->layout != Layout::Acc)
       return op.emitOpError("expects block math on block buffers");
     return rewriteStore(op, *src);
@@ -591,8 +588,7 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
         for (int64_t j = 0; j < 2; ++j) {
           Value col = colOfLane(nt, j);
           Value v = loadPrivate(src, accIndex(src, mt, nt, i, j));
-          Value converted =
-              cloneBody(op, ValueRange{v, v}, {row, col})[0];
+          Value converted = cloneBody(op, ValueRange{v, v}, {row, col})[0];
           memref::StoreOp::create(b, loc, converted, dst, ValueRange{row, col});
         }
       }
@@ -628,9 +624,9 @@ SmallVector<Value> Distributor::loadMatrix(Buffer &buf, Value row, Value col,
   Value ptr = LLVM::IntToPtrOp::create(b, loc, sharedPtr, address);
   Type i32 = b.getI32Type();
   Type resultType =
-      num == 1 ? i32
-               : LLVM::LLVMStructType::getLiteral(
-                     ctx, SmallVector<Type>(num, i32));
+      num == 1
+          ? i32
+          : LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(num, i32));
   Value result = NVVM::LdMatrixOp::create(
       b, loc, resultType, ptr, b.getI32IntegerAttr(num),
       NVVM::MMALayoutAttr::get(ctx, transpose ? NVVM::MMALayout::col
@@ -657,8 +653,8 @@ static SmallVector<Value> emitMma(OpBuilder &b, Location loc, Type elt,
                                        : NVVM::MMATypes::tf32;
   // f16 operands go as vector<2xf16>; bf16 pairs and tf32 as i32 bits.
   auto operand = [&](Value v) -> Value {
-    Type want = type == NVVM::MMATypes::f16 ? Type(VectorType::get({2}, elt))
-                                            : i32;
+    Type want =
+        type == NVVM::MMATypes::f16 ? Type(VectorType::get({2}, elt)) : i32;
     if (v.getType() == want)
       return v;
     return LLVM::BitcastOp::create(b, loc, want, v);
@@ -690,7 +686,8 @@ void Distributor::contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c,
   auto pairType = VectorType::get({2}, elt);
   bool aInRegisters = a.layout == Layout::Acc;
   auto toElt = [&](Value v) -> Value {
-    return elt.isF32() ? v : arith::TruncFOp::create(b, loc, elt, v).getResult();
+    return elt.isF32() ? v
+                       : arith::TruncFOp::create(b, loc, elt, v).getResult();
   };
   auto pair = [&](Value x, Value y) -> Value {
     return vector::FromElementsOp::create(b, loc, pairType, ValueRange{x, y});
@@ -718,8 +715,7 @@ void Distributor::contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c,
         // ldmatrix.x4: lanes 0-15 give rows 0-15 at column k0, lanes 16-31
         // the same rows at k0 + 8; the four matrices are exactly the A
         // registers (r, c), (r + 8, c), (r, c + 8), (r + 8, c + 8).
-        Value row = arith::AddIOp::create(
-            b, loc, rowOf(mt, 0), laneMod16);
+        Value row = arith::AddIOp::create(b, loc, rowOf(mt, 0), laneMod16);
         Value col = arith::AddIOp::create(
             b, loc, arith::MulIOp::create(b, loc, laneHi, cIndex(8)),
             cIndex(kt * 16));
@@ -748,9 +744,9 @@ void Distributor::contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c,
           // Matrices: (tile nt, k0), (tile nt, k0 + 8), (nt + 1, k0), ...
           row = arith::AddIOp::create(
               b, loc,
-              arith::AddIOp::create(b, loc, laneMod8,
-                                    arith::MulIOp::create(b, loc, lane8,
-                                                          cIndex(8))),
+              arith::AddIOp::create(
+                  b, loc, laneMod8,
+                  arith::MulIOp::create(b, loc, lane8, cIndex(8))),
               cIndex(nt * 8));
           col = arith::AddIOp::create(
               b, loc, arith::MulIOp::create(b, loc, laneBit3, cIndex(8)),
@@ -758,9 +754,9 @@ void Distributor::contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c,
         } else {
           row = arith::AddIOp::create(
               b, loc,
-              arith::AddIOp::create(b, loc, laneMod8,
-                                    arith::MulIOp::create(b, loc, laneBit3,
-                                                          cIndex(8))),
+              arith::AddIOp::create(
+                  b, loc, laneMod8,
+                  arith::MulIOp::create(b, loc, laneBit3, cIndex(8))),
               cIndex(kt * 16));
           col = arith::AddIOp::create(
               b, loc, arith::MulIOp::create(b, loc, lane8, cIndex(8)),
@@ -788,8 +784,8 @@ void Distributor::contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c,
           // registers stand for (see above).
           Value base = arith::AddIOp::create(
               b, loc, aInRegisters ? quadCol2 : quadCol, cIndex(kt * 8));
-          Value second = arith::AddIOp::create(b, loc, base,
-                                               cIndex(aInRegisters ? 1 : 4));
+          Value second =
+              arith::AddIOp::create(b, loc, base, cIndex(aInRegisters ? 1 : 4));
           for (Value row : {base, second})
             bRegs.push_back(loadShared(bBuf, row, n, 1));
         }
@@ -857,8 +853,8 @@ LogicalResult Distributor::rewriteContraction(linalg::GenericOp op) {
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   MLIRContext *ctx = op.getContext();
   auto dims = [&](unsigned x, unsigned y) {
-    return AffineMap::get(3, 0, {getAffineDimExpr(x, ctx), getAffineDimExpr(y, ctx)},
-                          ctx);
+    return AffineMap::get(
+        3, 0, {getAffineDimExpr(x, ctx), getAffineDimExpr(y, ctx)}, ctx);
   };
   if (maps[0] != dims(0, 2) || maps[2] != dims(0, 1) ||
       (maps[1] != dims(1, 2) && maps[1] != dims(2, 1)))
@@ -906,11 +902,12 @@ FailureOr<int64_t> Distributor::run() {
   laneMod16 = arith::RemUIOp::create(b, loc, lane, cIndex(16));
 
   // Storage: shared views, register arrays, ieee P scratch.
-  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
-                                              gpu::AddressSpace::Workgroup);
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   dynamicShared = gpu::DynamicSharedMemoryOp::create(
-      b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                              MemRefLayoutAttrInterface{}, workgroup));
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface{}, workgroup));
   auto sharedView = [&](int64_t rows, int64_t cols, Type elt, Buffer &buf) {
     int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
     buf.ld = cols + 16 / bytes;

@@ -93,15 +93,13 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointToEnd(gpuModule.getBody());
   int32_t threads = static_cast<int32_t>(32 * config.getNumWarps());
-  auto kernel = gpu::GPUFuncOp::create(
-      rewriter, loc, (func.getName() + "_kernel").str(),
-      rewriter.getFunctionType(argTypes, {}));
+  auto kernel =
+      gpu::GPUFuncOp::create(rewriter, loc, (func.getName() + "_kernel").str(),
+                             rewriter.getFunctionType(argTypes, {}));
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                   rewriter.getUnitAttr());
-  kernel.setKnownBlockSizeAttr(
-      rewriter.getDenseI32ArrayAttr({threads, 1, 1}));
-  kernel->setAttr(kKernelArgsAttrName,
-                  rewriter.getDenseI32ArrayAttr(hostArgs));
+  kernel.setKnownBlockSizeAttr(rewriter.getDenseI32ArrayAttr({threads, 1, 1}));
+  kernel->setAttr(kKernelArgsAttrName, rewriter.getDenseI32ArrayAttr(hostArgs));
   kernel->setAttr(kConfigAttrName, config);
   if (Attribute precision = grid->getAttr(kPrecisionAttrName))
     kernel->setAttr(kPrecisionAttrName, precision);

@@ -34,7 +34,8 @@ int main(int argc, char **argv) {
   int count = 0;
   module->walk([&](mlir::attn::AttentionOp op) {
     ++count;
-    llvm::outs() << "embed: " << op->getName() << " scale=" << op.getScaleValue()
+    llvm::outs() << "embed: " << op->getName()
+                 << " scale=" << op.getScaleValue()
                  << " result=" << op.getOutput().getType() << "\n";
   });
   llvm::outs() << "embed: verified " << count << " op(s)\n";

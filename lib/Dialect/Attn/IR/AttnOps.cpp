@@ -64,11 +64,10 @@ LogicalResult AttentionOp::verify() {
     RankedTensorType type;
     StringRef layout;
   };
-  for (const Named &operand :
-       {Named{"query", qType, "B x Hq x Tq x D"},
-        Named{"key", kType, "B x Hkv x Tk x D"},
-        Named{"value", vType, "B x Hkv x Tk x Dv"},
-        Named{"result", oType, "B x Hq x Tq x Dv"}}) {
+  for (const Named &operand : {Named{"query", qType, "B x Hq x Tq x D"},
+                               Named{"key", kType, "B x Hkv x Tk x D"},
+                               Named{"value", vType, "B x Hkv x Tk x Dv"},
+                               Named{"result", oType, "B x Hq x Tq x Dv"}}) {
     if (operand.type.getRank() != 4)
       return emitOpError() << "expects '" << operand.name << "' of rank 4 ("
                            << operand.layout << "), got " << operand.type;
@@ -98,9 +97,8 @@ LogicalResult AttentionOp::verify() {
     return emitOpError() << "expects a static head dim D in 1.." << kMaxHeadDim
                          << " in 'query' (dim 3), got " << dimStr(d);
   if (ShapedType::isDynamic(dv) || dv < 1 || dv > kMaxHeadDim)
-    return emitOpError() << "expects a static head dim Dv in 1.."
-                         << kMaxHeadDim << " in 'value' (dim 3), got "
-                         << dimStr(dv);
+    return emitOpError() << "expects a static head dim Dv in 1.." << kMaxHeadDim
+                         << " in 'value' (dim 3), got " << dimStr(dv);
   if (k[3] != d)
     return emitOpError() << "expects 'key' dim 3 (D) to be " << d
                          << " as in 'query', got " << dimStr(k[3]);
@@ -136,8 +134,8 @@ LogicalResult AttentionOp::verify() {
       return emitOpError() << "expects the result shape to be "
                            << dimStr(expected[0]) << "x" << dimStr(expected[1])
                            << "x" << dimStr(expected[2]) << "x"
-                           << dimStr(expected[3])
-                           << " (B x Hq x Tq x Dv), got " << oType;
+                           << dimStr(expected[3]) << " (B x Hq x Tq x Dv), got "
+                           << oType;
   }
 
   // Mask: rank 2 (Tq x Tk) or 4 (B x Hq x Tq x Tk), each dim 1 or full.
@@ -190,9 +188,9 @@ LogicalResult BlockAttentionOp::verify() {
     StringRef name;
     MemRefType type;
   };
-  for (const Named &operand : {Named{"key", getKey().getType()},
-                               Named{"value", getValue().getType()},
-                               Named{"output", getOutput().getType()}}) {
+  for (const Named &operand :
+       {Named{"key", getKey().getType()}, Named{"value", getValue().getType()},
+        Named{"output", getOutput().getType()}}) {
     if (operand.type.getElementType() != elementType)
       return emitOpError() << "expects '" << operand.name
                            << "' to have the element type of 'query' ("
@@ -202,13 +200,11 @@ LogicalResult BlockAttentionOp::verify() {
   if (Value mask = getMask()) {
     auto maskType = cast<MemRefType>(mask.getType());
     if (maskType.getRank() != 2 && maskType.getRank() != 4)
-      return emitOpError() << "expects 'mask' of rank 2 or 4, got "
-                           << maskType;
+      return emitOpError() << "expects 'mask' of rank 2 or 4, got " << maskType;
   }
   if (getQuery().getType().getDimSize(3) != getKey().getType().getDimSize(3))
     return emitOpError() << "expects 'query' and 'key' to share the head dim";
-  if (getValue().getType().getDimSize(3) !=
-      getOutput().getType().getDimSize(3))
+  if (getValue().getType().getDimSize(3) != getOutput().getType().getDimSize(3))
     return emitOpError() << "expects 'value' and 'output' to share the head "
                             "dim Dv";
   return success();

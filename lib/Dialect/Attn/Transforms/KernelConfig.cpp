@@ -20,9 +20,10 @@ struct Defaults {
 /// ran 10-25% faster than 128 rows and 8 warps on the H200: two blocks fit
 /// an SM; bench/results/2026-11-30-h200-quick-perf-v3.log); key blocks of
 /// 64, 32 where f32 tiles or D = 256 would crowd shared memory and
-/// registers, 16 for f32 with D > 128. These keep every kernel of the CI matrix free of spills
-/// (test/Target/PTX/ptxas-matrix.test). The CPU numbers keep every block buffer small enough for the
-/// stack of one program and make tails cheap.
+/// registers, 16 for f32 with D > 128. These keep every kernel of the CI matrix
+/// free of spills (test/Target/PTX/ptxas-matrix.test). The CPU numbers keep
+/// every block buffer small enough for the stack of one program and make tails
+/// cheap.
 static Defaults getDefaults(Type elementType, int64_t headDim,
                             int64_t valueHeadDim, StringRef target) {
   if (target == "cpu")
@@ -45,8 +46,8 @@ mlir::attn::selectKernelConfig(MLIRContext *context, Type elementType,
   auto pick = [](int64_t override, int64_t fallback) {
     return override > 0 ? override : fallback;
   };
-  return KernelConfigAttr::get(
-      context, pick(overrides.blockM, d.blockM),
-      pick(overrides.blockN, d.blockN), pick(overrides.numWarps, d.numWarps),
-      pick(overrides.numStages, d.numStages), target);
+  return KernelConfigAttr::get(context, pick(overrides.blockM, d.blockM),
+                               pick(overrides.blockN, d.blockN),
+                               pick(overrides.numWarps, d.numWarps),
+                               pick(overrides.numStages, d.numStages), target);
 }

@@ -100,8 +100,8 @@ private:
   Value prefixView(Value buffer, OpFoldResult rows);
   /// Copies `rows` rows of `source[b0, b1, row0 ...]` into `tile`; rows past
   /// `rows` are zero when `padded`.
-  void loadTile(Value source, Value b0, Value b1, Value row0,
-                OpFoldResult rows, Value tile, bool padded);
+  void loadTile(Value source, Value b0, Value b1, Value row0, OpFoldResult rows,
+                Value tile, bool padded);
 
   /// One step of the key loop over block `kb`; `masked` blocks apply the
   /// tail, causal and user masks.
@@ -125,8 +125,8 @@ Value ProgramBuilder::rowsView(Value source, Value b0, Value b1, Value row0,
                                OpFoldResult rows, int64_t cols) {
   auto sourceType = cast<MemRefType>(source.getType());
   SmallVector<OpFoldResult> offsets = {b0, b1, row0, b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
-                                     rows, b.getIndexAttr(cols)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1), rows,
+                                     b.getIndexAttr(cols)};
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
   std::optional<int64_t> staticRows = getConstantIntValue(rows);
   int64_t rowsDim = staticRows ? *staticRows : ShapedType::kDynamic;
@@ -239,8 +239,8 @@ void ProgramBuilder::build() {
   generic(ValueRange{lRow}, ValueRange{accTile}, {map(2, {0}), map(2, {0, 1})},
           {IteratorType::parallel, IteratorType::parallel},
           [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value empty = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
-                                                args[0], zeroF);
+            Value empty = arith::CmpFOp::create(
+                nb, l, arith::CmpFPredicate::OEQ, args[0], zeroF);
             Value quotient = arith::DivFOp::create(nb, l, args[1], args[0]);
             Value result =
                 arith::SelectOp::create(nb, l, empty, zeroF, quotient);
@@ -262,16 +262,15 @@ void ProgramBuilder::build() {
 void ProgramBuilder::buildScores(Value col0, bool masked) {
   // S = Q K^T, accumulated in f32.
   fill(sTile, f32Const(0.0));
-  generic(ValueRange{qTile, kTile}, ValueRange{sTile},
-          {map(3, {0, 2}), map(3, {1, 2}), map(3, {0, 1})},
-          {IteratorType::parallel, IteratorType::parallel,
-           IteratorType::reduction},
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value prod = arith::MulFOp::create(nb, l, extend(nb, l, args[0]),
-                                               extend(nb, l, args[1]));
-            yieldValue(nb, l,
-                                    arith::AddFOp::create(nb, l, args[2], prod));
-          });
+  generic(
+      ValueRange{qTile, kTile}, ValueRange{sTile},
+      {map(3, {0, 2}), map(3, {1, 2}), map(3, {0, 1})},
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value prod = arith::MulFOp::create(nb, l, extend(nb, l, args[0]),
+                                           extend(nb, l, args[1]));
+        yieldValue(nb, l, arith::AddFOp::create(nb, l, args[2], prod));
+      });
 
   // c = scale * log2(e), folded into one multiply; the bias of a float mask
   // is scaled by log2(e) so that exp2 of the sum is exp of the original.
@@ -281,8 +280,7 @@ void ProgramBuilder::buildScores(Value col0, bool masked) {
     generic(ValueRange{}, ValueRange{sTile}, {map(2, {0, 1})},
             {IteratorType::parallel, IteratorType::parallel},
             [&](OpBuilder &nb, Location l, ValueRange args) {
-              yieldValue(nb, l,
-                                      arith::MulFOp::create(nb, l, args[0], c));
+              yieldValue(nb, l, arith::MulFOp::create(nb, l, args[0], c));
             });
     return;
   }
@@ -300,58 +298,56 @@ void ProgramBuilder::buildScores(Value col0, bool masked) {
       maskSizes.push_back(dim(mask, d));
   }
   Value batch = op.getBatch(), head = op.getHead();
-  generic(
-      ValueRange{}, ValueRange{sTile}, {map(2, {0, 1})},
-      {IteratorType::parallel, IteratorType::parallel},
-      [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value i = arith::AddIOp::create(
-            nb, l, row0, linalg::IndexOp::create(nb, l, 0));
-        Value j = arith::AddIOp::create(
-            nb, l, col0, linalg::IndexOp::create(nb, l, 1));
-        Value s = arith::MulFOp::create(nb, l, args[0], c);
-        // Key tail: j < Tk.
-        Value keep = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, j,
-                                           keyLen);
-        if (causalOffset) {
-          Value limit = arith::AddIOp::create(nb, l, i, causalOffset);
-          keep = arith::AndIOp::create(
-              nb, l, keep,
-              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, j,
-                                    limit));
-        }
-        if (mask) {
-          // Clamp so that padded rows and tail keys read inside the mask.
-          Value ic = arith::MinSIOp::create(nb, l, i, lastQuery);
-          Value jc = arith::MinSIOp::create(nb, l, j, lastKey);
-          SmallVector<Value> full = {batch, head, ic, jc};
-          SmallVector<Value> indices;
-          int64_t rank = maskSizes.size();
-          for (int64_t d = 0; d < rank; ++d) {
-            Value idx = full[4 - rank + d];
-            Value isOne = arith::CmpIOp::create(
-                nb, l, arith::CmpIPredicate::eq, maskSizes[d], index(1));
-            indices.push_back(
-                arith::SelectOp::create(nb, l, isOne, index(0), idx));
-          }
-          Value m = memref::LoadOp::create(nb, l, mask, indices);
-          if (m.getType().isInteger(1)) {
-            keep = arith::AndIOp::create(nb, l, keep, m);
-          } else {
-            // -inf removes the key outright (SPEC: the sum runs over the
-            // keys that are not masked out), so a NaN score of a removed
-            // key cannot reach its row.
-            Value bias = extend(nb, l, m);
-            keep = arith::AndIOp::create(
-                nb, l, keep,
-                arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNE, bias,
-                                      negInf));
-            bias = arith::MulFOp::create(nb, l, bias, log2eConst);
-            s = arith::AddFOp::create(nb, l, s, bias);
-          }
-        }
-        yieldValue(nb, l,
-                                arith::SelectOp::create(nb, l, keep, s, negInf));
-      });
+  generic(ValueRange{}, ValueRange{sTile}, {map(2, {0, 1})},
+          {IteratorType::parallel, IteratorType::parallel},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value i = arith::AddIOp::create(nb, l, row0,
+                                            linalg::IndexOp::create(nb, l, 0));
+            Value j = arith::AddIOp::create(nb, l, col0,
+                                            linalg::IndexOp::create(nb, l, 1));
+            Value s = arith::MulFOp::create(nb, l, args[0], c);
+            // Key tail: j < Tk.
+            Value keep = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
+                                               j, keyLen);
+            if (causalOffset) {
+              Value limit = arith::AddIOp::create(nb, l, i, causalOffset);
+              keep = arith::AndIOp::create(
+                  nb, l, keep,
+                  arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, j,
+                                        limit));
+            }
+            if (mask) {
+              // Clamp so that padded rows and tail keys read inside the mask.
+              Value ic = arith::MinSIOp::create(nb, l, i, lastQuery);
+              Value jc = arith::MinSIOp::create(nb, l, j, lastKey);
+              SmallVector<Value> full = {batch, head, ic, jc};
+              SmallVector<Value> indices;
+              int64_t rank = maskSizes.size();
+              for (int64_t d = 0; d < rank; ++d) {
+                Value idx = full[4 - rank + d];
+                Value isOne = arith::CmpIOp::create(
+                    nb, l, arith::CmpIPredicate::eq, maskSizes[d], index(1));
+                indices.push_back(
+                    arith::SelectOp::create(nb, l, isOne, index(0), idx));
+              }
+              Value m = memref::LoadOp::create(nb, l, mask, indices);
+              if (m.getType().isInteger(1)) {
+                keep = arith::AndIOp::create(nb, l, keep, m);
+              } else {
+                // -inf removes the key outright (SPEC: the sum runs over the
+                // keys that are not masked out), so a NaN score of a removed
+                // key cannot reach its row.
+                Value bias = extend(nb, l, m);
+                keep = arith::AndIOp::create(
+                    nb, l, keep,
+                    arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNE,
+                                          bias, negInf));
+                bias = arith::MulFOp::create(nb, l, bias, log2eConst);
+                s = arith::AddFOp::create(nb, l, s, bias);
+              }
+            }
+            yieldValue(nb, l, arith::SelectOp::create(nb, l, keep, s, negInf));
+          });
 }
 
 void ProgramBuilder::buildStep(Value kb, bool masked) {
@@ -382,8 +378,8 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
   generic(ValueRange{sTile}, ValueRange{mNewRow}, {map(2, {0, 1}), map(2, {0})},
           {IteratorType::parallel, IteratorType::reduction},
           [&](OpBuilder &nb, Location l, ValueRange args) {
-            yieldValue(
-                nb, l, arith::MaximumFOp::create(nb, l, args[1], args[0]));
+            yieldValue(nb, l,
+                       arith::MaximumFOp::create(nb, l, args[1], args[0]));
           });
   // alpha = exp2(m - mu); m = m_new.
   generic(ValueRange{mNewRow}, ValueRange{mRow, alphaRow},
@@ -399,49 +395,49 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
           {IteratorType::parallel, IteratorType::parallel},
           [&](OpBuilder &nb, Location l, ValueRange args) {
             Value mu = reference(nb, l, args[0]);
-            yieldValue(
-                nb, l,
-                math::Exp2Op::create(nb, l,
-                                     arith::SubFOp::create(nb, l, args[1], mu))
-                    .getResult());
+            yieldValue(nb, l,
+                       math::Exp2Op::create(
+                           nb, l, arith::SubFOp::create(nb, l, args[1], mu))
+                           .getResult());
           });
   // l = alpha * l + rowsum(P).
   generic(ValueRange{alphaRow}, ValueRange{lRow}, {map(1, {0}), map(1, {0})},
           {IteratorType::parallel},
           [&](OpBuilder &nb, Location l, ValueRange args) {
             yieldValue(
-                nb, l, arith::MulFOp::create(nb, l, args[1], args[0]).getResult());
+                nb, l,
+                arith::MulFOp::create(nb, l, args[1], args[0]).getResult());
           });
   generic(ValueRange{sTile}, ValueRange{lRow}, {map(2, {0, 1}), map(2, {0})},
           {IteratorType::parallel, IteratorType::reduction},
           [&](OpBuilder &nb, Location l, ValueRange args) {
             yieldValue(
-                nb, l, arith::AddFOp::create(nb, l, args[1], args[0]).getResult());
+                nb, l,
+                arith::AddFOp::create(nb, l, args[1], args[0]).getResult());
           });
   // acc = alpha * acc + P V, with P rounded to the input type as the tensor
   // cores see it (f16/bf16).
-  generic(ValueRange{alphaRow}, ValueRange{accTile},
-          {map(2, {0}), map(2, {0, 1})},
-          {IteratorType::parallel, IteratorType::parallel},
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            yieldValue(
-                nb, l, arith::MulFOp::create(nb, l, args[1], args[0]).getResult());
-          });
-  generic(ValueRange{sTile, vTile}, ValueRange{accTile},
-          {map(3, {0, 2}), map(3, {2, 1}), map(3, {0, 1})},
-          {IteratorType::parallel, IteratorType::parallel,
-           IteratorType::reduction},
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value p = args[0];
-            if (elementType != f32)
-              p = arith::ExtFOp::create(
-                  nb, l, f32,
-                  arith::TruncFOp::create(nb, l, elementType, p).getResult());
-            Value prod =
-                arith::MulFOp::create(nb, l, p, extend(nb, l, args[1]));
-            yieldValue(
-                nb, l, arith::AddFOp::create(nb, l, args[2], prod).getResult());
-          });
+  generic(
+      ValueRange{alphaRow}, ValueRange{accTile}, {map(2, {0}), map(2, {0, 1})},
+      {IteratorType::parallel, IteratorType::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        yieldValue(nb, l,
+                   arith::MulFOp::create(nb, l, args[1], args[0]).getResult());
+      });
+  generic(
+      ValueRange{sTile, vTile}, ValueRange{accTile},
+      {map(3, {0, 2}), map(3, {2, 1}), map(3, {0, 1})},
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value p = args[0];
+        if (elementType != f32)
+          p = arith::ExtFOp::create(
+              nb, l, f32,
+              arith::TruncFOp::create(nb, l, elementType, p).getResult());
+        Value prod = arith::MulFOp::create(nb, l, p, extend(nb, l, args[1]));
+        yieldValue(nb, l,
+                   arith::AddFOp::create(nb, l, args[2], prod).getResult());
+      });
 }
 
 LogicalResult mlir::attn::expandBlockAttention(RewriterBase &rewriter,
@@ -456,8 +452,7 @@ LogicalResult mlir::attn::expandBlockAttention(RewriterBase &rewriter,
 }
 
 namespace {
-struct ExpandBlockAttentionPattern
-    : public OpRewritePattern<BlockAttentionOp> {
+struct ExpandBlockAttentionPattern : public OpRewritePattern<BlockAttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(BlockAttentionOp op,
                                 PatternRewriter &rewriter) const override {
@@ -476,8 +471,8 @@ struct AttnOnlineSoftmaxPass
     populateAttnOnlineSoftmaxPatterns(patterns);
     GreedyRewriteConfig config;
     config.enableFolding(false);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
     numExpanded += count;
   }

@@ -28,7 +28,7 @@ static Value toBuffer(RewriterBase &rewriter, Location loc, Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   auto bufferType = MemRefType::get(type.getShape(), type.getElementType());
   return bufferization::ToBufferOp::create(rewriter, loc, bufferType, value,
-                                          /*read_only=*/true);
+                                           /*read_only=*/true);
 }
 
 FailureOr<Value> mlir::attn::tileAttention(RewriterBase &rewriter,
@@ -68,8 +68,8 @@ FailureOr<Value> mlir::attn::tileAttention(RewriterBase &rewriter,
     numQueryBlocks = rewriter.getIndexAttr((*staticLen + blockM - 1) / blockM);
   } else {
     Value blockMValue = arith::ConstantIndexOp::create(rewriter, loc, blockM);
-    numQueryBlocks = arith::CeilDivUIOp::create(rewriter, loc, cast<Value>(seqLen),
-                                                blockMValue)
+    numQueryBlocks = arith::CeilDivUIOp::create(
+                         rewriter, loc, cast<Value>(seqLen), blockMValue)
                          .getResult();
   }
 

@@ -49,8 +49,7 @@ void populateAttnTilePatterns(RewritePatternSet &patterns, StringRef target,
 
 /// Expands `op` into the online-softmax loop over key/value blocks (see the
 /// `--attn-online-softmax` pass description).
-LogicalResult expandBlockAttention(RewriterBase &rewriter,
-                                   BlockAttentionOp op);
+LogicalResult expandBlockAttention(RewriterBase &rewriter, BlockAttentionOp op);
 
 /// Patterns that expand every `attn.block_attention`.
 void populateAttnOnlineSoftmaxPatterns(RewritePatternSet &patterns);
