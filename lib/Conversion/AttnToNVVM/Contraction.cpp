@@ -1,0 +1,294 @@
+//===- Contraction.cpp - Q K^T and P V on tensor cores ---------*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+// The contractions of distributeProgram: ldmatrix operand loads, mma.sync
+// m16n8k16 (f16/bf16) and m16n8k8 (tf32) on accumulator fragments, P fed
+// from registers, and FMAs for f32 with ieee precision.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Distributor.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::detail;
+
+Value Distributor::loadShared(Buffer &buf, Value row, Value col,
+                              int64_t width) {
+  Type elt = buf.type.getElementType();
+  if (width == 1)
+    return memref::LoadOp::create(b, loc, buf.storage, ValueRange{row, col});
+  int64_t bytes = width * elt.getIntOrFloatBitWidth() / 8;
+  return vector::LoadOp::create(b, loc, VectorType::get({width}, elt),
+                                buf.storage, ValueRange{row, col},
+                                /*nontemporal=*/false, llvm::MaybeAlign(bytes));
+}
+
+SmallVector<Value> Distributor::loadMatrix(Buffer &buf, Value row, Value col,
+                                           int num, bool transpose) {
+  MLIRContext *ctx = b.getContext();
+  int64_t bytes = buf.type.getElementType().getIntOrFloatBitWidth() / 8;
+  Value offset = arith::MulIOp::create(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, row, cIndex(buf.ld)), col),
+      cIndex(bytes));
+  Value address = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, buf.base, offset));
+  auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
+  Value ptr = LLVM::IntToPtrOp::create(b, loc, sharedPtr, address);
+  Type i32 = b.getI32Type();
+  Type resultType =
+      num == 1
+          ? i32
+          : LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(num, i32));
+  Value result = NVVM::LdMatrixOp::create(
+      b, loc, resultType, ptr, b.getI32IntegerAttr(num),
+      NVVM::MMALayoutAttr::get(ctx, transpose ? NVVM::MMALayout::col
+                                              : NVVM::MMALayout::row),
+      NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+      NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
+  if (num == 1)
+    return {result};
+  SmallVector<Value> regs;
+  for (int i = 0; i < num; ++i)
+    regs.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
+  return regs;
+}
+
+/// One `mma.sync.aligned.m16n8k{16,8}.row.col.f32.{f16,bf16,tf32}` on
+/// registers: `aRegs` 4 and `bRegs` 2 values of vector<2xT> (T = f16/bf16)
+/// or f32 (tf32), `c` 4 f32. Returns the 4 f32 of D.
+static SmallVector<Value> emitMma(OpBuilder &b, Location loc, Type elt,
+                                  ArrayRef<Value> aRegs, ArrayRef<Value> bRegs,
+                                  ArrayRef<Value> c) {
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  NVVM::MMATypes type = elt.isF16()    ? NVVM::MMATypes::f16
+                        : elt.isBF16() ? NVVM::MMATypes::bf16
+                                       : NVVM::MMATypes::tf32;
+  // f16 operands go as vector<2xf16>; bf16 pairs and tf32 as i32 bits.
+  auto operand = [&](Value v) -> Value {
+    Type want =
+        type == NVVM::MMATypes::f16 ? Type(VectorType::get({2}, elt)) : i32;
+    if (v.getType() == want)
+      return v;
+    return LLVM::BitcastOp::create(b, loc, want, v);
+  };
+  SmallVector<Value> a, bv;
+  for (Value v : aRegs)
+    a.push_back(operand(v));
+  for (Value v : bRegs)
+    bv.push_back(operand(v));
+  auto resultType =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  int64_t k = type == NVVM::MMATypes::tf32 ? 8 : 16;
+  auto mma = NVVM::MmaOp::create(
+      b, loc, resultType, a, bv, c, ArrayRef<int64_t>{16, 8, k}, std::nullopt,
+      std::nullopt, std::array<NVVM::MMATypes, 2>{type, type},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> d;
+  for (int64_t i = 0; i < 4; ++i)
+    d.push_back(LLVM::ExtractValueOp::create(b, loc, mma, i));
+  return d;
+}
+
+void Distributor::contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c,
+                                  bool bTransposed, int64_t k) {
+  Type elt = bBuf.type.getElementType();
+  bool tf32 = elt.isF32();
+  int64_t kStep = tf32 ? 8 : 16;
+  auto pairType = VectorType::get({2}, elt);
+  bool aInRegisters = a.layout == Layout::Acc;
+  auto toElt = [&](Value v) -> Value {
+    return elt.isF32() ? v
+                       : arith::TruncFOp::create(b, loc, elt, v).getResult();
+  };
+  auto pair = [&](Value x, Value y) -> Value {
+    return vector::FromElementsOp::create(b, loc, pairType, ValueRange{x, y});
+  };
+  for (int64_t mt = 0; mt < rowTiles; ++mt) {
+    for (int64_t kt = 0; kt < k / kStep; ++kt) {
+      // A registers: (r, c), (r + 8, c), (r, c + 8), (r + 8, c + 8) with
+      // c = 2 * (lane % 4) for k16 (pairs c, c + 1); c = lane % 4 and
+      // c + 4 for tf32 k8.
+      SmallVector<Value> aRegs;
+      if (aInRegisters && !tf32) {
+        // P from the accumulator layout of S: tiles 2kt and 2kt + 1.
+        for (int64_t half = 0; half < 2; ++half)
+          for (int64_t i = 0; i < 2; ++i)
+            aRegs.push_back(pair(
+                toElt(loadPrivate(a, accIndex(a, mt, 2 * kt + half, i, 0))),
+                toElt(loadPrivate(a, accIndex(a, mt, 2 * kt + half, i, 1)))));
+      } else if (aInRegisters) {
+        // tf32 P: keys 2q and 2q + 1 of tile kt stand for k = q and q + 4;
+        // V's rows are read in the same order below.
+        for (int64_t j = 0; j < 2; ++j)
+          for (int64_t i = 0; i < 2; ++i)
+            aRegs.push_back(loadPrivate(a, accIndex(a, mt, kt, i, j)));
+      } else if (!tf32) {
+        // ldmatrix.x4: lanes 0-15 give rows 0-15 at column k0, lanes 16-31
+        // the same rows at k0 + 8; the four matrices are exactly the A
+        // registers (r, c), (r + 8, c), (r, c + 8), (r + 8, c + 8).
+        Value row = arith::AddIOp::create(b, loc, rowOf(mt, 0), laneMod16);
+        Value col = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, laneHi, cIndex(8)),
+            cIndex(kt * 16));
+        aRegs = loadMatrix(a, row, col, 4, /*transpose=*/false);
+      } else {
+        // tf32: 4-byte loads. (ldmatrix on 8x4 f32 matrices also gives these
+        // registers, but measured slower on the seed workload: 6.7 vs 5.2 ms,
+        // bench/results/2026-11-30-h200-quick-perf-v3.log.)
+        Value colBase = arith::AddIOp::create(b, loc, quadCol, cIndex(kt * 8));
+        for (int64_t half = 0; half < 2; ++half) {
+          Value col = arith::AddIOp::create(b, loc, colBase, cIndex(half * 4));
+          for (int64_t i = 0; i < 2; ++i)
+            aRegs.push_back(loadShared(a, rowOfLane(mt, i), col, 1));
+        }
+      }
+      // 16-bit B fragments of every n tile of this k step, two tiles per
+      // ldmatrix.x4 (x2 for an odd last tile). K ([n][k]) loads as is, V
+      // ([k][n]) transposed; each tile gets (k, k + 1) and (k + 8, k + 9).
+      SmallVector<SmallVector<Value>> bTiles;
+      int64_t nTiles = c.cols / 8;
+      for (int64_t nt = 0; !tf32 && nt < nTiles; nt += 2) {
+        int num = nt + 1 < nTiles ? 4 : 2;
+        Value row, col;
+        Value lane8 = num == 4 ? laneHi : cIndex(0);
+        if (bTransposed) {
+          // Matrices: (tile nt, k0), (tile nt, k0 + 8), (nt + 1, k0), ...
+          row = arith::AddIOp::create(
+              b, loc,
+              arith::AddIOp::create(
+                  b, loc, laneMod8,
+                  arith::MulIOp::create(b, loc, lane8, cIndex(8))),
+              cIndex(nt * 8));
+          col = arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, laneBit3, cIndex(8)),
+              cIndex(kt * 16));
+        } else {
+          row = arith::AddIOp::create(
+              b, loc,
+              arith::AddIOp::create(
+                  b, loc, laneMod8,
+                  arith::MulIOp::create(b, loc, laneBit3, cIndex(8))),
+              cIndex(kt * 16));
+          col = arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, lane8, cIndex(8)),
+              cIndex(nt * 8));
+        }
+        SmallVector<Value> regs =
+            loadMatrix(bBuf, row, col, num, /*transpose=*/!bTransposed);
+        bTiles.push_back({regs[0], regs[1]});
+        if (num == 4)
+          bTiles.push_back({regs[2], regs[3]});
+      }
+      for (int64_t nt = 0; nt < nTiles; ++nt) {
+        Value n = arith::AddIOp::create(b, loc, quadRow, cIndex(nt * 8));
+        SmallVector<Value> bRegs;
+        if (!tf32) {
+          bRegs = bTiles[nt];
+        } else if (bTransposed) {
+          Value col = arith::AddIOp::create(b, loc, quadCol, cIndex(kt * 8));
+          bRegs = {loadShared(bBuf, n, col, 1),
+                   loadShared(bBuf, n,
+                              arith::AddIOp::create(b, loc, col, cIndex(4)),
+                              1)};
+        } else {
+          // tf32 V ([k][n]): one element per row, rows in the order the A
+          // registers stand for (see above).
+          Value base = arith::AddIOp::create(
+              b, loc, aInRegisters ? quadCol2 : quadCol, cIndex(kt * 8));
+          Value second =
+              arith::AddIOp::create(b, loc, base, cIndex(aInRegisters ? 1 : 4));
+          for (Value row : {base, second})
+            bRegs.push_back(loadShared(bBuf, row, n, 1));
+        }
+        SmallVector<Value> cElems;
+        for (int64_t i = 0; i < 2; ++i)
+          for (int64_t j = 0; j < 2; ++j)
+            cElems.push_back(loadPrivate(c, accIndex(c, mt, nt, i, j)));
+        SmallVector<Value> d = emitMma(b, loc, elt, aRegs, bRegs, cElems);
+        for (int64_t i = 0; i < 2; ++i)
+          for (int64_t j = 0; j < 2; ++j)
+            storePrivate(c, accIndex(c, mt, nt, i, j), d[i * 2 + j]);
+      }
+    }
+  }
+}
+
+void Distributor::contractWithFMA(Buffer &a, Buffer &bBuf, Buffer &c,
+                                  bool bTransposed, int64_t k) {
+  Buffer *aShared = &a;
+  if (a.layout == Layout::Acc) {
+    // Exact f32: every thread needs whole rows of P, so P goes through
+    // shared memory.
+    aShared = &scratch[a.storage];
+    barrier();
+    for (int64_t mt = 0; mt < rowTiles; ++mt)
+      for (int64_t i = 0; i < 2; ++i)
+        for (int64_t nt = 0; nt < a.cols / 8; ++nt)
+          for (int64_t j = 0; j < 2; ++j)
+            memref::StoreOp::create(
+                b, loc, loadPrivate(a, accIndex(a, mt, nt, i, j)),
+                aShared->storage,
+                ValueRange{rowOfLane(mt, i), colOfLane(nt, j)});
+    barrier();
+  }
+  auto loop = scf::ForOp::create(b, loc, cIndex(0), cIndex(k), cIndex(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  Value kk = loop.getInductionVar();
+  for (int64_t mt = 0; mt < rowTiles; ++mt) {
+    for (int64_t i = 0; i < 2; ++i) {
+      Value row = rowOfLane(mt, i);
+      Value av = loadShared(*aShared, row, kk, 1);
+      for (int64_t nt = 0; nt < c.cols / 8; ++nt) {
+        for (int64_t j = 0; j < 2; ++j) {
+          Value col = colOfLane(nt, j);
+          Value bv = bTransposed ? loadShared(bBuf, col, kk, 1)
+                                 : loadShared(bBuf, kk, col, 1);
+          int64_t idx = accIndex(c, mt, nt, i, j);
+          Value sum = math::FmaOp::create(b, loc, av, bv, loadPrivate(c, idx));
+          storePrivate(c, idx, sum);
+        }
+      }
+    }
+  }
+}
+
+LogicalResult Distributor::rewriteContraction(linalg::GenericOp op) {
+  Buffer *a = lookup(op.getDpsInputs()[0]);
+  Buffer *bBuf = lookup(op.getDpsInputs()[1]);
+  Buffer *c = lookup(op.getDpsInits()[0]);
+  if (!a || !bBuf || !c || c->layout != Layout::Acc ||
+      bBuf->layout != Layout::Shared || a->layout == Layout::Row)
+    return op.emitOpError("expects a contraction of block buffers into a "
+                          "register block");
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  MLIRContext *ctx = op.getContext();
+  auto dims = [&](unsigned x, unsigned y) {
+    return AffineMap::get(
+        3, 0, {getAffineDimExpr(x, ctx), getAffineDimExpr(y, ctx)}, ctx);
+  };
+  if (maps[0] != dims(0, 2) || maps[2] != dims(0, 1) ||
+      (maps[1] != dims(1, 2) && maps[1] != dims(2, 1)))
+    return op.emitOpError("expects C[i][j] += A[i][k] * B[j][k] or B[k][j]");
+  bool bTransposed = maps[1] == dims(1, 2);
+  int64_t k = op.getStaticLoopRanges()[2];
+  b.setInsertionPoint(op);
+  Type elt = bBuf->type.getElementType();
+  if (elt.isF32() && ieee)
+    contractWithFMA(*a, *bBuf, *c, bTransposed, k);
+  else
+    contractWithMMA(*a, *bBuf, *c, bTransposed, k);
+  b.eraseOp(op);
+  return success();
+}

@@ -1,0 +1,133 @@
+//===- Distributor.h - block IR onto threads (private) ----------*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+// The state shared by Distribute.cpp (buffers, copies, elementwise math,
+// reductions, stores) and Contraction.cpp (tensor-core and FMA
+// contractions) of distributeProgram; see Distribute.cpp for the mapping.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_CONVERSION_ATTNTONVVM_DISTRIBUTOR_H
+#define ATTN_LIB_CONVERSION_ATTNTONVVM_DISTRIBUTOR_H
+
+#include "attn/Conversion/AttnToNVVM/AttnToNVVM.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace mlir {
+namespace attn {
+namespace detail {
+enum class Layout { Shared, Acc, Row };
+
+struct Buffer {
+  Layout layout;
+  MemRefType type;
+  Value storage;
+  int64_t rows = 0, cols = 0, ld = 0;
+  /// Shared buffers: the byte address of element (0, 0), as an index.
+  Value base;
+};
+
+class Distributor {
+public:
+  Distributor(RewriterBase &b, gpu::GPUFuncOp kernel, KernelConfigAttr config,
+              bool ieee)
+      : b(b), kernel(kernel), config(config), ieee(ieee) {}
+
+  FailureOr<int64_t> run();
+
+private:
+  // Geometry.
+  Value cIndex(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value rowOf(int64_t mt, int64_t i) {
+    return arith::AddIOp::create(b, loc, warpRow0, cIndex(mt * 16 + 8 * i))
+        .getResult();
+  }
+  Value rowOfLane(int64_t mt, int64_t i) {
+    return arith::AddIOp::create(b, loc, rowOf(mt, i), quadRow);
+  }
+  Value colOfLane(int64_t nt, int64_t j) {
+    return arith::AddIOp::create(b, loc, quadCol2, cIndex(nt * 8 + j));
+  }
+  int64_t accIndex(const Buffer &buf, int64_t mt, int64_t nt, int64_t i,
+                   int64_t j) {
+    return ((mt * (buf.cols / 8) + nt) * 2 + i) * 2 + j;
+  }
+  Value loadPrivate(const Buffer &buf, int64_t index) {
+    return memref::LoadOp::create(b, loc, buf.storage,
+                                  ValueRange{cIndex(index)});
+  }
+  void storePrivate(const Buffer &buf, int64_t index, Value v) {
+    memref::StoreOp::create(b, loc, v, buf.storage, ValueRange{cIndex(index)});
+  }
+  void barrier() { gpu::BarrierOp::create(b, loc); }
+
+  // Analysis.
+  LogicalResult classify();
+  Buffer *lookup(Value v, OpFoldResult *rows = nullptr);
+
+  // Rewrites.
+  LogicalResult rewriteFill(linalg::FillOp op);
+  /// Rewrites `copy` together with the global -> shared copies that follow
+  /// it with only pure ops in between (K then V); marks them in `done`.
+  LogicalResult rewriteCopyRun(linalg::CopyOp copy,
+                               DenseSet<Operation *> &done);
+  /// True for a zero fill of a shared buffer that a copy into the same
+  /// buffer follows: the GPU copy zeroes the rows it does not load.
+  bool isZeroFillBeforeCopy(linalg::FillOp fill, Buffer *buf);
+  LogicalResult rewriteCopy(linalg::CopyOp op);
+  /// Global -> shared tile copies, issued together.
+  LogicalResult rewriteTileLoads(ArrayRef<linalg::CopyOp> copies);
+  LogicalResult rewriteGeneric(linalg::GenericOp op);
+  LogicalResult rewriteContraction(linalg::GenericOp op);
+  void contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c, bool bTransposed,
+                       int64_t k);
+  void contractWithFMA(Buffer &a, Buffer &bBuf, Buffer &c, bool bTransposed,
+                       int64_t k);
+  Value loadShared(Buffer &buf, Value row, Value col, int64_t width);
+  /// `ldmatrix` of `num` 8x8 16-bit matrices of `buf`; this lane gives the
+  /// row start (row, col). Returns `num` i32 registers.
+  SmallVector<Value> loadMatrix(Buffer &buf, Value row, Value col, int num,
+                                bool transpose);
+  LogicalResult rewriteStore(linalg::GenericOp op, Buffer &src);
+  LogicalResult rewriteElementwise(linalg::GenericOp op);
+  LogicalResult rewriteRowReduction(linalg::GenericOp op);
+  /// Clones the body of `op` with `args` for its block arguments and
+  /// `indices` for linalg.index; returns the yielded values.
+  SmallVector<Value> cloneBody(linalg::GenericOp op, ValueRange args,
+                               ArrayRef<Value> indices);
+  /// Cooperative loop over `rows x cols` elements of a shared buffer in
+  /// chunks of `vec` elements: fn(row, col).
+  void forEachSharedChunk(int64_t rows, int64_t cols, int64_t vec,
+                          function_ref<void(Value, Value)> fn);
+
+  RewriterBase &b;
+  gpu::GPUFuncOp kernel;
+  KernelConfigAttr config;
+  bool ieee;
+  Location loc = UnknownLoc::get(kernel.getContext());
+
+  int64_t numThreads = 0, rowsPerWarp = 0, rowTiles = 0;
+  Value tid, warpRow0, quadRow, quadCol, quadCol2;
+  // ldmatrix row addresses: lane % 8, (lane / 8) % 2, lane / 16, lane % 16.
+  Value laneMod8, laneBit3, laneHi, laneMod16;
+  llvm::MapVector<Value, Buffer> buffers;
+  /// Shared scratch for P when ieee contractions need it in shared memory.
+  DenseMap<Value, Buffer> scratch;
+  Value dynamicShared;
+  int64_t sharedOffset = 0;
+};
+
+/// A linalg.generic of the form C[i][j] += A[i][k] * B[..] (Q K^T, P V).
+bool isContraction(linalg::GenericOp op);
+
+} // namespace detail
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_LIB_CONVERSION_ATTNTONVVM_DISTRIBUTOR_H
