@@ -1,6 +1,15 @@
 // RUN: attn-opt %s --attn-tile --split-input-file --verify-each | FileCheck %s
 // RUN: attn-opt %s --attn-tile="block-m=16 block-n=8" --split-input-file | FileCheck %s --check-prefix=OVERRIDE
 // RUN: attn-opt %s --attn-tile="target=sm_90a" --split-input-file | FileCheck %s --check-prefix=SM90
+// The output of both passes prints, parses back and verifies:
+// RUN: attn-opt %s --attn-tile --attn-online-softmax --split-input-file --verify-each \
+// RUN:   | attn-opt --split-input-file --verify-each | FileCheck %s --check-prefix=ROUNDTRIP
+// ROUNDTRIP-LABEL: func @gqa_causal
+// ROUNDTRIP:         scf.forall
+// ROUNDTRIP:           scf.for
+// ROUNDTRIP:             math.exp2
+// ROUNDTRIP-LABEL: func @static_mask
+// ROUNDTRIP-LABEL: func @no_attention
 
 // One program per (batch, query head, query block): a grid of
 // B x Hq x ceil(Tq / block_m) programs over buffers of the tensors.
