@@ -1,232 +1,36 @@
-//===- ManifestTest.cpp - Tests of the launch manifest and CUDA runtime ---===//
+//===- ManifestTest.cpp - Tests of the launch manifest --------------------===//
 //
 // Part of the attn-mlir project.
 //
 //===----------------------------------------------------------------------===//
 //
-// The JSON reader and writer, the manifest format, grid evaluation, shape
-// checks and parameter packing; where cuda.h was found, also the CUDA launch
-// helpers that need no GPU and CudaDevice::open, which must fail cleanly on
-// a machine without a CUDA driver or device.
+// The manifest format (parseManifest, verifyManifest, serializeManifest and
+// the manifest files), grid evaluation, shape checks and parameter packing.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Runtime/Manifest.h"
 
-#ifdef ATTN_HAS_CUDA_DRIVER
-#include "attn/Runtime/CudaDriver.h"
-#include "attn/Runtime/CudaLaunch.h"
-#endif
+#include "ManifestTestHelpers.h"
 
 #include "gtest/gtest.h"
 
-#include <climits>
-#include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <map>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
 using namespace attn::runtime;
+using namespace attn::runtime::unittest;
 
 namespace {
 
 //===----------------------------------------------------------------------===//
-// JSON
-//===----------------------------------------------------------------------===//
-
-JsonValue parseOrDie(const std::string &text) {
-  JsonValue value;
-  std::string error;
-  EXPECT_TRUE(parseJson(text, value, error)) << error << "\n" << text;
-  return value;
-}
-
-std::string parseError(const std::string &text) {
-  JsonValue value;
-  std::string error;
-  EXPECT_FALSE(parseJson(text, value, error)) << text;
-  return error;
-}
-
-TEST(JsonTest, ParsesEveryKind) {
-  JsonValue value = parseOrDie(
-      R"({"n": null, "t": true, "f": false, "i": -42, "d": 0.5,
-          "s": "x", "a": [1, [2, {}], []], "o": {"k": "v"}})");
-  ASSERT_TRUE(value.isObject());
-  EXPECT_TRUE(value.find("n")->isNull());
-  EXPECT_TRUE(value.find("t")->getBool());
-  EXPECT_TRUE(value.find("f")->isBool());
-  EXPECT_FALSE(value.find("f")->getBool());
-  EXPECT_TRUE(value.find("i")->isInteger());
-  EXPECT_EQ(value.find("i")->getInteger(), -42);
-  EXPECT_FALSE(value.find("d")->isInteger());
-  EXPECT_EQ(value.find("d")->getNumber(), 0.5);
-  EXPECT_EQ(value.find("s")->getString(), "x");
-  ASSERT_EQ(value.find("a")->getArray().size(), 3u);
-  EXPECT_TRUE(value.find("a")->getArray()[1].getArray()[1].isObject());
-  EXPECT_EQ(value.find("o")->find("k")->getString(), "v");
-  EXPECT_EQ(value.find("missing"), nullptr);
-  // Members keep their file order.
-  EXPECT_EQ(value.getObject()[0].first, "n");
-  EXPECT_EQ(value.getObject()[7].first, "o");
-  // Positions are recorded.
-  EXPECT_EQ(value.getLine(), 1);
-  EXPECT_EQ(value.getColumn(), 1);
-  EXPECT_EQ(value.find("s")->getLine(), 2);
-}
-
-TEST(JsonTest, RoundTrip) {
-  std::string text = R"({"format": "x", "list": [1, 2.5, -3e-7, "a\"b\\c\n"],
-    "nested": {"deep": [[[]]], "empty": {}, "unicode": "\u00e9\ud83d\ude00"},
-    "big": 123456789012345678, "min": -9223372036854775808,
-    "max": 9223372036854775807, "huge": 1e300, "scale": 0.08838834764831845,
-    "third": 0.3333333333333333, "t": true, "n": null})";
-  JsonValue value = parseOrDie(text);
-  for (int indent : {0, 2, 4}) {
-    std::string written = writeJson(value, indent);
-    JsonValue back = parseOrDie(written);
-    EXPECT_EQ(back, value) << written;
-    EXPECT_EQ(writeJson(back, indent), written);
-  }
-  EXPECT_EQ(value.find("min")->getInteger(), INT64_MIN);
-  EXPECT_EQ(value.find("max")->getInteger(), INT64_MAX);
-  EXPECT_EQ(value.find("scale")->getNumber(), 0.08838834764831845);
-  EXPECT_EQ(value.find("nested")->find("unicode")->getString(),
-            "\xc3\xa9\xf0\x9f\x98\x80");
-}
-
-TEST(JsonTest, WriterForms) {
-  JsonValue value;
-  value.set("a", JsonValue::makeInteger(1));
-  value.set("b", JsonValue::makeNumber(0.1));
-  value.set("c", JsonValue::makeString("tab\there \x01"));
-  value.set("a", JsonValue::makeInteger(2)); // Replaces.
-  JsonValue list;
-  list.push(JsonValue::makeNumber(1.0));
-  list.push(JsonValue::makeNumber(1e-300));
-  list.push(JsonValue::makeNumber(NAN));
-  value.set("d", std::move(list));
-  EXPECT_EQ(writeJson(value, 0),
-            R"({"a": 2, "b": 0.1, "c": "tab\there \u0001", )"
-            R"("d": [1, 1e-300, null]})");
-  // Containers that do not fit in 80 columns are spread over lines.
-  JsonValue wide;
-  for (int i = 0; i < 12; ++i)
-    wide.set("key" + std::to_string(i), JsonValue::makeInteger(i));
-  std::string written = writeJson(wide, 2);
-  EXPECT_EQ(written.substr(0, 14), "{\n  \"key0\": 0,");
-  EXPECT_EQ(written.back(), '}');
-  EXPECT_EQ(parseOrDie(written), wide);
-  EXPECT_EQ(writeJson(JsonValue(), 2), "null");
-  EXPECT_EQ(writeJson(JsonValue::makeArray(), 2), "[]");
-}
-
-TEST(JsonTest, ErrorsHaveLineAndColumn) {
-  EXPECT_EQ(parseError(""),
-            "line 1, column 1: expected a JSON value, found end of input");
-  EXPECT_EQ(parseError("{\n  \"a\": 1,\n}"),
-            "line 3, column 1: trailing comma in object");
-  EXPECT_EQ(parseError("[1, 2,]"), "line 1, column 7: trailing comma in array");
-  EXPECT_EQ(parseError("{\"a\": 1 \"b\": 2}"),
-            "line 1, column 9: expected ',' or '}' in object, found "
-            "character '\"'");
-  EXPECT_EQ(parseError("{\"a\": 1, \"a\": 2}"),
-            "line 1, column 10: duplicate key 'a'");
-  EXPECT_EQ(parseError("{\"a\" 1}"),
-            "line 1, column 6: expected ':' after object key, found "
-            "character '1'");
-  EXPECT_EQ(parseError("[01]"),
-            "line 1, column 3: invalid number: leading zeros are not allowed");
-  EXPECT_EQ(parseError("[1.]"),
-            "line 1, column 4: invalid number: expected a digit after '.'");
-  EXPECT_EQ(parseError("[-]"),
-            "line 1, column 3: invalid number: expected a digit after '-'");
-  EXPECT_EQ(parseError("1e999"),
-            "line 1, column 1: number out of range: 1e999");
-  EXPECT_EQ(parseError("\n\n  \"abc"), "line 3, column 7: unterminated string");
-  EXPECT_EQ(parseError("\"a\nb\""),
-            "line 1, column 3: unterminated string (newline in string)");
-  EXPECT_EQ(parseError("\"\\x\""), "line 1, column 3: invalid escape '\\x'");
-  EXPECT_EQ(parseError("\"\\ud800\""),
-            "line 1, column 8: invalid \\u escape: unpaired high surrogate");
-  EXPECT_EQ(parseError("\"\\u12g4\""),
-            "line 1, column 6: invalid \\u escape: expected 4 hex digits");
-  EXPECT_EQ(parseError("nul"),
-            "line 1, column 1: invalid literal (expected true, false or null)");
-  EXPECT_EQ(parseError("truex"),
-            "line 1, column 5: invalid literal (expected true, false or null)");
-  EXPECT_EQ(parseError("{} {}"),
-            "line 1, column 4: unexpected character '{' after the JSON value");
-  EXPECT_EQ(parseError("// comment\n{}"),
-            "line 1, column 1: expected a JSON value, found character '/'");
-  EXPECT_EQ(parseError("[\x01]"),
-            "line 1, column 2: expected a JSON value, found byte 0x01");
-  std::string deep(300, '[');
-  EXPECT_EQ(parseError(deep).substr(0, 37),
-            "line 1, column 258: nesting deeper th");
-}
-
-//===----------------------------------------------------------------------===//
 // The manifest
 //===----------------------------------------------------------------------===//
-
-/// The example of docs/Manifest.md.
-const char *const kExampleText = R"({
-  "format": "attn-mlir-manifest", "version": 1,
-  "kernel": "attn_fwd_f",
-  "ptx": "f.ptx",
-  "chip": "sm_90a",
-  "function": "f",
-  "element_type": "bf16",
-  "query":  {"shape": [-1, 32, -1, 128]},
-  "key":    {"shape": [-1, 8, -1, 128]},
-  "value":  {"shape": [-1, 8, -1, 128]},
-  "output": {"shape": [-1, 32, -1, 128]},
-  "mask":   null,
-  "attributes": {"scale": 0.08838834764831845, "causal": null, "precision": null},
-  "config": {"block_m": 128, "block_n": 64, "num_warps": 4, "num_stages": 2},
-  "block": [128, 1, 1],
-  "grid": [ {"ceil_div": ["Tq", 128]}, {"mul": ["B", "Hq"]}, 1 ],
-  "shared_memory_bytes": 49152,
-  "params": [
-    {"kind": "memref", "operand": "query", "rank": 4},
-    {"kind": "memref", "operand": "key", "rank": 4},
-    {"kind": "memref", "operand": "value", "rank": 4},
-    {"kind": "memref", "operand": "output", "rank": 4},
-    {"kind": "size", "name": "Tk"}
-  ]
-}
-)";
-
-/// kExampleText, built in code.
-Manifest makeExampleManifest() {
-  Manifest manifest;
-  manifest.kernel = "attn_fwd_f";
-  manifest.ptx = "f.ptx";
-  manifest.chip = "sm_90a";
-  manifest.function = "f";
-  manifest.elementType = ElementType::BF16;
-  manifest.query.shape = {-1, 32, -1, 128};
-  manifest.key.shape = {-1, 8, -1, 128};
-  manifest.value.shape = {-1, 8, -1, 128};
-  manifest.output.shape = {-1, 32, -1, 128};
-  manifest.attributes.scale = 0.08838834764831845;
-  manifest.config.blockM = 128;
-  manifest.config.blockN = 64;
-  manifest.config.numWarps = 4;
-  manifest.config.numStages = 2;
-  manifest.block[0] = 128;
-  manifest.grid[0] =
-      GridExpr::ceilDiv(GridExpr::size("Tq"), GridExpr::constant(128));
-  manifest.grid[1] = GridExpr::mul(GridExpr::size("B"), GridExpr::size("Hq"));
-  manifest.grid[2] = GridExpr::constant(1);
-  manifest.sharedMemoryBytes = 49152;
-  for (const char *operand : {"query", "key", "value", "output"})
-    manifest.params.push_back(KernelParam::memref(operand, 4));
-  manifest.params.push_back(KernelParam::size("Tk"));
-  return manifest;
-}
 
 /// A manifest that sets every field to a non-default value.
 Manifest makeFullManifest() {
@@ -472,19 +276,6 @@ TEST(ManifestTest, Files) {
 // Evaluation
 //===----------------------------------------------------------------------===//
 
-ProblemSizes makeSizes(int64_t b, int64_t hq, int64_t hkv, int64_t tq,
-                       int64_t tk, int64_t d, int64_t dv) {
-  ProblemSizes sizes;
-  sizes.B = b;
-  sizes.Hq = hq;
-  sizes.Hkv = hkv;
-  sizes.Tq = tq;
-  sizes.Tk = tk;
-  sizes.D = d;
-  sizes.Dv = dv;
-  return sizes;
-}
-
 TEST(EvaluateTest, Grid) {
   Manifest manifest = makeExampleManifest();
   unsigned grid[3];
@@ -723,225 +514,5 @@ TEST(EvaluateTest, PackParamsWithCustomStrides) {
             "output: dimension 1 is 16 but the kernel was compiled for 32 "
             "(compiled shape ?x32x?x128, actual 2x16x100x128)");
 }
-
-#ifdef ATTN_HAS_CUDA_DRIVER
-
-//===----------------------------------------------------------------------===//
-// CUDA launch helpers (no GPU needed)
-//===----------------------------------------------------------------------===//
-
-TEST(CudaLaunchTest, PrepareLaunch) {
-  Manifest manifest = makeExampleManifest();
-  ProblemSizes sizes = makeSizes(2, 32, 8, 1000, 300, 128, 128);
-  std::map<std::string, TensorArg> operands = {
-      {"query", makeContiguousTensorArg(0x1000, {2, 32, 1000, 128})},
-      {"key", makeContiguousTensorArg(0x2000, {2, 8, 300, 128})},
-      {"value", makeContiguousTensorArg(0x3000, {2, 8, 300, 128})},
-      {"output", makeContiguousTensorArg(0x4000, {2, 32, 1000, 128})}};
-  LaunchConfig config;
-  std::string error;
-  ASSERT_TRUE(prepareLaunch(manifest, operands, sizes, config, error)) << error;
-  EXPECT_EQ(config.grid[0], 8u);
-  EXPECT_EQ(config.grid[1], 64u);
-  EXPECT_EQ(config.grid[2], 1u);
-  EXPECT_EQ(config.block[0], 128u);
-  EXPECT_EQ(config.block[1], 1u);
-  EXPECT_EQ(config.sharedMemoryBytes, 49152u);
-  EXPECT_EQ(config.params.size(), 45u);
-}
-
-const char *const kPtx = R"(//
-// Generated by LLVM NVPTX Back-End
-//
-.version 8.7
-.target sm_90a
-.address_size 64
-
-	// .globl	attn_fwd_f // -- .entry fake(
-.extern .shared .align 16 .b8 __dynamic_shmem__0[];
-
-.visible .entry other_kernel()
-{
-	ret;
-}
-
-.visible .entry attn_fwd_f(
-	.param .u64 .ptr .global .align 16 attn_fwd_f_param_0,
-	.param .u64 attn_fwd_f_param_1, /* a comment, with a comma */
-	.param .s64 attn_fwd_f_param_2,
-	.param .align 8 .b8 attn_fwd_f_param_3[16],
-	.param .u32 attn_fwd_f_param_4
-)
-.maxntid 128, 1, 1
-{
-	ret;
-}
-)";
-
-TEST(CudaLaunchTest, PtxEntryParams) {
-  std::vector<unsigned> bytes;
-  std::string error;
-  ASSERT_TRUE(getPtxEntryParamBytes(kPtx, "attn_fwd_f", bytes, error)) << error;
-  EXPECT_EQ(bytes, (std::vector<unsigned>{8, 8, 8, 16, 4}));
-  ASSERT_TRUE(getPtxEntryParamBytes(kPtx, "other_kernel", bytes, error))
-      << error;
-  EXPECT_TRUE(bytes.empty());
-  EXPECT_FALSE(getPtxEntryParamBytes(kPtx, "fake", bytes, error));
-  EXPECT_EQ(error,
-            "the PTX has no entry 'fake' (entries: other_kernel, attn_fwd_f)");
-  EXPECT_FALSE(getPtxEntryParamBytes("", "k", bytes, error));
-  EXPECT_EQ(error, "the PTX has no entry 'k' (it has no .entry at all)");
-}
-
-TEST(CudaLaunchTest, Chips) {
-  int major, minor;
-  char suffix;
-  ASSERT_TRUE(parseChipName("sm_90a", major, minor, suffix));
-  EXPECT_EQ(major, 9);
-  EXPECT_EQ(minor, 0);
-  EXPECT_EQ(suffix, 'a');
-  ASSERT_TRUE(parseChipName("sm_100f", major, minor, suffix));
-  EXPECT_EQ(major, 10);
-  EXPECT_EQ(suffix, 'f');
-  ASSERT_TRUE(parseChipName("sm_86", major, minor, suffix));
-  EXPECT_EQ(major, 8);
-  EXPECT_EQ(minor, 6);
-  EXPECT_EQ(suffix, '\0');
-  EXPECT_FALSE(parseChipName("sm_9", major, minor, suffix));
-  EXPECT_FALSE(parseChipName("compute_90", major, minor, suffix));
-  EXPECT_FALSE(parseChipName("sm_90ab", major, minor, suffix));
-
-  EXPECT_TRUE(isChipCompatible("sm_90a", 9, 0));
-  EXPECT_FALSE(isChipCompatible("sm_90a", 10, 0));
-  EXPECT_TRUE(isChipCompatible("sm_80", 9, 0));
-  EXPECT_FALSE(isChipCompatible("sm_90", 8, 6));
-  EXPECT_TRUE(isChipCompatible("sm_100f", 10, 3));
-  EXPECT_FALSE(isChipCompatible("sm_100f", 12, 0));
-  EXPECT_TRUE(isChipCompatible("gfx942", 9, 0)); // Unknown: the driver decides.
-}
-
-TEST(CudaLaunchTest, InputCopies) {
-  const uint64_t l2 = 60ull << 20, lots = 100ull << 30;
-  // A set larger than twice the L2: no copies.
-  EXPECT_EQ(chooseNumInputCopies(200ull << 20, l2, lots, 64), 1u);
-  EXPECT_EQ(chooseNumInputCopies(120ull << 20, l2, lots, 64), 1u);
-  // 16 MiB sets: 8 of them cover 2 * 60 MiB.
-  EXPECT_EQ(chooseNumInputCopies(16ull << 20, l2, lots, 64), 8u);
-  // Capped by memory (2 extra copies fit) and by maxCopies.
-  EXPECT_EQ(chooseNumInputCopies(16ull << 20, l2, 40ull << 20, 64), 3u);
-  EXPECT_EQ(chooseNumInputCopies(1024, l2, lots, 64), 64u);
-  EXPECT_EQ(chooseNumInputCopies(0, l2, lots, 64), 1u);
-  EXPECT_EQ(chooseNumInputCopies(1024, l2, 0, 64), 1u);
-
-  int64_t first, end;
-  getTensorByteSpan(makeContiguousTensorArg(0x1000, {2, 3, 4}), 2, first, end);
-  EXPECT_EQ(first, 0);
-  EXPECT_EQ(end, 48);
-  TensorArg view;
-  view.sizes = {2, 3};
-  view.strides = {-10, 0};
-  view.offset = 10;
-  getTensorByteSpan(view, 4, first, end);
-  EXPECT_EQ(first, 0);
-  EXPECT_EQ(end, 44);
-
-  EXPECT_EQ(getMedian({3.0, 1.0, 2.0}), 2.0);
-  EXPECT_EQ(getMedian({4.0, 1.0, 2.0, 3.0}), 2.5);
-  EXPECT_EQ(getMedian({}), 0.0);
-}
-
-TEST(CudaLaunchTest, Roofline) {
-  std::string note;
-  EXPECT_DOUBLE_EQ(getPeakTflops("sm_90a", "NVIDIA H200", ElementType::BF16,
-                                 PrecisionMode::Default, note),
-                   989.4);
-  EXPECT_EQ(note, "H100/H200 SXM dense f16/bf16 tensor cores: 989.4 TFLOP/s");
-  EXPECT_DOUBLE_EQ(getPeakTflops("sm_90", "NVIDIA H100 80GB HBM3",
-                                 ElementType::F32, PrecisionMode::Default,
-                                 note),
-                   494.7);
-  EXPECT_DOUBLE_EQ(
-      getPeakTflops("sm_90", "", ElementType::F32, PrecisionMode::IEEE, note),
-      66.9);
-  EXPECT_DOUBLE_EQ(getPeakTflops("sm_90", "NVIDIA H100 PCIe", ElementType::F16,
-                                 PrecisionMode::Default, note),
-                   756.5);
-  EXPECT_DOUBLE_EQ(getPeakTflops("sm_80", "NVIDIA A100-SXM4-80GB",
-                                 ElementType::F32, PrecisionMode::TF32, note),
-                   156.0);
-  EXPECT_DOUBLE_EQ(
-      getPeakTflops("sm_80", "", ElementType::F32, PrecisionMode::IEEE, note),
-      19.5);
-  EXPECT_EQ(getPeakTflops("sm_86", "NVIDIA RTX A6000", ElementType::BF16,
-                          PrecisionMode::Default, note),
-            0.0);
-  EXPECT_EQ(note, "no peak FLOP/s known for sm_86 (NVIDIA RTX A6000); the "
-                  "floor counts bytes only");
-
-  // The seed workload of DESIGN.md: fp32, B32 H96 T512 D128.
-  ProblemSizes sizes = makeSizes(32, 96, 96, 512, 512, 128, 128);
-  EXPECT_DOUBLE_EQ(getAttentionFlops(sizes, CausalMode::None),
-                   4.0 * 32 * 96 * 512 * 512 * 128);
-  EXPECT_DOUBLE_EQ(getAttentionFlops(sizes, CausalMode::TopLeft),
-                   2.0 * 32 * 96 * 512 * 512 * 128);
-  ProblemSizes uneven = sizes;
-  uneven.Tk = 1024;
-  EXPECT_DOUBLE_EQ(getAttentionFlops(uneven, CausalMode::BottomRight),
-                   4.0 * 32 * 96 * 512 * 1024 * 128);
-  double bytes = getAttentionBytes(sizes, ElementType::F32);
-  EXPECT_DOUBLE_EQ(bytes, 4.0 * 32 * 96 * 512 * 128 * 4);
-  EXPECT_DOUBLE_EQ(
-      getAttentionBytes(sizes, ElementType::F32, 512 * 512, ElementType::I1),
-      bytes + 512 * 512);
-  // Causal: the HBM floor at 4.2 TB/s, about 0.77 ms, is above the tf32
-  // floor, about 0.42 ms.
-  double floorMs = rooflineFloorMs(
-      getAttentionFlops(sizes, CausalMode::TopLeft), bytes, 494.7, 4.2e12);
-  EXPECT_NEAR(floorMs, bytes / 4.2e12 * 1e3, 1e-12);
-  EXPECT_NEAR(floorMs, 0.767, 0.001);
-  EXPECT_DOUBLE_EQ(rooflineFloorMs(1e12, 0, 1.0, 0), 1000.0);
-  EXPECT_DOUBLE_EQ(rooflineFloorMs(1e12, 1e9, 0, 1e12), 1.0);
-  EXPECT_EQ(rooflineFloorMs(1e12, 1e9, 0, 0), 0.0);
-}
-
-//===----------------------------------------------------------------------===//
-// CudaDevice::open: clean errors without a driver or device
-//===----------------------------------------------------------------------===//
-
-TEST(CudaDeviceTest, OpenFailsCleanlyOrDescribesTheDevice) {
-  CudaDevice device;
-  std::string error;
-  if (!CudaDevice::open(0, device, error)) {
-    // A machine without a GPU: one of the documented messages, and the same
-    // one again on a second attempt.
-    EXPECT_FALSE(device.isOpen());
-    EXPECT_TRUE(error == "no CUDA driver found (libcuda.so.1 could not be "
-                         "loaded)" ||
-                error == "no CUDA driver found (libcuda.so.1 is the CUDA "
-                         "toolkit's stub library)" ||
-                error == "no CUDA device present")
-        << error;
-    std::string again;
-    EXPECT_FALSE(CudaDevice::open(0, device, again));
-    EXPECT_EQ(again, error);
-    std::string loadError;
-    EXPECT_EQ(loadCudaDriver(loadError), nullptr);
-    EXPECT_EQ(loadError, error);
-    return;
-  }
-  // A machine with a GPU.
-  EXPECT_TRUE(device.isOpen());
-  EXPECT_FALSE(device.getName().empty());
-  EXPECT_GE(device.getComputeCapabilityMajor(), 3);
-  EXPECT_GT(device.getMultiprocessorCount(), 0);
-  EXPECT_GT(device.getL2CacheBytes(), 0);
-  EXPECT_GT(device.getMemoryBandwidthBytesPerSecond(), 1e10);
-  EXPECT_GT(device.getTotalMemoryBytes(), 0u);
-  CudaDevice missing;
-  EXPECT_FALSE(CudaDevice::open(1 << 20, missing, error));
-  EXPECT_EQ(error.substr(0, 28), "CUDA device 1048576 not pres");
-}
-
-#endif // ATTN_HAS_CUDA_DRIVER
 
 } // namespace

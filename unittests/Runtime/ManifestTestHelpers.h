@@ -1,0 +1,98 @@
+//===- ManifestTestHelpers.h - Manifests shared by the tests ----*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The example manifest of docs/Manifest.md, as text and built in code, and
+// problem sizes in one call, for ManifestTest.cpp and CudaLaunchTest.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_UNITTESTS_RUNTIME_MANIFESTTESTHELPERS_H
+#define ATTN_UNITTESTS_RUNTIME_MANIFESTTESTHELPERS_H
+
+#include "attn/Runtime/Manifest.h"
+
+#include <cstdint>
+
+namespace attn {
+namespace runtime {
+namespace unittest {
+
+/// The example of docs/Manifest.md.
+inline const char *const kExampleText = R"({
+  "format": "attn-mlir-manifest", "version": 1,
+  "kernel": "attn_fwd_f",
+  "ptx": "f.ptx",
+  "chip": "sm_90a",
+  "function": "f",
+  "element_type": "bf16",
+  "query":  {"shape": [-1, 32, -1, 128]},
+  "key":    {"shape": [-1, 8, -1, 128]},
+  "value":  {"shape": [-1, 8, -1, 128]},
+  "output": {"shape": [-1, 32, -1, 128]},
+  "mask":   null,
+  "attributes": {"scale": 0.08838834764831845, "causal": null, "precision": null},
+  "config": {"block_m": 128, "block_n": 64, "num_warps": 4, "num_stages": 2},
+  "block": [128, 1, 1],
+  "grid": [ {"ceil_div": ["Tq", 128]}, {"mul": ["B", "Hq"]}, 1 ],
+  "shared_memory_bytes": 49152,
+  "params": [
+    {"kind": "memref", "operand": "query", "rank": 4},
+    {"kind": "memref", "operand": "key", "rank": 4},
+    {"kind": "memref", "operand": "value", "rank": 4},
+    {"kind": "memref", "operand": "output", "rank": 4},
+    {"kind": "size", "name": "Tk"}
+  ]
+}
+)";
+
+/// kExampleText, built in code.
+inline Manifest makeExampleManifest() {
+  Manifest manifest;
+  manifest.kernel = "attn_fwd_f";
+  manifest.ptx = "f.ptx";
+  manifest.chip = "sm_90a";
+  manifest.function = "f";
+  manifest.elementType = ElementType::BF16;
+  manifest.query.shape = {-1, 32, -1, 128};
+  manifest.key.shape = {-1, 8, -1, 128};
+  manifest.value.shape = {-1, 8, -1, 128};
+  manifest.output.shape = {-1, 32, -1, 128};
+  manifest.attributes.scale = 0.08838834764831845;
+  manifest.config.blockM = 128;
+  manifest.config.blockN = 64;
+  manifest.config.numWarps = 4;
+  manifest.config.numStages = 2;
+  manifest.block[0] = 128;
+  manifest.grid[0] =
+      GridExpr::ceilDiv(GridExpr::size("Tq"), GridExpr::constant(128));
+  manifest.grid[1] = GridExpr::mul(GridExpr::size("B"), GridExpr::size("Hq"));
+  manifest.grid[2] = GridExpr::constant(1);
+  manifest.sharedMemoryBytes = 49152;
+  for (const char *operand : {"query", "key", "value", "output"})
+    manifest.params.push_back(KernelParam::memref(operand, 4));
+  manifest.params.push_back(KernelParam::size("Tk"));
+  return manifest;
+}
+
+/// The problem sizes, in the order of ProblemSizes.
+inline ProblemSizes makeSizes(int64_t b, int64_t hq, int64_t hkv, int64_t tq,
+                              int64_t tk, int64_t d, int64_t dv) {
+  ProblemSizes sizes;
+  sizes.B = b;
+  sizes.Hq = hq;
+  sizes.Hkv = hkv;
+  sizes.Tq = tq;
+  sizes.Tk = tk;
+  sizes.D = d;
+  sizes.Dv = dv;
+  return sizes;
+}
+
+} // namespace unittest
+} // namespace runtime
+} // namespace attn
+
+#endif // ATTN_UNITTESTS_RUNTIME_MANIFESTTESTHELPERS_H
