@@ -55,7 +55,7 @@ def main():
             name = f"bf16_d{d}_{'top_left' if causal else 'none'}"
             kernel = Kernel(os.path.join(args.dir, name + ".json"))
             variants = {f"attn-mlir[{v}]": Kernel(os.path.join(args.dir, f"{name}_{v}.json"))
-                        for v in ("m64", "m128")
+                        for v in ("m64", "m128", "s1")
                         if os.path.exists(os.path.join(args.dir, f"{name}_{v}.json"))}
             for t in map(int, args.seqlens.split(",")):
                 b = 16384 // t
@@ -90,6 +90,12 @@ def main():
         err2 = rel(kc(q, k, v), ref)
         res = {"attn-mlir(mask)": bench(lambda: km(q, k, v, mask, out=out)),
                "attn-mlir(causal)": bench(lambda: kc(q, k, v, out=out))}
+        for name in ("seed_mask_s1", "seed_causal_s1"):
+            path = os.path.join(args.dir, name + ".json")
+            if os.path.exists(path):
+                kv = Kernel(path)
+                args_ = (q, k, v, mask) if "mask" in name else (q, k, v)
+                res[f"attn-mlir[{name}]"] = bench(lambda: kv(*args_, out=out))
         if args.seed_dir:
             sys.path.insert(0, args.seed_dir)
             try:

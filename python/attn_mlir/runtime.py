@@ -54,7 +54,9 @@ class Kernel:
         self._function = ctypes.c_void_p()
         _check(cuda.cuModuleGetFunction(ctypes.byref(self._function), self._module,
                                         manifest.kernel.encode()), "cuModuleGetFunction")
-        if manifest.shared_memory_bytes > 48 * 1024:
+        # Always raise the dynamic limit to what the kernel takes: its static
+        # shared memory counts against the 48 KiB default too.
+        if manifest.shared_memory_bytes > 0:
             _check(cuda.cuFuncSetAttribute(self._function,
                                            _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                            manifest.shared_memory_bytes), "cuFuncSetAttribute")

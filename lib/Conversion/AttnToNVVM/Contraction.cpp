@@ -20,20 +20,12 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::detail;
 
-Value Distributor::loadShared(Buffer &buf, Value row, Value col,
-                              int64_t width) {
-  Type elt = buf.type.getElementType();
-  if (width == 1)
-    return memref::LoadOp::create(b, loc, buf.storage, ValueRange{row, col});
-  int64_t bytes = width * elt.getIntOrFloatBitWidth() / 8;
-  return vector::LoadOp::create(b, loc, VectorType::get({width}, elt),
-                                buf.storage, ValueRange{row, col},
-                                /*nontemporal=*/false, llvm::MaybeAlign(bytes));
-}
-
-SmallVector<Value> Distributor::loadMatrix(Buffer &buf, Value row, Value col,
-                                           int num, bool transpose) {
-  MLIRContext *ctx = b.getContext();
+/// The shared-memory pointer of element (row, col) of `buf`.
+static Value sharedPointer(OpBuilder &b, Location loc, const Buffer &buf,
+                           Value row, Value col) {
+  auto cIndex = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
   int64_t bytes = buf.type.getElementType().getIntOrFloatBitWidth() / 8;
   Value offset = arith::MulIOp::create(
       b, loc,
@@ -42,8 +34,29 @@ SmallVector<Value> Distributor::loadMatrix(Buffer &buf, Value row, Value col,
       cIndex(bytes));
   Value address = arith::IndexCastOp::create(
       b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, buf.base, offset));
-  auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
-  Value ptr = LLVM::IntToPtrOp::create(b, loc, sharedPtr, address);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
+}
+
+Value Distributor::loadShared(Buffer &buf, Value row, Value col,
+                              int64_t width) {
+  Type elt = buf.type.getElementType();
+  Value memref = buf.stage ? buf.stages : buf.storage;
+  SmallVector<Value> indices = {row, col};
+  if (buf.stage)
+    indices.insert(indices.begin(), buf.stage);
+  if (width == 1)
+    return memref::LoadOp::create(b, loc, memref, indices);
+  int64_t bytes = width * elt.getIntOrFloatBitWidth() / 8;
+  return vector::LoadOp::create(b, loc, VectorType::get({width}, elt), memref,
+                                indices, /*nontemporal=*/false,
+                                llvm::MaybeAlign(bytes));
+}
+
+SmallVector<Value> Distributor::loadMatrix(Buffer &buf, Value row, Value col,
+                                           int num, bool transpose) {
+  MLIRContext *ctx = b.getContext();
+  Value ptr = sharedPointer(b, loc, buf, row, col);
   Type i32 = b.getI32Type();
   Type resultType =
       num == 1

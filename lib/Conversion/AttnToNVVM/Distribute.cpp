@@ -43,20 +43,25 @@ using namespace mlir::attn;
 using namespace mlir::attn::detail;
 
 Buffer *Distributor::lookup(Value v, OpFoldResult *rows) {
+  auto find = [&](Value key) -> Buffer * {
+    if (activeStages) {
+      auto staged = activeStages->find(key);
+      if (staged != activeStages->end())
+        return &staged->second;
+    }
+    auto it = buffers.find(key);
+    return it == buffers.end() ? nullptr : &it->second;
+  };
   if (auto sub = v.getDefiningOp<memref::SubViewOp>()) {
-    auto it = buffers.find(sub.getSource());
-    if (it == buffers.end())
-      return nullptr;
-    if (rows)
+    Buffer *buf = find(sub.getSource());
+    if (buf && rows)
       *rows = sub.getMixedSizes()[0];
-    return &it->second;
+    return buf;
   }
-  auto it = buffers.find(v);
-  if (it == buffers.end())
-    return nullptr;
-  if (rows)
-    *rows = b.getIndexAttr(it->second.rows);
-  return &it->second;
+  Buffer *buf = find(v);
+  if (buf && rows)
+    *rows = b.getIndexAttr(buf->rows);
+  return buf;
 }
 
 bool mlir::attn::detail::isContraction(linalg::GenericOp op) {
@@ -496,6 +501,30 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
   return success();
 }
 
+void Distributor::allocateSharedView(int64_t rows, int64_t cols, Type elt,
+                                     Buffer &buf, int64_t numStages) {
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  buf.ld = cols + 16 / bytes;
+  auto type = MemRefType::get({rows, buf.ld}, elt, MemRefLayoutAttrInterface{},
+                              workgroup);
+  buf.storage = memref::ViewOp::create(b, loc, type, dynamicShared,
+                                       cIndex(sharedOffset), ValueRange{});
+  buf.base =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buf.storage);
+  buf.stageBytes = (rows * buf.ld * bytes + 15) / 16 * 16;
+  if (numStages > 1) {
+    // Stage s at base + s * stageBytes; stageBytes is a whole number of rows.
+    auto stagesType =
+        MemRefType::get({numStages, buf.stageBytes / (buf.ld * bytes), buf.ld},
+                        elt, MemRefLayoutAttrInterface{}, workgroup);
+    buf.stages = memref::ViewOp::create(b, loc, stagesType, dynamicShared,
+                                        cIndex(sharedOffset), ValueRange{});
+  }
+  sharedOffset += numStages * buf.stageBytes;
+}
+
 FailureOr<int64_t> Distributor::run() {
   loc = kernel.getLoc();
   int64_t blockM = config.getBlockM(), warps = config.getNumWarps();
@@ -534,20 +563,15 @@ FailureOr<int64_t> Distributor::run() {
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface{}, workgroup));
   auto sharedView = [&](int64_t rows, int64_t cols, Type elt, Buffer &buf) {
-    int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
-    buf.ld = cols + 16 / bytes;
-    auto type = MemRefType::get({rows, buf.ld}, elt,
-                                MemRefLayoutAttrInterface{}, workgroup);
-    buf.storage = memref::ViewOp::create(b, loc, type, dynamicShared,
-                                         cIndex(sharedOffset), ValueRange{});
-    buf.base =
-        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buf.storage);
-    sharedOffset += (rows * buf.ld * bytes + 15) / 16 * 16;
+    allocateSharedView(rows, cols, elt, buf);
   };
   Type f32 = b.getF32Type();
+  if (config.getNumStages() >= 2)
+    findPipelinedTiles();
   for (auto &[value, buf] : buffers) {
     if (buf.layout == Layout::Shared) {
-      sharedView(buf.rows, buf.cols, buf.type.getElementType(), buf);
+      allocateSharedView(buf.rows, buf.cols, buf.type.getElementType(), buf,
+                         stagedTiles.contains(value) ? 2 : 1);
     } else {
       int64_t n = buf.layout == Layout::Acc ? rowTiles * (buf.cols / 8) * 4
                                             : rowTiles * 2;
@@ -574,6 +598,10 @@ FailureOr<int64_t> Distributor::run() {
     }
   }
 
+  // Two-stage cp.async pipelining of the key loops' tile loads.
+  if (failed(pipelineTileLoads()))
+    return failure();
+
   // Rewrite the block math in program order.
   SmallVector<Operation *> work;
   kernel.walk([&](Operation *op) {
@@ -585,6 +613,8 @@ FailureOr<int64_t> Distributor::run() {
     if (done.contains(op))
       continue;
     LogicalResult result = success();
+    auto stages = loopStages.find(op->getParentOp());
+    activeStages = stages == loopStages.end() ? nullptr : &stages->second;
     if (auto fill = dyn_cast<linalg::FillOp>(op))
       result = rewriteFill(fill);
     else if (auto copy = dyn_cast<linalg::CopyOp>(op))
@@ -594,6 +624,7 @@ FailureOr<int64_t> Distributor::run() {
     if (failed(result))
       return failure();
   }
+  activeStages = nullptr;
 
   // The original block buffers and their views are dead now.
   SmallVector<Operation *> dead;

@@ -1,9 +1,36 @@
 // The pass alone, on the bufferized block-level IR of a bf16 GQA causal
 // attention tiled for sm_90a with 64-row programs of 4 warps:
-// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4" --attn-online-softmax \
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=1" --attn-online-softmax \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm \
 // RUN:   | FileCheck %s --implicit-check-not="linalg." --implicit-check-not="scf.forall"
+
+// With two stages, the key loops' K/V tiles come one block ahead through
+// cp.async into the other stage:
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s --check-prefix=PIPE
+
+// Q 9216 bytes + K and V, two stages of 32 x 72 bf16 each: 4 * 4608.
+// PIPE:       attn.shared_memory_bytes = 27648
+// Both stages of a tile as one view.
+// PIPE:       memref.view {{.*}} to memref<2x32x72xbf16, #gpu.address_space<workgroup>>
+// Prologue: the first block's tiles into stage 0.
+// PIPE:       gpu.barrier
+// PIPE:       scf.if
+// PIPE:         nvvm.cp.async.shared.global {{.*}}, 16, cache = cg, {{.*}}
+// PIPE:         nvvm.cp.async.commit.group
+// The loop: wait for this block's tiles, prefetch the next into the other
+// stage ((iv - lb) % 2 picks the stage), then the math.
+// PIPE:       scf.for %[[IV:.*]] =
+// PIPE:         arith.remui
+// PIPE:         nvvm.cp.async.wait.group 0
+// PIPE-NEXT:    gpu.barrier
+// PIPE:         scf.if
+// PIPE:           nvvm.cp.async.shared.global
+// PIPE:           nvvm.cp.async.commit.group
+// PIPE:         nvvm.ldmatrix
+// PIPE:         nvvm.mma.sync
 
 // The host function launches one block of 4 warps per program: grid
 // (ceil(Tq / 64), B * Hq), with the kernel's dynamic shared memory:

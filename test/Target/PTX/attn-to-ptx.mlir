@@ -11,6 +11,10 @@
 // PTX: .target sm_90a
 // PTX: .entry gqa_kernel(
 // Both matmuls on tensor cores, exp2 on the SFU, quad shuffles, no libdevice.
+// K/V tiles one block ahead through cp.async (zero-fill by source size).
+// PTX: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, {{.*}};
+// PTX: cp.async.commit_group;
+// PTX: cp.async.wait_group 0;
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX: ex2.approx.ftz.f32
 // PTX: shfl.sync.bfly.b32
@@ -32,8 +36,9 @@
 // MANIFEST-NEXT: "config": {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 2},
 // MANIFEST-NEXT: "block": [128, 1, 1],
 // MANIFEST-NEXT: "grid": [{"ceil_div": ["Tq", 64]}, {"mul": ["B", "Hq"]}, 1],
-// Q 64 x 72 + K 64 x 72 + V 64 x 72 bf16 (rows padded by 16 bytes).
-// MANIFEST-NEXT: "shared_memory_bytes": 27648,
+// Q 64 x 72 + two stages of K 64 x 72 and of V 64 x 72 bf16 (rows padded
+// by 16 bytes): 9216 + 2 * 9216 + 2 * 9216.
+// MANIFEST-NEXT: "shared_memory_bytes": 46080,
 // MANIFEST-NEXT: "params": [
 // MANIFEST-NEXT:   {"kind": "memref", "operand": "query", "rank": 4},
 // MANIFEST-NEXT:   {"kind": "memref", "operand": "key", "rank": 4},

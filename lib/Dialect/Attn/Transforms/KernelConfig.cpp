@@ -30,10 +30,13 @@ static Defaults getDefaults(Type elementType, int64_t headDim,
     return {32, 32, 1, 1};
   int64_t maxDim = std::max(headDim, valueHeadDim);
   bool wide = elementType.isF32();
+  // Two K/V stages (cp.async one block ahead) for 16-bit types; one for
+  // f32, where the masked seed kernel measured 9% slower with two
+  // (bench/results/2026-11-30-h200-quick-perf-v5.log).
   if (maxDim > 128)
-    return {64, wide ? 16 : 32, 4, 2};
+    return {64, wide ? 16 : 32, 4, wide ? 1 : 2};
   if (wide)
-    return {64, 32, 4, 2};
+    return {64, 32, 4, 1};
   return {64, 64, 4, 2};
 }
 
