@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Compiles the kernels attn_bench.py times, on a machine with MLIR.
+
+    compile_bench_kernels.py --attn-translate PATH --out DIR [--chip sm_90a]
+
+One kernel per (dtype f16/bf16, head dim 64/128, causal or not) with every
+size dynamic, and the seed workload's two forms (f32, 96 heads, head dim
+128: the additive mask tensor as the seed passes it, and `causal`). The
+.mlir sources are written next to the PTX and manifests.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+
+
+def function(name, elt, d, heads, causal, mask):
+    t = f"tensor<?x{heads}x?x{d}x{elt}>"
+    args = [f"%q: {t}", f"%k: {t}", f"%v: {t}"]
+    types = f"{t}, {t}, {t}"
+    operands = "%q, %k, %v"
+    if mask:
+        args.append(f"%m: tensor<1x1x?x?x{elt}>")
+        types += f", tensor<1x1x?x?x{elt}>"
+        operands += " mask(%m)"
+    attr = " {causal = #attn.causal<top_left>}" if causal else ""
+    return (f"func.func @{name}({', '.join(args)}) -> {t} {{\n"
+            f"  %o = attn.attention {operands}{attr} : {types} -> {t}\n"
+            f"  return %o : {t}\n}}\n")
+
+
+def kernels():
+    for elt in ("f16", "bf16"):
+        for d in (64, 128):
+            for causal in (False, True):
+                name = f"{elt}_d{d}_{'causal' if causal else 'full'}"
+                yield name, function(name, elt, d, "?", causal, False)
+    yield "seed_mask", function("seed_mask", "f32", 128, 96, False, True)
+    yield "seed_causal", function("seed_causal", "f32", 128, 96, True, False)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--attn-translate", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--chip", default="sm_90a")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    for name, text in kernels():
+        src = os.path.join(args.out, name + ".mlir")
+        with open(src, "w") as f:
+            f.write(text)
+        subprocess.run([args.attn_translate, "--attn-to-ptx", src, f"--chip={args.chip}",
+                        "-o", os.path.join(args.out, name + ".ptx")], check=True)
+        print("compiled", name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
