@@ -562,9 +562,6 @@ FailureOr<int64_t> Distributor::run() {
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface{}, workgroup));
-  auto sharedView = [&](int64_t rows, int64_t cols, Type elt, Buffer &buf) {
-    allocateSharedView(rows, cols, elt, buf);
-  };
   Type f32 = b.getF32Type();
   if (config.getNumStages() >= 2)
     findPipelinedTiles();
@@ -592,7 +589,7 @@ FailureOr<int64_t> Distributor::run() {
         s.type = MemRefType::get({a->rows, a->cols}, f32);
         s.rows = a->rows;
         s.cols = a->cols;
-        sharedView(a->rows, a->cols, f32, s);
+        allocateSharedView(a->rows, a->cols, f32, s);
         scratch[a->storage] = s;
       }
     }
