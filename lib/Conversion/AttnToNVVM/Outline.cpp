@@ -70,6 +70,9 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
     if (isa<MemRefType>(v.getType()))
       buffers.push_back(v);
   auto argIndex = [&](Value v) -> int64_t {
+    // Inputs reach the grid as strided views (memref.cast) of the arguments.
+    while (auto castOp = v.getDefiningOp<memref::CastOp>())
+      v = castOp.getSource();
     auto arg = dyn_cast<BlockArgument>(v);
     if (arg && arg.getOwner() == &func.getBody().front())
       return arg.getArgNumber();

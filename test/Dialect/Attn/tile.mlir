@@ -16,7 +16,7 @@
 
 // CHECK-LABEL: func @gqa_causal
 // CHECK-SAME:    (%[[Q:.*]]: tensor<?x8x?x64xbf16>, %[[K:.*]]: tensor<?x2x?x64xbf16>, %[[V:.*]]: tensor<?x2x?x64xbf16>)
-// CHECK-DAG:     %[[QB:.*]] = bufferization.to_buffer %[[Q]] read_only
+// CHECK-DAG:     %[[QB:.*]] = bufferization.to_buffer %[[Q]] read_only : tensor<?x8x?x64xbf16> to memref<?x8x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 // CHECK-DAG:     %[[KB:.*]] = bufferization.to_buffer %[[K]] read_only
 // CHECK-DAG:     %[[VB:.*]] = bufferization.to_buffer %[[V]] read_only
 // CHECK:         %[[B:.*]] = memref.dim %[[QB]], %c0
@@ -56,7 +56,9 @@ func.func @gqa_causal(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: 
 // CHECK:           attn.block_attention ins(%{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}})) outs(%{{.*}})
 // CHECK-SAME:        precision = #attn.precision<ieee>
 // CHECK-SAME:        scale = 0.0883883461 : f32
-// CHECK-SAME:        memref<1x1x100x77xi1>
+// Inputs are viewed with dynamic strides (innermost 1): strided views work in place.
+// CHECK-SAME:        memref<2x4x100x128xf32, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK-SAME:        mask memref<1x1x100x77xi1, strided<[?, ?, ?, 1], offset: ?>>
 // CHECK:         } {attn.config = {{.*}}, attn.precision = #attn.precision<ieee>}
 
 // SM90-LABEL: func @static_mask

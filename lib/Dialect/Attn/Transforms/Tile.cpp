@@ -23,10 +23,17 @@ namespace attn {
 using namespace mlir;
 using namespace mlir::attn;
 
-/// A read-only buffer view of tensor `value` (identity layout).
+/// A read-only buffer view of tensor `value` with dynamic strides and offset
+/// (innermost stride 1): programs index inputs through the strides they are
+/// given, so a (B, T, H, D) tensor viewed as (B, H, T, D) is read in place.
 static Value toBuffer(RewriterBase &rewriter, Location loc, Value value) {
   auto type = cast<RankedTensorType>(value.getType());
-  auto bufferType = MemRefType::get(type.getShape(), type.getElementType());
+  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+  strides.back() = 1;
+  auto layout = StridedLayoutAttr::get(rewriter.getContext(),
+                                       ShapedType::kDynamic, strides);
+  auto bufferType =
+      MemRefType::get(type.getShape(), type.getElementType(), layout);
   return bufferization::ToBufferOp::create(rewriter, loc, bufferType, value,
                                            /*read_only=*/true);
 }

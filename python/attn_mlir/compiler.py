@@ -1,0 +1,171 @@
+"""Compiling attention to kernel artifacts (PTX + launch manifest), cached.
+
+`compile(signature)` writes the function of SPEC section 1 that
+`signature` describes, runs the project's compiler (`attn-translate
+--attn-to-ptx`) once, and keeps the result in an on-disk cache keyed by the
+function text, the chip, the config overrides and the compiler version, so
+a second call (from any process, or on a machine without the compiler)
+returns at once. Entries are published with
+an atomic rename, so processes filling the cache at the same time never see
+half-written kernels.
+"""
+
+import dataclasses
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+
+from .manifest import Manifest
+
+_ELEMENT_TYPES = ("f32", "f16", "bf16")
+_MASK_TYPES = _ELEMENT_TYPES + ("i1",)
+
+
+class CompileError(RuntimeError):
+    """attn-translate rejected the function or failed."""
+
+
+def _dims(shape):
+    return "x".join("?" if d is None else str(int(d)) for d in shape)
+
+
+@dataclasses.dataclass(frozen=True)
+class Signature:
+    """One attention as the compiler sees it: shapes with None for dynamic
+    dims (B, H and T usually), element types, and the op's attributes."""
+
+    dtype: str
+    query: tuple
+    key: tuple
+    value: tuple
+    mask_dtype: str = None
+    mask: tuple = None
+    causal: str = None          # None, "top_left" or "bottom_right"
+    scale: float = None         # None: 1/sqrt(D)
+    precision: str = None       # f32 only: None, "tf32" or "ieee"
+
+    def __post_init__(self):
+        if self.dtype not in _ELEMENT_TYPES:
+            raise ValueError(f"dtype: expected one of {_ELEMENT_TYPES}, got {self.dtype!r}")
+        for name in ("query", "key", "value"):
+            shape = getattr(self, name)
+            if len(shape) != 4:
+                raise ValueError(f"{name}: expected a rank-4 shape (B, H, T, D), got {shape!r}")
+            if shape[3] is None:
+                raise ValueError(f"{name}: the head dim (last) must be static")
+        if (self.mask is None) != (self.mask_dtype is None):
+            raise ValueError("mask: give both its shape and its dtype, or neither")
+        if self.mask is not None:
+            if self.mask_dtype not in _MASK_TYPES:
+                raise ValueError(f"mask_dtype: expected one of {_MASK_TYPES}, got {self.mask_dtype!r}")
+            if len(self.mask) not in (2, 4):
+                raise ValueError(f"mask: expected rank 2 or 4, got {self.mask!r}")
+        if self.causal not in (None, "top_left", "bottom_right"):
+            raise ValueError(f"causal: expected None, 'top_left' or 'bottom_right', got {self.causal!r}")
+        if self.precision not in (None, "tf32", "ieee"):
+            raise ValueError(f"precision: expected None, 'tf32' or 'ieee', got {self.precision!r}")
+
+    def mlir(self, name="attention"):
+        """The function holding the one attn.attention op."""
+        elt = self.dtype
+        qt = f"tensor<{_dims(self.query)}x{elt}>"
+        kt = f"tensor<{_dims(self.key)}x{elt}>"
+        vt = f"tensor<{_dims(self.value)}x{elt}>"
+        ot = f"tensor<{_dims(self.query[:3] + self.value[3:])}x{elt}>"
+        args, types, operands = [f"%q: {qt}", f"%k: {kt}", f"%v: {vt}"], [qt, kt, vt], "%q, %k, %v"
+        if self.mask is not None:
+            mt = f"tensor<{_dims(self.mask)}x{self.mask_dtype}>"
+            args.append(f"%m: {mt}")
+            types.append(mt)
+            operands += " mask(%m)"
+        attrs = []
+        if self.causal:
+            attrs.append(f"causal = #attn.causal<{self.causal}>")
+        if self.scale is not None:
+            attrs.append(f"scale = {float(self.scale)!r} : f32")
+        if self.precision:
+            attrs.append(f"precision = #attn.precision<{self.precision}>")
+        attr = " {" + ", ".join(attrs) + "}" if attrs else ""
+        return (f"func.func @{name}({', '.join(args)}) -> {ot} {{\n"
+                f"  %o = attn.attention {operands}{attr} : {', '.join(types)} -> {ot}\n"
+                f"  return %o : {ot}\n}}\n")
+
+
+@dataclasses.dataclass(frozen=True)
+class Artifact:
+    """A compiled kernel in the cache."""
+
+    directory: str
+    manifest_path: str
+    ptx_path: str
+    cached: bool
+
+    def manifest(self):
+        return Manifest.load(self.manifest_path)
+
+
+def default_cache_dir():
+    return os.environ.get("ATTN_MLIR_CACHE_DIR",
+                          os.path.join(os.path.expanduser("~"), ".cache", "attn_mlir"))
+
+
+def find_attn_translate():
+    """attn-translate: $ATTN_TRANSLATE, PATH, or the repository's build/bin."""
+    explicit = os.environ.get("ATTN_TRANSLATE")
+    if explicit:
+        return explicit
+    found = shutil.which("attn-translate")
+    if found:
+        return found
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidate = os.path.join(here, "..", "..", "build", "bin", "attn-translate")
+    if os.path.exists(candidate):
+        return os.path.abspath(candidate)
+    raise CompileError("attn-translate not found: set ATTN_TRANSLATE, put it on PATH, "
+                       "or use kernels compiled ahead of time")
+
+
+def cache_key(text, options):
+    """The cache key: the function, the compile options and the compiler's
+    version (this package's), so kernels compiled ahead of time are found on
+    machines without the compiler."""
+    from . import __version__
+    return hashlib.sha256("\0".join([text, *options, __version__]).encode()).hexdigest()[:32]
+
+
+def compile(signature, chip="sm_90a", block_m=0, block_n=0, num_warps=0,
+            cache_dir=None, attn_translate=None):
+    """Compiles `signature` (a Signature, or the text of an .mlir function)
+    for `chip` and returns its cached Artifact."""
+    text = signature.mlir() if isinstance(signature, Signature) else str(signature)
+    options = [f"--chip={chip}", f"--block-m={block_m}", f"--block-n={block_n}",
+               f"--num-warps={num_warps}"]
+    cache = cache_dir or default_cache_dir()
+    entry = os.path.join(cache, cache_key(text, options))
+    manifest_path = os.path.join(entry, "kernel.json")
+    if os.path.exists(manifest_path):
+        return Artifact(entry, manifest_path, os.path.join(entry, "kernel.ptx"), cached=True)
+    translate = attn_translate or find_attn_translate()
+    key = os.path.basename(entry)
+    os.makedirs(cache, exist_ok=True)
+    work = tempfile.mkdtemp(prefix=key + ".tmp.", dir=cache)
+    try:
+        source = os.path.join(work, "kernel.mlir")
+        with open(source, "w") as f:
+            f.write(text)
+        proc = subprocess.run([translate, "--attn-to-ptx", source, "-o",
+                               os.path.join(work, "kernel.ptx"), *options],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise CompileError(proc.stderr.strip() or f"attn-translate exited with {proc.returncode}")
+        try:
+            os.rename(work, entry)  # atomic publish; fails if another process won
+        except OSError:
+            if not os.path.exists(manifest_path):
+                raise
+    finally:
+        if os.path.isdir(work):
+            shutil.rmtree(work, ignore_errors=True)
+    return Artifact(entry, manifest_path, os.path.join(entry, "kernel.ptx"), cached=False)

@@ -1,0 +1,116 @@
+"""`attn_mlir.torch.attention`: attn-mlir kernels called from PyTorch.
+
+    out = attn_mlir.torch.attention(q, k, v, mask=None, causal=False, scale=None)
+
+q: (B, Hq, Tq, D), k: (B, Hkv, Tk, D), v: (B, Hkv, Tk, Dv), CUDA tensors of
+one dtype (float32, float16, bfloat16), any strides whose last dimension is
+contiguous (a (B, T, H, D) tensor viewed as (B, H, T, D) needs no copy).
+mask: None, or a bool / float tensor of rank 2 or 4 broadcastable to
+(B, Hq, Tq, Tk). causal: False, True (PyTorch's is_causal: top-left), or
+"top_left" / "bottom_right". The kernel for each signature (dtype, heads,
+head dims, mask kind, causal, scale) is compiled once and cached on disk
+(attn_mlir.compiler); B and T are dynamic. Runs on the current stream.
+Registered as the custom op `attn_mlir::attention` so torch.compile graphs
+can call it.
+"""
+
+import torch
+
+from .compiler import Signature, compile as _compile
+from .runtime import Kernel
+
+_DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
+_kernels = {}
+
+
+def _chip(device):
+    major, minor = torch.cuda.get_device_capability(device)
+    return f"sm_{major}{minor}a" if major == 9 else f"sm_{major}{minor}"
+
+
+def _check(q, k, v, mask):
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+        if t.dim() != 4:
+            raise ValueError(f"{name}: expected rank 4 ({'B, H, T, D'}), got shape {tuple(t.shape)}")
+        if not t.is_cuda:
+            raise ValueError(f"{name}: expected a CUDA tensor, got device {t.device}")
+        if t.dtype not in _DTYPES:
+            raise TypeError(f"{name}: expected float32, float16 or bfloat16, got {t.dtype}")
+        if t.stride(-1) != 1:
+            raise ValueError(f"{name}: the last dimension must be contiguous (stride 1), "
+                             f"got strides {t.stride()}")
+    for name, t in (("k", k), ("v", v)):
+        if t.dtype != q.dtype:
+            raise TypeError(f"{name}: expected the dtype of q ({q.dtype}), got {t.dtype}")
+        if t.device != q.device:
+            raise ValueError(f"{name}: expected q's device {q.device}, got {t.device}")
+    if k.shape[0] != q.shape[0] or v.shape[0] != q.shape[0]:
+        raise ValueError(f"k, v: batch must be q's ({q.shape[0]}), got {k.shape[0]} and {v.shape[0]}")
+    if k.shape[3] != q.shape[3]:
+        raise ValueError(f"k: head dim must be q's ({q.shape[3]}), got {k.shape[3]}")
+    if v.shape[1] != k.shape[1] or v.shape[2] != k.shape[2]:
+        raise ValueError(f"v: heads and length must be k's {tuple(k.shape[1:3])}, got {tuple(v.shape[1:3])}")
+    if q.shape[1] % k.shape[1]:
+        raise ValueError(f"q: heads ({q.shape[1]}) must be a multiple of k's heads ({k.shape[1]})")
+    if mask is not None:
+        if not isinstance(mask, torch.Tensor) or mask.dim() not in (2, 4):
+            raise ValueError("mask: expected a tensor of rank 2 (Tq, Tk) or 4 (B, Hq, Tq, Tk)")
+        if mask.dtype not in (torch.bool,) + tuple(_DTYPES):
+            raise TypeError(f"mask: expected bool or a float dtype, got {mask.dtype}")
+        if not mask.is_cuda or mask.stride(-1) not in (0, 1):
+            raise ValueError("mask: expected a CUDA tensor with a contiguous last dimension")
+        full = (q.shape[0], q.shape[1], q.shape[2], k.shape[2])[4 - mask.dim():]
+        for i, (m, f) in enumerate(zip(mask.shape, full)):
+            if m not in (1, f):
+                raise ValueError(f"mask: dim {i} is {m}, must be 1 or {f} to broadcast to "
+                                 f"(B, Hq, Tq, Tk) = {tuple(full)}")
+
+
+def _signature(q, k, v, mask, causal, scale):
+    if causal is True:
+        causal = "top_left"
+    elif causal is False:
+        causal = None
+    dyn = lambda t: (None, t.shape[1], None, t.shape[3])  # noqa: E731
+    mask_shape = mask_dtype = None
+    if mask is not None:
+        mask_dtype = "i1" if mask.dtype == torch.bool else _DTYPES[mask.dtype]
+        mask_shape = tuple(1 if d == 1 else None for d in mask.shape)
+    return Signature(_DTYPES[q.dtype], dyn(q), dyn(k), dyn(v), mask_dtype=mask_dtype,
+                     mask=mask_shape, causal=causal, scale=scale)
+
+
+def _attention_impl(q, k, v, mask, causal, scale):
+    _check(q, k, v, mask)
+    sig = _signature(q, k, v, mask, causal, scale)
+    artifact = _compile(sig, chip=_chip(q.device))
+    kernel = _kernels.get(artifact.directory)
+    if kernel is None:
+        kernel = _kernels[artifact.directory] = Kernel(artifact.manifest_path)
+    if mask is not None and mask.dim() == 4 and mask.shape[0] == 1 and q.shape[0] != 1:
+        pass  # broadcast dims of size 1 are read at index 0 by the kernel
+    return kernel(q, k, v, mask)
+
+
+@torch.library.custom_op("attn_mlir::attention", mutates_args=())
+def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                  mask: torch.Tensor | None, causal: str, scale: float) -> torch.Tensor:
+    return _attention_impl(q, k, v, mask, causal or None, scale if scale > 0 else None)
+
+
+@_attention_op.register_fake
+def _(q, k, v, mask, causal, scale):
+    return q.new_empty(q.shape[0], q.shape[1], q.shape[2], v.shape[3])
+
+
+def attention(q, k, v, mask=None, causal=False, scale=None):
+    """Scaled dot-product attention through attn-mlir (see the module doc)."""
+    if scale is not None and not (scale > 0 and scale != float("inf")):
+        raise ValueError(f"scale: expected a finite positive number, got {scale}")
+    if causal not in (False, True, None, "top_left", "bottom_right"):
+        raise ValueError(f"causal: expected a bool, 'top_left' or 'bottom_right', got {causal!r}")
+    _check(q, k, v, mask)
+    name = "top_left" if causal is True else (causal or "")
+    return _attention_op(q, k, v, mask, name, float(scale) if scale else 0.0)

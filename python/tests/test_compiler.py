@@ -1,0 +1,96 @@
+"""attn_mlir.compile: function text, the cache, concurrency (needs the
+built attn-translate: ATTN_TRANSLATE or build/bin; no GPU, no torch)."""
+
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from attn_mlir.compiler import CompileError, Signature, compile  # noqa: E402
+
+SIG = Signature("bf16", (None, 8, None, 64), (None, 2, None, 64), (None, 2, None, 64),
+                causal="top_left")
+
+
+def _compile_in_subprocess(cache):
+    code = ("import sys; sys.path.insert(0, %r); from attn_mlir.compiler import compile, Signature; "
+            "a = compile(Signature('bf16', (None, 8, None, 64), (None, 2, None, 64), (None, 2, None, 64), "
+            "causal='top_left'), cache_dir=%r); print(a.directory)"
+            % (os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."), cache))
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+
+
+class SignatureTest(unittest.TestCase):
+    def test_mlir_text(self):
+        text = SIG.mlir("f")
+        self.assertIn("func.func @f(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>", text)
+        self.assertIn("{causal = #attn.causal<top_left>}", text)
+        self.assertIn("-> tensor<?x8x?x64xbf16>", text)
+        masked = Signature("f32", (2, 4, 17, 32), (2, 4, 9, 32), (2, 4, 9, 16), mask_dtype="i1",
+                           mask=(17, 9), scale=0.5, precision="ieee")
+        text = masked.mlir()
+        self.assertIn("mask(%m) {scale = 0.5 : f32, precision = #attn.precision<ieee>}", text)
+        self.assertIn("tensor<17x9xi1>", text)
+        self.assertIn("-> tensor<2x4x17x16xf32>", text)
+
+    def test_bad_signatures(self):
+        with self.assertRaisesRegex(ValueError, "dtype"):
+            Signature("f64", (1, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16))
+        with self.assertRaisesRegex(ValueError, "query: expected a rank-4"):
+            Signature("f16", (1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16))
+        with self.assertRaisesRegex(ValueError, "key: the head dim"):
+            Signature("f16", (1, 1, 1, 16), (1, 1, 1, None), (1, 1, 1, 16))
+        with self.assertRaisesRegex(ValueError, "causal"):
+            Signature("f16", (1, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16), causal="diagonal")
+        with self.assertRaisesRegex(ValueError, "mask: give both"):
+            Signature("f16", (1, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16), mask=(1, 1))
+
+
+class CompileTest(unittest.TestCase):
+    def test_cold_then_cached(self):
+        with tempfile.TemporaryDirectory() as cache:
+            t0 = time.perf_counter()
+            cold = compile(SIG, cache_dir=cache)
+            cold_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            warm = compile(SIG, cache_dir=cache)
+            warm_s = time.perf_counter() - t0
+            self.assertFalse(cold.cached)
+            self.assertTrue(warm.cached)
+            self.assertEqual(cold.directory, warm.directory)
+            with open(warm.manifest_path) as f:
+                manifest = json.load(f)
+            self.assertEqual(manifest["attributes"]["causal"], "top_left")
+            self.assertEqual(manifest["ptx"], "kernel.ptx")
+            with open(warm.ptx_path) as f:
+                self.assertIn(".entry attention_kernel(", f.read())
+            self.assertLess(warm_s, 0.05)
+            print(f"compile: cold {cold_s * 1e3:.0f} ms, cached {warm_s * 1e3:.2f} ms")
+            # A different signature is a different entry.
+            other = compile(Signature("f16", (None, 8, None, 64), (None, 8, None, 64),
+                                      (None, 8, None, 64)), cache_dir=cache)
+            self.assertNotEqual(other.directory, cold.directory)
+
+    def test_concurrent_processes_share_one_entry(self):
+        with tempfile.TemporaryDirectory() as cache:
+            with concurrent.futures.ThreadPoolExecutor(4) as pool:
+                dirs = list(pool.map(_compile_in_subprocess, [cache] * 4))
+            self.assertEqual(len(set(dirs)), 1)
+            entries = [e for e in os.listdir(cache)]
+            self.assertEqual(entries, [os.path.basename(dirs[0])])  # no temp dirs left
+
+    def test_compiler_errors(self):
+        bad = Signature("f16", (None, 2, None, 40), (None, 2, None, 40), (None, 2, None, 40))
+        with tempfile.TemporaryDirectory() as cache:
+            with self.assertRaisesRegex(CompileError, "multiples of 16"):
+                compile(bad, cache_dir=cache)
+            self.assertEqual(os.listdir(cache), [])  # nothing half-written
+
+
+if __name__ == "__main__":
+    unittest.main()

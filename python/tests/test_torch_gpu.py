@@ -1,0 +1,118 @@
+"""attn_mlir.torch.attention on a GPU against float64 SDPA: odd shapes,
+GQA, masks with -inf and fully masked rows, strided (B, T, H, D) views,
+inside and outside torch.compile. Skips without torch or a GPU. On a GPU
+machine without the compiler, set ATTN_MLIR_CACHE_DIR to a cache filled by
+precompile.py."""
+
+import math
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+
+try:
+    import torch
+    import torch.nn.functional as F
+    HAVE_GPU = torch.cuda.is_available()
+except ImportError:  # pragma: no cover
+    HAVE_GPU = False
+
+from gpu_cases import CASES  # noqa: E402
+
+TOL = {"f32": 2e-3, "f16": 2e-3, "bf16": 1e-2}
+
+
+def make(case, gen):
+    name, dtype, b, hq, hkv, tq, tk, d, dv, causal, mask_kind, strided = case
+    dt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    rnd = lambda *s: (torch.rand(*s, generator=gen, device="cuda") * 2 - 1).to(dt)  # noqa: E731
+    if strided:  # (B, T, H, D) storage viewed as (B, H, T, D)
+        q, k, v = (rnd(b, t, h, dd).transpose(1, 2) for t, h, dd in ((tq, hq, d), (tk, hkv, d), (tk, hkv, dv)))
+    else:
+        q, k, v = rnd(b, hq, tq, d), rnd(b, hkv, tk, d), rnd(b, hkv, tk, dv)
+    mask = None
+    if mask_kind == "float4":
+        mask = torch.rand(1, 1, tq, tk, generator=gen, device="cuda") * 2 - 1
+        mask[torch.rand(1, 1, tq, tk, generator=gen, device="cuda") < 0.2] = -math.inf
+        mask[0, 0, 0, :] = -math.inf  # a fully masked row
+        mask = mask.to(dt)
+    elif mask_kind == "bool2":
+        mask = torch.rand(tq, tk, generator=gen, device="cuda") < 0.7
+        mask[3, :] = False
+    return q, k, v, mask
+
+
+def reference(case, q, k, v, mask):
+    name, dtype, b, hq, hkv, tq, tk, d, dv, causal, mask_kind, strided = case
+    g = hq // hkv
+    qd, kd, vd = q.double(), k.double().repeat_interleave(g, 1), v.double().repeat_interleave(g, 1)
+    keep = torch.ones(tq, tk, dtype=torch.bool, device="cuda")
+    if causal:
+        off = 0 if causal is True or causal == "top_left" else tk - tq
+        keep = torch.arange(tk, device="cuda")[None] <= torch.arange(tq, device="cuda")[:, None] + off
+    s = qd @ kd.transpose(-1, -2) / math.sqrt(d)
+    keep = keep.expand(s.shape)
+    if mask is not None:
+        m = mask if mask.dim() == 4 else mask[None, None]
+        if mask.dtype == torch.bool:
+            keep = keep & m
+        else:
+            keep = keep & (m != -math.inf)
+            s = s + m.double().masked_fill(m == -math.inf, 0)
+    s = s.masked_fill(~keep, -math.inf)
+    empty = ~keep.any(-1, keepdim=True)
+    p = torch.exp(s - s.amax(-1, keepdim=True).masked_fill(empty, 0))
+    return ((p @ vd) / p.sum(-1, keepdim=True)).masked_fill(empty, 0)
+
+
+@unittest.skipUnless(HAVE_GPU, "needs PyTorch with a CUDA GPU")
+class TorchAttentionTest(unittest.TestCase):
+    def check(self, case, fn):
+        import attn_mlir.torch as at  # noqa: F401
+
+        gen = torch.Generator(device="cuda").manual_seed(7)
+        q, k, v, mask = make(case, gen)
+        out = fn(q, k, v, mask, case[9])
+        torch.cuda.synchronize()
+        ref = reference(case, q, k, v, mask)
+        self.assertTrue(torch.isfinite(out).all(), case[0])
+        rel = ((out.double() - ref).norm() / ref.norm()).item()
+        print(f"{case[0]}: rel_l2 {rel:.2e}")
+        self.assertLess(rel, TOL[case[1]], case[0])
+
+    def test_cases(self):
+        from attn_mlir.torch import attention
+        for case in CASES:
+            with self.subTest(case=case[0]):
+                self.check(case, lambda q, k, v, m, c: attention(q, k, v, mask=m, causal=c))
+
+    def test_torch_compile(self):
+        from attn_mlir.torch import attention
+
+        @torch.compile(fullgraph=True)
+        def f(q, k, v, m, c):
+            return attention(q, k, v, mask=m, causal=c) * 2.0
+
+        case = CASES[0]
+        self.check(case, lambda q, k, v, m, c: f(q, k, v, m, c) / 2.0)
+
+    def test_bad_arguments(self):
+        from attn_mlir.torch import attention
+        q = torch.randn(1, 2, 8, 64, device="cuda", dtype=torch.float16)
+        with self.assertRaisesRegex(TypeError, "k: expected the dtype of q"):
+            attention(q, q.float(), q)
+        with self.assertRaisesRegex(ValueError, "q: expected a CUDA tensor"):
+            attention(q.cpu(), q, q)
+        with self.assertRaisesRegex(ValueError, "v: the last dimension must be contiguous"):
+            attention(q, q, q.transpose(2, 3))
+        with self.assertRaisesRegex(ValueError, "mask: dim 1 is 5"):
+            attention(q, q, q, mask=torch.zeros(8, 5, device="cuda", dtype=torch.bool))
+        with self.assertRaisesRegex(ValueError, "scale"):
+            attention(q, q, q, scale=-1.0)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
