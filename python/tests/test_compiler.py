@@ -70,7 +70,8 @@ class CompileTest(unittest.TestCase):
             with open(warm.ptx_path) as f:
                 self.assertIn(".entry attention_kernel(", f.read())
             self.assertLess(warm_s, 0.05)
-            print(f"compile: cold {cold_s * 1e3:.0f} ms, cached {warm_s * 1e3:.2f} ms")
+            print(f"compile: cold {cold_s * 1e3:.0f} ms, cached {warm_s * 1e3:.2f} ms",
+                  file=sys.stderr, flush=True)
             # A different signature is a different entry.
             other = compile(Signature("f16", (None, 8, None, 64), (None, 8, None, 64),
                                       (None, 8, None, 64)), cache_dir=cache)
