@@ -14,6 +14,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
 
 using namespace mlir;
 
@@ -61,8 +62,19 @@ void mlir::attn::buildAttnToGPUKernelsPipeline(
   pm.addPass(createCSEPass());
 }
 
+void mlir::attn::useShortSharedPointers() {
+  // The NVPTX backend reads this flag when it creates its target machine
+  // (gpu-module-to-binary does so per serialization). It has no per-module
+  // form, so it is set process-wide; it only affects PTX generation.
+  auto &registered = llvm::cl::getRegisteredOptions();
+  auto it = registered.find("nvptx-short-ptr");
+  if (it != registered.end())
+    static_cast<llvm::cl::opt<bool> *>(it->second)->setValue(true);
+}
+
 void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
                                          const AttnToNVVMOptions &options) {
+  useShortSharedPointers();
   buildAttnToGPUKernelsPipeline(pm, options);
   gpu::GPUToNVVMPipelineOptions nvvmOptions;
   nvvmOptions.cubinChip = options.chip;

@@ -159,6 +159,7 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   }
 
   // Stage 2: MLIR's lowering to NVVM and serialization to PTX.
+  useShortSharedPointers();
   gpu::GPUToNVVMPipelineOptions nvvmOptions;
   nvvmOptions.cubinChip = options.chip;
   nvvmOptions.cubinFeatures = options.features;

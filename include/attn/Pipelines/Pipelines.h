@@ -81,6 +81,13 @@ void buildAttnToGPUKernelsPipeline(OpPassManager &pm,
 void buildAttnToNVVMPipeline(OpPassManager &pm,
                              const AttnToNVVMOptions &options);
 
+/// Makes the NVPTX backend address shared memory with 32-bit pointers
+/// (LLVM's `-nvptx-short-ptr`, process-wide): every shared-memory address a
+/// kernel keeps live takes one register instead of two, which is what lets
+/// the f32 kernels fit their fragments (seed kernel: 252 -> 168 registers).
+/// Called by buildAttnToNVVMPipeline and compileToPTX.
+void useShortSharedPointers();
+
 /// Registers the named pipelines with the global registry.
 void registerAttnPipelines();
 
