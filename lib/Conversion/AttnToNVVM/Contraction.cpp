@@ -127,111 +127,129 @@ void Distributor::contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c,
   auto pair = [&](Value x, Value y) -> Value {
     return vector::FromElementsOp::create(b, loc, pairType, ValueRange{x, y});
   };
-  for (int64_t mt = 0; mt < rowTiles; ++mt) {
-    for (int64_t kt = 0; kt < k / kStep; ++kt) {
-      // A registers: (r, c), (r + 8, c), (r, c + 8), (r + 8, c + 8) with
-      // c = 2 * (lane % 4) for k16 (pairs c, c + 1); c = lane % 4 and
-      // c + 4 for tf32 k8.
-      SmallVector<Value> aRegs;
-      if (aInRegisters && !tf32) {
-        // P from the accumulator layout of S: tiles 2kt and 2kt + 1.
-        for (int64_t half = 0; half < 2; ++half)
-          for (int64_t i = 0; i < 2; ++i)
-            aRegs.push_back(pair(
-                toElt(loadPrivate(a, accIndex(a, mt, 2 * kt + half, i, 0))),
-                toElt(loadPrivate(a, accIndex(a, mt, 2 * kt + half, i, 1)))));
-      } else if (aInRegisters) {
-        // tf32 P: keys 2q and 2q + 1 of tile kt stand for k = q and q + 4;
-        // V's rows are read in the same order below.
-        for (int64_t j = 0; j < 2; ++j)
-          for (int64_t i = 0; i < 2; ++i)
-            aRegs.push_back(loadPrivate(a, accIndex(a, mt, kt, i, j)));
-      } else if (!tf32) {
-        // ldmatrix.x4: lanes 0-15 give rows 0-15 at column k0, lanes 16-31
-        // the same rows at k0 + 8; the four matrices are exactly the A
-        // registers (r, c), (r + 8, c), (r, c + 8), (r + 8, c + 8).
-        Value row = arith::AddIOp::create(b, loc, rowOf(mt, 0), laneMod16);
-        Value col = arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, laneHi, cIndex(8)),
+  // A registers of row tile mt at k step kt: (r, c), (r + 8, c), (r, c + 8),
+  // (r + 8, c + 8) with c = 2 * (lane % 4) for k16 (pairs c, c + 1);
+  // c = lane % 4 and c + 4 for tf32 k8.
+  auto loadA = [&](int64_t mt, int64_t kt) -> SmallVector<Value> {
+    SmallVector<Value> aRegs;
+    if (aInRegisters && !tf32) {
+      // P from the accumulator layout of S: tiles 2kt and 2kt + 1.
+      for (int64_t half = 0; half < 2; ++half)
+        for (int64_t i = 0; i < 2; ++i)
+          aRegs.push_back(pair(
+              toElt(loadPrivate(a, accIndex(a, mt, 2 * kt + half, i, 0))),
+              toElt(loadPrivate(a, accIndex(a, mt, 2 * kt + half, i, 1)))));
+    } else if (aInRegisters) {
+      // tf32 P: keys 2q and 2q + 1 of tile kt stand for k = q and q + 4;
+      // V's rows are read in the same order (loadB).
+      for (int64_t j = 0; j < 2; ++j)
+        for (int64_t i = 0; i < 2; ++i)
+          aRegs.push_back(loadPrivate(a, accIndex(a, mt, kt, i, j)));
+    } else if (!tf32) {
+      // ldmatrix.x4: lanes 0-15 give rows 0-15 at column k0, lanes 16-31
+      // the same rows at k0 + 8; the four matrices are exactly the A
+      // registers (r, c), (r + 8, c), (r, c + 8), (r + 8, c + 8).
+      Value row = arith::AddIOp::create(b, loc, rowOf(mt, 0), laneMod16);
+      Value col = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, laneHi, cIndex(8)),
+          cIndex(kt * 16));
+      aRegs = loadMatrix(a, row, col, 4, /*transpose=*/false);
+    } else {
+      // tf32: 4-byte loads. (ldmatrix on 8x4 f32 matrices also gives these
+      // registers, and K's; measured no faster on the seed workload, e.g.
+      // 2.78 vs 2.64 ms with `causal` at T=512:
+      // bench/results/2026-11-30-h200-config-sweep-2.log.)
+      Value colBase = arith::AddIOp::create(b, loc, quadCol, cIndex(kt * 8));
+      for (int64_t half = 0; half < 2; ++half) {
+        Value col = arith::AddIOp::create(b, loc, colBase, cIndex(half * 4));
+        for (int64_t i = 0; i < 2; ++i)
+          aRegs.push_back(loadShared(a, rowOfLane(mt, i), col, 1));
+      }
+    }
+    return aRegs;
+  };
+  // B registers of n tiles nt and nt + 1 (when `pairs`) at k step kt.
+  bool pairs = !tf32;
+  int64_t nTiles = c.cols / 8;
+  auto loadB = [&](int64_t nt, int64_t kt) -> SmallVector<SmallVector<Value>> {
+    SmallVector<SmallVector<Value>> tiles;
+    if (pairs) {
+      // ldmatrix.x4 for two tiles (x2 for an odd last one). K ([n][k])
+      // loads as is, V ([k][n]) transposed; each tile gets (k, k + 1) and
+      // (k + 8, k + 9).
+      int num = nt + 1 < nTiles ? 4 : 2;
+      Value row, col;
+      Value lane8 = num == 4 ? laneHi : cIndex(0);
+      if (bTransposed) {
+        row = arith::AddIOp::create(
+            b, loc,
+            arith::AddIOp::create(
+                b, loc, laneMod8,
+                arith::MulIOp::create(b, loc, lane8, cIndex(8))),
+            cIndex(nt * 8));
+        col = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, laneBit3, cIndex(8)),
             cIndex(kt * 16));
-        aRegs = loadMatrix(a, row, col, 4, /*transpose=*/false);
       } else {
-        // tf32: 4-byte loads. (ldmatrix on 8x4 f32 matrices also gives these
-        // registers, but measured slower on the seed workload: 6.7 vs 5.2 ms,
-        // bench/results/2026-11-30-h200-quick-perf-v3.log.)
-        Value colBase = arith::AddIOp::create(b, loc, quadCol, cIndex(kt * 8));
-        for (int64_t half = 0; half < 2; ++half) {
-          Value col = arith::AddIOp::create(b, loc, colBase, cIndex(half * 4));
+        row = arith::AddIOp::create(
+            b, loc,
+            arith::AddIOp::create(
+                b, loc, laneMod8,
+                arith::MulIOp::create(b, loc, laneBit3, cIndex(8))),
+            cIndex(kt * 16));
+        col = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, lane8, cIndex(8)),
+            cIndex(nt * 8));
+      }
+      SmallVector<Value> regs =
+          loadMatrix(bBuf, row, col, num, /*transpose=*/!bTransposed);
+      tiles.push_back({regs[0], regs[1]});
+      if (num == 4)
+        tiles.push_back({regs[2], regs[3]});
+      return tiles;
+    }
+    // tf32, one 4-byte load per register.
+    Value n = arith::AddIOp::create(b, loc, quadRow, cIndex(nt * 8));
+    if (bTransposed) {
+      Value col = arith::AddIOp::create(b, loc, quadCol, cIndex(kt * 8));
+      tiles.push_back(
+          {loadShared(bBuf, n, col, 1),
+           loadShared(bBuf, n, arith::AddIOp::create(b, loc, col, cIndex(4)),
+                      1)});
+    } else {
+      // tf32 V ([k][n]): one element per row, rows in the order the A
+      // registers of P stand for (loadA).
+      Value base = arith::AddIOp::create(
+          b, loc, aInRegisters ? quadCol2 : quadCol, cIndex(kt * 8));
+      Value second =
+          arith::AddIOp::create(b, loc, base, cIndex(aInRegisters ? 1 : 4));
+      tiles.push_back(
+          {loadShared(bBuf, base, n, 1), loadShared(bBuf, second, n, 1)});
+    }
+    return tiles;
+  };
+  // Per k step: the A registers of every row tile, then the n tiles one
+  // ldmatrix group at a time, each used by every row tile. A warp of 32 rows
+  // reads K and V from shared memory half as often per FLOP as one of 16,
+  // and only one group of B registers is live at a time.
+  for (int64_t kt = 0; kt < k / kStep; ++kt) {
+    SmallVector<SmallVector<Value>> aRegs;
+    for (int64_t mt = 0; mt < rowTiles; ++mt)
+      aRegs.push_back(loadA(mt, kt));
+    for (int64_t nt0 = 0; nt0 < nTiles; nt0 += pairs ? 2 : 1) {
+      SmallVector<SmallVector<Value>> bTiles = loadB(nt0, kt);
+      for (int64_t mt = 0; mt < rowTiles; ++mt) {
+        for (auto [g, bRegs] : llvm::enumerate(bTiles)) {
+          int64_t nt = nt0 + g;
+          SmallVector<Value> cElems;
           for (int64_t i = 0; i < 2; ++i)
-            aRegs.push_back(loadShared(a, rowOfLane(mt, i), col, 1));
+            for (int64_t j = 0; j < 2; ++j)
+              cElems.push_back(loadPrivate(c, accIndex(c, mt, nt, i, j)));
+          SmallVector<Value> d = emitMma(b, loc, elt, aRegs[mt], bRegs, cElems);
+          for (int64_t i = 0; i < 2; ++i)
+            for (int64_t j = 0; j < 2; ++j)
+              storePrivate(c, accIndex(c, mt, nt, i, j), d[i * 2 + j]);
         }
-      }
-      // 16-bit B fragments of every n tile of this k step, two tiles per
-      // ldmatrix.x4 (x2 for an odd last tile). K ([n][k]) loads as is, V
-      // ([k][n]) transposed; each tile gets (k, k + 1) and (k + 8, k + 9).
-      SmallVector<SmallVector<Value>> bTiles;
-      int64_t nTiles = c.cols / 8;
-      for (int64_t nt = 0; !tf32 && nt < nTiles; nt += 2) {
-        int num = nt + 1 < nTiles ? 4 : 2;
-        Value row, col;
-        Value lane8 = num == 4 ? laneHi : cIndex(0);
-        if (bTransposed) {
-          // Matrices: (tile nt, k0), (tile nt, k0 + 8), (nt + 1, k0), ...
-          row = arith::AddIOp::create(
-              b, loc,
-              arith::AddIOp::create(
-                  b, loc, laneMod8,
-                  arith::MulIOp::create(b, loc, lane8, cIndex(8))),
-              cIndex(nt * 8));
-          col = arith::AddIOp::create(
-              b, loc, arith::MulIOp::create(b, loc, laneBit3, cIndex(8)),
-              cIndex(kt * 16));
-        } else {
-          row = arith::AddIOp::create(
-              b, loc,
-              arith::AddIOp::create(
-                  b, loc, laneMod8,
-                  arith::MulIOp::create(b, loc, laneBit3, cIndex(8))),
-              cIndex(kt * 16));
-          col = arith::AddIOp::create(
-              b, loc, arith::MulIOp::create(b, loc, lane8, cIndex(8)),
-              cIndex(nt * 8));
-        }
-        SmallVector<Value> regs =
-            loadMatrix(bBuf, row, col, num, /*transpose=*/!bTransposed);
-        bTiles.push_back({regs[0], regs[1]});
-        if (num == 4)
-          bTiles.push_back({regs[2], regs[3]});
-      }
-      for (int64_t nt = 0; nt < nTiles; ++nt) {
-        Value n = arith::AddIOp::create(b, loc, quadRow, cIndex(nt * 8));
-        SmallVector<Value> bRegs;
-        if (!tf32) {
-          bRegs = bTiles[nt];
-        } else if (bTransposed) {
-          Value col = arith::AddIOp::create(b, loc, quadCol, cIndex(kt * 8));
-          bRegs = {loadShared(bBuf, n, col, 1),
-                   loadShared(bBuf, n,
-                              arith::AddIOp::create(b, loc, col, cIndex(4)),
-                              1)};
-        } else {
-          // tf32 V ([k][n]): one element per row, rows in the order the A
-          // registers stand for (see above).
-          Value base = arith::AddIOp::create(
-              b, loc, aInRegisters ? quadCol2 : quadCol, cIndex(kt * 8));
-          Value second =
-              arith::AddIOp::create(b, loc, base, cIndex(aInRegisters ? 1 : 4));
-          for (Value row : {base, second})
-            bRegs.push_back(loadShared(bBuf, row, n, 1));
-        }
-        SmallVector<Value> cElems;
-        for (int64_t i = 0; i < 2; ++i)
-          for (int64_t j = 0; j < 2; ++j)
-            cElems.push_back(loadPrivate(c, accIndex(c, mt, nt, i, j)));
-        SmallVector<Value> d = emitMma(b, loc, elt, aRegs, bRegs, cElems);
-        for (int64_t i = 0; i < 2; ++i)
-          for (int64_t j = 0; j < 2; ++j)
-            storePrivate(c, accIndex(c, mt, nt, i, j), d[i * 2 + j]);
       }
     }
   }
