@@ -77,6 +77,11 @@ LogicalResult Distributor::classify() {
       return;
     Buffer buf;
     buf.type = type;
+    if (type.getRank() == 0) {
+      buf.layout = Layout::Scalar;
+      buffers[alloca.getResult()] = buf;
+      return;
+    }
     buf.rows = type.getDimSize(0);
     buf.cols = type.getRank() == 2 ? type.getDimSize(1) : 1;
     buf.layout = type.getRank() == 1 ? Layout::Row : Layout::Shared;
@@ -89,6 +94,12 @@ LogicalResult Distributor::classify() {
       out->layout = Layout::Acc;
   });
   for (auto &[value, buf] : buffers) {
+    if (buf.layout == Layout::Scalar) {
+      if (!buf.type.getElementType().isInteger(1))
+        return kernel.emitOpError("expects 0-d block buffers of i1, got ")
+               << buf.type;
+      continue;
+    }
     if (buf.rows != config.getBlockM() && buf.layout != Layout::Shared)
       return kernel.emitOpError("expects register blocks of block_m rows");
     if (buf.layout == Layout::Acc && buf.cols % 8 != 0)
@@ -392,6 +403,8 @@ LogicalResult Distributor::rewriteGeneric(linalg::GenericOp op) {
       return op.emitOpError("expects block math on block buffers");
     return rewriteStore(op, *src);
   }
+  if (outBuf->layout == Layout::Scalar)
+    return rewriteBlockAny(op, *outBuf);
   auto iters = op.getIteratorTypesArray();
   if (iters.size() == 2 && iters[1] == utils::IteratorType::reduction)
     return rewriteRowReduction(op);
@@ -468,6 +481,46 @@ LogicalResult Distributor::rewriteRowReduction(linalg::GenericOp op) {
       storePrivate(*out, mt * 2 + i, combine(partial, init));
     }
   }
+  b.eraseOp(op);
+  return success();
+}
+
+LogicalResult Distributor::rewriteBlockAny(linalg::GenericOp op, Buffer &out) {
+  Buffer *in =
+      op.getNumDpsInputs() == 1 ? lookup(op.getDpsInputs()[0]) : nullptr;
+  auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
+  auto combiner = yield.getValues()[0].getDefiningOp<arith::OrIOp>();
+  Value acc = op.getBlock()->getArguments().back();
+  if (!in || in->layout != Layout::Acc || !combiner ||
+      (combiner.getLhs() != acc && combiner.getRhs() != acc))
+    return op.emitOpError("expects an i1 OR over a register block into a "
+                          "0-d buffer");
+  b.setInsertionPoint(op);
+  // Each thread ORs the elements it owns in the accumulator layout (the
+  // scores pass reads the same mask elements right after; a row-major
+  // mapping measured more spills in the ptxas matrix).
+  Value partial = loadPrivate(out, 0);
+  for (int64_t mt = 0; mt < rowTiles; ++mt)
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t nt = 0; nt < in->cols / 8; ++nt)
+        for (int64_t j = 0; j < 2; ++j)
+          partial = cloneBody(
+              op,
+              ValueRange{loadPrivate(*in, accIndex(*in, mt, nt, i, j)),
+                         partial},
+              {rowOfLane(mt, i), colOfLane(nt, j)})[0];
+  // Then the thread block ORs the threads' predicates.
+  Type i32 = b.getI32Type();
+  Value predicate = arith::ExtUIOp::create(b, loc, i32, partial);
+  auto any =
+      NVVM::BarrierOp::create(b, loc, TypeRange{i32}, Value(), Value(),
+                              NVVM::BarrierReductionAttr::get(
+                                  b.getContext(), NVVM::BarrierReduction::OR),
+                              predicate);
+  Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+  storePrivate(out, 0,
+               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                     any.getRes(), zero));
   b.eraseOp(op);
   return success();
 }
@@ -569,6 +622,9 @@ FailureOr<int64_t> Distributor::run() {
     if (buf.layout == Layout::Shared) {
       allocateSharedView(buf.rows, buf.cols, buf.type.getElementType(), buf,
                          stagedTiles.contains(value) ? 2 : 1);
+    } else if (buf.layout == Layout::Scalar) {
+      buf.storage = memref::AllocaOp::create(
+          b, loc, MemRefType::get({1}, buf.type.getElementType()));
     } else {
       int64_t n = buf.layout == Layout::Acc ? rowTiles * (buf.cols / 8) * 4
                                             : rowTiles * 2;
@@ -604,14 +660,32 @@ FailureOr<int64_t> Distributor::run() {
   kernel.walk([&](Operation *op) {
     if (isa<linalg::FillOp, linalg::CopyOp, linalg::GenericOp>(op))
       work.push_back(op);
+    // Reads of a 0-d flag (the condition of a block skip).
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      auto it = buffers.find(load.getMemRef());
+      if (it != buffers.end() && it->second.layout == Layout::Scalar)
+        work.push_back(op);
+    }
   });
   DenseSet<Operation *> done;
   for (Operation *op : work) {
     if (done.contains(op))
       continue;
     LogicalResult result = success();
-    auto stages = loopStages.find(op->getParentOp());
-    activeStages = stages == loopStages.end() ? nullptr : &stages->second;
+    // The stage of the innermost pipelined loop around op (block math may
+    // sit under an scf.if in the loop body).
+    activeStages = nullptr;
+    for (Operation *parent = op->getParentOp(); parent && !activeStages;
+         parent = parent->getParentOp()) {
+      auto stages = loopStages.find(parent);
+      if (stages != loopStages.end())
+        activeStages = &stages->second;
+    }
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      b.setInsertionPoint(load);
+      b.replaceOp(load, loadPrivate(buffers[load.getMemRef()], 0));
+      continue;
+    }
     if (auto fill = dyn_cast<linalg::FillOp>(op))
       result = rewriteFill(fill);
     else if (auto copy = dyn_cast<linalg::CopyOp>(op))

@@ -23,7 +23,10 @@
 namespace mlir {
 namespace attn {
 namespace detail {
-enum class Layout { Shared, Acc, Row };
+/// Where a block buffer lives: shared memory, mma accumulator fragments,
+/// per-row registers, or one register per thread holding a value uniform
+/// over the thread block (a 0-d buffer, e.g. the block-skip flag).
+enum class Layout { Shared, Acc, Row, Scalar };
 
 struct Buffer {
   Layout layout;
@@ -118,6 +121,9 @@ private:
   LogicalResult rewriteStore(linalg::GenericOp op, Buffer &src);
   LogicalResult rewriteElementwise(linalg::GenericOp op);
   LogicalResult rewriteRowReduction(linalg::GenericOp op);
+  /// An OR of an i1 over a whole block into a Scalar buffer: in-thread over
+  /// the owned elements, then across the thread block (bar.red.or).
+  LogicalResult rewriteBlockAny(linalg::GenericOp op, Buffer &out);
   /// Clones the body of `op` with `args` for its block arguments and
   /// `indices` for linalg.index; returns the yielded values.
   SmallVector<Value> cloneBody(linalg::GenericOp op, ValueRange args,

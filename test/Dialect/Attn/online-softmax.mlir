@@ -136,23 +136,44 @@ func.func @bottom_right(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v: 
 #cfg = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 1, target = "cpu">
 
 // A user mask can remove any key: every block is masked (the unmasked loop
-// is not emitted). A float mask adds log2(e) * bias; broadcast dims read
-// index 0; padded rows and tail keys read a clamped index.
+// is not emitted). Each block first reduces "is any (row, key) pair
+// visible" into an i1 flag; a block that the mask removes entirely (above
+// the diagonal of a causal mask tensor) skips its math under scf.if; with
+// one stage, its K/V loads too. A float mask adds log2(e) * bias;
+// broadcast dims read index 0; padded rows and tail keys read a clamped
+// index.
 
 // CHECK-LABEL: func @float_mask
+// CHECK:         %[[LIVE:.*]] = memref.alloca() : memref<i1>
 // CHECK:         scf.for %{{.*}} = %c0 to %{{.*}} step %c1
 // CHECK-NOT:     scf.for
-// CHECK:           linalg.generic
-// CHECK:             arith.minsi
-// CHECK:             arith.minsi
-// CHECK:             arith.cmpi eq
-// CHECK:             arith.select
-// CHECK:             %[[BIAS:.*]] = memref.load %{{.*}} : memref<?x?xbf16>
-// CHECK:             %[[BIAS32:.*]] = arith.extf %[[BIAS]] : bf16 to f32
+// CHECK-NOT:       linalg.copy
+// CHECK:           linalg.fill ins(%false : i1) outs(%[[LIVE]] : memref<i1>)
+// CHECK:           linalg.generic {{{.*}}iterator_types = ["reduction", "reduction"]}
+// CHECK-SAME:          outs(%[[LIVE]] : memref<i1>)
+// CHECK:             %[[MB:.*]] = memref.load %{{.*}} : memref<?x?xbf16>
+// CHECK:             %[[MB32:.*]] = arith.extf %[[MB]] : bf16 to f32
+// CHECK:             %[[VIS:.*]] = arith.cmpf une, %[[MB32]],
+// CHECK:             %[[KEEP:.*]] = arith.andi %{{.*}}, %[[VIS]]
+// CHECK:             %[[ANY:.*]] = arith.ori %{{.*}}, %[[KEEP]] : i1
+// CHECK:             linalg.yield %[[ANY]]
+// CHECK:           %[[L:.*]] = memref.load %[[LIVE]][] : memref<i1>
+// CHECK:           scf.if %[[L]] {
+// CHECK:             linalg.copy
+// CHECK:             linalg.copy
+// CHECK:             linalg.generic
+// CHECK:               arith.mulf
+// CHECK:             linalg.generic
+// CHECK:               arith.minsi
+// CHECK:               arith.minsi
+// CHECK:               arith.cmpi eq
+// CHECK:               arith.select
+// CHECK:               %[[BIAS:.*]] = memref.load %{{.*}} : memref<?x?xbf16>
+// CHECK:               %[[BIAS32:.*]] = arith.extf %[[BIAS]] : bf16 to f32
 // A -inf bias removes the key outright (even from a NaN row).
-// CHECK:             arith.cmpf une, %[[BIAS32]],
-// CHECK:             %[[SCALED:.*]] = arith.mulf %[[BIAS32]], %cst
-// CHECK:             arith.addf %{{.*}}, %[[SCALED]]
+// CHECK:               arith.cmpf une, %[[BIAS32]],
+// CHECK:               %[[SCALED:.*]] = arith.mulf %[[BIAS32]], %cst
+// CHECK:               arith.addf %{{.*}}, %[[SCALED]]
 func.func @float_mask(%q: memref<?x4x?x32xbf16>, %k: memref<?x4x?x32xbf16>, %v: memref<?x4x?x32xbf16>, %m: memref<?x?xbf16>, %o: memref<?x4x?x32xbf16>, %b: index, %h: index, %qb: index) {
   attn.block_attention ins(%q, %k, %v mask(%m)) outs(%o) at [%b, %h, %qb] {config = #cfg, scale = 0.25 : f32} : memref<?x4x?x32xbf16>, memref<?x4x?x32xbf16>, memref<?x4x?x32xbf16> mask memref<?x?xbf16> outs memref<?x4x?x32xbf16>
   return
@@ -160,11 +181,19 @@ func.func @float_mask(%q: memref<?x4x?x32xbf16>, %k: memref<?x4x?x32xbf16>, %v: 
 
 // -----
 
-#cfg = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 1, target = "cpu">
+#cfg = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 2, target = "cpu">
 
-// An i1 mask keeps the key where true: it joins the keep predicate.
+// An i1 mask keeps the key where true: it joins the keep predicate. With
+// two stages the K/V loads stay at the head of the loop body, before the
+// skip check, where the GPU pipeliner issues them a block ahead.
 
 // CHECK-LABEL: func @bool_mask
+// CHECK:         scf.for
+// CHECK:           linalg.copy
+// CHECK:           linalg.copy
+// CHECK:           linalg.generic {{{.*}}iterator_types = ["reduction", "reduction"]}
+// CHECK:           scf.if
+// CHECK-NOT:         linalg.copy
 // CHECK:             %[[KEEP:.*]] = memref.load %{{.*}} : memref<1x1x?x?xi1>
 // CHECK:             arith.andi %{{.*}}, %[[KEEP]]
 func.func @bool_mask(%q: memref<?x4x?x32xf16>, %k: memref<?x4x?x32xf16>, %v: memref<?x4x?x32xf16>, %m: memref<1x1x?x?xi1>, %o: memref<?x4x?x32xf16>, %b: index, %h: index, %qb: index) {

@@ -108,6 +108,12 @@ private:
   void buildStep(Value kb, bool masked);
   /// S = c * Q K^T, with the masks on masked blocks.
   void buildScores(Value col0, bool masked);
+  /// Inside a block body: whether query i sees key j (key tail, causal
+  /// diagonal, user mask) and, for a float mask, its bias (else null).
+  Value keyVisible(OpBuilder &nb, Location l, Value i, Value j, Value *bias);
+  /// live = any key of the block at col0 visible from any row: a block of a
+  /// user mask whose keys are all masked out is skipped at run time.
+  void buildLiveCheck(Value col0);
 
   OpBuilder &b;
   Location loc;
@@ -118,6 +124,10 @@ private:
   // Values shared by the steps.
   Value kvHead, row0, queryLen, keyLen, causalOffset;
   Value qTile, kTile, vTile, sTile, mRow, mNewRow, alphaRow, lRow, accTile;
+  /// memref<i1>: the block-skip flag of masked blocks under a user mask.
+  Value liveFlag;
+  /// The user mask's sizes (broadcast dims read index 0), per step.
+  SmallVector<Value> maskSizes;
 };
 } // namespace
 
@@ -180,6 +190,8 @@ void ProgramBuilder::build() {
   alphaRow = allocBuffer({blockM}, f32);
   lRow = allocBuffer({blockM}, f32);
   accTile = allocBuffer({blockM, valueHeadDim}, f32);
+  if (op.getMask())
+    liveFlag = allocBuffer({}, b.getI1Type());
 
   // Q block, zero past Tq; running max -inf, running sum and acc 0.
   loadTile(query, batch, head, row0, rows, qTile, /*padded=*/true);
@@ -285,19 +297,8 @@ void ProgramBuilder::buildScores(Value col0, bool masked) {
     return;
   }
 
-  Value mask = op.getMask();
   Value negInf = f32Const(-std::numeric_limits<double>::infinity());
   Value log2eConst = f32Const(log2e);
-  Value lastQuery = arith::SubIOp::create(b, loc, queryLen, index(1));
-  Value lastKey = arith::SubIOp::create(b, loc, keyLen, index(1));
-  // Mask indices: broadcast dims (size 1) read index 0.
-  SmallVector<Value> maskSizes;
-  if (mask) {
-    auto maskType = cast<MemRefType>(mask.getType());
-    for (int64_t d = 0; d < maskType.getRank(); ++d)
-      maskSizes.push_back(dim(mask, d));
-  }
-  Value batch = op.getBatch(), head = op.getHead();
   generic(ValueRange{}, ValueRange{sTile}, {map(2, {0, 1})},
           {IteratorType::parallel, IteratorType::parallel},
           [&](OpBuilder &nb, Location l, ValueRange args) {
@@ -306,47 +307,77 @@ void ProgramBuilder::buildScores(Value col0, bool masked) {
             Value j = arith::AddIOp::create(nb, l, col0,
                                             linalg::IndexOp::create(nb, l, 1));
             Value s = arith::MulFOp::create(nb, l, args[0], c);
-            // Key tail: j < Tk.
-            Value keep = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
-                                               j, keyLen);
-            if (causalOffset) {
-              Value limit = arith::AddIOp::create(nb, l, i, causalOffset);
-              keep = arith::AndIOp::create(
-                  nb, l, keep,
-                  arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, j,
-                                        limit));
-            }
-            if (mask) {
-              // Clamp so that padded rows and tail keys read inside the mask.
-              Value ic = arith::MinSIOp::create(nb, l, i, lastQuery);
-              Value jc = arith::MinSIOp::create(nb, l, j, lastKey);
-              SmallVector<Value> full = {batch, head, ic, jc};
-              SmallVector<Value> indices;
-              int64_t rank = maskSizes.size();
-              for (int64_t d = 0; d < rank; ++d) {
-                Value idx = full[4 - rank + d];
-                Value isOne = arith::CmpIOp::create(
-                    nb, l, arith::CmpIPredicate::eq, maskSizes[d], index(1));
-                indices.push_back(
-                    arith::SelectOp::create(nb, l, isOne, index(0), idx));
-              }
-              Value m = memref::LoadOp::create(nb, l, mask, indices);
-              if (m.getType().isInteger(1)) {
-                keep = arith::AndIOp::create(nb, l, keep, m);
-              } else {
-                // -inf removes the key outright (SPEC: the sum runs over the
-                // keys that are not masked out), so a NaN score of a removed
-                // key cannot reach its row.
-                Value bias = extend(nb, l, m);
-                keep = arith::AndIOp::create(
-                    nb, l, keep,
-                    arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNE,
-                                          bias, negInf));
-                bias = arith::MulFOp::create(nb, l, bias, log2eConst);
-                s = arith::AddFOp::create(nb, l, s, bias);
-              }
-            }
+            Value bias;
+            Value keep = keyVisible(nb, l, i, j, &bias);
+            if (bias)
+              s = arith::AddFOp::create(
+                  nb, l, s, arith::MulFOp::create(nb, l, bias, log2eConst));
             yieldValue(nb, l, arith::SelectOp::create(nb, l, keep, s, negInf));
+          });
+}
+
+Value ProgramBuilder::keyVisible(OpBuilder &nb, Location l, Value i, Value j,
+                                 Value *bias) {
+  // Key tail: j < Tk.
+  Value keep =
+      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, j, keyLen);
+  if (causalOffset) {
+    Value limit = arith::AddIOp::create(nb, l, i, causalOffset);
+    keep = arith::AndIOp::create(
+        nb, l, keep,
+        arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, j, limit));
+  }
+  Value mask = op.getMask();
+  if (!mask)
+    return keep;
+  // Clamp so that padded rows and tail keys read inside the mask.
+  Value lastQuery = arith::SubIOp::create(
+      nb, l, queryLen, arith::ConstantIndexOp::create(nb, l, 1));
+  Value lastKey = arith::SubIOp::create(
+      nb, l, keyLen, arith::ConstantIndexOp::create(nb, l, 1));
+  Value ic = arith::MinSIOp::create(nb, l, i, lastQuery);
+  Value jc = arith::MinSIOp::create(nb, l, j, lastKey);
+  SmallVector<Value> full = {op.getBatch(), op.getHead(), ic, jc};
+  SmallVector<Value> indices;
+  int64_t rank = maskSizes.size();
+  Value zero = arith::ConstantIndexOp::create(nb, l, 0);
+  Value one = arith::ConstantIndexOp::create(nb, l, 1);
+  for (int64_t d = 0; d < rank; ++d) {
+    Value isOne = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                        maskSizes[d], one);
+    indices.push_back(
+        arith::SelectOp::create(nb, l, isOne, zero, full[4 - rank + d]));
+  }
+  Value m = memref::LoadOp::create(nb, l, mask, indices);
+  if (m.getType().isInteger(1))
+    return arith::AndIOp::create(nb, l, keep, m);
+  // -inf removes the key outright (SPEC: the sum runs over the keys that are
+  // not masked out), so a NaN score of a removed key cannot reach its row.
+  Value value = extend(nb, l, m);
+  Value negInf = arith::ConstantOp::create(
+      nb, l, nb.getF32FloatAttr(-std::numeric_limits<double>::infinity()));
+  if (bias)
+    *bias = value;
+  return arith::AndIOp::create(
+      nb, l, keep,
+      arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNE, value, negInf));
+}
+
+void ProgramBuilder::buildLiveCheck(Value col0) {
+  // A reduction over the block's (row, key) pairs into the i1 flag; S only
+  // gives the iteration space (its values are not read).
+  fill(liveFlag, arith::ConstantIntOp::create(b, loc, 0, 1));
+  MLIRContext *ctx = b.getContext();
+  generic(ValueRange{sTile}, ValueRange{liveFlag},
+          {map(2, {0, 1}), AffineMap::get(2, 0, {}, ctx)},
+          {IteratorType::reduction, IteratorType::reduction},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value i = arith::AddIOp::create(nb, l, row0,
+                                            linalg::IndexOp::create(nb, l, 0));
+            Value j = arith::AddIOp::create(nb, l, col0,
+                                            linalg::IndexOp::create(nb, l, 1));
+            Value keep = keyVisible(nb, l, i, j, /*bias=*/nullptr);
+            yieldValue(nb, l, arith::OrIOp::create(nb, l, args[1], keep));
           });
 }
 
@@ -358,9 +389,34 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
                                   arith::SubIOp::create(b, loc, keyLen, col0))
                .getResult();
   // K and V blocks of the KV head (GQA); zero past Tk on masked blocks.
-  loadTile(op.getKey(), op.getBatch(), kvHead, col0, cols, kTile, masked);
-  loadTile(op.getValue(), op.getBatch(), kvHead, col0, cols, vTile, masked);
+  auto loadTiles = [&] {
+    loadTile(op.getKey(), op.getBatch(), kvHead, col0, cols, kTile, masked);
+    loadTile(op.getValue(), op.getBatch(), kvHead, col0, cols, vTile, masked);
+  };
 
+  // Under a user mask, a block whose keys are all masked out for every row
+  // of the program (e.g. above the diagonal of a causal mask tensor) leaves
+  // m, l and acc as they are: its math runs under `scf.if live`. With one
+  // stage its K/V tiles are loaded under the `if` too; with more, the loads
+  // stay at the head of the loop body, where the pipeliner issues them a
+  // block ahead.
+  OpBuilder::InsertionGuard guard(b);
+  bool skipCheck = masked && op.getMask();
+  bool loadsUnderCheck = skipCheck && op.getConfig().getNumStages() <= 1;
+  if (!loadsUnderCheck)
+    loadTiles();
+  if (skipCheck) {
+    maskSizes.clear();
+    auto maskType = cast<MemRefType>(op.getMask().getType());
+    for (int64_t d = 0; d < maskType.getRank(); ++d)
+      maskSizes.push_back(dim(op.getMask(), d));
+    buildLiveCheck(col0);
+    Value live = memref::LoadOp::create(b, loc, liveFlag, ValueRange{});
+    auto ifOp = scf::IfOp::create(b, loc, live, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  }
+  if (loadsUnderCheck)
+    loadTiles();
   buildScores(col0, masked);
 
   Value negInf = f32Const(-std::numeric_limits<double>::infinity());

@@ -1,0 +1,47 @@
+// Block skipping under a mask tensor, on the GPU: each thread ORs "is this
+// (row, key) visible" over the mask elements it owns (accumulator layout),
+// the thread block ORs the threads' predicates with one `bar.red.or`, and
+// the block's math runs under `scf.if` on the result, which every thread
+// of the block sees alike.
+//
+// One stage (f32): the K/V tile loads sit under the `if` too.
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=16 num-warps=4 num-stages=1" --attn-online-softmax \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm \
+// RUN:   | FileCheck %s --implicit-check-not="linalg." --implicit-check-not="scf.forall"
+//
+// Two stages: the loads stay at the head of the loop (cp.async a block
+// ahead); the math under the `if` reads the stage of this iteration.
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=16 num-warps=4 num-stages=2" --attn-online-softmax \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s --check-prefix=PIPE
+
+// CHECK-LABEL: gpu.func @masked_kernel
+// CHECK:         %[[FLAG:.*]] = memref.alloca() : memref<1xi1>
+// CHECK:         scf.for
+// CHECK:           memref.store %false, %[[FLAG]]
+// The owned mask elements: 2 rows x 2 tiles of 8 keys x 2 per lane = 8.
+// CHECK-COUNT-8:   memref.load %{{.*}} : memref<1x1x?x?xf32, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK:           %[[ANY:.*]] = nvvm.barrier #nvvm.reduction<or> %{{.*}} -> i32
+// CHECK:           %[[LIVE:.*]] = arith.cmpi ne, %[[ANY]], %c0_i32
+// CHECK:           memref.store %[[LIVE]], %[[FLAG]]
+// CHECK:           %[[L:.*]] = memref.load %[[FLAG]]
+// CHECK:           scf.if %[[L]] {
+// CHECK:             gpu.barrier
+// CHECK:             vector.load %{{.*}} : memref<?x128xf32, strided<[?, 1], offset: ?>>, vector<4xf32>
+// CHECK:             nvvm.mma.sync
+// CHECK:           }
+// CHECK:         }
+
+// PIPE-LABEL: gpu.func @masked_kernel
+// PIPE:         scf.for
+// PIPE:           nvvm.cp.async.wait.group 0
+// PIPE:           nvvm.cp.async.shared.global
+// PIPE:           nvvm.barrier #nvvm.reduction<or>
+// PIPE:           scf.if
+// PIPE-NOT:         nvvm.cp.async
+// PIPE:             nvvm.mma.sync
+func.func @masked(%q: tensor<?x4x?x128xf32>, %k: tensor<?x4x?x128xf32>, %v: tensor<?x4x?x128xf32>, %m: tensor<1x1x?x?xf32>) -> tensor<?x4x?x128xf32> {
+  %o = attn.attention %q, %k, %v mask(%m) : tensor<?x4x?x128xf32>, tensor<?x4x?x128xf32>, tensor<?x4x?x128xf32>, tensor<1x1x?x?xf32> -> tensor<?x4x?x128xf32>
+  return %o : tensor<?x4x?x128xf32>
+}
