@@ -38,8 +38,9 @@
 // OVERRIDE:         arith.ceildivui %{{.*}}, %c16
 // OVERRIDE:         config = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 1, target = "cpu">
 
+// 16-bit types on a GPU: 4 warps of 32 rows, key blocks of 64 at D = 64.
 // SM90-LABEL: func @gqa_causal
-// SM90:         config = #attn.config<block_m = 64, block_n = 64, num_warps = 4, num_stages = 2, target = "sm_90a">
+// SM90:         config = #attn.config<block_m = 128, block_n = 64, num_warps = 4, num_stages = 2, target = "sm_90a">
 func.func @gqa_causal(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>) -> tensor<?x8x?x64xbf16> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> -> tensor<?x8x?x64xbf16>
   return %o : tensor<?x8x?x64xbf16>
@@ -61,8 +62,10 @@ func.func @gqa_causal(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: 
 // CHECK-SAME:        mask memref<1x1x100x77xi1, strided<[?, ?, ?, 1], offset: ?>>
 // CHECK:         } {attn.config = {{.*}}, attn.precision = #attn.precision<ieee>}
 
+// f32 with a mask tensor: key blocks of 16, one stage (dead blocks skip
+// their loads).
 // SM90-LABEL: func @static_mask
-// SM90:         config = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 1, target = "sm_90a">
+// SM90:         config = #attn.config<block_m = 64, block_n = 16, num_warps = 4, num_stages = 1, target = "sm_90a">
 func.func @static_mask(%q: tensor<2x4x100x128xf32>, %k: tensor<2x4x77x128xf32>, %v: tensor<2x4x77x128xf32>, %m: tensor<1x1x100x77xi1>) -> tensor<2x4x100x128xf32> {
   %o = attn.attention %q, %k, %v mask(%m) {precision = #attn.precision<ieee>} : tensor<2x4x100x128xf32>, tensor<2x4x77x128xf32>, tensor<2x4x77x128xf32>, tensor<1x1x100x77xi1> -> tensor<2x4x100x128xf32>
   return %o : tensor<2x4x100x128xf32>

@@ -33,12 +33,12 @@
 // MANIFEST-NEXT: "output": {"shape": [-1, 8, -1, 64]},
 // MANIFEST-NEXT: "mask": null,
 // MANIFEST-NEXT: "attributes": {"scale": 0.125, "causal": "top_left", "precision": null},
-// MANIFEST-NEXT: "config": {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 2},
+// MANIFEST-NEXT: "config": {"block_m": 128, "block_n": 64, "num_warps": 4, "num_stages": 2},
 // MANIFEST-NEXT: "block": [128, 1, 1],
-// MANIFEST-NEXT: "grid": [{"ceil_div": ["Tq", 64]}, {"mul": ["B", "Hq"]}, 1],
-// Q 64 x 72 + two stages of K 64 x 72 and of V 64 x 72 bf16 (rows padded
-// by 16 bytes): 9216 + 2 * 9216 + 2 * 9216.
-// MANIFEST-NEXT: "shared_memory_bytes": 46080,
+// MANIFEST-NEXT: "grid": [{"ceil_div": ["Tq", 128]}, {"mul": ["B", "Hq"]}, 1],
+// Q 128 x 72 + two stages of K 64 x 72 and of V 64 x 72 bf16 (rows padded
+// by 16 bytes): 18432 + 2 * 9216 + 2 * 9216.
+// MANIFEST-NEXT: "shared_memory_bytes": 55296,
 // MANIFEST-NEXT: "params": [
 // MANIFEST-NEXT:   {"kind": "memref", "operand": "query", "rank": 4},
 // MANIFEST-NEXT:   {"kind": "memref", "operand": "key", "rank": 4},

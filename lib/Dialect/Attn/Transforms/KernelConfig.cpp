@@ -15,37 +15,48 @@ struct Defaults {
 };
 } // namespace
 
-/// Defaults per target. On GPUs each warp owns 16 query rows (one m16 tile
-/// of mma.sync): 4 warps and 64 rows (at head dim 128, 64 rows and 4 warps
-/// ran 10-25% faster than 128 rows and 8 warps on the H200: two blocks fit
-/// an SM; bench/results/2026-11-30-h200-quick-perf-v3.log); key blocks of
-/// 64, 32 where f32 tiles or D = 256 would crowd shared memory and
-/// registers, 16 for f32 with D > 128. These keep every kernel of the CI matrix
-/// free of spills (test/Target/PTX/ptxas-matrix.test). The CPU numbers keep
-/// every block buffer small enough for the stack of one program and make tails
-/// cheap.
+/// Defaults per target, from the H200 sweeps of bench/config_sweep.py
+/// (bench/results/2026-11-30-h200-config-sweep-*.log):
+///  - 16-bit types: 4 warps of 32 query rows each (two m16 tiles per warp
+///    share every K/V fragment they load, halving shared-memory reads per
+///    FLOP), key blocks of 64 at head dim <= 64 and 32 above, two K/V stages
+///    (cp.async one block ahead). 128x64 at D = 64 and 128x32 at D = 128
+///    ran 12-18% faster than 64x64 at 16k tokens.
+///  - f32 (tf32): 4 warps of 16 rows, key blocks of 32 (16 above head dim
+///    128), one stage; f32 fragments take twice the registers.
+///  - D > 128: 64-row programs, key blocks of 32 (16-bit) or 16 (f32).
+/// These keep every kernel of the CI matrix free of spills
+/// (test/Target/PTX/ptxas-matrix.test). The CPU numbers keep every block
+/// buffer small enough for the stack of one program and make tails cheap.
 static Defaults getDefaults(Type elementType, int64_t headDim,
-                            int64_t valueHeadDim, StringRef target) {
+                            int64_t valueHeadDim, bool hasMask,
+                            StringRef target) {
   if (target == "cpu")
     return {32, 32, 1, 1};
   int64_t maxDim = std::max(headDim, valueHeadDim);
   bool wide = elementType.isF32();
-  // Two K/V stages (cp.async one block ahead) for 16-bit types; one for
-  // f32, where the masked seed kernel measured 9% slower with two
-  // (bench/results/2026-11-30-h200-quick-perf-v5.log).
+  if (hasMask) {
+    // The mask tensor's block check and bias take registers of their own.
+    // f32 at D <= 128 skips the K/V loads of dead blocks (one stage); at
+    // D > 128 the pipelined form is the one that fits without spills.
+    if (maxDim > 128 || wide)
+      return {64, 16, 4, wide && maxDim <= 128 ? 1 : 2};
+    return {64, maxDim <= 64 ? 64 : 32, 4, 2};
+  }
   if (maxDim > 128)
     return {64, wide ? 16 : 32, 4, wide ? 1 : 2};
   if (wide)
     return {64, 32, 4, 1};
-  return {64, 64, 4, 2};
+  return {128, maxDim <= 64 ? 64 : 32, 4, 2};
 }
 
 KernelConfigAttr
 mlir::attn::selectKernelConfig(MLIRContext *context, Type elementType,
                                int64_t headDim, int64_t valueHeadDim,
-                               StringRef target,
+                               bool hasMask, StringRef target,
                                const KernelConfigOverrides &overrides) {
-  Defaults d = getDefaults(elementType, headDim, valueHeadDim, target);
+  Defaults d =
+      getDefaults(elementType, headDim, valueHeadDim, hasMask, target);
   auto pick = [](int64_t override, int64_t fallback) {
     return override > 0 ? override : fallback;
   };

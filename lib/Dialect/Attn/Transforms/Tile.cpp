@@ -115,7 +115,8 @@ struct TileAttentionPattern : public OpRewritePattern<AttentionOp> {
                                 PatternRewriter &rewriter) const override {
     KernelConfigAttr config = selectKernelConfig(
         op.getContext(), op.getElementType(), op.getHeadDim(),
-        op.getValueHeadDim(), target, overrides);
+        op.getValueHeadDim(), static_cast<bool>(op.getMask()), target,
+        overrides);
     FailureOr<Value> result = tileAttention(rewriter, op, config);
     if (failed(result))
       return failure();

@@ -30,11 +30,12 @@ struct KernelConfigOverrides {
 };
 
 /// The one place that chooses block sizes, warps and stages, from the element
-/// type, the head dims (D, Dv) and the target (`cpu`, `sm_80`, `sm_90a`, ...).
+/// type, the head dims (D, Dv), whether a mask tensor is read, and the
+/// target (`cpu`, `sm_80`, `sm_90a`, ...).
 /// Fields of `overrides` that are not 0 replace the defaults.
 KernelConfigAttr selectKernelConfig(MLIRContext *context, Type elementType,
                                     int64_t headDim, int64_t valueHeadDim,
-                                    StringRef target,
+                                    bool hasMask, StringRef target,
                                     const KernelConfigOverrides &overrides);
 
 /// Rewrites `op` into a program grid (`scf.forall` over batch, query head and
