@@ -85,6 +85,35 @@ class CompileTest(unittest.TestCase):
             entries = [e for e in os.listdir(cache)]
             self.assertEqual(entries, [os.path.basename(dirs[0])])  # no temp dirs left
 
+    def test_another_compiler_recompiles(self):
+        translate = os.environ.get("ATTN_TRANSLATE") or os.path.join(
+            os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "bin", "attn-translate")
+        with tempfile.TemporaryDirectory() as cache:
+            first = compile(SIG, cache_dir=cache, attn_translate=translate)
+            self.assertFalse(first.cached)
+            with open(os.path.join(first.directory, "compiler.txt")) as f:
+                self.assertIn(os.path.realpath(translate), f.read())
+            # A different attn-translate (a rebuilt one): the entry is stale.
+            wrapper = os.path.join(cache, "other-attn-translate")
+            with open(wrapper, "w") as f:
+                f.write(f"#!/bin/sh\nexec '{os.path.realpath(translate)}' \"$@\"\n")
+            os.chmod(wrapper, 0o755)
+            again = compile(SIG, cache_dir=cache, attn_translate=wrapper)
+            self.assertFalse(again.cached)
+            self.assertEqual(again.directory, first.directory)
+            with open(os.path.join(again.directory, "compiler.txt")) as f:
+                self.assertIn("other-attn-translate", f.read())
+            self.assertTrue(compile(SIG, cache_dir=cache, attn_translate=wrapper).cached)
+            # No compiler at all (a GPU machine): the entry is used as it is.
+            self.assertTrue(compile(SIG, cache_dir=cache,
+                                    attn_translate="/nonexistent/attn-translate").cached)
+            with self.assertRaisesRegex(CompileError, "attn-translate not found at /nonexistent"):
+                compile(Signature("f16", (None, 2, None, 64), (None, 2, None, 64),
+                                  (None, 2, None, 64)), cache_dir=cache,
+                        attn_translate="/nonexistent/attn-translate")
+            self.assertEqual(sorted(os.listdir(cache)),
+                             sorted([os.path.basename(first.directory), "other-attn-translate"]))
+
     def test_compiler_errors(self):
         bad = Signature("f16", (None, 2, None, 40), (None, 2, None, 40), (None, 2, None, 40))
         with tempfile.TemporaryDirectory() as cache:
