@@ -147,6 +147,19 @@ class ArithmeticTest(unittest.TestCase):
         self.assertEqual(data["registers"], 168)
         self.assertEqual(data["flops"], r.flops)
 
+    def test_golden_lines_shared_with_cpp(self):
+        """explain_golden.txt is also what unittests/Runtime/ExplainTest.cpp
+        expects of the C++ report: the two agree line for line."""
+        d = make_device()
+        d.peak_note = "note"
+        k = ex.Kernel("x", 128, 24576, 168, 8, 0, 65536, 0, -1, 64, 64, 4, 2,
+                      ex.TensorCores("ptx", 0, "cuobjdump not found"))
+        f = ex.Facts(ex.Sizes(32, 96, 96, 512, 512, 128, 128), "f32", True, None, 512 * 512, "f32",
+                     5.28, d, k, [ex.Operand("k", (32, 96, 512, 128),
+                                             (96 * 512 * 130, 512 * 130, 130, 1), 4)])
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "explain_golden.txt")) as g:
+            self.assertEqual(ex.compute(f).text(), g.read())
+
     def test_peak_table(self):
         self.assertEqual(ex.peak_tflops("sm_90a", "NVIDIA H200", "bf16")[0], 989.4)
         self.assertEqual(ex.peak_tflops("sm_90", "NVIDIA H100 PCIe", "f32", tf32=True)[0], 378.0)

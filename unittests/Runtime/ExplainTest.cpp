@@ -13,6 +13,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 using namespace attn::runtime;
 
 namespace {
@@ -248,6 +251,42 @@ TEST(ExplainTest, LinesAndJson) {
   std::string error;
   ASSERT_TRUE(parseJson(json, parsed, error)) << error;
   EXPECT_EQ(parsed.find("flops")->getNumber(), report.flops);
+}
+
+/// python/tests/explain_golden.txt holds the full report of these facts;
+/// test_explain.py compares attn_mlir.explain's with the same file, so the
+/// two implementations agree line for line.
+TEST(ExplainTest, GoldenLinesSharedWithPython) {
+  ExplainFacts facts;
+  facts.sizes.B = 32;
+  facts.sizes.Hq = facts.sizes.Hkv = 96;
+  facts.sizes.Tq = facts.sizes.Tk = 512;
+  facts.sizes.D = facts.sizes.Dv = 128;
+  facts.type = ElementType::F32;
+  facts.tf32 = true;
+  facts.maskElements = 512 * 512;
+  facts.maskType = ElementType::F32;
+  facts.medianMs = 5.28;
+  facts.device = makeDevice();
+  facts.device.peakNote = "note";
+  ExplainKernel &kernel = facts.kernel;
+  kernel.name = "x";
+  kernel.threadsPerBlock = 128;
+  kernel.gridBlocks = 24576;
+  kernel.registers = 168;
+  kernel.localBytes = 8;
+  kernel.dynamicSharedBytes = 65536;
+  kernel.blockM = kernel.blockN = 64;
+  kernel.numWarps = 4;
+  kernel.numStages = 2;
+  kernel.tensorCores = {TensorCoreSource::Ptx, 0, "cuobjdump not found"};
+  facts.operands.push_back(
+      {"k", {32, 96, 512, 128}, {96 * 512 * 130, 512 * 130, 130, 1}, 4, 0});
+  std::ifstream file(ATTN_EXPLAIN_GOLDEN);
+  ASSERT_TRUE(file) << "cannot read " << ATTN_EXPLAIN_GOLDEN;
+  std::stringstream golden;
+  golden << file.rdbuf();
+  EXPECT_EQ(formatExplainLines(facts, computeExplain(facts)), golden.str());
 }
 
 } // namespace
