@@ -6,10 +6,11 @@ The whole flow (the GPU machine has PyTorch, Triton and matplotlib but no
 LLVM/MLIR, so our kernels are compiled beforehand, here):
 
   # 1. here, on the machine with the compiler (build/ built):
-  python3 bench/compile_bench_kernels.py --attn-translate build/bin/attn-translate --out .carry/bk
-  cp ../shared/bench/seed_triton_attn.py .carry/anchors/   # the seed's kernel, read by path
-  python3 bench/compile_latency.py                          # compile latency, CPU-only
-  # 2. carry .carry/ (ignored by git, well under 64 MiB) to the GPU machine and run:
+  bash bench/prepare_gpu_run.sh       # .carry/: kernels, seed kernel, cache, runner-only attn-run
+  #    (its core: compile_bench_kernels.py --attn-translate build/bin/attn-translate --out .carry/bk
+  #     and the seed's seed_triton_attn.py copied to .carry/anchors: read by path, never committed)
+  python3 bench/compile_latency.py     # compile latency: CPU-only, writes bench/results/
+  # 2. carry .carry/ (ignored by git, about 3 MB) to the GPU machine and run:
   python3 bench/attn_bench.py --kernels .carry/bk --seed-dir .carry/anchors --out $OUT
   # 3. copy $OUT/* into bench/results/ and commit.
 
