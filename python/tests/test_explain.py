@@ -6,6 +6,7 @@ attn_mlir.explain and lib/Runtime/Explain.cpp must agree."""
 import json
 import os
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -179,6 +180,102 @@ class ArithmeticTest(unittest.TestCase):
         tc = ex.find_tensor_cores("mma.sync.aligned.m16n8k16 x;\n", "sm_90a")
         self.assertEqual((tc.source, tc.count), ("ptx", 1))
         self.assertRegex(tc.detail, "^(ptxas|cuobjdump) not found$")
+
+
+class FakeTensor:
+    """What gather reads of a torch.Tensor."""
+
+    def __init__(self, shape, dtype="torch.bfloat16", strides=None, address=1 << 40):
+        self.shape, self.dtype, self.address = tuple(shape), dtype, address
+        if strides is None:
+            strides, step = [], 1
+            for n in reversed(shape):
+                strides.insert(0, step)
+                step *= n
+        self._strides = tuple(strides)
+        self.device = type("Device", (), {"index": 0})()
+
+    def stride(self):
+        return self._strides
+
+    def element_size(self):
+        return {"torch.bfloat16": 2, "torch.float32": 4, "torch.bool": 1}[self.dtype]
+
+    def data_ptr(self):
+        return self.address
+
+
+class FakeKernel:
+    """What gather reads of an attn_mlir.runtime.Kernel, without a GPU."""
+
+    def __init__(self, manifest):
+        self.manifest = manifest
+
+    def function_attribute(self, attribute):
+        from attn_mlir import runtime
+        return {runtime.CU_FUNC_ATTRIBUTE_NUM_REGS: 168,
+                runtime.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: 0,
+                runtime.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: 0,
+                runtime.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: 384}[attribute]
+
+    def max_active_blocks_per_sm(self):
+        return 2
+
+
+class GatherTest(unittest.TestCase):
+    """gather's plumbing with the driver calls replaced (the GPU test,
+    test_torch_gpu.py, runs the real ones)."""
+
+    def test_gather(self):
+        from attn_mlir import runtime
+        from attn_mlir.manifest import Manifest
+        from test_manifest import manifest_data
+
+        attrs = {runtime.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: 9,
+                 runtime.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: 0,
+                 runtime.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: 132,
+                 runtime.CU_DEVICE_ATTRIBUTE_CLOCK_RATE: 1980000,
+                 runtime.CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: 2619000,
+                 runtime.CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: 6144,
+                 runtime.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: 2048,
+                 runtime.CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: 32,
+                 runtime.CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: 65536,
+                 runtime.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: 233472}
+        saved = runtime.device_attribute, runtime.device_name, ex.find_cuda_tool
+        runtime.device_attribute = lambda ordinal, a: attrs[a]
+        runtime.device_name = lambda ordinal: "NVIDIA H200"
+        ex.find_cuda_tool = lambda tool: None
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                with open(os.path.join(d, "f.ptx"), "w") as f:
+                    f.write("mma.sync.aligned.m16n8k16 a;\nmma.sync.aligned.m16n8k16 b;\n")
+                m = Manifest(manifest_data(), d)
+                q = FakeTensor((2, 32, 1000, 128))
+                k = FakeTensor((2, 8, 77, 128))
+                v = FakeTensor((2, 8, 77, 64))
+                mask = FakeTensor((1, 1, 1000, 77), "torch.bool")
+                out = FakeTensor((2, 32, 1000, 64), address=(1 << 40) + 8)
+                facts = ex.gather(FakeKernel(m), q, k, v, mask, out, median_ms=0.5)
+        finally:
+            runtime.device_attribute, runtime.device_name, ex.find_cuda_tool = saved
+        self.assertEqual(facts.sizes, ex.Sizes(2, 32, 8, 1000, 77, 128, 64))
+        self.assertEqual((facts.dtype, facts.tf32, facts.causal), ("bf16", False, "top_left"))
+        self.assertEqual((facts.mask_elements, facts.mask_dtype), (77000, "i1"))
+        self.assertEqual(facts.device.arch, "sm_90")
+        self.assertEqual(facts.device.peak_tflops, 989.4)
+        self.assertAlmostEqual(facts.device.bandwidth_bytes_per_s, 2 * 2619000e3 * 6144 / 8)
+        k_ = facts.kernel
+        self.assertEqual((k_.threads_per_block, k_.grid_blocks, k_.registers, k_.dynamic_shared_bytes),
+                         (128, 16 * 64, 168, 27648))
+        self.assertEqual((k_.block_m, k_.block_n, k_.num_warps, k_.num_stages), (64, 64, 4, 2))
+        self.assertEqual((k_.tensor_cores.source, k_.tensor_cores.count), ("ptx", 2))
+        self.assertEqual(k_.tensor_cores.detail, "ptxas not found")
+        self.assertEqual([o.name for o in facts.operands], ["q", "k", "v", "mask", "o"])
+        self.assertEqual(facts.operands[3].strides, (0, 0, 77, 1))  # broadcast dims
+        r = ex.compute(facts)
+        self.assertEqual(r.blocks_per_sm, 2)
+        self.assertEqual(r.causes, [("uncoalesced", "mask (row pitch 77 bytes), "
+                                                    "o (base address not 16-byte aligned)")])
 
 
 if __name__ == "__main__":
