@@ -21,6 +21,7 @@ kernels; a process that loses the race uses the winner's entry.
 import dataclasses
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -167,6 +168,13 @@ def compile(signature, chip="sm_90a", block_m=0, block_n=0, num_warps=0,
             cache_dir=None, attn_translate=None):
     """Compiles `signature` (a Signature, or the text of an .mlir function)
     for `chip` and returns its cached Artifact (see the module doc)."""
+    if not isinstance(chip, str) or not re.fullmatch(r"sm_[0-9]{2,4}[af]?", chip):
+        raise ValueError(f"chip: expected sm_XY with an optional 'a' or 'f' suffix, such as "
+                         f"sm_90a, got {chip!r}")
+    for name, value in (("block_m", block_m), ("block_n", block_n), ("num_warps", num_warps)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name}: expected an integer >= 0 (0: the default config), "
+                             f"got {value!r}")
     text = signature.mlir() if isinstance(signature, Signature) else str(signature)
     options = [f"--chip={chip}", f"--block-m={block_m}", f"--block-n={block_n}",
                f"--num-warps={num_warps}"]

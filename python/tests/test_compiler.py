@@ -51,6 +51,18 @@ class SignatureTest(unittest.TestCase):
             Signature("f16", (1, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16), mask=(1, 1))
 
 
+    def test_bad_compile_arguments(self):
+        with tempfile.TemporaryDirectory() as cache:
+            for kwargs, message in ((dict(chip="90a"), "chip: expected sm_XY"),
+                                    (dict(chip="sm_90ab"), "chip: expected sm_XY"),
+                                    (dict(block_m=-64), "block_m: expected an integer >= 0"),
+                                    (dict(block_n=32.0), "block_n: expected an integer"),
+                                    (dict(num_warps=True), "num_warps: expected an integer")):
+                with self.assertRaisesRegex(ValueError, message, msg=repr(kwargs)):
+                    compile(SIG, cache_dir=cache, **kwargs)
+            self.assertEqual(os.listdir(cache), [])  # validated before anything is written
+
+
 class CompileTest(unittest.TestCase):
     def test_cold_then_cached(self):
         with tempfile.TemporaryDirectory() as cache:
