@@ -255,28 +255,41 @@ def main():
     modern_workload(args.kernels, (1024, 4096, 16384) if args.quick
                     else (512, 1024, 2048, 4096, 8192, 16384))
     device = torch.cuda.get_device_name()
-    date = datetime.date.today().isoformat()
-    prefix = os.path.join(args.out, f"{date}-{args.tag or device_tag(device)}-attn-bench")
-    os.makedirs(args.out, exist_ok=True)
-    command = "python3 bench/attn_bench.py " + " ".join(sys.argv[1:])
     versions = dict(torch=torch.__version__, triton=triton.__version__,
                     cuda=torch.version.cuda, python=platform.python_version())
-    pngs = plots.write_plots(ROWS, prefix, device)
+    command = "python3 bench/attn_bench.py " + " ".join(sys.argv[1:])
+    write_results(args.out, args.tag or device_tag(device), device,
+                  datetime.date.today().isoformat(), command, versions, ROWS, EXPLAINS)
+    print(plots.pivot_markdown(ROWS))
+
+
+def write_results(out, tag, device, date, command, versions, rows, explains):
+    """Writes OUT/DATE-TAG-attn-bench.{md,json,png} and the per-figure PNGs
+    (PNGs only where matplotlib is installed); returns the paths."""
+    prefix = os.path.join(out, f"{date}-{tag}-attn-bench")
+    os.makedirs(out, exist_ok=True)
+    try:
+        pngs = plots.write_plots(rows, prefix, device)
+    except ImportError as e:  # the md says so; the GPU machine has matplotlib
+        print(f"no plots: {e}", flush=True)
+        pngs = []
     with open(prefix + ".json", "w") as f:
-        json.dump(dict(device=device, date=date, command=command, versions=versions, rows=ROWS,
-                       explain=[{k: v for k, v in e.items() if k != "lines"} for e in EXPLAINS]),
+        json.dump(dict(device=device, date=date, command=command, versions=versions, rows=rows,
+                       explain=[{k: v for k, v in e.items() if k != "lines"} for e in explains]),
                   f, indent=1)
+    plot_line = ("Plots: " + ", ".join(f"`{os.path.basename(p)}`" for p in pngs) +
+                 f"\n\n![all figures]({os.path.basename(prefix)}.png)" if pngs
+                 else "No plots (matplotlib is not installed).")
+    versions_line = ", ".join(f"{k} {v}" for k, v in versions.items())
     with open(prefix + ".md", "w") as f:
         f.write(f"# attn-mlir vs anchors on {device} ({date})\n\n"
-                f"`{command}`; torch {versions['torch']}, triton {versions['triton']}, "
-                f"CUDA {versions['cuda']}. Plots: "
-                + ", ".join(f"`{os.path.basename(p)}`" for p in pngs) + "\n\n"
-                f"![all figures]({os.path.basename(prefix)}.png)\n\n"
-                f"## TFLOP/s per figure\n\n{plots.pivot_markdown(ROWS)}\n\n"
-                f"## Explain: attn-mlir at its largest point\n\n{explain_markdown(EXPLAINS)}\n\n"
-                f"## Every row\n\n{markdown(ROWS)}\n")
-    print(plots.pivot_markdown(ROWS))
-    print("wrote", prefix + ".md", prefix + ".json", *pngs)
+                f"`{command}` ({versions_line}).\n\n{plot_line}\n\n"
+                f"## TFLOP/s per figure\n\n{plots.pivot_markdown(rows)}\n\n"
+                f"## Explain: attn-mlir at its largest point\n\n{explain_markdown(explains)}\n\n"
+                f"## Every row\n\n{markdown(rows)}\n")
+    paths = [prefix + ".md", prefix + ".json"] + pngs
+    print("wrote", *paths, flush=True)
+    return paths
 
 
 if __name__ == "__main__":

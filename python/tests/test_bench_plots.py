@@ -13,9 +13,12 @@ import plots  # noqa: E402
 
 
 def row(workload, provider, t, tflops, dtype="bf16", d=128, causal=False):
-    return dict(workload=workload, shape=f"T{t}", provider=provider, ms=1.0 if tflops else None,
-                tflops=tflops, rel_err=0.0, t=t, b=16384 // t, h=2048 // d, d=d, dtype=dtype,
-                causal=causal)
+    r = dict(workload=workload, shape=f"T{t}", provider=provider, ms=1.0 if tflops else None,
+             tflops=tflops, rel_err=0.0 if tflops else None, t=t, b=16384 // t, h=2048 // d, d=d,
+             dtype=dtype, causal=causal)
+    if not tflops:
+        r["note"] = "OutOfMemoryError: CUDA out of memory"
+    return r
 
 
 ROWS = [
@@ -63,6 +66,37 @@ class FiguresTest(unittest.TestCase):
             for p in paths:
                 with open(p, "rb") as f:
                     self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+
+class WriteResultsTest(unittest.TestCase):
+    def test_md_json(self):
+        import json
+
+        import attn_bench  # bench/attn_bench.py: importable without torch
+
+        explains = [dict(kernel="bf16_d128_full", shape="T16384", lines=["explain: causes=none"],
+                         report={"causes": []}),
+                    dict(kernel="seed_mask", shape="T512", error="RuntimeError: not timed")]
+        with tempfile.TemporaryDirectory() as d:
+            paths = attn_bench.write_results(d, "h200", "NVIDIA H200", "2026-12-01", "cmd",
+                                             dict(torch="2.11"), ROWS, explains)
+            names = [os.path.basename(p) for p in paths]
+            self.assertEqual(names[:2], ["2026-12-01-h200-attn-bench.md", "2026-12-01-h200-attn-bench.json"])
+            with open(paths[0]) as f:
+                md = f.read()
+            self.assertIn("## TFLOP/s per figure", md)
+            self.assertIn("| attn-mlir | 150 | 253 |", md)
+            self.assertIn("### bf16_d128_full: T16384\n\n```\nexplain: causes=none\n```", md)
+            self.assertIn("explain failed: RuntimeError: not timed", md)
+            self.assertIn("| modern | T16384 | sdpa math | OutOfMemoryError: CUDA out of memory | - | - |",
+                          md)
+            with open(paths[1]) as f:
+                data = json.load(f)
+            self.assertEqual(data["device"], "NVIDIA H200")
+            self.assertEqual(len(data["rows"]), len(ROWS))
+            self.assertEqual(data["explain"][0], dict(kernel="bf16_d128_full", shape="T16384",
+                                                      report={"causes": []}))
+            self.assertEqual(attn_bench.device_tag("NVIDIA H200"), "h200")
 
 
 if __name__ == "__main__":
