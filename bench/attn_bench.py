@@ -1,44 +1,74 @@
 #!/usr/bin/env python3
-"""attn-mlir against the anchors, in one run on one GPU.
+"""attn-mlir against the anchors, in one run on one GPU: tables, JSON,
+plots and the explain report of our kernels.
 
-    attn_bench.py --kernels DIR --seed-dir PATH [--out DIR] [--quick]
+The whole flow (the GPU machine has PyTorch, Triton and matplotlib but no
+LLVM/MLIR, so our kernels are compiled beforehand, here):
 
-DIR holds the kernels of compile_bench_kernels.py (PTX + manifests, made on
-a machine with MLIR); PATH is the folder holding the seed's
-seed_triton_attn.py (read from there, never copied into the project).
+  # 1. here, on the machine with the compiler (build/ built):
+  bash bench/prepare_gpu_run.sh       # .carry/: kernels, seed kernel, cache, runner-only attn-run
+  #    (its core: compile_bench_kernels.py --attn-translate build/bin/attn-translate --out .carry/bk
+  #     and the seed's seed_triton_attn.py copied to .carry/anchors: read by path, never committed)
+  python3 bench/compile_latency.py     # compile latency: CPU-only, writes bench/results/
+  # 2. carry .carry/ (ignored by git, about 3 MB) to the GPU machine and run:
+  python3 bench/attn_bench.py --kernels .carry/bk --seed-dir .carry/anchors --out $OUT
+  # 3. copy $OUT/* into bench/results/ and commit.
+
+Writes, under --out (default bench/results), with DATE the day and GPU the
+device ("h200"):
+  DATE-GPU-attn-bench.md     the tables (per figure: implementations x T, in
+                             TFLOP/s; then every row: ms, TFLOP/s, error) and
+                             the explain report of each attn-mlir kernel at
+                             its largest point
+  DATE-GPU-attn-bench.json   the rows, the explain reports, device, versions
+  DATE-GPU-attn-bench.png    every figure in one grid (the README shows it)
+  DATE-GPU-attn-bench-FIG.png  one per figure: f16/bf16 x d64/d128 x
+                             full/causal, and seed
 
 Workloads:
 - seed: fp32, B=32, H=96, D=128, T in {128, 256, 512}, the additive causal
   mask tensor exactly as the seed passes it: attn-mlir with the mask tensor
   and with `causal`, the seed's Triton kernel (tf32), manual PyTorch (tf32
   matmuls, softmax), SDPA with the mask tensor and with is_causal;
-- modern: fp16 and bf16, head dim 64 and 128, causal and not, 16k tokens
-  per batch with hidden 2048 (B = 16384 / T, H = 2048 / D), T from 512 to
-  16384: attn-mlir against SDPA's flash, cuDNN and efficient backends.
+- modern (the FlashAttention papers' sweep): fp16 and bf16, head dim 64
+  and 128, causal and not, 16k tokens per batch with hidden 2048
+  (B = 16384 / T, H = 2048 / D), T from 512 to 16384: attn-mlir against
+  SDPA's flash (FlashAttention-2), cuDNN, efficient and math backends (math
+  only where its T x T scores fit in memory).
 
-Timing: CUDA events around each call, 10 warm-up calls, the median of 30;
-every input set is larger than the 60 MB L2 except the seed at T=128
-(0.4 GB: larger too). Each provider's output is compared first: with a float64
-reference on the seed workload, with SDPA's default backend on the modern
-one (the float64 matrix check is bench/gpu_check.py).
-Writes bench.json and bench.md under --out and prints the table last.
+FLOPs as FlashAttention counts them (4*B*H*T*T*D, halved for causal), except
+on the seed workload, counted as the seed does (no halving). Timing: CUDA
+events around each call, 10 warm-up calls, the median of 30; every input set
+is larger than the 60 MB L2. Each provider's output is compared first: with
+a float64 reference on the seed workload, with SDPA's default backend on the
+modern one (the float64 matrix check is bench/gpu_check.py). A provider that
+fails on a shape gets a row with the error instead of a time.
 """
 
 import argparse
+import datetime
 import json
 import math
 import os
+import platform
 import sys
-
-import torch
-import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
+from attn_mlir import explain as ex  # noqa: E402
 from attn_mlir.runtime import Kernel  # noqa: E402
+import plots  # noqa: E402  (bench/plots.py)
 
 ROWS = []
+EXPLAINS = []
+torch = F = SDPBackend = sdpa_kernel = None  # imported by main(): --help needs no torch
+
+
+def import_torch():
+    global torch, F, SDPBackend, sdpa_kernel
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
 
 
 def bench(fn, reps=30, warmup=10):
@@ -63,22 +93,42 @@ def rel_err(out, ref):
     return ((out - ref).norm() / ref.norm()).item()
 
 
-def record(workload, shape, provider, fn, ref, flops):
+def record(workload, shape, provider, fn, ref, flops, meta):
+    """Checks and times one provider on one shape; `meta` (t, b, h, d, dtype,
+    causal) places the row in its figure."""
     try:
         out = fn()
         torch.cuda.synchronize()
         err = rel_err(out, ref)
+        del out
         ms = bench(fn)
         row = dict(workload=workload, shape=shape, provider=provider, ms=ms,
-                   tflops=flops / ms / 1e9, rel_err=err)
+                   tflops=flops / ms / 1e9, rel_err=err, **meta)
     except Exception as e:  # a provider that cannot run this shape
         row = dict(workload=workload, shape=shape, provider=provider, ms=None, tflops=None,
-                   rel_err=None, note=f"{type(e).__name__}: {str(e)[:80]}")
+                   rel_err=None, note=f"{type(e).__name__}: {str(e)[:80]}", **meta)
+        torch.cuda.empty_cache()
     ROWS.append(row)
     ms = f"{row['ms']:.3f}" if row["ms"] else "-"
     print(f"{workload} | {shape} | {provider} | {ms} ms | "
           f"{row['tflops'] or 0:.0f} TFLOP/s | err {row['rel_err'] if row['rel_err'] is not None else '-'}",
           flush=True)
+    return row
+
+
+def explain_at(name, shape, kernel, row, q, k, v, mask, out):
+    """Our explain report of `kernel` at the time `row` measured."""
+    entry = dict(kernel=name, shape=shape)
+    try:
+        if row["ms"] is None:
+            raise RuntimeError(f"not timed: {row.get('note')}")
+        report = ex.compute(ex.gather(kernel, q, k, v, mask, out, row["ms"]))
+        entry.update(lines=report.lines(), report=ex.to_json(report))
+        print("\n".join([f"{name} {shape}:"] + report.lines()), flush=True)
+    except Exception as e:  # the bench goes on; the md says what failed
+        entry.update(error=f"{type(e).__name__}: {e}")
+        print(f"explain {name}: {entry['error']}", flush=True)
+    EXPLAINS.append(entry)
 
 
 def seed_workload(kernels, seed_dir, seqlens):
@@ -97,21 +147,36 @@ def seed_workload(kernels, seed_dir, seqlens):
         ref = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), attn_mask=mask.double())
         flops = 4 * b * h * t * t * d  # as the seed counts it (no causal halving)
         out = torch.empty_like(q)
-        record("seed", shape, "attn-mlir (mask tensor)", lambda: km(q, k, v, mask, out=out), ref, flops)
-        record("seed", shape, "attn-mlir (causal)", lambda: kc(q, k, v, out=out), ref, flops)
+        meta = dict(t=t, b=b, h=h, d=d, dtype="f32", causal=True)
+        row_m = record("seed", shape, "attn-mlir (mask tensor)", lambda: km(q, k, v, mask, out=out),
+                       ref, flops, meta)
+        row_c = record("seed", shape, "attn-mlir (causal)", lambda: kc(q, k, v, out=out), ref,
+                       flops, meta)
+        if t == seqlens[-1]:
+            explain_at("seed_mask", shape, km, row_m, q, k, v, mask, out)
+            explain_at("seed_causal", shape, kc, row_c, q, k, v, None, out)
         record("seed", shape, "seed triton (tf32)",
-               lambda: seed.flash_attn_forward(q, k, v, mask, DOTPROD_PRECISION="tf32"), ref, flops)
+               lambda: seed.flash_attn_forward(q, k, v, mask, DOTPROD_PRECISION="tf32"), ref, flops,
+               meta)
 
         def manual():
             s = (q @ k.transpose(-1, -2)) / math.sqrt(d) + mask
             return torch.softmax(s, dim=-1) @ v
 
-        record("seed", shape, "torch manual (tf32)", manual, ref, flops)
+        record("seed", shape, "torch manual (tf32)", manual, ref, flops, meta)
         record("seed", shape, "sdpa (mask tensor)",
-               lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask), ref, flops)
+               lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask), ref, flops, meta)
         record("seed", shape, "sdpa (is_causal)",
-               lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), ref, flops)
+               lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), ref, flops, meta)
         del q, k, v, out
+
+
+def math_fits(b, h, t, dtype):
+    """SDPA's math backend materializes the B x H x T x T scores (and the
+    probabilities, in float32 for the softmax): run it only where four such
+    float32 matrices fit in half the free memory."""
+    free, _ = torch.cuda.mem_get_info()
+    return 4 * b * h * t * t * 4 < free / 2
 
 
 def modern_workload(kernels, seqlens):
@@ -130,15 +195,24 @@ def modern_workload(kernels, seqlens):
                     ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                     flops = 4 * b * h * t * t * d / (2 if causal else 1)
                     out = torch.empty_like(q)
-                    record("modern", shape, "attn-mlir", lambda: kernel(q, k, v, out=out), ref, flops)
+                    meta = dict(t=t, b=b, h=h, d=d, dtype=dtype_name, causal=causal)
+                    row = record("modern", shape, "attn-mlir", lambda: kernel(q, k, v, out=out), ref,
+                                 flops, meta)
+                    if t == seqlens[-1]:
+                        explain_at(name, shape, kernel, row, q, k, v, None, out)
                     for label, backend in (("sdpa flash (FA2)", SDPBackend.FLASH_ATTENTION),
                                            ("sdpa cudnn", SDPBackend.CUDNN_ATTENTION),
-                                           ("sdpa efficient", SDPBackend.EFFICIENT_ATTENTION)):
+                                           ("sdpa efficient", SDPBackend.EFFICIENT_ATTENTION),
+                                           ("sdpa math", SDPBackend.MATH)):
+                        if backend == SDPBackend.MATH and not math_fits(b, h, t, dtype):
+                            continue
+
                         def run(backend=backend):
                             with sdpa_kernel(backend):
                                 return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-                        record("modern", shape, label, run, ref, flops)
+                        record("modern", shape, label, run, ref, flops, meta)
                     del q, k, v, out, ref
+                    torch.cuda.empty_cache()
 
 
 def markdown(rows):
@@ -151,23 +225,71 @@ def markdown(rows):
     return "\n".join(lines)
 
 
+def explain_markdown(explains):
+    parts = []
+    for e in explains:
+        body = "\n".join(e["lines"]) if "lines" in e else f"explain failed: {e['error']}"
+        parts.append(f"### {e['kernel']}: {e['shape']}\n\n```\n{body}\n```")
+    return "\n\n".join(parts)
+
+
+def device_tag(name):
+    """"NVIDIA H200" -> "h200"."""
+    return (name.split()[-1] if name.split() else "gpu").lower().replace("/", "-")
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--kernels", required=True)
-    ap.add_argument("--seed-dir", required=True)
-    ap.add_argument("--out", default=".")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kernels", required=True,
+                    help="the kernels of compile_bench_kernels.py (PTX + manifests)")
+    ap.add_argument("--seed-dir", required=True, help="the folder holding seed_triton_attn.py")
+    ap.add_argument("--out", default=os.path.join(HERE, "results"),
+                    help="where the md, json and png files go (default bench/results)")
+    ap.add_argument("--tag", help="the device in the file names (default from its name: h200)")
     ap.add_argument("--quick", action="store_true", help="fewer sequence lengths")
     args = ap.parse_args()
+    import_torch()
+    import triton
+
     seed_workload(args.kernels, args.seed_dir, (128, 256, 512))
     modern_workload(args.kernels, (1024, 4096, 16384) if args.quick
                     else (512, 1024, 2048, 4096, 8192, 16384))
     device = torch.cuda.get_device_name()
-    with open(os.path.join(args.out, "bench.json"), "w") as f:
-        json.dump(dict(device=device, torch=torch.__version__, rows=ROWS), f, indent=1)
-    table = markdown(ROWS)
-    with open(os.path.join(args.out, "bench.md"), "w") as f:
-        f.write(f"# attn-mlir vs anchors on {device} (torch {torch.__version__})\n\n{table}\n")
-    print(table)
+    versions = dict(torch=torch.__version__, triton=triton.__version__,
+                    cuda=torch.version.cuda, python=platform.python_version())
+    command = "python3 bench/attn_bench.py " + " ".join(sys.argv[1:])
+    write_results(args.out, args.tag or device_tag(device), device,
+                  datetime.date.today().isoformat(), command, versions, ROWS, EXPLAINS)
+    print(plots.pivot_markdown(ROWS))
+
+
+def write_results(out, tag, device, date, command, versions, rows, explains):
+    """Writes OUT/DATE-TAG-attn-bench.{md,json,png} and the per-figure PNGs
+    (PNGs only where matplotlib is installed); returns the paths."""
+    prefix = os.path.join(out, f"{date}-{tag}-attn-bench")
+    os.makedirs(out, exist_ok=True)
+    try:
+        pngs = plots.write_plots(rows, prefix, device)
+    except ImportError as e:  # the md says so; the GPU machine has matplotlib
+        print(f"no plots: {e}", flush=True)
+        pngs = []
+    with open(prefix + ".json", "w") as f:
+        json.dump(dict(device=device, date=date, command=command, versions=versions, rows=rows,
+                       explain=[{k: v for k, v in e.items() if k != "lines"} for e in explains]),
+                  f, indent=1)
+    plot_line = ("Plots: " + ", ".join(f"`{os.path.basename(p)}`" for p in pngs) +
+                 f"\n\n![all figures]({os.path.basename(prefix)}.png)" if pngs
+                 else "No plots (matplotlib is not installed).")
+    versions_line = ", ".join(f"{k} {v}" for k, v in versions.items())
+    with open(prefix + ".md", "w") as f:
+        f.write(f"# attn-mlir vs anchors on {device} ({date})\n\n"
+                f"`{command}` ({versions_line}).\n\n{plot_line}\n\n"
+                f"## TFLOP/s per figure\n\n{plots.pivot_markdown(rows)}\n\n"
+                f"## Explain: attn-mlir at its largest point\n\n{explain_markdown(explains)}\n\n"
+                f"## Every row\n\n{markdown(rows)}\n")
+    paths = [prefix + ".md", prefix + ".json"] + pngs
+    print("wrote", *paths, flush=True)
+    return paths
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ LLVM_PREFIX=/usr/lib/llvm-22
 
 DEB_PACKAGES=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22
               lld-22 ninja-build cmake ccache libgtest-dev python3-numpy zlib1g-dev
-              libzstd-dev)
+              libzstd-dev python3-venv python3-setuptools python3-pip)
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

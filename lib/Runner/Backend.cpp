@@ -7,6 +7,7 @@
 #include "attn/Runner/Backend.h"
 
 #include "attn/Runner/Diagnostics.h"
+#include "attn/Runtime/ManifestRun.h"
 
 #include <chrono>
 
@@ -33,6 +34,14 @@ Backend::time(const std::vector<const rt::HostTensor *> &arguments,
         std::chrono::duration<double, std::milli>(stop - start).count());
   }
   return times;
+}
+
+llvm::Expected<rt::ExplainFacts>
+Backend::explain(const std::vector<const rt::HostTensor *> &arguments,
+                 const rt::HostTensor &result, double medianMs,
+                 bool tf32) const {
+  (void)arguments, (void)result, (void)medianMs, (void)tf32;
+  return makeError(rt::kExplainNeedsCuda);
 }
 
 llvm::Expected<std::unique_ptr<Backend>>

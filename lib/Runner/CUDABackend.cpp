@@ -160,6 +160,10 @@ public:
   time(const std::vector<const rt::HostTensor *> &arguments,
        rt::HostTensor &result, unsigned warmup, unsigned iterations) override;
   DeviceInfo getDeviceInfo(rt::ElementType type, bool tf32) const override;
+  llvm::Expected<rt::ExplainFacts>
+  explain(const std::vector<const rt::HostTensor *> &arguments,
+          const rt::HostTensor &result, double medianMs,
+          bool tf32) const override;
 
 private:
   /// The operands of the kernel, from the function's arguments.
@@ -243,6 +247,20 @@ CUDABackend::time(const std::vector<const rt::HostTensor *> &arguments,
 
 DeviceInfo CUDABackend::getDeviceInfo(rt::ElementType type, bool tf32) const {
   return runner->getDeviceInfo(type, tf32);
+}
+
+llvm::Expected<rt::ExplainFacts>
+CUDABackend::explain(const std::vector<const rt::HostTensor *> &arguments,
+                     const rt::HostTensor &result, double medianMs,
+                     bool tf32) const {
+  llvm::Expected<rt::AttentionProblem> problem = getProblem(arguments);
+  if (!problem)
+    return problem.takeError();
+  rt::ExplainFacts facts;
+  std::string error;
+  if (!runner->explain(*problem, result, medianMs, tf32, facts, error))
+    return makeError(error);
+  return facts;
 }
 
 llvm::Expected<std::unique_ptr<Backend>>

@@ -10,6 +10,7 @@
 #include "attn/Runner/EntryFunction.h"
 #include "attn/Runner/Inputs.h"
 #include "attn/Runner/Report.h"
+#include "attn/Runtime/ManifestRun.h"
 #include "attn/Runtime/Npy.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -71,6 +72,8 @@ llvm::Expected<bool> mlir::attn::runner::runModule(ModuleOp module,
     return backend.takeError();
   if (options.bench && options.iterations == 0)
     return makeError("--iters must be at least 1");
+  if (options.explain && !options.bench)
+    return makeError(rt::kExplainNeedsBench);
   StringRef outputPath = options.output;
   outputPath.consume_front("@");
   if (!options.output.empty() && outputPath.empty())
@@ -128,6 +131,13 @@ llvm::Expected<bool> mlir::attn::runner::runModule(ModuleOp module,
     summary.bench = summarizeBench(
         std::move(*times), problem, result,
         (*backend)->getDeviceInfo(inputs->resultType, entry->usesTF32()));
+    if (options.explain) {
+      llvm::Expected<rt::ExplainFacts> facts = (*backend)->explain(
+          arguments, result, summary.bench->medianMs, entry->usesTF32());
+      if (!facts)
+        return facts.takeError();
+      summary.explain = rt::ExplainResult{*facts, rt::computeExplain(*facts)};
+    }
   }
 
   if (options.json) {
@@ -136,6 +146,9 @@ llvm::Expected<bool> mlir::attn::runner::runModule(ModuleOp module,
     // The check line comes last, after the bench line.
     if (summary.bench)
       os << formatBenchLine(*summary.bench) << "\n";
+    if (summary.explain)
+      os << rt::formatExplainLines(summary.explain->facts,
+                                   summary.explain->report);
     if (summary.check) {
       if (summary.check->sampled)
         os << formatSampleLine(*summary.check) << "\n";

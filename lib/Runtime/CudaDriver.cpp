@@ -107,32 +107,6 @@ std::string attn::runtime::formatCudaError(const CudaDriverApi &api,
   return text;
 }
 
-bool attn::runtime::parseChipName(const std::string &chip, int &major,
-                                  int &minor, char &suffix) {
-  if (chip.compare(0, 3, "sm_") != 0)
-    return false;
-  size_t pos = 3;
-  int number = 0;
-  size_t digits = 0;
-  while (pos < chip.size() && chip[pos] >= '0' && chip[pos] <= '9' &&
-         digits < 4) {
-    number = number * 10 + (chip[pos] - '0');
-    ++pos;
-    ++digits;
-  }
-  if (digits < 2)
-    return false;
-  suffix = '\0';
-  if (pos < chip.size()) {
-    if (pos + 1 != chip.size() || (chip[pos] != 'a' && chip[pos] != 'f'))
-      return false;
-    suffix = chip[pos];
-  }
-  major = number / 10;
-  minor = number % 10;
-  return true;
-}
-
 /// Checks `result`; on failure sets `error` and returns false.
 static bool check(const CudaDriverApi &api, CUresult result,
                   const std::string &call, std::string &error) {
@@ -260,6 +234,17 @@ CudaDevice &CudaDevice::operator=(CudaDevice &&other) noexcept {
   other.api = nullptr;
   other.context = nullptr;
   return *this;
+}
+
+bool CudaDevice::getAttribute(CUdevice_attribute attribute, int &value,
+                              std::string &error) const {
+  if (!api) {
+    error = "the CUDA device is not open";
+    return false;
+  }
+  return check(*api, api->deviceGetAttribute(&value, attribute, device),
+               "cuDeviceGetAttribute(" + std::to_string(int(attribute)) + ")",
+               error);
 }
 
 std::string CudaDevice::getArchName() const {

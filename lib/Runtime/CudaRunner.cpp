@@ -24,6 +24,7 @@ bool KernelRunner::open(int ordinal, std::string &error) {
 
 bool KernelRunner::load(const Manifest &manifest, const std::string &ptx,
                         std::string &error) {
+  this->ptx = ptx;
   return ManifestKernel::load(device, manifest, ptx, kernel, error);
 }
 
@@ -138,4 +139,111 @@ DeviceInfo KernelRunner::getDeviceInfo(ElementType type, bool tf32) const {
   info.bytesPerSecond = device.getMemoryBandwidthBytesPerSecond();
   info.description = device.describe() + "; " + note;
   return info;
+}
+
+bool KernelRunner::explain(const AttentionProblem &problem,
+                           const HostTensor &output, double medianMs, bool tf32,
+                           ExplainFacts &out, std::string &error) const {
+  if (!kernel.isLoaded()) {
+    error = "no kernel is loaded";
+    return false;
+  }
+  const Manifest &manifest = kernel.getManifest();
+  ExplainFacts facts;
+  OperandShapes shapes;
+  shapes.query = problem.query->shape;
+  shapes.key = problem.key->shape;
+  shapes.value = problem.value->shape;
+  shapes.output = output.shape;
+  shapes.hasMask = problem.mask != nullptr;
+  if (problem.mask)
+    shapes.mask = problem.mask->shape;
+  if (!inferProblemSizes(manifest, shapes, facts.sizes, error))
+    return false;
+  facts.type = manifest.elementType;
+  facts.tf32 = tf32;
+  facts.causal = manifest.attributes.causal;
+  if (problem.mask) {
+    facts.maskElements = problem.mask->getNumElements();
+    facts.maskType = problem.mask->type;
+  }
+  facts.medianMs = medianMs;
+
+  // The device.
+  ExplainDevice &dev = facts.device;
+  dev.name = device.getName();
+  dev.arch = device.getArchName();
+  dev.multiprocessors = device.getMultiprocessorCount();
+  dev.clockKHz = device.getClockKHz();
+  dev.bandwidthBytesPerSecond = device.getMemoryBandwidthBytesPerSecond();
+  PrecisionMode precision = PrecisionMode::Default;
+  if (facts.type == ElementType::F32)
+    precision = tf32 ? PrecisionMode::TF32 : PrecisionMode::IEEE;
+  dev.peakTflops =
+      getPeakTflops(dev.arch, dev.name, facts.type, precision, dev.peakNote);
+  if (!device.getAttribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+                           dev.maxThreadsPerSM, error) ||
+      !device.getAttribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR,
+                           dev.maxBlocksPerSM, error) ||
+      !device.getAttribute(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+                           dev.registersPerSM, error) ||
+      !device.getAttribute(
+          CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+          dev.sharedBytesPerSM, error))
+    return false;
+
+  // The kernel and its launch.
+  ExplainKernel &k = facts.kernel;
+  const KernelResources &resources = kernel.getResources();
+  k.name = manifest.kernel;
+  k.threadsPerBlock =
+      int(manifest.block[0] * manifest.block[1] * manifest.block[2]);
+  unsigned grid[3];
+  if (!evaluateGrid(manifest, facts.sizes, grid, error))
+    return false;
+  k.gridBlocks = int64_t(grid[0]) * grid[1] * grid[2];
+  k.registers = resources.numRegisters;
+  k.localBytes = resources.localBytes;
+  k.staticSharedBytes = resources.staticSharedBytes;
+  k.dynamicSharedBytes = int(manifest.sharedMemoryBytes);
+  k.maxThreadsPerBlock = resources.maxThreadsPerBlock;
+  const CudaDriverApi &api = device.getApi();
+  int blocks = 0;
+  CUresult result = api.occupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks, kernel.getKernel().getFunction(), k.threadsPerBlock,
+      size_t(k.dynamicSharedBytes));
+  if (result != CUDA_SUCCESS) {
+    error = formatCudaError(api, result,
+                            "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    return false;
+  }
+  k.activeBlocksPerSM = blocks;
+  k.blockM = manifest.config.blockM;
+  k.blockN = manifest.config.blockN;
+  k.numWarps = manifest.config.numWarps;
+  k.numStages = manifest.config.numStages;
+  k.tensorCores = findTensorCores(ptx, manifest.chip);
+
+  // The operands as run() and time() pass them: contiguous, in buffers of
+  // their own (cuMemAlloc aligns to 256 bytes), a broadcast mask dimension
+  // with stride 0.
+  const std::pair<const char *, const HostTensor *> tensors[] = {
+      {"q", problem.query},
+      {"k", problem.key},
+      {"v", problem.value},
+      {"mask", problem.mask},
+      {"o", &output}};
+  for (const auto &[name, tensor] : tensors) {
+    if (!tensor)
+      continue;
+    TensorArg arg = makeContiguousTensorArg(0, tensor->shape);
+    if (tensor == problem.mask)
+      for (size_t dim = 0; dim < arg.sizes.size(); ++dim)
+        if (arg.sizes[dim] == 1)
+          arg.strides[dim] = 0;
+    facts.operands.push_back({name, arg.sizes, arg.strides,
+                              int64_t(getElementBytes(tensor->type)), 0});
+  }
+  out = std::move(facts);
+  return true;
 }

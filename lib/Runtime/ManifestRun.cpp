@@ -157,6 +157,10 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
                                 std::ostream &os, bool &passed,
                                 std::string &error) {
   passed = true;
+  if (options.explain && !options.bench) {
+    error = kExplainNeedsBench;
+    return false;
+  }
   if (options.bench && options.iterations == 0) {
     error = "--iters must be at least 1";
     return false;
@@ -300,6 +304,14 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
     summary.bench =
         summarizeBench(std::move(timesMs), problem, result,
                        runner.getDeviceInfo(manifest.elementType, tf32));
+    if (options.explain) {
+      ExplainResult explained;
+      if (!runner.explain(problem, result, summary.bench->medianMs, tf32,
+                          explained.facts, error))
+        return false;
+      explained.report = computeExplain(explained.facts);
+      summary.explain = std::move(explained);
+    }
   }
 #endif
 

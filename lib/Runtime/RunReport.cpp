@@ -129,6 +129,8 @@ std::string attn::runtime::formatResultLines(const RunSummary &summary) {
   std::string text;
   if (summary.bench)
     text += formatBenchLine(*summary.bench) + "\n";
+  if (summary.explain)
+    text += formatExplainLines(summary.explain->facts, summary.explain->report);
   if (summary.check) {
     if (summary.check->sampled)
       text += formatSampleLine(*summary.check) + "\n";
@@ -198,7 +200,7 @@ static std::string jsonShape(const std::vector<int64_t> &shape) {
   return text + "]";
 }
 
-static const char *getCausalName(CausalKind kind) {
+static const char *getCausalKindName(CausalKind kind) {
   switch (kind) {
   case CausalKind::None:
     return "none";
@@ -231,7 +233,7 @@ std::string attn::runtime::formatJson(const RunSummary &summary) {
     output["file"] = jsonString(summary.outputPath);
   root["output"] = jsonObject(output);
   root["scale"] = jsonNumber(summary.scale);
-  root["causal"] = jsonString(getCausalName(summary.causal));
+  root["causal"] = jsonString(getCausalKindName(summary.causal));
   if (summary.resultType == ElementType::F32)
     root["precision"] = jsonString(summary.tf32 ? "tf32" : "ieee");
 
@@ -264,5 +266,9 @@ std::string attn::runtime::formatJson(const RunSummary &summary) {
                     {"bytes", jsonNumber(bench.bytes)},
                     {"device", jsonString(bench.device.description)}});
   }
+  if (summary.explain)
+    root["explain"] = writeJson(
+        explainToJson(summary.explain->facts, summary.explain->report),
+        /*indent=*/0);
   return jsonObject(root);
 }

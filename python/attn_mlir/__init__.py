@@ -1,5 +1,7 @@
-"""attn-mlir from Python: launch compiled attention kernels (PTX + launch
-manifest) next to PyTorch. See python/README.md."""
+"""attn-mlir from Python: compile attention to PTX + a launch manifest
+(attn_mlir.compiler, cached), launch it through the CUDA driver
+(attn_mlir.runtime), call it from PyTorch (attn_mlir.torch.attention) and
+explain its speed (attn_mlir.explain). See python/README.md."""
 
 from .manifest import Manifest, ManifestError  # noqa: F401
 

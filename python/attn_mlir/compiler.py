@@ -2,17 +2,26 @@
 
 `compile(signature)` writes the function of SPEC section 1 that
 `signature` describes, runs the project's compiler (`attn-translate
---attn-to-ptx`) once, and keeps the result in an on-disk cache keyed by the
-function text, the chip, the config overrides and the compiler version, so
-a second call (from any process, or on a machine without the compiler)
-returns at once. Entries are published with
-an atomic rename, so processes filling the cache at the same time never see
-half-written kernels.
+--attn-to-ptx`) once, and keeps the result in an on-disk cache, so a second
+call (from any process, or on a machine without the compiler) returns at
+once.
+
+The cache: one directory per entry under ATTN_MLIR_CACHE_DIR (default
+~/.cache/attn_mlir), named by a hash of the function text, the options
+(chip, config overrides) and this package's version. The entry also records
+which compiler made it (`compiler.txt`: attn-translate's real path, size and
+modification time); where a compiler is found and it is not that one (a
+rebuilt attn-translate), the entry is compiled again and replaced. Where no
+compiler is found (a GPU machine running kernels compiled ahead of time),
+the entry is used as it is. Entries are published with an atomic rename, so
+processes filling the cache at the same time never see half-written
+kernels; a process that loses the race uses the winner's entry.
 """
 
 import dataclasses
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -111,8 +120,9 @@ def default_cache_dir():
                           os.path.join(os.path.expanduser("~"), ".cache", "attn_mlir"))
 
 
-def find_attn_translate():
-    """attn-translate: $ATTN_TRANSLATE, PATH, or the repository's build/bin."""
+def find_attn_translate(required=True):
+    """attn-translate: $ATTN_TRANSLATE, PATH, or (a source checkout) the
+    repository's build/bin. None when not found and not `required`."""
     explicit = os.environ.get("ATTN_TRANSLATE")
     if explicit:
         return explicit
@@ -123,14 +133,33 @@ def find_attn_translate():
     candidate = os.path.join(here, "..", "..", "build", "bin", "attn-translate")
     if os.path.exists(candidate):
         return os.path.abspath(candidate)
+    if not required:
+        return None
     raise CompileError("attn-translate not found: set ATTN_TRANSLATE, put it on PATH, "
                        "or use kernels compiled ahead of time")
 
 
+def compiler_identity(translate):
+    """Which attn-translate binary this is: its real path, size and
+    modification time (a stat, not a hash: cached compiles stay fast)."""
+    path = os.path.realpath(translate)
+    st = os.stat(path)
+    return f"{path} {st.st_size} {st.st_mtime_ns}"
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
 def cache_key(text, options):
-    """The cache key: the function, the compile options and the compiler's
-    version (this package's), so kernels compiled ahead of time are found on
-    machines without the compiler."""
+    """The cache key: the function, the compile options and this package's
+    version, so kernels compiled ahead of time are found on machines without
+    the compiler (which binary made an entry is checked separately:
+    compiler.txt)."""
     from . import __version__
     return hashlib.sha256("\0".join([text, *options, __version__]).encode()).hexdigest()[:32]
 
@@ -138,16 +167,33 @@ def cache_key(text, options):
 def compile(signature, chip="sm_90a", block_m=0, block_n=0, num_warps=0,
             cache_dir=None, attn_translate=None):
     """Compiles `signature` (a Signature, or the text of an .mlir function)
-    for `chip` and returns its cached Artifact."""
+    for `chip` and returns its cached Artifact (see the module doc)."""
+    if not isinstance(chip, str) or not re.fullmatch(r"sm_[0-9]{2,4}[af]?", chip):
+        raise ValueError(f"chip: expected sm_XY with an optional 'a' or 'f' suffix, such as "
+                         f"sm_90a, got {chip!r}")
+    for name, value in (("block_m", block_m), ("block_n", block_n), ("num_warps", num_warps)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name}: expected an integer >= 0 (0: the default config), "
+                             f"got {value!r}")
     text = signature.mlir() if isinstance(signature, Signature) else str(signature)
     options = [f"--chip={chip}", f"--block-m={block_m}", f"--block-n={block_n}",
                f"--num-warps={num_warps}"]
     cache = cache_dir or default_cache_dir()
     entry = os.path.join(cache, cache_key(text, options))
     manifest_path = os.path.join(entry, "kernel.json")
+    translate = attn_translate or find_attn_translate(required=False)
+    identity = compiler_identity(translate) if translate and os.path.exists(translate) else None
+    stale = False
     if os.path.exists(manifest_path):
-        return Artifact(entry, manifest_path, os.path.join(entry, "kernel.ptx"), cached=True)
-    translate = attn_translate or find_attn_translate()
+        made_by = _read(os.path.join(entry, "compiler.txt"))
+        if identity is None or made_by == identity:
+            return Artifact(entry, manifest_path, os.path.join(entry, "kernel.ptx"), cached=True)
+        stale = True  # made by another attn-translate than the one found now
+    if translate is None:
+        translate = find_attn_translate()  # raises: no compiler, no entry
+    if identity is None:
+        raise CompileError(f"attn-translate not found at {translate} (ATTN_TRANSLATE or "
+                           "attn_translate=), and the kernel is not in the cache")
     key = os.path.basename(entry)
     os.makedirs(cache, exist_ok=True)
     work = tempfile.mkdtemp(prefix=key + ".tmp.", dir=cache)
@@ -160,11 +206,24 @@ def compile(signature, chip="sm_90a", block_m=0, block_n=0, num_warps=0,
                               capture_output=True, text=True)
         if proc.returncode != 0:
             raise CompileError(proc.stderr.strip() or f"attn-translate exited with {proc.returncode}")
+        if identity is not None:
+            with open(os.path.join(work, "compiler.txt"), "w") as f:
+                f.write(identity)
+        if stale:
+            # Move the stale entry aside (atomic), then publish; another
+            # process may have done either first.
+            old = tempfile.mkdtemp(prefix=key + ".stale.", dir=cache)
+            try:
+                os.rename(entry, os.path.join(old, "entry"))
+            except OSError:
+                pass
         try:
             os.rename(work, entry)  # atomic publish; fails if another process won
         except OSError:
             if not os.path.exists(manifest_path):
                 raise
+        if stale:
+            shutil.rmtree(old, ignore_errors=True)
     finally:
         if os.path.isdir(work):
             shutil.rmtree(work, ignore_errors=True)

@@ -10,6 +10,22 @@ import ctypes
 from .manifest import Manifest
 
 _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+# cuda.h's CUfunction_attribute and CUdevice_attribute values the explain
+# report reads (attn_mlir.explain.gather).
+CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
+CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
+CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3
+CU_FUNC_ATTRIBUTE_NUM_REGS = 4
+CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13
+CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
+CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36
+CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37
+CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39
+CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
+CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 81
+CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR = 82
+CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR = 106
 _cuda = None
 
 
@@ -29,6 +45,27 @@ def _check(result, call):
         _driver().cuGetErrorString(result, ctypes.byref(name))
         text = name.value.decode() if name.value else "unknown error"
         raise RuntimeError(f"{call} failed: {text} ({result})")
+
+
+def _device(ordinal):
+    device = ctypes.c_int()
+    _check(_driver().cuDeviceGet(ctypes.byref(device), int(ordinal)), "cuDeviceGet")
+    return device
+
+
+def device_attribute(ordinal, attribute):
+    """cuDeviceGetAttribute of CUDA device `ordinal`."""
+    value = ctypes.c_int()
+    _check(_driver().cuDeviceGetAttribute(ctypes.byref(value), int(attribute), _device(ordinal)),
+           f"cuDeviceGetAttribute({attribute})")
+    return value.value
+
+
+def device_name(ordinal):
+    """cuDeviceGetName, e.g. "NVIDIA H200"."""
+    name = ctypes.create_string_buffer(256)
+    _check(_driver().cuDeviceGetName(name, 256, _device(ordinal)), "cuDeviceGetName")
+    return name.value.decode()
 
 
 class Kernel:
@@ -60,6 +97,23 @@ class Kernel:
             _check(cuda.cuFuncSetAttribute(self._function,
                                            _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                            manifest.shared_memory_bytes), "cuFuncSetAttribute")
+
+    def function_attribute(self, attribute):
+        """cuFuncGetAttribute (registers, local and static shared bytes, ...)."""
+        value = ctypes.c_int()
+        _check(_driver().cuFuncGetAttribute(ctypes.byref(value), int(attribute), self._function),
+               f"cuFuncGetAttribute({attribute})")
+        return value.value
+
+    def max_active_blocks_per_sm(self):
+        """cuOccupancyMaxActiveBlocksPerMultiprocessor at the manifest's block
+        and dynamic shared memory."""
+        m = self.manifest
+        blocks = ctypes.c_int()
+        _check(_driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            ctypes.byref(blocks), self._function, m.block[0] * m.block[1] * m.block[2],
+            ctypes.c_size_t(m.shared_memory_bytes)), "cuOccupancyMaxActiveBlocksPerMultiprocessor")
+        return blocks.value
 
     def __call__(self, q, k, v, mask=None, out=None, stream=None):
         """Runs the kernel on CUDA tensors (any strides with a contiguous last

@@ -82,13 +82,18 @@ def _signature(q, k, v, mask, causal, scale):
                      mask=mask_shape, causal=causal, scale=scale)
 
 
-def _attention_impl(q, k, v, mask, causal, scale):
-    _check(q, k, v, mask)
+def _kernel_for(q, k, v, mask, causal, scale):
     sig = _signature(q, k, v, mask, causal, scale)
     artifact = _compile(sig, chip=_chip(q.device))
     kernel = _kernels.get(artifact.directory)
     if kernel is None:
         kernel = _kernels[artifact.directory] = Kernel(artifact.manifest_path)
+    return kernel
+
+
+def _attention_impl(q, k, v, mask, causal, scale):
+    _check(q, k, v, mask)
+    kernel = _kernel_for(q, k, v, mask, causal, scale)
     if mask is not None and mask.dim() == 4 and mask.shape[0] == 1 and q.shape[0] != 1:
         pass  # broadcast dims of size 1 are read at index 0 by the kernel
     return kernel(q, k, v, mask)
@@ -114,3 +119,17 @@ def attention(q, k, v, mask=None, causal=False, scale=None):
     _check(q, k, v, mask)
     name = "top_left" if causal is True else (causal or "")
     return _attention_op(q, k, v, mask, name, float(scale) if scale else 0.0)
+
+
+def explain(q, k, v, mask=None, causal=False, scale=None, median_ms=None):
+    """The explain report (attn_mlir.explain.Report; docs/Explain.md) of the
+    kernel `attention(q, k, v, mask, causal, scale)` runs: timed here (median
+    of 30) unless `median_ms` is given. `print(report.text())` prints the
+    lines of `attn-run --bench --explain`."""
+    from . import explain as _explain
+
+    if causal not in (False, True, None, "top_left", "bottom_right"):
+        raise ValueError(f"causal: expected a bool, 'top_left' or 'bottom_right', got {causal!r}")
+    _check(q, k, v, mask)
+    kernel = _kernel_for(q, k, v, mask, causal or None, scale)
+    return _explain.explain(kernel, q, k, v, mask, median_ms=median_ms)

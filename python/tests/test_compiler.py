@@ -51,6 +51,18 @@ class SignatureTest(unittest.TestCase):
             Signature("f16", (1, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16), mask=(1, 1))
 
 
+    def test_bad_compile_arguments(self):
+        with tempfile.TemporaryDirectory() as cache:
+            for kwargs, message in ((dict(chip="90a"), "chip: expected sm_XY"),
+                                    (dict(chip="sm_90ab"), "chip: expected sm_XY"),
+                                    (dict(block_m=-64), "block_m: expected an integer >= 0"),
+                                    (dict(block_n=32.0), "block_n: expected an integer"),
+                                    (dict(num_warps=True), "num_warps: expected an integer")):
+                with self.assertRaisesRegex(ValueError, message, msg=repr(kwargs)):
+                    compile(SIG, cache_dir=cache, **kwargs)
+            self.assertEqual(os.listdir(cache), [])  # validated before anything is written
+
+
 class CompileTest(unittest.TestCase):
     def test_cold_then_cached(self):
         with tempfile.TemporaryDirectory() as cache:
@@ -84,6 +96,35 @@ class CompileTest(unittest.TestCase):
             self.assertEqual(len(set(dirs)), 1)
             entries = [e for e in os.listdir(cache)]
             self.assertEqual(entries, [os.path.basename(dirs[0])])  # no temp dirs left
+
+    def test_another_compiler_recompiles(self):
+        translate = os.environ.get("ATTN_TRANSLATE") or os.path.join(
+            os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "bin", "attn-translate")
+        with tempfile.TemporaryDirectory() as cache:
+            first = compile(SIG, cache_dir=cache, attn_translate=translate)
+            self.assertFalse(first.cached)
+            with open(os.path.join(first.directory, "compiler.txt")) as f:
+                self.assertIn(os.path.realpath(translate), f.read())
+            # A different attn-translate (a rebuilt one): the entry is stale.
+            wrapper = os.path.join(cache, "other-attn-translate")
+            with open(wrapper, "w") as f:
+                f.write(f"#!/bin/sh\nexec '{os.path.realpath(translate)}' \"$@\"\n")
+            os.chmod(wrapper, 0o755)
+            again = compile(SIG, cache_dir=cache, attn_translate=wrapper)
+            self.assertFalse(again.cached)
+            self.assertEqual(again.directory, first.directory)
+            with open(os.path.join(again.directory, "compiler.txt")) as f:
+                self.assertIn("other-attn-translate", f.read())
+            self.assertTrue(compile(SIG, cache_dir=cache, attn_translate=wrapper).cached)
+            # No compiler at all (a GPU machine): the entry is used as it is.
+            self.assertTrue(compile(SIG, cache_dir=cache,
+                                    attn_translate="/nonexistent/attn-translate").cached)
+            with self.assertRaisesRegex(CompileError, "attn-translate not found at /nonexistent"):
+                compile(Signature("f16", (None, 2, None, 64), (None, 2, None, 64),
+                                  (None, 2, None, 64)), cache_dir=cache,
+                        attn_translate="/nonexistent/attn-translate")
+            self.assertEqual(sorted(os.listdir(cache)),
+                             sorted([os.path.basename(first.directory), "other-attn-translate"]))
 
     def test_compiler_errors(self):
         bad = Signature("f16", (None, 2, None, 40), (None, 2, None, 40), (None, 2, None, 40))

@@ -99,6 +99,29 @@ class TorchAttentionTest(unittest.TestCase):
         case = CASES[0]
         self.check(case, lambda q, k, v, m, c: f(q, k, v, m, c) / 2.0)
 
+    def test_explain(self):
+        from attn_mlir.torch import explain
+        # The signature of the strided_bf16_causal case (precompile.py).
+        q, k, v = (torch.randn(4, 4, 1024, 128, device="cuda", dtype=torch.bfloat16)
+                   for _ in range(3))
+        report = explain(q, k, v, causal=True)
+        print(report.text(), end="")
+        self.assertEqual(report.flops, 2.0 * 4 * 4 * 1024 * 1024 * 256 / 2)
+        self.assertEqual(report.bytes, 4 * 4 * 4 * 1024 * 128 * 2)
+        self.assertGreater(report.median_ms, 0)
+        self.assertGreater(report.fraction_of_floor, 0)
+        self.assertLessEqual(report.fraction_of_floor, 1.0)
+        self.assertEqual(report.occupancy_source, "driver")
+        self.assertGreater(report.facts.kernel.registers, 0)
+        self.assertGreater(report.facts.kernel.tensor_cores.count, 0)
+        self.assertNotIn("uncoalesced", report.cause_names)
+        self.assertTrue(report.lines()[-1].startswith("explain: causes="))
+        # A view whose rows are 264 bytes apart is uncoalesced (explained
+        # with a given time: not launched).
+        qs = torch.randn(4, 4, 1024, 132, device="cuda", dtype=torch.bfloat16)[..., :128]
+        report = explain(qs, k, v, causal=True, median_ms=1.0)
+        self.assertIn("uncoalesced", report.cause_names)
+
     def test_bad_arguments(self):
         from attn_mlir.torch import attention
         q = torch.randn(1, 2, 8, 64, device="cuda", dtype=torch.float16)

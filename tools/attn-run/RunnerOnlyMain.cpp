@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 //   attn-run MANIFEST.json --input=SPEC ... [--seed=N] [--check]
-//            [--bench [--iters=N]] [--output=@o.npy] [--json]
+//            [--bench [--iters=N] [--explain]] [--output=@o.npy] [--json]
 //
 // The attn-run of a runner-only build (ATTN_RUNNER_ONLY=ON): it runs the PTX
 // and launch manifest that `attn-translate --attn-to-ptx` or
@@ -46,6 +46,10 @@ static const char *const kUsage =
     "  --bench          time it: 'bench: median_ms=... tflops=... "
     "floor_ms=...'\n"
     "  --iters=N        timed runs of --bench (default 20)\n"
+    "  --explain        with --bench: FLOPs, bytes, floors, fraction of the\n"
+    "                   floor, registers, shared memory, spills, occupancy,\n"
+    "                   the config, and the known causes that apply\n"
+    "                   ('explain: key=value' lines; docs/Explain.md)\n"
     "  --output=@F.npy  write the result to a .npy file\n"
     "  --json           print one JSON object instead of the text lines\n"
     "  --target=cuda    accepted for symmetry with the full attn-run\n"
@@ -96,12 +100,14 @@ int main(int argc, char **argv) {
       std::cout << kUsage;
       return EXIT_SUCCESS;
     }
-    if (name == "check" || name == "bench" || name == "json") {
+    if (name == "check" || name == "bench" || name == "json" ||
+        name == "explain") {
       if (hasValue)
         return fail("--" + name + " takes no value");
-      (name == "check"   ? options.check
-       : name == "bench" ? options.bench
-                         : options.json) = true;
+      (name == "check"     ? options.check
+       : name == "bench"   ? options.bench
+       : name == "explain" ? options.explain
+                           : options.json) = true;
       continue;
     }
     if (name != "input" && name != "seed" && name != "iters" &&
@@ -129,6 +135,8 @@ int main(int argc, char **argv) {
       options.iterations = static_cast<unsigned>(number);
     }
   }
+  if (options.explain && !options.bench)
+    return fail(kExplainNeedsBench);
   if (target != "cuda")
     return fail("this attn-run (a runner-only build, without MLIR) runs on "
                 "--target=cuda only, got '" +

@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 //   attn-run FILE.mlir [-e FUNC] [--target=cpu|cuda] --input=SPEC ...
-//            [--seed=N] [--check] [--bench [--iters=N]] [--output=@o.npy]
+//            [--seed=N] [--check] [--bench [--iters=N] [--explain]]
+//            [--output=@o.npy]
 //            [--json] [--block-m=N --block-n=N] [--num-warps=N]
 //            [--chip=sm_90a] [--emit-kernel=DIR]
 //   attn-run MANIFEST.json --input=SPEC ... [--seed=N] [--check] ...
@@ -83,6 +84,14 @@ int main(int argc, char **argv) {
       "iters",
       cl::desc("Timed runs of --bench, after 2 warm-up runs (5 on cuda)"),
       cl::init(20), cl::cat(category));
+  cl::opt<bool> explain(
+      "explain",
+      cl::desc("cuda, with --bench: explain the time: FLOPs, bytes, the FLOP "
+               "and HBM floors, the fraction of the floor reached, "
+               "registers, shared memory, spills, occupancy, the config and "
+               "the known causes that apply ('explain: key=value' lines, "
+               "docs/Explain.md)"),
+      cl::cat(category));
   cl::opt<std::string> output("output",
                               cl::desc("Write the result to a .npy file"),
                               cl::value_desc("@file.npy"), cl::cat(category));
@@ -140,6 +149,10 @@ int main(int argc, char **argv) {
     return fail("--num-warps and --chip apply to --target=cuda");
   if (!isCUDA && emitKernel.getNumOccurrences())
     return fail("--emit-kernel writes PTX: it needs --target=cuda");
+  if (explain && !bench)
+    return fail(::attn::runtime::kExplainNeedsBench);
+  if (explain && !isCUDA)
+    return fail(::attn::runtime::kExplainNeedsCuda);
 
   // A launch manifest is already compiled: run it as the runner-only
   // attn-run does.
@@ -159,6 +172,7 @@ int main(int argc, char **argv) {
     manifestOptions.check = check;
     manifestOptions.bench = bench;
     manifestOptions.iterations = iters;
+    manifestOptions.explain = explain;
     manifestOptions.output = output;
     manifestOptions.json = json;
     bool passed = true;
@@ -177,6 +191,7 @@ int main(int argc, char **argv) {
   options.check = check;
   options.bench = bench;
   options.iterations = iters;
+  options.explain = explain;
   options.output = output;
   options.json = json;
   options.compile.blockM = blockM;

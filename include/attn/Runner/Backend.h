@@ -87,6 +87,14 @@ public:
   /// inputs with tf32 matmuls).
   virtual DeviceInfo getDeviceInfo(::attn::runtime::ElementType type,
                                    bool tf32) const = 0;
+
+  /// The facts of the explain report (attn/Runtime/Explain.h) of the
+  /// compiled kernel on `arguments`, timed at `medianMs`. The default fails:
+  /// only the CUDA backend reads them (from the driver).
+  virtual llvm::Expected<::attn::runtime::ExplainFacts>
+  explain(const std::vector<const ::attn::runtime::HostTensor *> &arguments,
+          const ::attn::runtime::HostTensor &result, double medianMs,
+          bool tf32) const;
 };
 
 /// Returns the CPU backend: the attn-to-llvm-cpu pipeline, then the LLVM JIT.

@@ -48,6 +48,8 @@ struct RunOptions {
   bool bench = false;
   /// Timed runs of --bench, after kBenchWarmupRuns untimed ones.
   unsigned iterations = 20;
+  /// With bench, on cuda: the explain report (attn/Runtime/Explain.h).
+  bool explain = false;
   /// `--output`: the .npy file to write (a leading '@' is dropped).
   std::string output;
   /// Print one JSON object instead of text lines.

@@ -29,6 +29,8 @@
 #ifndef ATTN_RUNTIME_CUDADRIVER_H
 #define ATTN_RUNTIME_CUDADRIVER_H
 
+#include "attn/Runtime/Roofline.h"
+
 #include <cuda.h>
 
 #include <cstdint>
@@ -62,6 +64,9 @@ namespace runtime {
   X(funcSetAttribute, cuFuncSetAttribute, "cuFuncSetAttribute")                \
   X(funcGetAttribute, cuFuncGetAttribute, "cuFuncGetAttribute")                \
   X(launchKernel, cuLaunchKernel, "cuLaunchKernel")                            \
+  X(occupancyMaxActiveBlocksPerMultiprocessor,                                 \
+    cuOccupancyMaxActiveBlocksPerMultiprocessor,                               \
+    "cuOccupancyMaxActiveBlocksPerMultiprocessor")                             \
   X(memAlloc, cuMemAlloc_v2, "cuMemAlloc_v2")                                  \
   X(memFree, cuMemFree_v2, "cuMemFree_v2")                                     \
   X(memGetInfo, cuMemGetInfo_v2, "cuMemGetInfo_v2")                            \
@@ -100,11 +105,6 @@ const CudaDriverApi *loadCudaDriver(std::string &error);
 /// "<call> failed: CUDA_ERROR_NAME: description".
 std::string formatCudaError(const CudaDriverApi &api, CUresult result,
                             const std::string &call);
-
-/// Splits "sm_90a" into 9, 0 and 'a' ("sm_100f" into 10, 0, 'f'; "sm_80"
-/// into 8, 0, '\0'). Returns false if `chip` is not of that form.
-bool parseChipName(const std::string &chip, int &major, int &minor,
-                   char &suffix);
 
 class DeviceBuffer;
 class CudaModule;
@@ -171,6 +171,10 @@ public:
   /// One line, e.g. "NVIDIA H200 (sm_90, 132 SMs, 60.0 MiB L2, 140.4 GiB,
   /// 4.92 TB/s est., driver 13.0)".
   std::string describe() const;
+
+  /// cuDeviceGetAttribute.
+  bool getAttribute(CUdevice_attribute attribute, int &value,
+                    std::string &error) const;
 
   /// Makes the primary context current on the calling thread.
   bool makeCurrent(std::string &error) const;

@@ -28,6 +28,7 @@
 #define ATTN_RUNTIME_CUDARUNNER_H
 
 #include "attn/Runtime/CudaLaunch.h"
+#include "attn/Runtime/Explain.h"
 #include "attn/Runtime/Reference.h"
 #include "attn/Runtime/RunReport.h"
 
@@ -75,6 +76,15 @@ public:
             unsigned warmup, unsigned iterations, std::vector<double> &timesMs,
             std::string &error);
 
+  /// The facts of the explain report (Explain.h) for `problem` timed at
+  /// `medianMs`: the device's limits (cuDeviceGetAttribute), the kernel's
+  /// resources (cuFuncGetAttribute) and occupancy
+  /// (cuOccupancyMaxActiveBlocksPerMultiprocessor), the launch, the operands
+  /// as run() passes them, and the tensor-core evidence (findTensorCores).
+  bool explain(const AttentionProblem &problem, const HostTensor &output,
+               double medianMs, bool tf32, ExplainFacts &out,
+               std::string &error) const;
+
   /// The peak rates of the device (getPeakTflops for `type`, with tf32 or
   /// IEEE f32 matmuls; the estimated DRAM bandwidth).
   DeviceInfo getDeviceInfo(ElementType type, bool tf32) const;
@@ -86,6 +96,8 @@ private:
 
   CudaDevice device;
   ManifestKernel kernel;
+  /// The loaded PTX, for the explain report's tensor-core evidence.
+  std::string ptx;
 };
 
 } // namespace runtime

@@ -10,7 +10,7 @@
 //
 //   attn-run f.json --input=2x32x1024x128xbf16 --input=... [--input=MASK]
 //            [--seed=N] [--check] [--bench [--iters=N]] [--output=@o.npy]
-//            [--json]
+//            [--explain] [--json]
 //
 // The inputs are the kernel's operands in the order query, key, value and,
 // when the kernel was compiled with one, mask: SHAPExTYPE (random data),
@@ -37,6 +37,14 @@
 namespace attn {
 namespace runtime {
 
+/// The error of --explain without --bench (attn-run's tools say it too).
+constexpr const char *kExplainNeedsBench =
+    "--explain needs --bench: it explains the measured time";
+/// The error of --explain on another target than cuda.
+constexpr const char *kExplainNeedsCuda =
+    "--explain needs --target=cuda: it reads registers, shared memory and "
+    "occupancy from the CUDA driver";
+
 /// Untimed launches before the timed ones of --bench on a GPU.
 constexpr unsigned kCudaBenchWarmupRuns = 5;
 
@@ -54,6 +62,8 @@ struct ManifestRunOptions {
   unsigned iterations = 20;
   /// `--output`: the .npy file to write (a leading '@' is dropped).
   std::string output;
+  /// With bench: the explain report (Explain.h) of the timed kernel.
+  bool explain = false;
   /// Print one JSON object instead of text lines.
   bool json = false;
   /// The CUDA device (as numbered under CUDA_VISIBLE_DEVICES).

@@ -8,6 +8,7 @@
 //
 //   attn-run: f on cuda: q=1x2x17x64xf16 k=... v=... -> o=1x2x17x64xf16
 //   bench: median_ms=... tflops=... floor_ms=...        (--bench)
+//   explain: key=value ... explain: causes=...          (--explain, Explain.h)
 //   check: sampled 1000 of N rows                       (--check, large N)
 //   check: PASS rel_l2=... max_abs=...                  (--check, always last)
 //
@@ -29,6 +30,7 @@
 #ifndef ATTN_RUNTIME_RUNREPORT_H
 #define ATTN_RUNTIME_RUNREPORT_H
 
+#include "attn/Runtime/Explain.h"
 #include "attn/Runtime/HostTensor.h"
 #include "attn/Runtime/Reference.h"
 
@@ -98,6 +100,12 @@ BenchReport summarizeBench(std::vector<double> timesMs,
                            const AttentionProblem &problem,
                            const HostTensor &output, const DeviceInfo &device);
 
+/// The outcome of --explain: the facts and the report computed from them.
+struct ExplainResult {
+  ExplainFacts facts;
+  ExplainReport report;
+};
+
 /// Everything one run reports.
 struct RunSummary {
   std::string function;
@@ -120,6 +128,7 @@ struct RunSummary {
   std::string outputPath;
   std::optional<CheckReport> check;
   std::optional<BenchReport> bench;
+  std::optional<ExplainResult> explain;
 };
 
 /// "attn-run: f on cpu: q=... k=... v=... -> o=..."
@@ -128,8 +137,8 @@ std::string formatHeaderLine(const RunSummary &summary);
 std::string formatBenchLine(const BenchReport &report);
 /// "check: sampled 1000 of N rows"
 std::string formatSampleLine(const CheckReport &report);
-/// The lines after the header, each ending in '\n': the bench line, then
-/// the sample line and the check line (last).
+/// The lines after the header, each ending in '\n': the bench line, the
+/// explain lines, then the sample line and the check line (last).
 std::string formatResultLines(const RunSummary &summary);
 /// The summary as one JSON object on one line (non-finite numbers as null).
 std::string formatJson(const RunSummary &summary);

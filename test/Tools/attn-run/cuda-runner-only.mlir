@@ -45,6 +45,10 @@ func.func @gqa(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<
 // ITERS0: attn-run: --iters must be at least 1
 // RUN: not %t/ro-attn-run %t/k/gqa.json --check=yes 2>&1 | FileCheck %s --check-prefix=FLAG
 // FLAG: attn-run: --check takes no value
+// RUN: not %t/ro-attn-run %t/k/gqa.json --explain 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// EXPLAIN: attn-run: --explain needs --bench: it explains the measured time
+// RUN: %t/ro-attn-run --help | FileCheck %s --check-prefix=HELP-EXPLAIN
+// HELP-EXPLAIN: --explain        with --bench: FLOPs, bytes, floors
 // RUN: not %t/ro-attn-run 2>&1 | FileCheck %s --check-prefix=NO-MANIFEST
 // NO-MANIFEST: attn-run: give a launch manifest (.json) to run (see --help)
 // RUN: not %t/ro-attn-run %t/k/gqa.json %t/k/other.json 2>&1 | FileCheck %s --check-prefix=TWO

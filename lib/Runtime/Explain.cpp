@@ -1,0 +1,431 @@
+//===- Explain.cpp - Why a kernel runs at the speed it does ---------------===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The formulas and thresholds are mirrored in python/attn_mlir/explain.py:
+// change both, and their unit tests (unittests/Runtime/ExplainTest.cpp,
+// python/tests/test_explain.py), together.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Runtime/Explain.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <utility>
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
+
+using namespace attn::runtime;
+
+int attn::runtime::estimateBlocksPerSM(const ExplainDevice &device,
+                                       const ExplainKernel &kernel) {
+  if (kernel.threadsPerBlock <= 0)
+    return 0;
+  int warpsPerBlock = (kernel.threadsPerBlock + 31) / 32;
+  int blocks = device.maxBlocksPerSM > 0 ? device.maxBlocksPerSM : 32;
+  if (device.maxThreadsPerSM > 0)
+    blocks = std::min(blocks, device.maxThreadsPerSM / (warpsPerBlock * 32));
+  if (device.registersPerSM > 0 && kernel.registers > 0) {
+    // Registers are allocated per warp, in units of 256.
+    int perWarp = (kernel.registers * 32 + 255) / 256 * 256;
+    blocks = std::min(blocks, device.registersPerSM / perWarp / warpsPerBlock);
+  }
+  if (device.sharedBytesPerSM > 0) {
+    // The driver reserves 1 KiB of shared memory per block (sm_80 and newer).
+    int perBlock = kernel.staticSharedBytes + kernel.dynamicSharedBytes + 1024;
+    blocks = std::min(blocks, device.sharedBytesPerSM / perBlock);
+  }
+  return std::max(blocks, 0);
+}
+
+/// Counts the occurrences of `word` in `text` that start a token (the
+/// character before is not a letter, digit, '_' or '.').
+static int countWord(const std::string &text, const std::string &word) {
+  int count = 0;
+  for (size_t pos = text.find(word); pos != std::string::npos;
+       pos = text.find(word, pos + word.size())) {
+    char before = pos ? text[pos - 1] : ' ';
+    bool boundary = !(std::isalnum(static_cast<unsigned char>(before)) ||
+                      before == '_' || before == '.');
+    count += boundary;
+  }
+  return count;
+}
+
+int attn::runtime::countTensorCoreInstructions(const std::string &text,
+                                               bool sass) {
+  if (sass)
+    return countWord(text, "HMMA") + countWord(text, "HGMMA");
+  return countWord(text, "mma.sync") + countWord(text, "wgmma.mma_async");
+}
+
+std::string attn::runtime::findCudaTool(const std::string &tool) {
+  std::vector<std::string> directories;
+  if (const char *path = std::getenv("PATH")) {
+    std::string list = path;
+    for (size_t start = 0; start <= list.size();) {
+      size_t end = list.find(':', start);
+      if (end == std::string::npos)
+        end = list.size();
+      if (end > start)
+        directories.push_back(list.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  if (const char *home = std::getenv("CUDA_HOME"))
+    directories.push_back(std::string(home) + "/bin");
+  directories.push_back("/usr/local/cuda/bin");
+  for (const std::string &directory : directories) {
+    std::string candidate = directory + "/" + tool;
+#if defined(__unix__) || defined(__APPLE__)
+    if (access(candidate.c_str(), X_OK) == 0)
+      return candidate;
+#endif
+  }
+  return "";
+}
+
+/// Runs `command` (stderr joined to stdout) and returns its output; false
+/// when it cannot start or exits non-zero.
+static bool runCommand(const std::string &command, std::string &output) {
+  output.clear();
+#if defined(__unix__) || defined(__APPLE__)
+  FILE *pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe)
+    return false;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0)
+    output.append(buffer, n);
+  return pclose(pipe) == 0;
+#else
+  (void)command;
+  return false;
+#endif
+}
+
+/// The first line of `text`, for a one-line detail.
+static std::string firstLine(const std::string &text) {
+  std::string line = text.substr(0, text.find('\n'));
+  return line.empty() ? "no output" : line;
+}
+
+TensorCoreEvidence attn::runtime::findTensorCores(const std::string &ptx,
+                                                  const std::string &chip) {
+  TensorCoreEvidence evidence;
+  evidence.source = TensorCoreSource::Ptx;
+  evidence.count = countTensorCoreInstructions(ptx, /*sass=*/false);
+  std::string ptxas = findCudaTool("ptxas");
+  std::string cuobjdump = findCudaTool("cuobjdump");
+  if (ptxas.empty() || cuobjdump.empty()) {
+    evidence.detail =
+        std::string(ptxas.empty() ? "ptxas" : "cuobjdump") + " not found";
+    return evidence;
+  }
+#if defined(__unix__) || defined(__APPLE__)
+  char directory[] = "/tmp/attn-explain-XXXXXX";
+  if (!mkdtemp(directory)) {
+    evidence.detail = "cannot create a temporary directory";
+    return evidence;
+  }
+  std::string base = directory;
+  std::string ptxPath = base + "/kernel.ptx",
+              cubinPath = base + "/kernel.cubin";
+  std::ofstream(ptxPath, std::ios::binary) << ptx;
+  std::string output;
+  if (!runCommand("'" + ptxas + "' -arch=" + chip + " -o '" + cubinPath +
+                      "' '" + ptxPath + "'",
+                  output)) {
+    evidence.detail = "ptxas failed (" + firstLine(output) + ")";
+  } else if (!runCommand("'" + cuobjdump + "' -sass '" + cubinPath + "'",
+                         output)) {
+    evidence.detail = "cuobjdump -sass failed (" + firstLine(output) + ")";
+  } else {
+    evidence.source = TensorCoreSource::Sass;
+    evidence.count = countTensorCoreInstructions(output, /*sass=*/true);
+    evidence.detail = "cuobjdump -sass of ptxas -arch=" + chip;
+  }
+  std::remove(ptxPath.c_str());
+  std::remove(cubinPath.c_str());
+  rmdir(directory);
+#else
+  evidence.detail = "no ptxas/cuobjdump on this platform";
+#endif
+  return evidence;
+}
+
+std::vector<std::string>
+attn::runtime::findUncoalesced(const std::vector<ExplainOperand> &operands) {
+  std::vector<std::string> found;
+  for (const ExplainOperand &op : operands) {
+    size_t rank = op.sizes.size();
+    if (rank == 0 || op.strides.size() != rank)
+      continue;
+    std::string why;
+    if (op.strides[rank - 1] != 1 && op.sizes[rank - 1] > 1) {
+      why = "innermost stride " + std::to_string(op.strides[rank - 1]);
+    } else if (rank >= 2 && op.sizes[rank - 2] > 1 &&
+               op.strides[rank - 2] != 0 &&
+               (op.strides[rank - 2] * op.elementBytes) %
+                       kCoalescedAlignmentBytes !=
+                   0) {
+      why = "row pitch " +
+            std::to_string(op.strides[rank - 2] * op.elementBytes) + " bytes";
+    } else if (op.address % kCoalescedAlignmentBytes != 0) {
+      why = "base address not 16-byte aligned";
+    }
+    if (!why.empty())
+      found.push_back(op.name + " (" + why + ")");
+  }
+  return found;
+}
+
+/// "12.3" with `digits` after the point.
+static std::string fixed(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.*f", digits, value);
+  return text;
+}
+
+/// "%.4g".
+static std::string general(double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.4g", value);
+  return text;
+}
+
+/// Whether the dtype and precision should run on tensor cores.
+static bool expectsTensorCores(const ExplainFacts &facts) {
+  return facts.type == ElementType::F16 || facts.type == ElementType::BF16 ||
+         (facts.type == ElementType::F32 && facts.tf32);
+}
+
+ExplainReport attn::runtime::computeExplain(const ExplainFacts &facts) {
+  ExplainReport report;
+  const ExplainDevice &device = facts.device;
+  const ExplainKernel &kernel = facts.kernel;
+  report.flops = getAttentionFlops(facts.sizes, facts.causal);
+  report.bytes = getAttentionBytes(facts.sizes, facts.type, facts.maskElements,
+                                   facts.maskType);
+  report.flopFloorMs = rooflineFloorMs(report.flops, 0.0, device.peakTflops, 0);
+  report.memoryFloorMs =
+      rooflineFloorMs(0.0, report.bytes, 0.0, device.bandwidthBytesPerSecond);
+  report.floorMs = std::max(report.flopFloorMs, report.memoryFloorMs);
+  report.bound =
+      report.flopFloorMs >= report.memoryFloorMs ? "compute" : "memory";
+  report.medianMs = facts.medianMs;
+  if (facts.medianMs > 0.0) {
+    report.fractionOfFloor = report.floorMs / facts.medianMs;
+    report.tflops = report.flops / (facts.medianMs * 1e-3) / 1e12;
+    report.bytesPerSecond = report.bytes / (facts.medianMs * 1e-3);
+  }
+
+  // Occupancy.
+  if (kernel.activeBlocksPerSM >= 0) {
+    report.blocksPerSM = kernel.activeBlocksPerSM;
+    report.occupancySource = "driver";
+  } else {
+    report.blocksPerSM = estimateBlocksPerSM(device, kernel);
+    report.occupancySource = "estimate";
+  }
+  int warpsPerBlock = (kernel.threadsPerBlock + 31) / 32;
+  report.warpsPerSM = report.blocksPerSM * warpsPerBlock;
+  report.maxWarpsPerSM = device.maxThreadsPerSM / 32;
+  if (report.maxWarpsPerSM > 0)
+    report.occupancy = double(report.warpsPerSM) / report.maxWarpsPerSM;
+  if (device.multiprocessors > 0 && report.blocksPerSM > 0)
+    report.waves = double(kernel.gridBlocks) /
+                   (double(device.multiprocessors) * report.blocksPerSM);
+
+  // Causes.
+  if (kernel.localBytes > 0)
+    report.causes.push_back(
+        {"spills", std::to_string(kernel.localBytes) +
+                       " bytes of local memory per thread (" +
+                       std::to_string(kernel.registers) + " registers)"});
+  if (report.blocksPerSM < kLowOccupancyBlocks ||
+      report.warpsPerSM < kLowOccupancyWarps)
+    report.causes.push_back(
+        {"low_occupancy",
+         std::to_string(report.blocksPerSM) + " blocks, " +
+             std::to_string(report.warpsPerSM) + " warps per SM (under " +
+             std::to_string(kLowOccupancyBlocks) + " blocks or " +
+             std::to_string(kLowOccupancyWarps) + " warps)"});
+  std::vector<std::string> uncoalesced = findUncoalesced(facts.operands);
+  if (!uncoalesced.empty()) {
+    std::string detail;
+    for (const std::string &item : uncoalesced)
+      detail += (detail.empty() ? "" : ", ") + item;
+    report.causes.push_back({"uncoalesced", detail});
+  }
+  const TensorCoreEvidence &tc = kernel.tensorCores;
+  if (expectsTensorCores(facts) && tc.source != TensorCoreSource::None &&
+      tc.count == 0)
+    report.causes.push_back(
+        {"no_tensor_cores", std::string(tc.source == TensorCoreSource::Sass
+                                            ? "no HMMA/HGMMA in the SASS"
+                                            : "no mma.sync/wgmma in the PTX") +
+                                " (" + tc.detail + ")"});
+  return report;
+}
+
+static const char *getSourceName(TensorCoreSource source) {
+  switch (source) {
+  case TensorCoreSource::Sass:
+    return "sass";
+  case TensorCoreSource::Ptx:
+    return "ptx";
+  case TensorCoreSource::None:
+    break;
+  }
+  return "none";
+}
+
+/// The key/value pairs of the report, in print order.
+static std::vector<std::pair<std::string, std::string>>
+getExplainPairs(const ExplainFacts &facts, const ExplainReport &report) {
+  const ExplainDevice &device = facts.device;
+  const ExplainKernel &kernel = facts.kernel;
+  const ProblemSizes &s = facts.sizes;
+  std::string problem =
+      "B=" + std::to_string(s.B) + " Hq=" + std::to_string(s.Hq) +
+      " Hkv=" + std::to_string(s.Hkv) + " Tq=" + std::to_string(s.Tq) +
+      " Tk=" + std::to_string(s.Tk) + " D=" + std::to_string(s.D) +
+      " Dv=" + std::to_string(s.Dv) + " " + getTypeName(facts.type) +
+      (facts.type == ElementType::F32 ? (facts.tf32 ? " tf32" : " ieee") : "") +
+      " causal=" +
+      (facts.causal == CausalMode::None ? "none"
+                                        : getCausalName(facts.causal)) +
+      " mask=" +
+      (facts.maskElements ? std::string(getTypeName(facts.maskType)) + "[" +
+                                std::to_string(facts.maskElements) + "]"
+                          : std::string("none"));
+  std::string causes;
+  for (const ExplainCause &cause : report.causes)
+    causes += (causes.empty() ? "" : ",") + cause.name;
+  std::vector<std::pair<std::string, std::string>> pairs = {
+      {"device", device.name + " (" + device.arch + ", " +
+                     std::to_string(device.multiprocessors) + " SMs, " +
+                     std::to_string(device.clockKHz / 1000) + " MHz, " +
+                     fixed(device.bandwidthBytesPerSecond * 1e-12, 2) +
+                     " TB/s, " + fixed(device.peakTflops, 1) +
+                     " TFLOP/s peak: " + device.peakNote + ")"},
+      {"problem", problem},
+      {"flops", general(report.flops)},
+      {"bytes", general(report.bytes)},
+      {"flop_floor_ms", general(report.flopFloorMs)},
+      {"hbm_floor_ms", general(report.memoryFloorMs)},
+      {"floor_ms", general(report.floorMs) + " (" + report.bound + " bound)"},
+      {"median_ms", general(report.medianMs)},
+      {"fraction_of_floor", fixed(report.fractionOfFloor, 3)},
+      {"tflops", fixed(report.tflops, 1)},
+      {"hbm_gbps", fixed(report.bytesPerSecond * 1e-9, 0)},
+      {"config", "block_m=" + std::to_string(kernel.blockM) +
+                     " block_n=" + std::to_string(kernel.blockN) +
+                     " num_warps=" + std::to_string(kernel.numWarps) +
+                     " num_stages=" + std::to_string(kernel.numStages)},
+      {"launch", "grid=" + std::to_string(kernel.gridBlocks) + " blocks x " +
+                     std::to_string(kernel.threadsPerBlock) +
+                     " threads, waves=" + fixed(report.waves, 2)},
+      {"registers", std::to_string(kernel.registers)},
+      {"shared_bytes", std::to_string(kernel.staticSharedBytes) + " static + " +
+                           std::to_string(kernel.dynamicSharedBytes) +
+                           " dynamic"},
+      {"local_bytes", std::to_string(kernel.localBytes)},
+      {"occupancy", std::to_string(report.blocksPerSM) + " blocks/SM, " +
+                        std::to_string(report.warpsPerSM) + "/" +
+                        std::to_string(report.maxWarpsPerSM) +
+                        " warps/SM = " + fixed(report.occupancy, 3) + " (" +
+                        report.occupancySource + ")"},
+      {"tensor_cores",
+       kernel.tensorCores.source == TensorCoreSource::None
+           ? std::string("unknown")
+           : std::string(kernel.tensorCores.count ? "yes" : "no") + " (" +
+                 std::to_string(kernel.tensorCores.count) +
+                 (kernel.tensorCores.source == TensorCoreSource::Sass
+                      ? " HMMA/HGMMA in the SASS; "
+                      : " mma.sync/wgmma in the PTX; ") +
+                 kernel.tensorCores.detail + ")"},
+  };
+  for (const ExplainCause &cause : report.causes)
+    pairs.push_back({"cause." + cause.name, cause.detail});
+  pairs.push_back({"causes", causes.empty() ? "none" : causes});
+  return pairs;
+}
+
+std::string attn::runtime::formatExplainLines(const ExplainFacts &facts,
+                                              const ExplainReport &report) {
+  std::string text;
+  for (const auto &[key, value] : getExplainPairs(facts, report))
+    text += "explain: " + key + "=" + value + "\n";
+  return text;
+}
+
+JsonValue attn::runtime::explainToJson(const ExplainFacts &facts,
+                                       const ExplainReport &report) {
+  const ExplainKernel &kernel = facts.kernel;
+  const ExplainDevice &device = facts.device;
+  auto number = JsonValue::makeNumber;
+  auto integer = JsonValue::makeInteger;
+  auto string = JsonValue::makeString;
+  JsonValue::Array causes;
+  JsonValue::Object details;
+  for (const ExplainCause &cause : report.causes) {
+    causes.push_back(string(cause.name));
+    details.push_back({cause.name, string(cause.detail)});
+  }
+  JsonValue::Object object = {
+      {"bound", string(report.bound)},
+      {"bytes", number(report.bytes)},
+      {"causes", JsonValue::makeArray(std::move(causes))},
+      {"cause_details", JsonValue::makeObject(std::move(details))},
+      {"config",
+       JsonValue::makeObject({{"block_m", integer(kernel.blockM)},
+                              {"block_n", integer(kernel.blockN)},
+                              {"num_stages", integer(kernel.numStages)},
+                              {"num_warps", integer(kernel.numWarps)}})},
+      {"device",
+       JsonValue::makeObject(
+           {{"arch", string(device.arch)},
+            {"bandwidth_bytes_per_s", number(device.bandwidthBytesPerSecond)},
+            {"clock_khz", integer(device.clockKHz)},
+            {"multiprocessors", integer(device.multiprocessors)},
+            {"name", string(device.name)},
+            {"peak_note", string(device.peakNote)},
+            {"peak_tflops", number(device.peakTflops)}})},
+      {"dynamic_shared_bytes", integer(kernel.dynamicSharedBytes)},
+      {"flop_floor_ms", number(report.flopFloorMs)},
+      {"floor_ms", number(report.floorMs)},
+      {"flops", number(report.flops)},
+      {"fraction_of_floor", number(report.fractionOfFloor)},
+      {"grid_blocks", integer(kernel.gridBlocks)},
+      {"hbm_floor_ms", number(report.memoryFloorMs)},
+      {"local_bytes", integer(kernel.localBytes)},
+      {"max_warps_per_sm", integer(report.maxWarpsPerSM)},
+      {"median_ms", number(report.medianMs)},
+      {"occupancy", number(report.occupancy)},
+      {"occupancy_blocks_per_sm", integer(report.blocksPerSM)},
+      {"occupancy_source", string(report.occupancySource)},
+      {"registers", integer(kernel.registers)},
+      {"static_shared_bytes", integer(kernel.staticSharedBytes)},
+      {"tensor_core_instructions", integer(kernel.tensorCores.count)},
+      {"tensor_core_source", string(getSourceName(kernel.tensorCores.source))},
+      {"tensor_core_detail", string(kernel.tensorCores.detail)},
+      {"tflops", number(report.tflops)},
+      {"threads_per_block", integer(kernel.threadsPerBlock)},
+      {"warps_per_sm", integer(report.warpsPerSM)},
+      {"waves", number(report.waves)},
+  };
+  std::sort(object.begin(), object.end(),
+            [](const JsonValue::Member &a, const JsonValue::Member &b) {
+              return a.first < b.first;
+            });
+  return JsonValue::makeObject(std::move(object));
+}

@@ -1,0 +1,292 @@
+//===- ExplainTest.cpp - The explain report's arithmetic ------------------===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+//
+// python/tests/test_explain.py checks python/attn_mlir/explain.py on the
+// same cases with the same expected numbers: the two must agree.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Runtime/Explain.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+using namespace attn::runtime;
+
+namespace {
+
+/// An H200-like device (the numbers the driver reports for one).
+ExplainDevice makeDevice() {
+  ExplainDevice device;
+  device.name = "Fake H200";
+  device.arch = "sm_90";
+  device.multiprocessors = 132;
+  device.clockKHz = 1980000;
+  device.bandwidthBytesPerSecond = 4.8e12;
+  device.peakTflops = 494.7; // tf32
+  device.peakNote = "H100/H200 SXM dense tf32 tensor cores: 494.7 TFLOP/s";
+  device.maxThreadsPerSM = 2048;
+  device.maxBlocksPerSM = 32;
+  device.registersPerSM = 65536;
+  device.sharedBytesPerSM = 233472;
+  return device;
+}
+
+/// The seed workload: f32 (tf32), B=32, H=96, T=512, D=128, the additive
+/// (1, 1, T, T) f32 mask, timed at 5.28 ms.
+ExplainFacts makeSeedFacts() {
+  ExplainFacts facts;
+  facts.sizes.B = 32;
+  facts.sizes.Hq = facts.sizes.Hkv = 96;
+  facts.sizes.Tq = facts.sizes.Tk = 512;
+  facts.sizes.D = facts.sizes.Dv = 128;
+  facts.type = ElementType::F32;
+  facts.tf32 = true;
+  facts.maskElements = 512 * 512;
+  facts.maskType = ElementType::F32;
+  facts.medianMs = 5.28;
+  facts.device = makeDevice();
+  ExplainKernel &kernel = facts.kernel;
+  kernel.name = "seed_mask_kernel";
+  kernel.threadsPerBlock = 128;
+  kernel.gridBlocks = 8 * 32 * 96;
+  kernel.registers = 168;
+  kernel.staticSharedBytes = 0;
+  kernel.dynamicSharedBytes = 65536;
+  kernel.activeBlocksPerSM = 3;
+  kernel.blockM = 64;
+  kernel.blockN = 64;
+  kernel.numWarps = 4;
+  kernel.numStages = 2;
+  kernel.tensorCores = {TensorCoreSource::Sass, 512, "cuobjdump -sass"};
+  for (const char *name : {"q", "k", "v", "o"})
+    facts.operands.push_back({name,
+                              {32, 96, 512, 128},
+                              {96 * 512 * 128, 512 * 128, 128, 1},
+                              4,
+                              0x7f0000000000});
+  facts.operands.push_back(
+      {"mask", {1, 1, 512, 512}, {0, 0, 512, 1}, 4, 0x7f1000000000});
+  return facts;
+}
+
+TEST(ExplainTest, SeedWorkloadArithmetic) {
+  ExplainFacts facts = makeSeedFacts();
+  ExplainReport report = computeExplain(facts);
+  double flops = 4.0 * 32 * 96 * 512 * 512 * 128;
+  double bytes = 4.0 * 32 * 96 * 512 * 128 * 4 + 512.0 * 512 * 4;
+  EXPECT_DOUBLE_EQ(report.flops, flops);
+  EXPECT_DOUBLE_EQ(report.bytes, bytes);
+  EXPECT_DOUBLE_EQ(report.flopFloorMs, flops / 494.7e12 * 1e3);
+  EXPECT_DOUBLE_EQ(report.memoryFloorMs, bytes / 4.8e12 * 1e3);
+  EXPECT_DOUBLE_EQ(report.floorMs, report.flopFloorMs);
+  EXPECT_EQ(report.bound, "compute");
+  EXPECT_DOUBLE_EQ(report.fractionOfFloor, report.floorMs / 5.28);
+  EXPECT_NEAR(report.fractionOfFloor, 0.15785, 1e-5);
+  EXPECT_NEAR(report.tflops, 78.09, 0.01);
+  EXPECT_EQ(report.blocksPerSM, 3);
+  EXPECT_EQ(report.occupancySource, "driver");
+  EXPECT_EQ(report.warpsPerSM, 12);
+  EXPECT_EQ(report.maxWarpsPerSM, 64);
+  EXPECT_DOUBLE_EQ(report.occupancy, 12.0 / 64);
+  EXPECT_DOUBLE_EQ(report.waves, 24576.0 / (132 * 3));
+  EXPECT_TRUE(report.causes.empty());
+}
+
+TEST(ExplainTest, CausalHalvesFlopsOnlyWhenSquare) {
+  ExplainFacts facts = makeSeedFacts();
+  facts.causal = CausalMode::TopLeft;
+  facts.maskElements = 0;
+  EXPECT_DOUBLE_EQ(computeExplain(facts).flops,
+                   2.0 * 32 * 96 * 512 * 512 * 128);
+  facts.sizes.Tk = 1024;
+  EXPECT_DOUBLE_EQ(computeExplain(facts).flops,
+                   4.0 * 32 * 96 * 512 * 1024 * 128);
+}
+
+TEST(ExplainTest, EstimatedOccupancy) {
+  ExplainDevice device = makeDevice();
+  ExplainKernel kernel;
+  kernel.threadsPerBlock = 128;
+  // 168 registers: 168 * 32 = 5376 per warp, 12 warps fit, 3 blocks of 4.
+  kernel.registers = 168;
+  EXPECT_EQ(estimateBlocksPerSM(device, kernel), 3);
+  // Shared memory: 100 KiB + 1 KiB reserved per block: 2 blocks.
+  kernel.dynamicSharedBytes = 102400;
+  EXPECT_EQ(estimateBlocksPerSM(device, kernel), 2);
+  // Few registers: the 32-blocks and 2048-threads limits (16 blocks).
+  kernel.registers = 32;
+  kernel.dynamicSharedBytes = 0;
+  EXPECT_EQ(estimateBlocksPerSM(device, kernel), 16);
+  // 255 registers at 256 threads: 8192 per warp, 8 warps, 1 block.
+  kernel.threadsPerBlock = 256;
+  kernel.registers = 255;
+  kernel.dynamicSharedBytes = 0;
+  EXPECT_EQ(estimateBlocksPerSM(device, kernel), 1);
+  // Threads: 1024-thread blocks with few registers: 2 blocks.
+  kernel.threadsPerBlock = 1024;
+  kernel.registers = 32;
+  EXPECT_EQ(estimateBlocksPerSM(device, kernel), 2);
+
+  ExplainFacts facts = makeSeedFacts();
+  facts.kernel.activeBlocksPerSM = -1;
+  ExplainReport report = computeExplain(facts);
+  EXPECT_EQ(report.occupancySource, "estimate");
+  EXPECT_EQ(report.blocksPerSM, 3);
+}
+
+TEST(ExplainTest, LowOccupancyThresholds) {
+  ExplainFacts facts = makeSeedFacts();
+  // 2 blocks x 4 warps = 8 warps: at both thresholds, not low.
+  facts.kernel.activeBlocksPerSM = 2;
+  EXPECT_TRUE(computeExplain(facts).causes.empty());
+  // 1 block of 8 warps: one block is low.
+  facts.kernel.activeBlocksPerSM = 1;
+  facts.kernel.threadsPerBlock = 256;
+  ExplainReport report = computeExplain(facts);
+  ASSERT_EQ(report.causes.size(), 1u);
+  EXPECT_EQ(report.causes[0].name, "low_occupancy");
+  EXPECT_EQ(report.causes[0].detail,
+            "1 blocks, 8 warps per SM (under 2 blocks or 8 warps)");
+  // 3 blocks of 2 warps = 6 warps: too few warps.
+  facts.kernel.activeBlocksPerSM = 3;
+  facts.kernel.threadsPerBlock = 64;
+  EXPECT_EQ(computeExplain(facts).causes.at(0).name, "low_occupancy");
+}
+
+TEST(ExplainTest, UncoalescedOperands) {
+  std::vector<ExplainOperand> operands = {
+      // (B, T, H, D) storage viewed as (B, H, T, D): row pitch H*D*2 bytes.
+      {"q", {2, 8, 100, 64}, {100 * 8 * 64, 64, 8 * 64, 1}, 2, 0},
+      {"k", {2, 8, 100, 64}, {8 * 100 * 64, 100 * 64, 1, 100}, 2, 0},
+      {"v", {2, 8, 100, 36}, {8 * 100 * 36, 100 * 36, 36, 1}, 2, 0},
+      {"o", {2, 8, 100, 64}, {8 * 100 * 64, 100 * 64, 64, 1}, 2, 8},
+      {"mask", {1, 1, 100, 100}, {0, 0, 100, 1}, 1, 0},
+      {"ok_mask", {100, 96}, {96, 1}, 1, 256}};
+  std::vector<std::string> found = findUncoalesced(operands);
+  ASSERT_EQ(found.size(), 4u);
+  EXPECT_EQ(found[0], "k (innermost stride 100)");
+  EXPECT_EQ(found[1], "v (row pitch 72 bytes)");
+  EXPECT_EQ(found[2], "o (base address not 16-byte aligned)");
+  EXPECT_EQ(found[3], "mask (row pitch 100 bytes)");
+
+  ExplainFacts facts = makeSeedFacts();
+  facts.operands[1].strides = {96 * 512 * 128, 128, 96 * 128, 1};
+  EXPECT_TRUE(computeExplain(facts).causes.empty()); // a strided view is fine
+  facts.operands[1].strides = {96 * 512 * 130, 512 * 130, 130, 1};
+  ExplainReport report = computeExplain(facts);
+  ASSERT_EQ(report.causes.size(), 1u);
+  EXPECT_EQ(report.causes[0].name, "uncoalesced");
+  EXPECT_EQ(report.causes[0].detail, "k (row pitch 520 bytes)");
+}
+
+TEST(ExplainTest, SpillsAndTensorCores) {
+  ExplainFacts facts = makeSeedFacts();
+  facts.kernel.localBytes = 48;
+  facts.kernel.tensorCores = {TensorCoreSource::Ptx, 0, "cuobjdump not found"};
+  ExplainReport report = computeExplain(facts);
+  ASSERT_EQ(report.causes.size(), 2u);
+  EXPECT_EQ(report.causes[0].name, "spills");
+  EXPECT_EQ(report.causes[0].detail,
+            "48 bytes of local memory per thread (168 registers)");
+  EXPECT_EQ(report.causes[1].name, "no_tensor_cores");
+  EXPECT_EQ(report.causes[1].detail,
+            "no mma.sync/wgmma in the PTX (cuobjdump not found)");
+  // IEEE f32 is not expected on tensor cores; no evidence is no cause.
+  facts.tf32 = false;
+  EXPECT_EQ(computeExplain(facts).causes.size(), 1u);
+  facts.tf32 = true;
+  facts.kernel.tensorCores = {};
+  EXPECT_EQ(computeExplain(facts).causes.size(), 1u);
+}
+
+TEST(ExplainTest, CountTensorCoreInstructions) {
+  std::string sass = "        /*0310*/  HMMA.16816.F32.BF16 R8, R4, R12, R8 ;\n"
+                     "        /*0320*/  HGMMA.64x64x16.F32 R24, gdesc[UR4] ;\n"
+                     "        /*0330*/  FFMA R1, R2, R3, R4 ;  // XHMMA no\n";
+  EXPECT_EQ(countTensorCoreInstructions(sass, /*sass=*/true), 2);
+  std::string ptx = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                    "{%f1}, {%r1}, {%r2}, {%f1};\n"
+                    "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16\n"
+                    "// ldmatrix, not an mma: xmma.sync\n";
+  EXPECT_EQ(countTensorCoreInstructions(ptx, /*sass=*/false), 2);
+  EXPECT_EQ(countTensorCoreInstructions("add.f32 %f1, %f2, %f3;", false), 0);
+}
+
+TEST(ExplainTest, LinesAndJson) {
+  ExplainFacts facts = makeSeedFacts();
+  facts.kernel.localBytes = 8;
+  ExplainReport report = computeExplain(facts);
+  std::string text = formatExplainLines(facts, report);
+  EXPECT_NE(text.find("explain: flops=4.123e+11\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("explain: fraction_of_floor=0.158\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("explain: config=block_m=64 block_n=64 num_warps=4 "
+                      "num_stages=2\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("explain: occupancy=3 blocks/SM, 12/64 warps/SM = "
+                      "0.188 (driver)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("explain: tensor_cores=yes (512 HMMA/HGMMA in the "
+                      "SASS; cuobjdump -sass)\n"),
+            std::string::npos)
+      << text;
+  // The causes line is last.
+  std::string last = "explain: causes=spills\n";
+  ASSERT_GE(text.size(), last.size());
+  EXPECT_EQ(text.substr(text.size() - last.size()), last);
+
+  std::string json = writeJson(explainToJson(facts, report), 0);
+  EXPECT_NE(json.find("\"causes\": [\"spills\"]"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"occupancy_blocks_per_sm\": 3"), std::string::npos);
+  EXPECT_NE(json.find("\"registers\": 168"), std::string::npos);
+  JsonValue parsed;
+  std::string error;
+  ASSERT_TRUE(parseJson(json, parsed, error)) << error;
+  EXPECT_EQ(parsed.find("flops")->getNumber(), report.flops);
+}
+
+/// python/tests/explain_golden.txt holds the full report of these facts;
+/// test_explain.py compares attn_mlir.explain's with the same file, so the
+/// two implementations agree line for line.
+TEST(ExplainTest, GoldenLinesSharedWithPython) {
+  ExplainFacts facts;
+  facts.sizes.B = 32;
+  facts.sizes.Hq = facts.sizes.Hkv = 96;
+  facts.sizes.Tq = facts.sizes.Tk = 512;
+  facts.sizes.D = facts.sizes.Dv = 128;
+  facts.type = ElementType::F32;
+  facts.tf32 = true;
+  facts.maskElements = 512 * 512;
+  facts.maskType = ElementType::F32;
+  facts.medianMs = 5.28;
+  facts.device = makeDevice();
+  facts.device.peakNote = "note";
+  ExplainKernel &kernel = facts.kernel;
+  kernel.name = "x";
+  kernel.threadsPerBlock = 128;
+  kernel.gridBlocks = 24576;
+  kernel.registers = 168;
+  kernel.localBytes = 8;
+  kernel.dynamicSharedBytes = 65536;
+  kernel.blockM = kernel.blockN = 64;
+  kernel.numWarps = 4;
+  kernel.numStages = 2;
+  kernel.tensorCores = {TensorCoreSource::Ptx, 0, "cuobjdump not found"};
+  facts.operands.push_back(
+      {"k", {32, 96, 512, 128}, {96 * 512 * 130, 512 * 130, 130, 1}, 4, 0});
+  std::ifstream file(ATTN_EXPLAIN_GOLDEN);
+  ASSERT_TRUE(file) << "cannot read " << ATTN_EXPLAIN_GOLDEN;
+  std::stringstream golden;
+  golden << file.rdbuf();
+  EXPECT_EQ(formatExplainLines(facts, computeExplain(facts)), golden.str());
+}
+
+} // namespace
