@@ -55,8 +55,7 @@ mlir::attn::selectKernelConfig(MLIRContext *context, Type elementType,
                                int64_t headDim, int64_t valueHeadDim,
                                bool hasMask, StringRef target,
                                const KernelConfigOverrides &overrides) {
-  Defaults d =
-      getDefaults(elementType, headDim, valueHeadDim, hasMask, target);
+  Defaults d = getDefaults(elementType, headDim, valueHeadDim, hasMask, target);
   auto pick = [](int64_t override, int64_t fallback) {
     return override > 0 ? override : fallback;
   };
