@@ -45,12 +45,13 @@ def main():
     for case in cases:
         case["block"] = GPU_BLOCKS.get(tuple(case["block"])) if case["block"] else None
         text = attn_cases.mlir_text(dict(case, name="attn"))
-        key = hashlib.sha1((text + repr(case["block"])).encode()).hexdigest()[:12]
+        stages = case.get("stages")
+        key = hashlib.sha1((text + repr(case["block"]) + repr(stages)).encode()).hexdigest()[:12]
         case["kernel"] = key
-        jobs[key] = (text, case["block"])
+        jobs[key] = (text, case["block"], stages)
 
     def compile_one(item):
-        key, (text, block) = item
+        key, (text, block, stages) = item
         mlir = os.path.join(args.out, key + ".mlir")
         with open(mlir, "w") as f:
             f.write(text)
@@ -58,6 +59,8 @@ def main():
                f"--chip={args.chip}"]
         if block:
             cmd += [f"--block-m={block[0]}", f"--block-n={block[1]}", f"--num-warps={block[2]}"]
+        if stages:
+            cmd.append(f"--num-stages={stages}")
         proc = subprocess.run(cmd, capture_output=True, text=True)
         return key, proc.returncode, proc.stderr.strip()
 

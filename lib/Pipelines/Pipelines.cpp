@@ -33,8 +33,10 @@ void mlir::attn::buildAttnToLLVMCPUPipeline(
   tileOptions.target = "cpu";
   tileOptions.blockM = options.blockM;
   tileOptions.blockN = options.blockN;
+  tileOptions.numStages = options.numStages;
   pm.addNestedPass<func::FuncOp>(createAttnTile(tileOptions));
   pm.addNestedPass<func::FuncOp>(createAttnOnlineSoftmax());
+  pm.addNestedPass<func::FuncOp>(createAttnPipeline());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
@@ -53,6 +55,7 @@ void mlir::attn::buildAttnToGPUKernelsPipeline(
   tileOptions.numStages = options.numStages;
   pm.addNestedPass<func::FuncOp>(createAttnTile(tileOptions));
   pm.addNestedPass<func::FuncOp>(createAttnOnlineSoftmax());
+  pm.addNestedPass<func::FuncOp>(createAttnPipeline());
   // CSE only: the canonicalizer would fold unit dims out of the program
   // grid, and the kernel's block coordinates come from its three dims.
   pm.addPass(createCSEPass());

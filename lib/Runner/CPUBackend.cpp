@@ -204,6 +204,7 @@ llvm::Error CPUBackend::compile(ModuleOp module, EntryFunction &entry,
     AttnToLLVMCPUOptions pipelineOptions;
     pipelineOptions.blockM = options.blockM;
     pipelineOptions.blockN = options.blockN;
+    pipelineOptions.numStages = options.numStages;
     buildAttnToLLVMCPUPipeline(pm, pipelineOptions);
     if (failed(pm.run(*clone)))
       return makeError(prefix + diagnostics.getFirstError(

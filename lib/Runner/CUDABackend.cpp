@@ -87,6 +87,7 @@ compileKernel(ModuleOp module, EntryFunction &entry,
   ptxOptions.overrides.blockM = options.blockM;
   ptxOptions.overrides.blockN = options.blockN;
   ptxOptions.overrides.numWarps = options.numWarps;
+  ptxOptions.overrides.numStages = options.numStages;
   std::string name = entry.getName().str();
   DiagnosticCollector diagnostics(module.getContext());
   FailureOr<KernelArtifact> artifact = compileToPTX(module, name, ptxOptions);

@@ -39,6 +39,8 @@ def random_case(rng, index, max_work=3e7):
         nan_row=rng.random() < 0.1,
         block=rng.choice([None, None, (16, 8), (64, 32), (8, 16)]),
         seed=rng.randrange(1 << 30))
+    # K/V pipeline stages of --attn-pipeline (None: the config's).
+    case["stages"] = rng.choice([None, None, 2, 3, 4])
     return case
 
 
@@ -153,18 +155,20 @@ def attn_run_args(case, mlir, files, target="cpu"):
         args.append("--input=@" + files["m"])
     if case["block"]:
         args += [f"--block-m={case['block'][0]}", f"--block-n={case['block'][1]}"]
+    if case.get("stages"):
+        args.append(f"--num-stages={case['stages']}")
     return args
 
 
 def describe(case):
-    keys = ("dtype", "b", "hq", "hkv", "tq", "tk", "d", "dv", "causal", "mask", "dynamic", "nan_row", "block", "seed")
-    return " ".join(f"{k}={case[k]}" for k in keys)
+    keys = ("dtype", "b", "hq", "hkv", "tq", "tk", "d", "dv", "causal", "mask", "dynamic", "nan_row", "block", "stages", "seed")
+    return " ".join(f"{k}={case.get(k)}" for k in keys)
 
 
 def _case(index, **kw):
     case = dict(name=f"m{index}", dtype="f16", d=64, dv=64, tq=65, tk=65, b=1,
                 hkv=1, hq=1, causal=None, mask=None, dynamic=True, nan_row=False,
-                block=None, seed=1000 + index)
+                block=None, stages=None, seed=1000 + index)
     case.update(kw)
     return case
 
@@ -204,6 +208,13 @@ def matrix_cases():
     add(block=(16, 8), tq=63, tk=1000, causal="bottom_right")
     add(block=(64, 32), tq=1000, tk=65, causal="top_left", dtype="bf16")
     add(block=(8, 16), tq=127, tk=129, mask="bool4", dtype="f32-ieee")
+    # Pipelined K/V loads (--attn-pipeline) with 2, 3 and 4 stages: fewer
+    # key blocks than stages, key tails, causal, masks, GQA.
+    add(stages=2, tq=65, tk=1000, causal="bottom_right", mask="float2", b=2, hq=2, hkv=1)
+    add(stages=3, tq=129, tk=129, causal="top_left", dtype="bf16", block=(64, 32))
+    add(stages=3, tq=17, tk=17, d=16, dv=16, mask="bool4", dtype="f32-tf32")
+    add(stages=4, tq=127, tk=65, dtype="f32-ieee", mask="float4", hq=4, hkv=2, b=2)
+    add(stages=4, tq=1, tk=1000, causal="bottom_right", dtype="bf16", d=128, dv=128)
     # Static shapes.
     add(dynamic=False, tq=129, tk=17, mask="float4", causal="top_left")
     return cases

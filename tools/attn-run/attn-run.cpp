@@ -107,6 +107,11 @@ int main(int argc, char **argv) {
   cl::opt<int64_t> numWarps(
       "num-warps", cl::desc("cuda: warps per program (0: the default config)"),
       cl::init(0), cl::cat(category));
+  cl::opt<int64_t> numStages(
+      "num-stages",
+      cl::desc("K/V pipeline stages of --attn-pipeline (0: the default "
+               "config); on cpu the pipelined loop runs in order"),
+      cl::init(0), cl::cat(category));
   cl::opt<std::string> chip(
       "chip",
       cl::desc("cuda: the chip to compile for (default: the device's own, "
@@ -139,6 +144,8 @@ int main(int argc, char **argv) {
     return fail("--block-m and --block-n must be >= 0");
   if (numWarps < 0)
     return fail("--num-warps must be >= 0");
+  if (numStages < 0)
+    return fail("--num-stages must be >= 0");
   if (emitKernel.getNumOccurrences() && emitKernel.empty())
     return fail("--emit-kernel needs a directory, as in --emit-kernel=out");
   bool isCUDA =
@@ -160,7 +167,7 @@ int main(int argc, char **argv) {
     if (!isCUDA)
       return fail("a launch manifest runs on --target=cuda only");
     if (entry.getNumOccurrences() || blockM || blockN || numWarps ||
-        chip.getNumOccurrences() || !jitCPU.empty() ||
+        numStages || chip.getNumOccurrences() || !jitCPU.empty() ||
         emitKernel.getNumOccurrences())
       return fail("-e, --block-m, --block-n, --num-warps, --chip, --jit-cpu "
                   "and --emit-kernel do not apply to a launch manifest (it is "
@@ -197,6 +204,7 @@ int main(int argc, char **argv) {
   options.compile.blockM = blockM;
   options.compile.blockN = blockN;
   options.compile.numWarps = numWarps;
+  options.compile.numStages = numStages;
   options.compile.chip = chip;
   options.compile.jitCPU = jitCPU;
   options.compile.configurePassManager = [](PassManager &pm) {

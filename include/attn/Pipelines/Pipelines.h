@@ -26,6 +26,10 @@ struct AttnToLLVMCPUOptions : public PassPipelineOptions<AttnToLLVMCPUOptions> {
   PassOptions::Option<int64_t> blockN{*this, "block-n",
                                       llvm::cl::desc("Keys per inner block"),
                                       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> numStages{
+      *this, "num-stages",
+      llvm::cl::desc("K/V pipeline stages (the loop runs in order on the CPU)"),
+      llvm::cl::init(0)};
 };
 
 /// attn.attention on tensors -> tiled, online-softmax block IR -> bufferized

@@ -37,6 +37,9 @@ struct CompileOptions {
   /// Kernel config overrides of `--attn-tile` (0 keeps the default).
   int64_t blockM = 0;
   int64_t blockN = 0;
+  /// K/V pipeline stages of `--attn-pipeline` (0 keeps the default; the
+  /// CPU runs the pipelined loop sequentially, which checks its expansion).
+  int64_t numStages = 0;
   /// CUDA only: warps per program (0 keeps the default config).
   int64_t numWarps = 0;
   /// CUDA only: the chip to compile for, e.g. sm_90a; empty means the

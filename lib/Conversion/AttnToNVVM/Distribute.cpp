@@ -43,25 +43,40 @@ using namespace mlir::attn;
 using namespace mlir::attn::detail;
 
 Buffer *Distributor::lookup(Value v, OpFoldResult *rows) {
-  auto find = [&](Value key) -> Buffer * {
-    if (activeStages) {
-      auto staged = activeStages->find(key);
-      if (staged != activeStages->end())
-        return &staged->second;
-    }
-    auto it = buffers.find(key);
-    return it == buffers.end() ? nullptr : &it->second;
-  };
-  if (auto sub = v.getDefiningOp<memref::SubViewOp>()) {
-    Buffer *buf = find(sub.getSource());
-    if (buf && rows)
-      *rows = sub.getMixedSizes()[0];
-    return buf;
+  // Through the views: the outermost one gives the rows; a view of one slot
+  // of a multi-buffered tile gives the slot.
+  OpFoldResult viewRows;
+  Value slot;
+  while (auto sub = v.getDefiningOp<memref::SubViewOp>()) {
+    bool ofSlots = sub.getSourceType().getRank() == 3;
+    if (!viewRows)
+      viewRows = sub.getMixedSizes()[ofSlots ? 1 : 0];
+    if (ofSlots)
+      slot = getValueOrCreateConstantIndexOp(b, loc, sub.getMixedOffsets()[0]);
+    v = sub.getSource();
   }
-  Buffer *buf = find(v);
-  if (buf && rows)
-    *rows = b.getIndexAttr(buf->rows);
-  return buf;
+  auto it = buffers.find(v);
+  if (it == buffers.end())
+    return nullptr;
+  Buffer *buf = &it->second;
+  if (rows)
+    *rows = viewRows ? viewRows : b.getIndexAttr(buf->rows);
+  if (!slot || buf->slots == 1 || !buf->storage)
+    return buf;
+  auto [view, inserted] = slotViews.try_emplace({v, slot}, *buf);
+  if (inserted) {
+    // Slot `slot` at base + slot * stageBytes, computed where the slot is.
+    OpBuilder::InsertionGuard guard(b);
+    if (Operation *def = slot.getDefiningOp())
+      b.setInsertionPointAfter(def);
+    else
+      b.setInsertionPointToStart(slot.getParentBlock());
+    view->second.stage = slot;
+    view->second.base = arith::AddIOp::create(
+        b, loc, buf->base,
+        arith::MulIOp::create(b, loc, slot, cIndex(buf->stageBytes)));
+  }
+  return &view->second;
 }
 
 bool mlir::attn::detail::isContraction(linalg::GenericOp op) {
@@ -73,10 +88,21 @@ bool mlir::attn::detail::isContraction(linalg::GenericOp op) {
 LogicalResult Distributor::classify() {
   kernel.walk([&](memref::AllocaOp alloca) {
     MemRefType type = alloca.getType();
-    if (!type.hasStaticShape() || type.getRank() > 2)
+    if (!type.hasStaticShape() || type.getRank() > 3)
       return;
     Buffer buf;
     buf.type = type;
+    if (type.getRank() == 3) {
+      // A tile multi-buffered by --attn-pipeline: one slot per stage.
+      buf.slots = type.getDimSize(0);
+      buf.type =
+          MemRefType::get(type.getShape().drop_front(), type.getElementType());
+      buf.rows = type.getDimSize(1);
+      buf.cols = type.getDimSize(2);
+      buf.layout = Layout::Shared;
+      buffers[alloca.getResult()] = buf;
+      return;
+    }
     if (type.getRank() == 0) {
       buf.layout = Layout::Scalar;
       buffers[alloca.getResult()] = buf;
@@ -165,13 +191,60 @@ LogicalResult Distributor::rewriteCopyRun(linalg::CopyOp copy,
   return result;
 }
 
+/// The block buffer under the views of `v`, and the slot index of a view of
+/// one slot of a multi-buffered tile (else null).
+static std::pair<Value, OpFoldResult> tileAndSlot(Value v) {
+  OpFoldResult slot;
+  while (auto sub = v.getDefiningOp<memref::SubViewOp>()) {
+    if (sub.getSourceType().getRank() == 3)
+      slot = sub.getMixedOffsets()[0];
+    v = sub.getSource();
+  }
+  return {v, slot};
+}
+
+static bool sameValue(Value a, Value b, int depth);
+
+/// Whether indices `a` and `b` are the same computation (the slot indices
+/// --attn-pipeline computes once per use).
+static bool sameIndex(OpFoldResult a, OpFoldResult b, int depth = 6) {
+  if (a == b)
+    return true;
+  if (!a || !b)
+    return false;
+  if (isa_and_nonnull<Attribute>(a) || isa_and_nonnull<Attribute>(b))
+    return getConstantIntValue(a) &&
+           getConstantIntValue(a) == getConstantIntValue(b);
+  return sameValue(cast<Value>(a), cast<Value>(b), depth);
+}
+
+static bool sameValue(Value a, Value b, int depth) {
+  if (a == b)
+    return true;
+  Operation *da = a ? a.getDefiningOp() : nullptr;
+  Operation *db = b ? b.getDefiningOp() : nullptr;
+  if (!da || !db || depth == 0 || !isPure(da) ||
+      da->getName() != db->getName() ||
+      da->getAttrDictionary() != db->getAttrDictionary() ||
+      da->getNumOperands() != db->getNumOperands() ||
+      da->getNumRegions() != 0 || db->getNumRegions() != 0)
+    return false;
+  for (auto [x, y] : llvm::zip(da->getOperands(), db->getOperands()))
+    if (!sameValue(x, y, depth - 1))
+      return false;
+  return true;
+}
+
 bool Distributor::isZeroFillBeforeCopy(linalg::FillOp fill, Buffer *buf) {
   if (!matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat()))
     return false;
+  auto [tile, slot] = tileAndSlot(fill.getDpsInits()[0]);
   for (Operation *next = fill->getNextNode(); next;
        next = next->getNextNode()) {
-    if (auto copy = dyn_cast<linalg::CopyOp>(next))
-      return lookup(copy.getDpsInits()[0]) == buf;
+    if (auto copy = dyn_cast<linalg::CopyOp>(next)) {
+      auto [copyTile, copySlot] = tileAndSlot(copy.getDpsInits()[0]);
+      return copyTile == tile && sameIndex(copySlot, slot);
+    }
     if (!isPure(next))
       return false;
   }
@@ -189,6 +262,9 @@ LogicalResult Distributor::rewriteFill(linalg::FillOp op) {
     b.eraseOp(op);
     return success();
   }
+  if (buf->layout == Layout::Shared && buf->stage)
+    return op.emitOpError("fills one slot of a multi-buffered tile without "
+                          "a copy after it");
   if (buf->layout == Layout::Shared) {
     Type elt = buf->type.getElementType();
     int64_t vec = 16 / (elt.getIntOrFloatBitWidth() / 8);
@@ -307,6 +383,9 @@ LogicalResult Distributor::rewriteTileLoads(ArrayRef<linalg::CopyOp> copies) {
     OpFoldResult rows;
     TileLoad load;
     load.to = lookup(op.getDpsInits()[0], &rows);
+    if (load.to->stage)
+      return op.emitOpError("copies into one slot of a multi-buffered tile "
+                            "without attn.async_copy");
     load.src = op.getDpsInputs()[0];
     load.validRows = getValueOrCreateConstantIndexOp(b, loc, rows);
     Type elt = load.to->type.getElementType();
@@ -616,12 +695,10 @@ FailureOr<int64_t> Distributor::run() {
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface{}, workgroup));
   Type f32 = b.getF32Type();
-  if (config.getNumStages() >= 2)
-    findPipelinedTiles();
   for (auto &[value, buf] : buffers) {
     if (buf.layout == Layout::Shared) {
       allocateSharedView(buf.rows, buf.cols, buf.type.getElementType(), buf,
-                         stagedTiles.contains(value) ? 2 : 1);
+                         buf.slots);
     } else if (buf.layout == Layout::Scalar) {
       buf.storage = memref::AllocaOp::create(
           b, loc, MemRefType::get({1}, buf.type.getElementType()));
@@ -651,9 +728,8 @@ FailureOr<int64_t> Distributor::run() {
     }
   }
 
-  // Two-stage cp.async pipelining of the key loops' tile loads.
-  if (failed(pipelineTileLoads()))
-    return failure();
+  // The loops --attn-pipeline expanded wait for their tiles at their head.
+  waitInPipelinedLoops();
 
   // Rewrite the block math in program order.
   SmallVector<Operation *> work;
@@ -672,15 +748,6 @@ FailureOr<int64_t> Distributor::run() {
     if (done.contains(op))
       continue;
     LogicalResult result = success();
-    // The stage of the innermost pipelined loop around op (block math may
-    // sit under an scf.if in the loop body).
-    activeStages = nullptr;
-    for (Operation *parent = op->getParentOp(); parent && !activeStages;
-         parent = parent->getParentOp()) {
-      auto stages = loopStages.find(parent);
-      if (stages != loopStages.end())
-        activeStages = &stages->second;
-    }
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
       b.setInsertionPoint(load);
       b.replaceOp(load, loadPrivate(buffers[load.getMemRef()], 0));
@@ -689,22 +756,25 @@ FailureOr<int64_t> Distributor::run() {
     if (auto fill = dyn_cast<linalg::FillOp>(op))
       result = rewriteFill(fill);
     else if (auto copy = dyn_cast<linalg::CopyOp>(op))
-      result = rewriteCopyRun(copy, done);
+      result = copy->hasAttr(kAsyncCopyAttrName) ? rewriteAsyncCopy(copy)
+                                                 : rewriteCopyRun(copy, done);
     else
       result = rewriteGeneric(cast<linalg::GenericOp>(op));
     if (failed(result))
       return failure();
   }
-  activeStages = nullptr;
 
-  // The original block buffers and their views are dead now.
-  SmallVector<Operation *> dead;
+  // The original block buffers and their views are dead now (users before
+  // the views they use).
+  SetVector<Operation *> dead;
   for (auto &[value, buf] : buffers) {
-    for (Operation *user : value.getUsers())
-      dead.push_back(user);
-    dead.push_back(value.getDefiningOp());
+    dead.insert(value.getDefiningOp());
+    for (size_t i = dead.size() - 1; i < dead.size(); ++i)
+      for (Operation *user : dead[i]->getUsers())
+        if (isa<memref::SubViewOp>(user))
+          dead.insert(user);
   }
-  for (Operation *op : dead) {
+  for (Operation *op : llvm::reverse(dead)) {
     if (!op->use_empty())
       return op->emitOpError("block buffer still in use after distribution");
     b.eraseOp(op);

@@ -12,6 +12,7 @@
 #define ATTN_LIB_CONVERSION_ATTNTONVVM_DISTRIBUTOR_H
 
 #include "attn/Conversion/AttnToNVVM/AttnToNVVM.h"
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -19,6 +20,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir {
 namespace attn {
@@ -35,8 +37,10 @@ struct Buffer {
   int64_t rows = 0, cols = 0, ld = 0;
   /// Shared buffers: the byte address of element (0, 0), as an index.
   Value base;
-  /// Pipelined tiles: both stages as one `2 x rows x ld` view, the stage a
-  /// loop iteration computes on (inside the loop) and the bytes of a stage.
+  /// Multi-buffered tiles (`slots x rows x cols` after --attn-pipeline):
+  /// the number of slots, all of them as one `slots x rows x ld` view, and
+  /// the bytes of a slot. A view of one slot also has the slot (an index).
+  int64_t slots = 1;
   Value stages, stage;
   int64_t stageBytes = 0;
 };
@@ -92,21 +96,19 @@ private:
   /// Global -> shared tile copies, issued together.
   LogicalResult rewriteTileLoads(ArrayRef<linalg::CopyOp> copies);
 
-  // Pipelining (Pipeline.cpp): key loops whose body starts with tile loads
-  // get two stages of those tiles; block i + 1's tiles are copied with
-  // cp.async while block i is computed.
-  /// Finds the loops to pipeline and their tiles (before allocation).
-  void findPipelinedTiles();
-  LogicalResult pipelineTileLoads();
-  /// Issues cp.async copies of `copies` (ops of `loop`'s body) for the
-  /// iteration `iv`, into stage `stage` (an index) of each tile; commits.
-  void issueAsyncCopies(scf::ForOp loop, ArrayRef<linalg::CopyOp> copies,
-                        Value iv, Value stage);
-  /// Allocates `buf` in shared memory (`numStages` stages of it).
+  // Pipelining (Pipeline.cpp) of the loops --attn-pipeline expanded: their
+  // `attn.async_copy` loads become cp.async, one commit group each, and each
+  // iteration waits for its own groups at its head.
+  /// Waits at the head of every pipelined loop.
+  void waitInPipelinedLoops();
+  /// An `attn.async_copy`: cp.async of the valid rows (zero-filling the
+  /// others) when there are any, then a commit.
+  LogicalResult rewriteAsyncCopy(linalg::CopyOp copy);
+  /// Allocates `buf` in shared memory (`numStages` slots of it).
   void allocateSharedView(int64_t rows, int64_t cols, Type elt, Buffer &buf,
                           int64_t numStages = 1);
-  /// The loops pipelined, with their leading tile loads.
-  SmallVector<std::pair<scf::ForOp, SmallVector<Operation *>>> pipelined;
+  /// Pipelined loops whose prologue has its barrier.
+  DenseSet<Operation *> prologueBarriers;
   LogicalResult rewriteGeneric(linalg::GenericOp op);
   LogicalResult rewriteContraction(linalg::GenericOp op);
   void contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c, bool bTransposed,
@@ -144,12 +146,8 @@ private:
   // ldmatrix row addresses: lane % 8, (lane / 8) % 2, lane / 16, lane % 16.
   Value laneMod8, laneBit3, laneHi, laneMod16;
   llvm::MapVector<Value, Buffer> buffers;
-  /// Tiles whose key loops get two-stage cp.async pipelining.
-  DenseSet<Value> stagedTiles;
-  /// Per pipelined loop: its tile buffers with the storage of the stage the
-  /// current iteration computes on; `activeStages` while rewriting its body.
-  DenseMap<Operation *, DenseMap<Value, Buffer>> loopStages;
-  DenseMap<Value, Buffer> *activeStages = nullptr;
+  /// Views of one slot of a multi-buffered tile, by (tile, slot index).
+  DenseMap<std::pair<Value, Value>, Buffer> slotViews;
   /// Shared scratch for P when ieee contractions need it in shared memory.
   DenseMap<Value, Buffer> scratch;
   Value dynamicShared;

@@ -5,32 +5,56 @@
 // RUN:   | attn-opt --convert-attn-to-nvvm \
 // RUN:   | FileCheck %s --implicit-check-not="linalg." --implicit-check-not="scf.forall"
 
-// With two stages, the key loops' K/V tiles come one block ahead through
-// cp.async into the other stage:
+// Pipelined by --attn-pipeline with two stages, the key loops' K/V tiles
+// (`attn.async_copy`) come one block ahead through cp.async into the other
+// slot; with three, two blocks ahead:
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
-// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s --check-prefix=PIPE
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=3" --attn-online-softmax \
+// RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s --check-prefix=PIPE3
 
-// Q 9216 bytes + K and V, two stages of 32 x 72 bf16 each: 4 * 4608.
+// Q 9216 bytes + K and V, two slots of 32 x 72 bf16 each: 4 * 4608.
 // PIPE:       attn.shared_memory_bytes = 27648
-// Both stages of a tile as one view.
+// All slots of a tile as one view.
 // PIPE:       memref.view {{.*}} to memref<2x32x72xbf16, #gpu.address_space<workgroup>>
-// Prologue: the first block's tiles into stage 0.
+// Prologue: once the slots are free, the first block's K and V into slot
+// 0, each a commit group (committed even when there is no block).
 // PIPE:       gpu.barrier
 // PIPE:       scf.if
 // PIPE:         nvvm.cp.async.shared.global {{.*}}, 16, cache = cg, {{.*}}
-// PIPE:         nvvm.cp.async.commit.group
-// The loop: wait for this block's tiles, prefetch the next into the other
-// stage ((iv - lb) % 2 picks the stage), then the math.
-// PIPE:       scf.for %[[IV:.*]] =
-// PIPE:         arith.remui
-// PIPE:         nvvm.cp.async.wait.group 0
+// PIPE:       }
+// PIPE-NEXT:  nvvm.cp.async.commit.group
+// PIPE:       scf.if
+// PIPE:         nvvm.cp.async.shared.global
+// PIPE:       }
+// PIPE-NEXT:  nvvm.cp.async.commit.group
+// The loop: wait for this block's tiles (no group may stay pending with two
+// stages), prefetch the next block into the other slot ((iv + 1 - lb) % 2),
+// then the math on slot (iv - lb) % 2.
+// PIPE:       scf.for %[[IV:.*]] = {{.*}} {
+// PIPE-NEXT:    nvvm.cp.async.wait.group 0
 // PIPE-NEXT:    gpu.barrier
+// PIPE:         arith.remui
 // PIPE:         scf.if
 // PIPE:           nvvm.cp.async.shared.global
-// PIPE:           nvvm.cp.async.commit.group
+// PIPE:         nvvm.cp.async.commit.group
 // PIPE:         nvvm.ldmatrix
 // PIPE:         nvvm.mma.sync
+// PIPE:       } {attn.pipelined = 2 : i64}
+
+// Three slots; the prologue loads two blocks (4 groups); each iteration
+// leaves the 2 groups of the block after it in flight.
+// PIPE3:      attn.shared_memory_bytes = 36864
+// PIPE3:      memref.view {{.*}} to memref<3x32x72xbf16, #gpu.address_space<workgroup>>
+// PIPE3-COUNT-4: nvvm.cp.async.commit.group
+// PIPE3:      scf.for
+// PIPE3-NEXT:   nvvm.cp.async.wait.group 2
+// PIPE3-NEXT:   gpu.barrier
+// PIPE3-COUNT-2: nvvm.cp.async.commit.group
+// PIPE3:        nvvm.mma.sync
+// PIPE3:      } {attn.pipelined = 3 : i64}
 
 // The host function launches one block of 4 warps per program: grid
 // (ceil(Tq / 64), B * Hq), with the kernel's dynamic shared memory:

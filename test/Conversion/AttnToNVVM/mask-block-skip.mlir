@@ -13,7 +13,7 @@
 // Two stages: the loads stay at the head of the loop (cp.async a block
 // ahead); the math under the `if` reads the stage of this iteration.
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=16 num-warps=4 num-stages=2" --attn-online-softmax \
-// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s --check-prefix=PIPE
 
 // CHECK-LABEL: gpu.func @masked_kernel

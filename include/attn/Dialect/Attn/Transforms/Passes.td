@@ -80,4 +80,59 @@ def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
   ];
 }
 
+def AttnPipeline : Pass<"attn-pipeline", "func::FuncOp"> {
+  let summary = "Software-pipeline the K/V tile loads of the key loops";
+  let description = [{
+    Multi-buffers the K/V tiles of every key loop into `num_stages` slots and
+    loads them `num_stages - 1` iterations ahead of the block math that reads
+    them, with a prologue before the loop:
+
+    ```
+    load(lb) -> slot 0; ...; load(lb + S - 2) -> slot S - 2     (prologue)
+    scf.for %i = lb to ub {
+      load(%i + S - 1) -> slot (%i + S - 1 - lb) mod S           (stage 0)
+      math on slot (%i - lb) mod S                               (stage S-1)
+    }
+    ```
+
+    A key loop is an `scf.for` of step 1 whose body starts with copies from
+    the inputs into block tiles (`memref.alloca`, possibly zero-filled
+    first), with only pure ops between them. Built as two steps, each usable
+    alone (`phase`):
+
+    - `schedule`: multi-buffers the tiles (a leading slot dimension; every
+      use reads the slot of its iteration) and annotates the loop with
+      `attn.pipeline_stages = S` and each op of its body with
+      `attn.pipeline_stage` (0 for the loads and the address arithmetic they
+      need, S - 1 for the rest).
+    - `expand`: rewrites each annotated loop with upstream
+      `scf::pipelineForLoop`. The epilogue is not peeled: loads of
+      iterations past the end are predicated off by copying zero rows, so
+      the math is emitted once. The loads it moves ahead are marked
+      `attn.async_copy`; the GPU lowering issues them as cp.async with one
+      commit group per copy and waits at the head of the loop for the
+      copies of the current iteration.
+
+    The stage count is `num-stages`, or else the `num_stages` of the
+    enclosing program grid's `attn.config`; loops with fewer than 2 stages
+    are left alone. On the CPU the result is the same computation in a
+    different order, which `attn-run --target=cpu --num-stages=N --check`
+    verifies.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
+  ];
+  let options = [
+    Option<"numStages", "num-stages", "int64_t", /*default=*/"0",
+           "Stages (0: the num_stages of the program's attn.config)">,
+    Option<"phase", "phase", "std::string", /*default=*/"\"all\"",
+           "'schedule' (annotate only), 'expand' (expand annotated loops "
+           "only) or 'all'">
+  ];
+  let statistics = [
+    Statistic<"numPipelined", "num-pipelined", "Number of key loops pipelined">
+  ];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD

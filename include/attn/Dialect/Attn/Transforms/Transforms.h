@@ -11,6 +11,7 @@
 #define ATTN_DIALECT_ATTN_TRANSFORMS_TRANSFORMS_H
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir {
@@ -54,6 +55,30 @@ LogicalResult expandBlockAttention(RewriterBase &rewriter, BlockAttentionOp op);
 
 /// Patterns that expand every `attn.block_attention`.
 void populateAttnOnlineSoftmaxPatterns(RewritePatternSet &patterns);
+
+/// Discardable attributes of `--attn-pipeline`: the stage count of a key
+/// loop to pipeline and the stage of each op of its body (schedule); the
+/// stage count of an expanded loop and the loads the expansion moved ahead
+/// (the GPU issues them asynchronously).
+inline constexpr llvm::StringLiteral kPipelineStagesAttrName =
+    "attn.pipeline_stages";
+inline constexpr llvm::StringLiteral kPipelinedAttrName = "attn.pipelined";
+inline constexpr llvm::StringLiteral kPipelineStageAttrName =
+    "attn.pipeline_stage";
+inline constexpr llvm::StringLiteral kAsyncCopyAttrName = "attn.async_copy";
+
+/// The schedule of `--attn-pipeline` for the key loops under `root`:
+/// multi-buffers their K/V tiles into `numStages` slots and annotates each
+/// loop and the ops of its body with their stages. `numStages` <= 0 takes
+/// the `num_stages` of each loop's program grid. Returns the number of loops
+/// scheduled.
+FailureOr<int64_t> scheduleKeyLoops(RewriterBase &rewriter, Operation *root,
+                                    int64_t numStages);
+/// The expansion of `--attn-pipeline`: rewrites one loop annotated by
+/// scheduleKeyLoops into prologue + pipelined loop (scf::pipelineForLoop,
+/// epilogue predicated, not peeled). Returns the new loop.
+FailureOr<scf::ForOp> expandPipelinedLoop(RewriterBase &rewriter,
+                                          scf::ForOp loop);
 
 } // namespace attn
 } // namespace mlir
