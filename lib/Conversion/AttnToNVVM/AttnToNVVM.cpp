@@ -22,6 +22,24 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
+/// The most dynamic shared memory one block may use on `chip` (CUDA's
+/// sharedMemPerBlockOptin).
+static int64_t maxSharedMemoryPerBlock(StringRef chip) {
+  int64_t cc = 0;
+  if (!chip.consume_front("sm_") ||
+      chip.take_while(llvm::isDigit).getAsInteger(10, cc))
+    return 48 * 1024;
+  if (cc >= 90)
+    return 227 * 1024;
+  if (cc == 80 || cc == 87)
+    return 163 * 1024;
+  if (cc >= 86)
+    return 99 * 1024;
+  if (cc >= 75)
+    return 64 * 1024;
+  return 48 * 1024;
+}
+
 struct ConvertAttnToNVVMPass
     : public attn::impl::ConvertAttnToNVVMBase<ConvertAttnToNVVMPass> {
   using ConvertAttnToNVVMBase::ConvertAttnToNVVMBase;
@@ -52,6 +70,18 @@ struct ConvertAttnToNVVMPass
           distributeProgram(rewriter, *kernel, config, ieee);
       if (failed(shared))
         return signalPassFailure();
+      int64_t limit = maxSharedMemoryPerBlock(config.getTarget());
+      if (*shared > limit) {
+        // At the op's location, without the kernel printed after it.
+        emitError(kernel->getLoc(), "the kernel needs ")
+            << *shared
+            << " bytes of shared memory (block_m = " << config.getBlockM()
+            << ", block_n = " << config.getBlockN()
+            << ", num_stages = " << config.getNumStages() << "); "
+            << config.getTarget() << " allows " << limit
+            << " per block: use fewer stages or smaller blocks";
+        return signalPassFailure();
+      }
       (*kernel)->setAttr(kSharedBytesAttrName,
                          rewriter.getI64IntegerAttr(*shared));
       // Tell the launch how much dynamic shared memory the kernel takes.

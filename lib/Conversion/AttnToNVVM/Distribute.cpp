@@ -235,6 +235,42 @@ static bool sameValue(Value a, Value b, int depth) {
   return true;
 }
 
+LogicalResult Distributor::rewriteAsyncCopyRun(linalg::CopyOp copy,
+                                               DenseSet<Operation *> &done) {
+  auto rowsOf = [&](linalg::CopyOp c) {
+    OpFoldResult rows;
+    (void)lookup(c.getDpsInits()[0], &rows);
+    return rows;
+  };
+  OpFoldResult rows = rowsOf(copy);
+  SmallVector<linalg::CopyOp> run = {copy};
+  SmallVector<linalg::FillOp> dropped;
+  for (Operation *next = copy->getNextNode(); next;
+       next = next->getNextNode()) {
+    auto nextCopy = dyn_cast<linalg::CopyOp>(next);
+    if (nextCopy && nextCopy->hasAttr(kAsyncCopyAttrName) &&
+        sameIndex(rowsOf(nextCopy), rows)) {
+      run.push_back(nextCopy);
+      done.insert(nextCopy);
+      continue;
+    }
+    auto fill = dyn_cast<linalg::FillOp>(next);
+    if (fill && lookup(fill.getDpsInits()[0]) &&
+        isZeroFillBeforeCopy(fill, lookup(fill.getDpsInits()[0]))) {
+      dropped.push_back(fill);
+      done.insert(fill);
+      continue;
+    }
+    if (!isPure(next))
+      break;
+  }
+  // A dropped fill must precede a copy of the run.
+  LogicalResult result = rewriteAsyncCopies(run);
+  for (linalg::FillOp fill : dropped)
+    b.eraseOp(fill);
+  return result;
+}
+
 bool Distributor::isZeroFillBeforeCopy(linalg::FillOp fill, Buffer *buf) {
   if (!matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat()))
     return false;
@@ -756,8 +792,9 @@ FailureOr<int64_t> Distributor::run() {
     if (auto fill = dyn_cast<linalg::FillOp>(op))
       result = rewriteFill(fill);
     else if (auto copy = dyn_cast<linalg::CopyOp>(op))
-      result = copy->hasAttr(kAsyncCopyAttrName) ? rewriteAsyncCopy(copy)
-                                                 : rewriteCopyRun(copy, done);
+      result = copy->hasAttr(kAsyncCopyAttrName)
+                   ? rewriteAsyncCopyRun(copy, done)
+                   : rewriteCopyRun(copy, done);
     else
       result = rewriteGeneric(cast<linalg::GenericOp>(op));
     if (failed(result))

@@ -93,6 +93,11 @@ private:
   /// buffer follows: the GPU copy zeroes the rows it does not load.
   bool isZeroFillBeforeCopy(linalg::FillOp fill, Buffer *buf);
   LogicalResult rewriteCopy(linalg::CopyOp op);
+  /// Rewrites the `attn.async_copy` `copy` with the async copies of the same
+  /// rows that follow it with only pure ops (and the zero fills they make
+  /// redundant) in between; marks them in `done`.
+  LogicalResult rewriteAsyncCopyRun(linalg::CopyOp copy,
+                                    DenseSet<Operation *> &done);
   /// Global -> shared tile copies, issued together.
   LogicalResult rewriteTileLoads(ArrayRef<linalg::CopyOp> copies);
 
@@ -101,9 +106,10 @@ private:
   // iteration waits for its own groups at its head.
   /// Waits at the head of every pipelined loop.
   void waitInPipelinedLoops();
-  /// An `attn.async_copy`: cp.async of the valid rows (zero-filling the
-  /// others) when there are any, then a commit.
-  LogicalResult rewriteAsyncCopy(linalg::CopyOp copy);
+  /// Consecutive `attn.async_copy`s with the same rows (K and V of one
+  /// block): cp.async of the valid rows (zero-filling the others) when there
+  /// are any, then a commit per copy.
+  LogicalResult rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies);
   /// Allocates `buf` in shared memory (`numStages` slots of it).
   void allocateSharedView(int64_t rows, int64_t cols, Type elt, Buffer &buf,
                           int64_t numStages = 1);

@@ -29,6 +29,7 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -52,33 +53,47 @@ void Distributor::waitInPipelinedLoops() {
   });
 }
 
-LogicalResult Distributor::rewriteAsyncCopy(linalg::CopyOp copy) {
+LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
   MLIRContext *ctx = b.getContext();
-  OpFoldResult rowsOfr;
-  Buffer *to = lookup(copy.getDpsInits()[0], &rowsOfr);
-  if (!to || to->layout != Layout::Shared || lookup(copy.getDpsInputs()[0]))
-    return copy.emitOpError("expects an async copy from global memory into a "
-                            "shared block buffer");
-  b.setInsertionPoint(copy);
+  SmallVector<std::pair<Buffer *, Value>> tiles;
+  linalg::CopyOp first = copies.front();
+  b.setInsertionPoint(copies.back());
+  for (linalg::CopyOp copy : copies) {
+    OpFoldResult rowsOfr;
+    Buffer *to = lookup(copy.getDpsInits()[0], &rowsOfr);
+    if (!to || to->layout != Layout::Shared || lookup(copy.getDpsInputs()[0]))
+      return copy.emitOpError("expects an async copy from global memory into "
+                              "a shared block buffer");
+    tiles.push_back({to, getValueOrCreateConstantIndexOp(b, loc, rowsOfr)});
+  }
   // A prologue copy: once every thread is done with the slots (a loop
   // before may still read them), before the first of its loop's copies.
-  if (!copy->getParentOfType<scf::ForOp>() ||
-      !copy->getParentOfType<scf::ForOp>()->hasAttr(kPipelinedAttrName)) {
-    Operation *loop = copy;
+  if (!first->getParentOfType<scf::ForOp>() ||
+      !first->getParentOfType<scf::ForOp>()->hasAttr(kPipelinedAttrName)) {
+    Operation *loop = first;
     while (loop &&
            !(isa<scf::ForOp>(loop) && loop->hasAttr(kPipelinedAttrName)))
       loop = loop->getNextNode();
     if (!loop || prologueBarriers.insert(loop).second)
       barrier();
   }
-  Value validRows = getValueOrCreateConstantIndexOp(b, loc, rowsOfr);
-  Type elt = to->type.getElementType();
-  int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
-  int64_t vec = 16 / bytes;
-  int64_t chunksPerRow = to->cols / vec;
-  int64_t total = to->rows * chunksPerRow;
-  int64_t perThread = (total + numThreads - 1) / numThreads;
-
+  // The copies of a run have the same rows (K and V of one block).
+  Value validRows = tiles.front().second;
+  // No rows (an iteration past the end): no copy, not even of zeros; the
+  // slot may still hold a tile another iteration reads.
+  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                    validRows, cIndex(0));
+  // A copy --attn-pipeline predicated has `select(p, rows, 0)` rows: in the
+  // branch they are `rows`, often a constant (a full tile), which spares
+  // each chunk its row test.
+  auto select = validRows.getDefiningOp<arith::SelectOp>();
+  if (select && matchPattern(select.getFalseValue(), m_Zero())) {
+    validRows = select.getTrueValue();
+    any = arith::AndIOp::create(b, loc, select.getCondition(),
+                                arith::CmpIOp::create(b, loc,
+                                                      arith::CmpIPredicate::sgt,
+                                                      validRows, cIndex(0)));
+  }
   auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
   auto globalPtr = LLVM::LLVMPointerType::get(ctx, 1);
   auto genericPtr = LLVM::LLVMPointerType::get(ctx);
@@ -88,63 +103,73 @@ LogicalResult Distributor::rewriteAsyncCopy(linalg::CopyOp copy) {
   };
   {
     OpBuilder::InsertionGuard guard(b);
-    // No rows (an iteration past the end): no copy, not even of zeros; the
-    // slot may still hold a tile another iteration reads.
-    Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                      validRows, cIndex(0));
     auto anyIf = scf::IfOp::create(b, loc, any, /*withElse=*/false);
     b.setInsertionPointToStart(&anyIf.getThenRegion().front());
-    // Source: base + (offset + r * stride0 + c) * bytes, as a global pointer.
-    auto meta = memref::ExtractStridedMetadataOp::create(
-        b, loc, copy.getDpsInputs()[0]);
-    Value srcBase = memref::ExtractAlignedPointerAsIndexOp::create(
-        b, loc, meta.getBaseBuffer());
-    Value srcOffset = meta.getOffset();
-    Value srcStride = meta.getStrides()[0];
-    for (int64_t i = 0; i < perThread; ++i) {
-      Value idx = arith::AddIOp::create(b, loc, tid, cIndex(i * numThreads));
-      OpBuilder::InsertionGuard chunkGuard(b);
-      if (total % numThreads != 0) {
-        Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                              idx, cIndex(total));
-        auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
-        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    for (auto [index, tile] : llvm::enumerate(tiles)) {
+      linalg::CopyOp copy = copies[index];
+      Buffer *to = tile.first;
+      Type elt = to->type.getElementType();
+      int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+      int64_t vec = 16 / bytes;
+      int64_t chunksPerRow = to->cols / vec;
+      int64_t total = to->rows * chunksPerRow;
+      int64_t perThread = (total + numThreads - 1) / numThreads;
+      // Source: base + (offset + r * stride0 + c) * bytes, a global pointer.
+      auto meta = memref::ExtractStridedMetadataOp::create(
+          b, loc, copy.getDpsInputs()[0]);
+      Value srcBase = memref::ExtractAlignedPointerAsIndexOp::create(
+          b, loc, meta.getBaseBuffer());
+      Value srcOffset = meta.getOffset();
+      Value srcStride = meta.getStrides()[0];
+      for (int64_t i = 0; i < perThread; ++i) {
+        Value idx = arith::AddIOp::create(b, loc, tid, cIndex(i * numThreads));
+        OpBuilder::InsertionGuard chunkGuard(b);
+        if (total % numThreads != 0) {
+          Value inRange = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::ult, idx, cIndex(total));
+          auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+          b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        }
+        Value r = arith::DivUIOp::create(b, loc, idx, cIndex(chunksPerRow));
+        Value c = arith::MulIOp::create(
+            b, loc, arith::RemUIOp::create(b, loc, idx, cIndex(chunksPerRow)),
+            cIndex(vec));
+        Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                             r, validRows);
+        Value srcRow = arith::SelectOp::create(b, loc, inside, r, cIndex(0));
+        Value srcElem = arith::AddIOp::create(
+            b, loc, srcOffset,
+            arith::AddIOp::create(
+                b, loc, arith::MulIOp::create(b, loc, srcRow, srcStride), c));
+        Value srcPtr = toPointer(
+            genericPtr,
+            arith::AddIOp::create(
+                b, loc, srcBase,
+                arith::MulIOp::create(b, loc, srcElem, cIndex(bytes))));
+        srcPtr = LLVM::AddrSpaceCastOp::create(b, loc, globalPtr, srcPtr);
+        Value dstElem = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, r, cIndex(to->ld)), c);
+        Value dstPtr = toPointer(
+            sharedPtr,
+            arith::AddIOp::create(
+                b, loc, to->base,
+                arith::MulIOp::create(b, loc, dstElem, cIndex(bytes))));
+        // Rows past the valid ones: source size 0, cp.async writes zeros.
+        Value srcSize = arith::SelectOp::create(
+            b, loc, inside, arith::ConstantIntOp::create(b, loc, 16, 32),
+            arith::ConstantIntOp::create(b, loc, 0, 32));
+        NVVM::CpAsyncOp::create(b, loc, dstPtr, srcPtr, b.getI32IntegerAttr(16),
+                                NVVM::LoadCacheModifierKindAttr::get(
+                                    ctx, NVVM::LoadCacheModifierKind::CG),
+                                srcSize);
       }
-      Value r = arith::DivUIOp::create(b, loc, idx, cIndex(chunksPerRow));
-      Value c = arith::MulIOp::create(
-          b, loc, arith::RemUIOp::create(b, loc, idx, cIndex(chunksPerRow)),
-          cIndex(vec));
-      Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r,
-                                           validRows);
-      Value srcRow = arith::SelectOp::create(b, loc, inside, r, cIndex(0));
-      Value srcElem = arith::AddIOp::create(
-          b, loc, srcOffset,
-          arith::AddIOp::create(
-              b, loc, arith::MulIOp::create(b, loc, srcRow, srcStride), c));
-      Value srcPtr =
-          toPointer(genericPtr,
-                    arith::AddIOp::create(
-                        b, loc, srcBase,
-                        arith::MulIOp::create(b, loc, srcElem, cIndex(bytes))));
-      srcPtr = LLVM::AddrSpaceCastOp::create(b, loc, globalPtr, srcPtr);
-      Value dstElem = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, r, cIndex(to->ld)), c);
-      Value dstPtr =
-          toPointer(sharedPtr,
-                    arith::AddIOp::create(
-                        b, loc, to->base,
-                        arith::MulIOp::create(b, loc, dstElem, cIndex(bytes))));
-      // Rows past the valid ones: source size 0, cp.async writes zeros.
-      Value srcSize = arith::SelectOp::create(
-          b, loc, inside, arith::ConstantIntOp::create(b, loc, 16, 32),
-          arith::ConstantIntOp::create(b, loc, 0, 32));
-      NVVM::CpAsyncOp::create(b, loc, dstPtr, srcPtr, b.getI32IntegerAttr(16),
-                              NVVM::LoadCacheModifierKindAttr::get(
-                                  ctx, NVVM::LoadCacheModifierKind::CG),
-                              srcSize);
     }
   }
-  NVVM::CpAsyncCommitGroupOp::create(b, loc);
-  b.eraseOp(copy);
+  // One group per copy (the first holds them all, the others are empty):
+  // every iteration commits as many groups as it has async copies.
+  for (linalg::CopyOp copy : copies) {
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    b.eraseOp(copy);
+  }
   return success();
 }
