@@ -647,6 +647,83 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
   b.setInsertionPoint(op);
   Value rows = getValueOrCreateConstantIndexOp(b, loc, rowsOfr);
   int64_t nTiles = src.cols / 8;
+  auto dstType = cast<MemRefType>(dst.getType());
+  Type elt = dstType.getElementType();
+  int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  if (dstType.getRank() == 2 && src.cols * bytes % 16 == 0) {
+    // Through shared memory, so that global memory sees whole rows in
+    // 16-byte vectors: each thread puts its fragment pairs into a staging
+    // tile (over the K/V tiles and Q, which no thread reads any more), then
+    // the block copies the valid rows out.
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    int64_t ld = src.cols + 16 / bytes;
+    sharedOffset = std::max(sharedOffset, src.rows * ld * bytes);
+    Value staging = memref::ViewOp::create(
+        b, loc,
+        MemRefType::get({src.rows, ld}, elt, MemRefLayoutAttrInterface{},
+                        workgroup),
+        dynamicShared, cIndex(0), ValueRange{});
+    auto pairType = VectorType::get({2}, elt);
+    barrier();
+    for (int64_t mt = 0; mt < rowTiles; ++mt)
+      for (int64_t i = 0; i < 2; ++i) {
+        Value row = rowOfLane(mt, i);
+        for (int64_t nt = 0; nt < nTiles; ++nt) {
+          SmallVector<Value> pair;
+          for (int64_t j = 0; j < 2; ++j) {
+            Value v = loadPrivate(src, accIndex(src, mt, nt, i, j));
+            pair.push_back(
+                cloneBody(op, ValueRange{v, v}, {row, colOfLane(nt, j)})[0]);
+          }
+          Value vec = vector::FromElementsOp::create(b, loc, pairType, pair);
+          vector::StoreOp::create(
+              b, loc, vec, staging, ValueRange{row, colOfLane(nt, 0)},
+              /*nontemporal=*/false, llvm::MaybeAlign(2 * bytes));
+        }
+      }
+    barrier();
+    int64_t vec = 16 / bytes;
+    auto vecType = VectorType::get({vec}, elt);
+    int64_t chunksPerRow = src.cols / vec;
+    int64_t total = src.rows * chunksPerRow;
+    // The thread id as warp * 32 + %laneid: LLVM cannot tell it from the
+    // Q load's chunk geometry, which it would otherwise reuse here and keep
+    // alive through the whole kernel (ptxas then spills it).
+    Value laneId = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        NVVM::LaneIdOp::create(b, loc, b.getI32Type()));
+    Value threadId = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc,
+                              arith::DivUIOp::create(b, loc, tid, cIndex(32)),
+                              cIndex(32)),
+        laneId);
+    for (int64_t first = 0; first < total; first += numThreads) {
+      OpBuilder::InsertionGuard guard(b);
+      Value idx = arith::AddIOp::create(b, loc, threadId, cIndex(first));
+      Value r = arith::DivUIOp::create(b, loc, idx, cIndex(chunksPerRow));
+      Value c = arith::MulIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, idx, cIndex(chunksPerRow)),
+          cIndex(vec));
+      Value inside =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r, rows);
+      if (total % numThreads != 0)
+        inside = arith::AndIOp::create(
+            b, loc, inside,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, idx,
+                                  cIndex(total)));
+      auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value v =
+          vector::LoadOp::create(b, loc, vecType, staging, ValueRange{r, c},
+                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
+      vector::StoreOp::create(b, loc, v, dst, ValueRange{r, c},
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+    }
+    b.eraseOp(op);
+    return success();
+  }
   for (int64_t mt = 0; mt < rowTiles; ++mt) {
     for (int64_t i = 0; i < 2; ++i) {
       Value row = rowOfLane(mt, i);

@@ -111,9 +111,17 @@
 // V through ldmatrix.trans.
 // CHECK:             nvvm.ldmatrix %{{.*}} {{{.*}}layout = #nvvm.mma_layout<col>
 // CHECK:             nvvm.mma.sync
-// Epilogue: rows past Tq are not stored.
+// Epilogue: once no thread reads the tiles, each thread puts its output
+// pairs (bf16x2) into a staging tile over them; then the block writes the
+// valid rows (rows past Tq are not stored) in 16-byte vectors.
+// CHECK:           gpu.barrier
+// CHECK:           %[[STAGE:.*]] = memref.view %{{.*}}[%c0{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x72xbf16, #gpu.address_space<workgroup>>
+// CHECK-COUNT-16:  vector.store %{{.*}}, %[[STAGE]][{{.*}}] {alignment = 4 : i64} : memref<64x72xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// CHECK:           gpu.barrier
+// CHECK:           nvvm.read.ptx.sreg.laneid
 // CHECK:           scf.if
-// CHECK:             memref.store %{{.*}} : memref<?x64xbf16, strided<[64, 1], offset: ?>>
+// CHECK:             %[[V:.*]] = vector.load %[[STAGE]][{{.*}}] {alignment = 16 : i64} : memref<64x72xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK:             vector.store %[[V]], %{{.*}} {alignment = 16 : i64} : memref<?x64xbf16, strided<[64, 1], offset: ?>>, vector<8xbf16>
 // CHECK:           gpu.return
 func.func @gqa(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>) -> tensor<?x8x?x64xbf16> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> -> tensor<?x8x?x64xbf16>

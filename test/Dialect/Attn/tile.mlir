@@ -38,9 +38,10 @@
 // OVERRIDE:         arith.ceildivui %{{.*}}, %c16
 // OVERRIDE:         config = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 1, target = "cpu">
 
-// 16-bit types on a GPU: 4 warps of 32 rows, key blocks of 64 at D = 64.
+// 16-bit types on a GPU: 4 warps of 32 rows, key blocks of 64 at D = 64,
+// three K/V stages.
 // SM90-LABEL: func @gqa_causal
-// SM90:         config = #attn.config<block_m = 128, block_n = 64, num_warps = 4, num_stages = 2, target = "sm_90a">
+// SM90:         config = #attn.config<block_m = 128, block_n = 64, num_warps = 4, num_stages = 3, target = "sm_90a">
 func.func @gqa_causal(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>) -> tensor<?x8x?x64xbf16> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> -> tensor<?x8x?x64xbf16>
   return %o : tensor<?x8x?x64xbf16>

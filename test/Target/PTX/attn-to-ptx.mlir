@@ -11,13 +11,17 @@
 // PTX: .target sm_90a
 // PTX: .entry gqa_kernel(
 // Both matmuls on tensor cores, exp2 on the SFU, quad shuffles, no libdevice.
-// K/V tiles one block ahead through cp.async (zero-fill by source size).
+// K/V tiles two blocks ahead through cp.async (zero-fill by source size;
+// three stages, two groups a block): wait for all but the next block's.
 // PTX: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, {{.*}};
 // PTX: cp.async.commit_group;
-// PTX: cp.async.wait_group 0;
+// PTX: cp.async.wait_group 2;
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX: ex2.approx.ftz.f32
 // PTX: shfl.sync.bfly.b32
+// The output in 16-byte stores.
+// PTX: st.global.v4.b32
+// PTX-NOT: st.global.b16
 // PTX-NOT: __nv_
 
 // MANIFEST:      "format": "attn-mlir-manifest",
@@ -33,12 +37,12 @@
 // MANIFEST-NEXT: "output": {"shape": [-1, 8, -1, 64]},
 // MANIFEST-NEXT: "mask": null,
 // MANIFEST-NEXT: "attributes": {"scale": 0.125, "causal": "top_left", "precision": null},
-// MANIFEST-NEXT: "config": {"block_m": 128, "block_n": 64, "num_warps": 4, "num_stages": 2},
+// MANIFEST-NEXT: "config": {"block_m": 128, "block_n": 64, "num_warps": 4, "num_stages": 3},
 // MANIFEST-NEXT: "block": [128, 1, 1],
 // MANIFEST-NEXT: "grid": [{"ceil_div": ["Tq", 128]}, {"mul": ["B", "Hq"]}, 1],
-// Q 128 x 72 + two stages of K 64 x 72 and of V 64 x 72 bf16 (rows padded
-// by 16 bytes): 18432 + 2 * 9216 + 2 * 9216.
-// MANIFEST-NEXT: "shared_memory_bytes": 55296,
+// Q 128 x 72 + three slots of K 64 x 72 and of V 64 x 72 bf16 (rows padded
+// by 16 bytes): 18432 + 3 * 9216 + 3 * 9216.
+// MANIFEST-NEXT: "shared_memory_bytes": 73728,
 // MANIFEST-NEXT: "params": [
 // MANIFEST-NEXT:   {"kind": "memref", "operand": "query", "rank": 4},
 // MANIFEST-NEXT:   {"kind": "memref", "operand": "key", "rank": 4},
@@ -47,7 +51,7 @@
 // MANIFEST-NEXT: ]
 
 // OVERRIDE: "ptx": "gqa.ptx",
-// OVERRIDE: "config": {"block_m": 32, "block_n": 64, "num_warps": 2, "num_stages": 2},
+// OVERRIDE: "config": {"block_m": 32, "block_n": 64, "num_warps": 2, "num_stages": 3},
 // OVERRIDE: "block": [64, 1, 1],
 // OVERRIDE: "grid": [{"ceil_div": ["Tq", 32]}, {"mul": ["B", "Hq"]}, 1],
 

@@ -21,9 +21,10 @@ struct Defaults {
 ///    share every K/V fragment they load, halving shared-memory reads per
 ///    FLOP), key blocks of 64 at head dim <= 64 and 32 above. 128x64 at
 ///    D = 64 and 128x32 at D = 128 ran 12-18% faster than 64x64 at 16k
-///    tokens. K/V stages (--attn-pipeline): two at D <= 64 (cp.async one
-///    block ahead), three above (two blocks ahead of 32 keys; 1-4% faster
-///    than two at T = 1k..16k, sweep 3).
+///    tokens. Three K/V stages (--attn-pipeline: cp.async two blocks
+///    ahead): 1-4% faster than two at D = 128, T = 1k..16k, and within 2%
+///    at D = 64, where the two-stage full kernel spills (sweep 3). Below
+///    D = 64 two stages (tiles of short rows; three spill at D = 16).
 ///  - f32 (tf32): 4 warps of 16 rows, key blocks of 32 (16 above head dim
 ///    128), one stage; f32 fragments take twice the registers.
 ///  - D > 128: 64-row programs, key blocks of 32 (16-bit) or 16 (f32).
@@ -49,7 +50,7 @@ static Defaults getDefaults(Type elementType, int64_t headDim,
     return {64, wide ? 16 : 32, 4, wide ? 1 : 2};
   if (wide)
     return {64, 32, 4, 1};
-  return {128, maxDim <= 64 ? 64 : 32, 4, maxDim <= 64 ? 2 : 3};
+  return {128, maxDim <= 64 ? 64 : 32, 4, maxDim < 64 ? 2 : 3};
 }
 
 KernelConfigAttr
