@@ -665,6 +665,8 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
                         workgroup),
         dynamicShared, cIndex(0), ValueRange{});
     auto pairType = VectorType::get({2}, elt);
+    // A prefetched tile (Q) may still be landing when no key loop ran.
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
     barrier();
     for (int64_t mt = 0; mt < rowTiles; ++mt)
       for (int64_t i = 0; i < 2; ++i) {

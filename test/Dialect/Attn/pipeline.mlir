@@ -48,6 +48,8 @@
 // rows when the block does not exist), then a loop whose head loads block
 // %iv + 2 and whose math reads block %iv. No peeled epilogue.
 // ALL-LABEL: func @causal_program
+// Q rows of 64 bytes: loaded in place, not prefetched.
+// ALL-NOT:     linalg.copy {attn.async_copy} ins(%{{.*}} : memref<?x32xf16
 // ALL:         %[[P0:.*]] = arith.cmpi slt, %{{.*}}, %[[UB:.*]] : index
 // ALL:         %[[R0:.*]] = arith.select %[[P0]], %c8{{.*}}, %c0{{.*}} : index
 // ALL:         linalg.copy {attn.async_copy}
@@ -85,6 +87,29 @@ func.func @causal_program(%q: memref<?x4x?x32xf16>, %k: memref<?x2x?x32xf16>, %v
 func.func @one_stage(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v: memref<?x4x?x32xf32>, %o: memref<?x4x?x32xf32>, %b: index, %h: index, %qb: index) {
   scf.forall (%i) in (1) {
     attn.block_attention ins(%q, %k, %v) outs(%o) at [%b, %h, %qb] {config = #cfg, scale = 0.25 : f32} : memref<?x4x?x32xf32>, memref<?x4x?x32xf32>, memref<?x4x?x32xf32> outs memref<?x4x?x32xf32>
+  } {attn.config = #cfg}
+  return
+}
+
+// -----
+
+#cfg = #attn.config<block_m = 16, block_n = 16, num_warps = 1, num_stages = 2, target = "sm_90a">
+
+// The Q tile (rows of 128 bytes), read only inside pipelined loops, is
+// loaded asynchronously too: the first loop's wait covers it.
+// ALL-LABEL: func @prefetch_q
+// ALL:         linalg.fill
+// ALL-NEXT:    memref.subview %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, 0] [1, 1, %{{.*}}, 64]
+// ALL-NEXT:    memref.subview
+// ALL-NEXT:    linalg.copy {attn.async_copy}
+// ALL:         scf.for
+// ALL:         } {attn.pipelined = 2 : i64}
+// SCHED-LABEL: func @prefetch_q
+// SCHED-NOT:   attn.async_copy
+// SCHED:       } {attn.pipeline_stages = 2 : i64}
+func.func @prefetch_q(%q: memref<?x4x?x64xf16>, %k: memref<?x4x?x64xf16>, %v: memref<?x4x?x64xf16>, %o: memref<?x4x?x64xf16>, %b: index, %h: index, %qb: index) {
+  scf.forall (%i) in (1) {
+    attn.block_attention ins(%q, %k, %v) outs(%o) at [%b, %h, %qb] {config = #cfg, scale = 0.125 : f32} : memref<?x4x?x64xf16>, memref<?x4x?x64xf16>, memref<?x4x?x64xf16> outs memref<?x4x?x64xf16>
   } {attn.config = #cfg}
   return
 }

@@ -356,6 +356,37 @@ FailureOr<scf::ForOp> mlir::attn::expandPipelinedLoop(RewriterBase &rewriter,
   return pipelined;
 }
 
+void mlir::attn::markPrefetchedTiles(Operation *root) {
+  root->walk([&](linalg::CopyOp copy) {
+    memref::AllocaOp tile = tileOf(copy.getDpsInits()[0]);
+    if (!tile || copy->hasAttr(kAsyncCopyAttrName) ||
+        copy->getParentOfType<scf::ForOp>() || tileOf(copy.getDpsInputs()[0]))
+      return;
+    // Rows under 128 bytes (head dim 16) are one short load per thread:
+    // nothing to overlap, and the copy's registers would live on.
+    MemRefType type = tile.getType();
+    if (type.getDimSize(1) * type.getElementTypeBitWidth() / 8 < 128)
+      return;
+    // Every reader of the tile sits in a pipelined loop, whose head waits for
+    // all but the newest groups: the copy may stay in flight until then.
+    bool read = false;
+    for (Operation *user : tile->getUsers()) {
+      if (user == copy.getDpsInits()[0].getDefiningOp() ||
+          (isa<linalg::FillOp>(user) && user->getBlock() == copy->getBlock() &&
+           user->isBeforeInBlock(copy)))
+        continue;
+      auto loop = user->getParentOfType<scf::ForOp>();
+      while (loop && !loop->hasAttr(kPipelinedAttrName))
+        loop = loop->getParentOfType<scf::ForOp>();
+      if (!loop)
+        return;
+      read = true;
+    }
+    if (read)
+      copy->setAttr(kAsyncCopyAttrName, UnitAttr::get(copy->getContext()));
+  });
+}
+
 namespace {
 struct AttnPipelinePass
     : public attn::impl::AttnPipelineBase<AttnPipelinePass> {
@@ -388,6 +419,7 @@ struct AttnPipelinePass
         return signalPassFailure();
       ++numPipelined;
     }
+    markPrefetchedTiles(getOperation());
   }
 };
 } // namespace
