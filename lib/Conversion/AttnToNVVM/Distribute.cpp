@@ -119,6 +119,21 @@ LogicalResult Distributor::classify() {
     if (Buffer *out = lookup(op.getDpsInits()[0]))
       out->layout = Layout::Acc;
   });
+  // A block read elementwise into an accumulator block of its shape (the
+  // mask terms added to S) is laid out like it, in registers.
+  kernel.walk([&](linalg::GenericOp op) {
+    if (isContraction(op) || op.getNumDpsInits() != 1)
+      return;
+    Buffer *out = lookup(op.getDpsInits()[0]);
+    if (!out || out->layout != Layout::Acc)
+      return;
+    for (Value in : op.getDpsInputs())
+      if (Buffer *buf = lookup(in); buf && buf->layout == Layout::Shared &&
+                                    buf->slots == 1 && buf->rows == out->rows &&
+                                    buf->cols == out->cols &&
+                                    in.getDefiningOp<memref::AllocaOp>())
+        buf->layout = Layout::Acc;
+  });
   for (auto &[value, buf] : buffers) {
     if (buf.layout == Layout::Scalar) {
       if (!buf.type.getElementType().isInteger(1))

@@ -18,10 +18,14 @@
 
 // CHECK-LABEL: gpu.func @masked_kernel
 // CHECK:         %[[FLAG:.*]] = memref.alloca() : memref<1xi1>
+// The mask terms of the block, in registers (accumulator layout).
+// CHECK:         %[[TERMS:.*]] = memref.alloca() : memref<8xf32>
 // CHECK:         scf.for
-// CHECK:           memref.store %false, %[[FLAG]]
-// The owned mask elements: 2 rows x 2 tiles of 8 keys x 2 per lane = 8.
+// The owned mask elements, read once: 2 rows x 2 tiles of 8 keys x 2 per
+// lane = 8.
 // CHECK-COUNT-8:   memref.load %{{.*}} : memref<1x1x?x?xf32, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK:           memref.store %false, %[[FLAG]]
+// CHECK-COUNT-8:   memref.load %[[TERMS]]
 // CHECK:           %[[ANY:.*]] = nvvm.barrier #nvvm.reduction<or> %{{.*}} -> i32
 // CHECK:           %[[LIVE:.*]] = arith.cmpi ne, %[[ANY]], %c0_i32
 // CHECK:           memref.store %[[LIVE]], %[[FLAG]]
@@ -30,6 +34,10 @@
 // CHECK:             gpu.barrier
 // CHECK:             vector.load %{{.*}} : memref<?x128xf32, strided<[?, 1], offset: ?>>, vector<4xf32>
 // CHECK:             nvvm.mma.sync
+// The scores take the terms from registers: no second read of the mask.
+// CHECK-NOT:         memref<1x1x?x?xf32
+// CHECK:             memref.load %[[TERMS]]
+// CHECK-NOT:         memref<1x1x?x?xf32
 // CHECK:           }
 // CHECK:         }
 

@@ -145,17 +145,31 @@ func.func @bottom_right(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v: 
 
 // CHECK-LABEL: func @float_mask
 // CHECK:         %[[LIVE:.*]] = memref.alloca() : memref<i1>
+// CHECK:         %[[ADD:.*]] = memref.alloca() : memref<16x8xf32>
 // CHECK:         scf.for %{{.*}} = %c0 to %{{.*}} step %c1
 // CHECK-NOT:     scf.for
 // CHECK-NOT:       linalg.copy
-// CHECK:           linalg.fill ins(%false : i1) outs(%[[LIVE]] : memref<i1>)
-// CHECK:           linalg.generic {{{.*}}iterator_types = ["reduction", "reduction"]}
-// CHECK-SAME:          outs(%[[LIVE]] : memref<i1>)
+// The mask is read once per block, into the term each score gets:
+// log2(e) * bias, or -inf for a removed key (tail, causal, -inf bias).
+// CHECK:           linalg.generic {{{.*}}iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME:          outs(%[[ADD]] : memref<16x8xf32>)
+// CHECK:             arith.minsi
+// CHECK:             arith.minsi
+// CHECK:             arith.cmpi eq
+// CHECK:             arith.select
 // CHECK:             %[[MB:.*]] = memref.load %{{.*}} : memref<?x?xbf16>
 // CHECK:             %[[MB32:.*]] = arith.extf %[[MB]] : bf16 to f32
 // CHECK:             %[[VIS:.*]] = arith.cmpf une, %[[MB32]],
 // CHECK:             %[[KEEP:.*]] = arith.andi %{{.*}}, %[[VIS]]
-// CHECK:             %[[ANY:.*]] = arith.ori %{{.*}}, %[[KEEP]] : i1
+// CHECK:             %[[SCALED:.*]] = arith.mulf %[[MB32]], %cst
+// CHECK:             %[[TERM:.*]] = arith.select %[[KEEP]], %[[SCALED]], %[[NEGINF:.*]] : f32
+// CHECK:             linalg.yield %[[TERM]]
+// The block is live if any term is not -inf.
+// CHECK:           linalg.fill ins(%false : i1) outs(%[[LIVE]] : memref<i1>)
+// CHECK:           linalg.generic {{{.*}}iterator_types = ["reduction", "reduction"]}
+// CHECK-SAME:          ins(%[[ADD]] : memref<16x8xf32>) outs(%[[LIVE]] : memref<i1>)
+// CHECK:             %[[VIS2:.*]] = arith.cmpf une, %{{.*}}, %[[NEGINF]]
+// CHECK:             %[[ANY:.*]] = arith.ori %{{.*}}, %[[VIS2]] : i1
 // CHECK:             linalg.yield %[[ANY]]
 // CHECK:           %[[L:.*]] = memref.load %[[LIVE]][] : memref<i1>
 // CHECK:           scf.if %[[L]] {
@@ -163,17 +177,13 @@ func.func @bottom_right(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v: 
 // CHECK:             linalg.copy
 // CHECK:             linalg.generic
 // CHECK:               arith.mulf
-// CHECK:             linalg.generic
-// CHECK:               arith.minsi
-// CHECK:               arith.minsi
-// CHECK:               arith.cmpi eq
-// CHECK:               arith.select
-// CHECK:               %[[BIAS:.*]] = memref.load %{{.*}} : memref<?x?xbf16>
-// CHECK:               %[[BIAS32:.*]] = arith.extf %[[BIAS]] : bf16 to f32
-// A -inf bias removes the key outright (even from a NaN row).
-// CHECK:               arith.cmpf une, %[[BIAS32]],
-// CHECK:               %[[SCALED:.*]] = arith.mulf %[[BIAS32]], %cst
-// CHECK:               arith.addf %{{.*}}, %[[SCALED]]
+// S = c * S + term, or -inf where the term is (even for a NaN score).
+// CHECK:             linalg.generic {{{.*}}} ins(%[[ADD]] : memref<16x8xf32>) outs(%{{.*}} : memref<16x8xf32>)
+// CHECK:               %[[REMOVED:.*]] = arith.cmpf oeq, %{{.*}}, %[[NEGINF]]
+// CHECK:               %[[SC:.*]] = arith.mulf
+// CHECK:               %[[SUM:.*]] = arith.addf %[[SC]],
+// CHECK:               arith.select %[[REMOVED]], %[[NEGINF]], %[[SUM]]
+// CHECK-NOT:           memref.load %{{.*}} : memref<?x?xbf16>
 func.func @float_mask(%q: memref<?x4x?x32xbf16>, %k: memref<?x4x?x32xbf16>, %v: memref<?x4x?x32xbf16>, %m: memref<?x?xbf16>, %o: memref<?x4x?x32xbf16>, %b: index, %h: index, %qb: index) {
   attn.block_attention ins(%q, %k, %v mask(%m)) outs(%o) at [%b, %h, %qb] {config = #cfg, scale = 0.25 : f32} : memref<?x4x?x32xbf16>, memref<?x4x?x32xbf16>, memref<?x4x?x32xbf16> mask memref<?x?xbf16> outs memref<?x4x?x32xbf16>
   return
@@ -191,11 +201,15 @@ func.func @float_mask(%q: memref<?x4x?x32xbf16>, %k: memref<?x4x?x32xbf16>, %v: 
 // CHECK:         scf.for
 // CHECK:           linalg.copy
 // CHECK:           linalg.copy
+// CHECK:           linalg.generic {{{.*}}iterator_types = ["parallel", "parallel"]}
+// CHECK:             %[[KEEP:.*]] = memref.load %{{.*}} : memref<1x1x?x?xi1>
+// CHECK:             %[[BOTH:.*]] = arith.andi %{{.*}}, %[[KEEP]]
+// CHECK:             arith.select %[[BOTH]], %cst{{.*}}, %cst{{.*}} : f32
 // CHECK:           linalg.generic {{{.*}}iterator_types = ["reduction", "reduction"]}
 // CHECK:           scf.if
 // CHECK-NOT:         linalg.copy
-// CHECK:             %[[KEEP:.*]] = memref.load %{{.*}} : memref<1x1x?x?xi1>
-// CHECK:             arith.andi %{{.*}}, %[[KEEP]]
+// CHECK-NOT:         memref<1x1x?x?xi1>
+// CHECK:           }
 func.func @bool_mask(%q: memref<?x4x?x32xf16>, %k: memref<?x4x?x32xf16>, %v: memref<?x4x?x32xf16>, %m: memref<1x1x?x?xi1>, %o: memref<?x4x?x32xf16>, %b: index, %h: index, %qb: index) {
   attn.block_attention ins(%q, %k, %v mask(%m)) outs(%o) at [%b, %h, %qb] {config = #cfg, scale = 0.25 : f32} : memref<?x4x?x32xf16>, memref<?x4x?x32xf16>, memref<?x4x?x32xf16> mask memref<1x1x?x?xi1> outs memref<?x4x?x32xf16>
   return

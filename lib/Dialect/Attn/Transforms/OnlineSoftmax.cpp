@@ -126,6 +126,10 @@ private:
   Value qTile, kTile, vTile, sTile, mRow, mNewRow, alphaRow, lRow, accTile;
   /// memref<i1>: the block-skip flag of masked blocks under a user mask.
   Value liveFlag;
+  /// Under a mask tensor: per (row, key) of the block, the term its score
+  /// gets (log2(e) * bias, 0 for an i1 mask) or -inf for a removed key;
+  /// read from the mask once for the block check and the scores.
+  Value addTile;
   /// The user mask's sizes (broadcast dims read index 0), per step.
   SmallVector<Value> maskSizes;
 };
@@ -190,8 +194,10 @@ void ProgramBuilder::build() {
   alphaRow = allocBuffer({blockM}, f32);
   lRow = allocBuffer({blockM}, f32);
   accTile = allocBuffer({blockM, valueHeadDim}, f32);
-  if (op.getMask())
+  if (op.getMask()) {
     liveFlag = allocBuffer({}, b.getI1Type());
+    addTile = allocBuffer({blockM, blockN}, f32);
+  }
 
   // Q block, zero past Tq; running max -inf, running sum and acc 0.
   loadTile(query, batch, head, row0, rows, qTile, /*padded=*/true);
@@ -299,6 +305,22 @@ void ProgramBuilder::buildScores(Value col0, bool masked) {
 
   Value negInf = f32Const(-std::numeric_limits<double>::infinity());
   Value log2eConst = f32Const(log2e);
+  if (addTile) {
+    // The block check read the mask into addTile: S = c * S + add, or -inf
+    // where the key is removed (a NaN score of a removed key stays out).
+    generic(ValueRange{addTile}, ValueRange{sTile},
+            {map(2, {0, 1}), map(2, {0, 1})},
+            {IteratorType::parallel, IteratorType::parallel},
+            [&](OpBuilder &nb, Location l, ValueRange args) {
+              Value removed = arith::CmpFOp::create(
+                  nb, l, arith::CmpFPredicate::OEQ, args[0], negInf);
+              Value s = arith::AddFOp::create(
+                  nb, l, arith::MulFOp::create(nb, l, args[1], c), args[0]);
+              yieldValue(nb, l,
+                         arith::SelectOp::create(nb, l, removed, negInf, s));
+            });
+    return;
+  }
   generic(ValueRange{}, ValueRange{sTile}, {map(2, {0, 1})},
           {IteratorType::parallel, IteratorType::parallel},
           [&](OpBuilder &nb, Location l, ValueRange args) {
@@ -364,19 +386,35 @@ Value ProgramBuilder::keyVisible(OpBuilder &nb, Location l, Value i, Value j,
 }
 
 void ProgramBuilder::buildLiveCheck(Value col0) {
-  // A reduction over the block's (row, key) pairs into the i1 flag; S only
-  // gives the iteration space (its values are not read).
+  // The mask read once into addTile (the term each score gets, -inf for a
+  // removed key), then a reduction of "not -inf" over the block's (row, key)
+  // pairs into the i1 flag.
+  Value negInf = f32Const(-std::numeric_limits<double>::infinity());
+  Value log2eConst = f32Const(1.4426950408889634);
+  Value zeroF = f32Const(0.0);
+  generic(
+      ValueRange{}, ValueRange{addTile}, {map(2, {0, 1})},
+      {IteratorType::parallel, IteratorType::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value i = arith::AddIOp::create(nb, l, row0,
+                                        linalg::IndexOp::create(nb, l, 0));
+        Value j = arith::AddIOp::create(nb, l, col0,
+                                        linalg::IndexOp::create(nb, l, 1));
+        Value bias;
+        Value keep = keyVisible(nb, l, i, j, &bias);
+        Value add =
+            bias ? arith::MulFOp::create(nb, l, bias, log2eConst).getResult()
+                 : zeroF;
+        yieldValue(nb, l, arith::SelectOp::create(nb, l, keep, add, negInf));
+      });
   fill(liveFlag, arith::ConstantIntOp::create(b, loc, 0, 1));
   MLIRContext *ctx = b.getContext();
-  generic(ValueRange{sTile}, ValueRange{liveFlag},
+  generic(ValueRange{addTile}, ValueRange{liveFlag},
           {map(2, {0, 1}), AffineMap::get(2, 0, {}, ctx)},
           {IteratorType::reduction, IteratorType::reduction},
           [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value i = arith::AddIOp::create(nb, l, row0,
-                                            linalg::IndexOp::create(nb, l, 0));
-            Value j = arith::AddIOp::create(nb, l, col0,
-                                            linalg::IndexOp::create(nb, l, 1));
-            Value keep = keyVisible(nb, l, i, j, /*bias=*/nullptr);
+            Value keep = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNE,
+                                               args[0], negInf);
             yieldValue(nb, l, arith::OrIOp::create(nb, l, args[1], keep));
           });
 }
