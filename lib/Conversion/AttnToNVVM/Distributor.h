@@ -2,8 +2,9 @@
 //
 // Part of the attn-mlir project.
 //
-// The state shared by Distribute.cpp (buffers, copies, elementwise math,
-// reductions, stores) and Contraction.cpp (tensor-core and FMA
+// The state shared by Distribute.cpp (buffers, elementwise math,
+// reductions, stores), Copy.cpp (tile loads, fills), Pipeline.cpp
+// (cp.async) and Contraction.cpp (tensor-core and FMA
 // contractions) of distributeProgram; see Distribute.cpp for the mapping.
 //
 //===----------------------------------------------------------------------===//

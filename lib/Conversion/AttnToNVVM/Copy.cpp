@@ -1,0 +1,360 @@
+//===- Copy.cpp - tile loads and fills onto threads -----------*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+// The copies and fills of distributeProgram (see Distribute.cpp): global ->
+// shared tile loads in 16-byte chunks (synchronous, or cp.async for the
+// loads --attn-pipeline moved ahead: Pipeline.cpp), zero fills folded into
+// the copies that follow them, and row-buffer copies in registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Distributor.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::detail;
+
+void Distributor::forEachSharedChunk(int64_t rows, int64_t cols, int64_t vec,
+                                     function_ref<void(Value, Value)> fn) {
+  int64_t chunksPerRow = cols / vec;
+  int64_t total = rows * chunksPerRow;
+  auto loop =
+      scf::ForOp::create(b, loc, tid, cIndex(total), cIndex(numThreads));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  Value idx = loop.getInductionVar();
+  Value row = arith::DivUIOp::create(b, loc, idx, cIndex(chunksPerRow));
+  Value col = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, idx, cIndex(chunksPerRow)),
+      cIndex(vec));
+  fn(row, col);
+}
+
+LogicalResult Distributor::rewriteCopyRun(linalg::CopyOp copy,
+                                          DenseSet<Operation *> &done) {
+  auto isTileLoad = [&](linalg::CopyOp c) {
+    Buffer *to = lookup(c.getDpsInits()[0]);
+    return to && to->layout == Layout::Shared && !lookup(c.getDpsInputs()[0]);
+  };
+  if (!isTileLoad(copy))
+    return rewriteCopy(copy);
+  SmallVector<linalg::CopyOp> run = {copy};
+  SmallVector<linalg::FillOp> dropped;
+  for (Operation *next = copy->getNextNode(); next;
+       next = next->getNextNode()) {
+    auto nextCopy = dyn_cast<linalg::CopyOp>(next);
+    if (nextCopy && isTileLoad(nextCopy)) {
+      run.push_back(nextCopy);
+      done.insert(nextCopy);
+      continue;
+    }
+    // The zero fill of the next tile is made redundant by its copy.
+    auto fill = dyn_cast<linalg::FillOp>(next);
+    if (fill && lookup(fill.getDpsInits()[0]) &&
+        isZeroFillBeforeCopy(fill, lookup(fill.getDpsInits()[0]))) {
+      dropped.push_back(fill);
+      done.insert(fill);
+      continue;
+    }
+    if (!isPure(next))
+      break;
+  }
+  LogicalResult result = rewriteTileLoads(run);
+  for (linalg::FillOp fill : dropped)
+    b.eraseOp(fill);
+  return result;
+}
+
+/// The block buffer under the views of `v`, and the slot index of a view of
+/// one slot of a multi-buffered tile (else null).
+static std::pair<Value, OpFoldResult> tileAndSlot(Value v) {
+  OpFoldResult slot;
+  while (auto sub = v.getDefiningOp<memref::SubViewOp>()) {
+    if (sub.getSourceType().getRank() == 3)
+      slot = sub.getMixedOffsets()[0];
+    v = sub.getSource();
+  }
+  return {v, slot};
+}
+
+static bool sameValue(Value a, Value b, int depth);
+
+/// Whether indices `a` and `b` are the same computation (the slot indices
+/// --attn-pipeline computes once per use).
+static bool sameIndex(OpFoldResult a, OpFoldResult b, int depth = 6) {
+  if (a == b)
+    return true;
+  if (!a || !b)
+    return false;
+  if (isa_and_nonnull<Attribute>(a) || isa_and_nonnull<Attribute>(b))
+    return getConstantIntValue(a) &&
+           getConstantIntValue(a) == getConstantIntValue(b);
+  return sameValue(cast<Value>(a), cast<Value>(b), depth);
+}
+
+static bool sameValue(Value a, Value b, int depth) {
+  if (a == b)
+    return true;
+  Operation *da = a ? a.getDefiningOp() : nullptr;
+  Operation *db = b ? b.getDefiningOp() : nullptr;
+  if (!da || !db || depth == 0 || !isPure(da) ||
+      da->getName() != db->getName() ||
+      da->getAttrDictionary() != db->getAttrDictionary() ||
+      da->getNumOperands() != db->getNumOperands() ||
+      da->getNumRegions() != 0 || db->getNumRegions() != 0)
+    return false;
+  for (auto [x, y] : llvm::zip(da->getOperands(), db->getOperands()))
+    if (!sameValue(x, y, depth - 1))
+      return false;
+  return true;
+}
+
+LogicalResult Distributor::rewriteAsyncCopyRun(linalg::CopyOp copy,
+                                               DenseSet<Operation *> &done) {
+  auto rowsOf = [&](linalg::CopyOp c) {
+    OpFoldResult rows;
+    (void)lookup(c.getDpsInits()[0], &rows);
+    return rows;
+  };
+  OpFoldResult rows = rowsOf(copy);
+  SmallVector<linalg::CopyOp> run = {copy};
+  SmallVector<linalg::FillOp> dropped;
+  for (Operation *next = copy->getNextNode(); next;
+       next = next->getNextNode()) {
+    auto nextCopy = dyn_cast<linalg::CopyOp>(next);
+    if (nextCopy && nextCopy->hasAttr(kAsyncCopyAttrName) &&
+        sameIndex(rowsOf(nextCopy), rows)) {
+      run.push_back(nextCopy);
+      done.insert(nextCopy);
+      continue;
+    }
+    auto fill = dyn_cast<linalg::FillOp>(next);
+    if (fill && lookup(fill.getDpsInits()[0]) &&
+        isZeroFillBeforeCopy(fill, lookup(fill.getDpsInits()[0]))) {
+      dropped.push_back(fill);
+      done.insert(fill);
+      continue;
+    }
+    if (!isPure(next))
+      break;
+  }
+  // A dropped fill must precede a copy of the run.
+  LogicalResult result = rewriteAsyncCopies(run);
+  for (linalg::FillOp fill : dropped)
+    b.eraseOp(fill);
+  return result;
+}
+
+bool Distributor::isZeroFillBeforeCopy(linalg::FillOp fill, Buffer *buf) {
+  if (!matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat()))
+    return false;
+  auto [tile, slot] = tileAndSlot(fill.getDpsInits()[0]);
+  for (Operation *next = fill->getNextNode(); next;
+       next = next->getNextNode()) {
+    if (auto copy = dyn_cast<linalg::CopyOp>(next)) {
+      auto [copyTile, copySlot] = tileAndSlot(copy.getDpsInits()[0]);
+      return copyTile == tile && sameIndex(copySlot, slot);
+    }
+    if (!isPure(next))
+      return false;
+  }
+  return false;
+}
+
+LogicalResult Distributor::rewriteFill(linalg::FillOp op) {
+  Buffer *buf = lookup(op.getDpsInits()[0]);
+  if (!buf)
+    return op.emitOpError("fills an unknown buffer");
+  Value value = op.getDpsInputs()[0];
+  b.setInsertionPoint(op);
+  if (buf->layout == Layout::Shared && isZeroFillBeforeCopy(op, buf)) {
+    // The copy that follows zeroes the rows it does not load.
+    b.eraseOp(op);
+    return success();
+  }
+  if (buf->layout == Layout::Shared && buf->stage)
+    return op.emitOpError("fills one slot of a multi-buffered tile without "
+                          "a copy after it");
+  if (buf->layout == Layout::Shared) {
+    Type elt = buf->type.getElementType();
+    int64_t vec = 16 / (elt.getIntOrFloatBitWidth() / 8);
+    auto vecType = VectorType::get({vec}, elt);
+    barrier();
+    forEachSharedChunk(buf->rows, buf->cols, vec, [&](Value r, Value c) {
+      Value splat = vector::BroadcastOp::create(b, loc, vecType, value);
+      vector::StoreOp::create(b, loc, splat, buf->storage, ValueRange{r, c},
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+    });
+    barrier();
+  } else {
+    int64_t n = cast<MemRefType>(buf->storage.getType()).getDimSize(0);
+    for (int64_t k = 0; k < n; ++k)
+      storePrivate(*buf, k, value);
+  }
+  b.eraseOp(op);
+  return success();
+}
+
+LogicalResult Distributor::rewriteCopy(linalg::CopyOp op) {
+  Value src = op.getDpsInputs()[0], dst = op.getDpsInits()[0];
+  OpFoldResult rows;
+  Buffer *to = lookup(dst, &rows);
+  Buffer *from = lookup(src);
+  b.setInsertionPoint(op);
+  if (to && from && to->layout == Layout::Row && from->layout == Layout::Row) {
+    for (int64_t k = 0; k < rowTiles * 2; ++k)
+      storePrivate(*to, k, loadPrivate(*from, k));
+    b.eraseOp(op);
+    return success();
+  }
+  if (!to || to->layout != Layout::Shared || from)
+    return op.emitOpError("expects a copy from global memory into a shared "
+                          "block buffer");
+  return rewriteTileLoads({op});
+}
+
+namespace {
+/// One global -> shared tile copy, cut into 16-byte chunks.
+struct TileLoad {
+  Value src, validRows;
+  Buffer *to;
+  VectorType vecType;
+  int64_t vec, chunksPerRow, total, perThread, group;
+};
+} // namespace
+
+/// Loads `count` chunks of `load` starting at chunk `tid + groupBase` (step
+/// numThreads): a 16-byte vector per chunk, zero for rows past the valid
+/// ones. Returns (value, row, col, in-range predicate or null).
+static SmallVector<std::tuple<Value, Value, Value, Value>>
+loadChunks(OpBuilder &b, Location loc, const TileLoad &load, Value tid,
+           Value groupBase, int64_t count, int64_t numThreads, bool ragged) {
+  auto cIndex = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value zero = arith::ConstantOp::create(b, loc, load.vecType,
+                                         b.getZeroAttr(load.vecType));
+  SmallVector<std::tuple<Value, Value, Value, Value>> chunks;
+  for (int64_t i = 0; i < count; ++i) {
+    Value idx = arith::AddIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, tid, groupBase),
+        cIndex(i * numThreads));
+    Value r = arith::DivUIOp::create(b, loc, idx, cIndex(load.chunksPerRow));
+    Value c = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, idx, cIndex(load.chunksPerRow)),
+        cIndex(load.vec));
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r,
+                                         load.validRows);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{load.vecType}, inside,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value v = vector::LoadOp::create(
+          b, loc, load.vecType, load.src, ValueRange{r, c},
+          /*nontemporal=*/false, llvm::MaybeAlign(16));
+      scf::YieldOp::create(b, loc, v);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, zero);
+    }
+    Value inRange =
+        ragged ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, idx,
+                                       cIndex(load.total))
+                     .getResult()
+               : Value();
+    chunks.push_back({ifOp.getResult(0), r, c, inRange});
+  }
+  return chunks;
+}
+
+static void
+storeChunks(OpBuilder &b, Location loc, const TileLoad &load,
+            ArrayRef<std::tuple<Value, Value, Value, Value>> chunks) {
+  for (auto [v, r, c, inRange] : chunks) {
+    OpBuilder::InsertionGuard guard(b);
+    if (inRange) {
+      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    }
+    vector::StoreOp::create(b, loc, v, load.to->storage, ValueRange{r, c},
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+  }
+}
+
+LogicalResult Distributor::rewriteTileLoads(ArrayRef<linalg::CopyOp> copies) {
+  // Global rows [0, rows) -> shared rows [0, rows) in 16-byte chunks; rows
+  // past `rows` become zero. Each thread issues its loads in groups (up to
+  // 8 x 16 bytes, fewer for wide f32 rows whose blocks already hold many
+  // registers) before the group's stores, so loads are in flight together;
+  // consecutive tile copies (K and V) share one group when both fit.
+  b.setInsertionPoint(copies.back());
+  SmallVector<TileLoad> loads;
+  for (linalg::CopyOp op : copies) {
+    OpFoldResult rows;
+    TileLoad load;
+    load.to = lookup(op.getDpsInits()[0], &rows);
+    if (load.to->stage)
+      return op.emitOpError("copies into one slot of a multi-buffered tile "
+                            "without attn.async_copy");
+    load.src = op.getDpsInputs()[0];
+    load.validRows = getValueOrCreateConstantIndexOp(b, loc, rows);
+    Type elt = load.to->type.getElementType();
+    int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+    load.vec = 16 / bytes;
+    load.vecType = VectorType::get({load.vec}, elt);
+    load.chunksPerRow = load.to->cols / load.vec;
+    load.total = load.to->rows * load.chunksPerRow;
+    load.perThread = (load.total + numThreads - 1) / numThreads;
+    load.group = std::clamp<int64_t>(8 * 256 / (load.to->cols * bytes), 1, 8);
+    loads.push_back(load);
+  }
+  barrier();
+  int64_t together = 0;
+  for (const TileLoad &load : loads)
+    together += load.perThread;
+  if (together <= 8 && llvm::all_of(loads, [](const TileLoad &l) {
+        return l.perThread <= l.group;
+      })) {
+    SmallVector<SmallVector<std::tuple<Value, Value, Value, Value>>> all;
+    for (const TileLoad &load : loads)
+      all.push_back(loadChunks(b, loc, load, tid, cIndex(0), load.perThread,
+                               numThreads, load.total % numThreads != 0));
+    for (auto [load, chunks] : llvm::zip(loads, all))
+      storeChunks(b, loc, load, chunks);
+  } else {
+    for (const TileLoad &load : loads) {
+      int64_t numGroups = (load.perThread + load.group - 1) / load.group;
+      if (numGroups == 1) {
+        storeChunks(b, loc, load,
+                    loadChunks(b, loc, load, tid, cIndex(0), load.perThread,
+                               numThreads, load.total % numThreads != 0));
+        continue;
+      }
+      // A loop over groups, so that the compiler does not hoist every load
+      // of the tile at once; chunks past the tile are cut by the range
+      // predicate.
+      auto loop = scf::ForOp::create(
+          b, loc, cIndex(0), cIndex(numGroups * load.group * numThreads),
+          cIndex(load.group * numThreads));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      storeChunks(b, loc, load,
+                  loadChunks(b, loc, load, tid, loop.getInductionVar(),
+                             load.group, numThreads, /*ragged=*/true));
+    }
+  }
+  barrier();
+  for (linalg::CopyOp op : copies)
+    b.eraseOp(op);
+  return success();
+}
