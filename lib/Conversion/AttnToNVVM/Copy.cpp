@@ -48,12 +48,21 @@ LogicalResult Distributor::rewriteCopyRun(linalg::CopyOp copy,
   };
   if (!isTileLoad(copy))
     return rewriteCopy(copy);
+  return rewriteRun(copy, isTileLoad, done, [&](ArrayRef<linalg::CopyOp> run) {
+    return rewriteTileLoads(run);
+  });
+}
+
+LogicalResult Distributor::rewriteRun(
+    linalg::CopyOp copy, function_ref<bool(linalg::CopyOp)> joins,
+    DenseSet<Operation *> &done,
+    function_ref<LogicalResult(ArrayRef<linalg::CopyOp>)> rewrite) {
   SmallVector<linalg::CopyOp> run = {copy};
   SmallVector<linalg::FillOp> dropped;
   for (Operation *next = copy->getNextNode(); next;
        next = next->getNextNode()) {
     auto nextCopy = dyn_cast<linalg::CopyOp>(next);
-    if (nextCopy && isTileLoad(nextCopy)) {
+    if (nextCopy && joins(nextCopy)) {
       run.push_back(nextCopy);
       done.insert(nextCopy);
       continue;
@@ -69,7 +78,7 @@ LogicalResult Distributor::rewriteCopyRun(linalg::CopyOp copy,
     if (!isPure(next))
       break;
   }
-  LogicalResult result = rewriteTileLoads(run);
+  LogicalResult result = rewrite(run);
   for (linalg::FillOp fill : dropped)
     b.eraseOp(fill);
   return result;
@@ -127,32 +136,12 @@ LogicalResult Distributor::rewriteAsyncCopyRun(linalg::CopyOp copy,
     return rows;
   };
   OpFoldResult rows = rowsOf(copy);
-  SmallVector<linalg::CopyOp> run = {copy};
-  SmallVector<linalg::FillOp> dropped;
-  for (Operation *next = copy->getNextNode(); next;
-       next = next->getNextNode()) {
-    auto nextCopy = dyn_cast<linalg::CopyOp>(next);
-    if (nextCopy && nextCopy->hasAttr(kAsyncCopyAttrName) &&
-        sameIndex(rowsOf(nextCopy), rows)) {
-      run.push_back(nextCopy);
-      done.insert(nextCopy);
-      continue;
-    }
-    auto fill = dyn_cast<linalg::FillOp>(next);
-    if (fill && lookup(fill.getDpsInits()[0]) &&
-        isZeroFillBeforeCopy(fill, lookup(fill.getDpsInits()[0]))) {
-      dropped.push_back(fill);
-      done.insert(fill);
-      continue;
-    }
-    if (!isPure(next))
-      break;
-  }
-  // A dropped fill must precede a copy of the run.
-  LogicalResult result = rewriteAsyncCopies(run);
-  for (linalg::FillOp fill : dropped)
-    b.eraseOp(fill);
-  return result;
+  auto joins = [&](linalg::CopyOp next) {
+    return next->hasAttr(kAsyncCopyAttrName) && sameIndex(rowsOf(next), rows);
+  };
+  return rewriteRun(copy, joins, done, [&](ArrayRef<linalg::CopyOp> run) {
+    return rewriteAsyncCopies(run);
+  });
 }
 
 bool Distributor::isZeroFillBeforeCopy(linalg::FillOp fill, Buffer *buf) {

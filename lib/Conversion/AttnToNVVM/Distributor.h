@@ -99,6 +99,14 @@ private:
   /// redundant) in between; marks them in `done`.
   LogicalResult rewriteAsyncCopyRun(linalg::CopyOp copy,
                                     DenseSet<Operation *> &done);
+  /// The run of copies that starts at `copy`: the copies after it that
+  /// `joins` accepts, with only pure ops and the zero fills the copies make
+  /// redundant in between, all marked in `done`; `rewrite` rewrites the run,
+  /// then the fills are erased.
+  LogicalResult
+  rewriteRun(linalg::CopyOp copy, function_ref<bool(linalg::CopyOp)> joins,
+             DenseSet<Operation *> &done,
+             function_ref<LogicalResult(ArrayRef<linalg::CopyOp>)> rewrite);
   /// Global -> shared tile copies, issued together.
   LogicalResult rewriteTileLoads(ArrayRef<linalg::CopyOp> copies);
 

@@ -111,6 +111,12 @@ private:
   /// Inside a block body: whether query i sees key j (key tail, causal
   /// diagonal, user mask) and, for a float mask, its bias (else null).
   Value keyVisible(OpBuilder &nb, Location l, Value i, Value j, Value *bias);
+  /// Inside a block generic over (row, key): the query row and key index.
+  std::pair<Value, Value> position(OpBuilder &nb, Location l, Value col0) {
+    return {
+        arith::AddIOp::create(nb, l, row0, linalg::IndexOp::create(nb, l, 0)),
+        arith::AddIOp::create(nb, l, col0, linalg::IndexOp::create(nb, l, 1))};
+  }
   /// live = any key of the block at col0 visible from any row: a block of a
   /// user mask whose keys are all masked out is skipped at run time.
   void buildLiveCheck(Value col0);
@@ -324,10 +330,7 @@ void ProgramBuilder::buildScores(Value col0, bool masked) {
   generic(ValueRange{}, ValueRange{sTile}, {map(2, {0, 1})},
           {IteratorType::parallel, IteratorType::parallel},
           [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value i = arith::AddIOp::create(nb, l, row0,
-                                            linalg::IndexOp::create(nb, l, 0));
-            Value j = arith::AddIOp::create(nb, l, col0,
-                                            linalg::IndexOp::create(nb, l, 1));
+            auto [i, j] = position(nb, l, col0);
             Value s = arith::MulFOp::create(nb, l, args[0], c);
             Value bias;
             Value keep = keyVisible(nb, l, i, j, &bias);
@@ -396,10 +399,7 @@ void ProgramBuilder::buildLiveCheck(Value col0) {
       ValueRange{}, ValueRange{addTile}, {map(2, {0, 1})},
       {IteratorType::parallel, IteratorType::parallel},
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value i = arith::AddIOp::create(nb, l, row0,
-                                        linalg::IndexOp::create(nb, l, 0));
-        Value j = arith::AddIOp::create(nb, l, col0,
-                                        linalg::IndexOp::create(nb, l, 1));
+        auto [i, j] = position(nb, l, col0);
         Value bias;
         Value keep = keyVisible(nb, l, i, j, &bias);
         Value add =
