@@ -40,10 +40,14 @@ static Defaults getDefaults(Type elementType, int64_t headDim,
   bool wide = elementType.isF32();
   if (hasMask) {
     // The mask tensor's block check and bias take registers of their own.
-    // f32 at D <= 128 skips the K/V loads of dead blocks (one stage); at
-    // D > 128 the pipelined form is the one that fits without spills.
-    if (maxDim > 128 || wide)
-      return {64, 16, 4, wide && maxDim <= 128 ? 1 : 2};
+    // f32 at D <= 128: 64x32, two stages (sweep 5, with the mask read once
+    // per block: 4-8% faster than 64x16 with one stage, which skipped the
+    // K/V loads of dead blocks); at D > 128 64x16, two stages, fits without
+    // spills.
+    if (wide && maxDim <= 128)
+      return {64, 32, 4, 2};
+    if (maxDim > 128)
+      return {64, 16, 4, 2};
     return {64, maxDim <= 64 ? 64 : 32, 4, 2};
   }
   if (maxDim > 128)
