@@ -26,7 +26,8 @@ struct Defaults {
 ///    at D = 64, where the two-stage full kernel spills (sweep 3). Below
 ///    D = 64 two stages (tiles of short rows; three spill at D = 16).
 ///  - f32 (tf32): 4 warps of 16 rows, key blocks of 32 (16 above head dim
-///    128), one stage; f32 fragments take twice the registers.
+///    128), one stage; f32 fragments take twice the registers. With a mask
+///    tensor two stages (sweep 5).
 ///  - D > 128: 64-row programs, key blocks of 32 (16-bit) or 16 (f32).
 /// These keep every kernel of the CI matrix free of spills
 /// (test/Target/PTX/ptxas-matrix.test). The CPU numbers keep every block
