@@ -133,7 +133,7 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
   Value by = gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::y);
   Value batch = arith::DivUIOp::create(rewriter, loc, by, heads);
   Value head = arith::RemUIOp::create(rewriter, loc, by, heads);
-  ValueRange ivs = grid.getInductionVars();
+  SmallVector<Value> ivs = grid.getInductionVars();
   mapping.map(ivs[0], batch);
   mapping.map(ivs[1], head);
   mapping.map(ivs[2], bx);
