@@ -94,11 +94,16 @@
 // CHECK:             arith.andi
 // CHECK:             arith.select %{{.*}}, %{{.*}}, %[[NEGINF]]
 // CHECK:         }
-// O = (l == 0) ? 0 : acc / l, once after the loop.
-// CHECK:         linalg.generic
+// O = acc * ((l == 0) ? 0 : 1 / l), once after the loop: one division per
+// row, a multiply per element.
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel"]} ins(%[[L:.*]] : memref<16xf32>) outs(%[[L]] : memref<16xf32>)
 // CHECK:           arith.cmpf oeq
-// CHECK:           arith.divf
+// CHECK:           arith.divf %cst{{.*}}, %
 // CHECK:           arith.select
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%[[L]] : memref<16xf32>) outs(%{{.*}} : memref<16x32xf32>)
+// CHECK-NOT:       arith.divf
+// CHECK:           arith.mulf
+// CHECK-NEXT:      linalg.yield
 // Store the valid rows in f16.
 // CHECK:         memref.subview %[[O]][%[[B]], %[[H]], %[[ROW0]], 0] [1, 1, %[[ROWS]], 32]
 // CHECK:         linalg.generic

@@ -258,17 +258,22 @@ void ProgramBuilder::build() {
     loop(zero, numUnmasked, /*masked=*/false);
   loop(numUnmasked, numVisit, /*masked=*/true);
 
-  // Epilogue: O = acc / l once; rows with no visible key (l == 0) give 0.
-  Value zeroF = f32Const(0.0);
-  generic(ValueRange{lRow}, ValueRange{accTile}, {map(2, {0}), map(2, {0, 1})},
-          {IteratorType::parallel, IteratorType::parallel},
+  // Epilogue: O = acc * (1 / l), one division per row; rows with no
+  // visible key (l == 0, acc == 0) give 0.
+  Value zeroF = f32Const(0.0), oneF = f32Const(1.0);
+  generic(ValueRange{lRow}, ValueRange{lRow}, {map(1, {0}), map(1, {0})},
+          {IteratorType::parallel},
           [&](OpBuilder &nb, Location l, ValueRange args) {
             Value empty = arith::CmpFOp::create(
                 nb, l, arith::CmpFPredicate::OEQ, args[0], zeroF);
-            Value quotient = arith::DivFOp::create(nb, l, args[1], args[0]);
-            Value result =
-                arith::SelectOp::create(nb, l, empty, zeroF, quotient);
-            yieldValue(nb, l, result);
+            Value inverse = arith::DivFOp::create(nb, l, oneF, args[0]);
+            yieldValue(nb, l,
+                       arith::SelectOp::create(nb, l, empty, zeroF, inverse));
+          });
+  generic(ValueRange{lRow}, ValueRange{accTile}, {map(2, {0}), map(2, {0, 1})},
+          {IteratorType::parallel, IteratorType::parallel},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            yieldValue(nb, l, arith::MulFOp::create(nb, l, args[1], args[0]));
           });
   // Store the valid rows, converted to the element type.
   Value from = prefixView(accTile, rows);
