@@ -12,7 +12,7 @@
 //   alpha = exp2(m - mu);       P = exp2(S - mu)
 //   l     = alpha * l + rowsum(P)
 //   acc   = alpha * acc + P V;  m = m_new
-//   O     = (l == 0) ? 0 : acc / l   (once, after the loop)
+//   O     = acc * ((l == 0) ? 0 : 1 / l)   (once, after the loop)
 //
 //===----------------------------------------------------------------------===//
 

@@ -59,7 +59,7 @@ def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
     P     = exp2(S - m_new)
     l     = alpha * l + rowsum(P)
     acc   = alpha * acc + P V_blk
-    O     = acc / l  (once, after the loop; 0 where l == 0)
+    O     = acc * (1 / l)  (once, after the loop: one division per row; 0 where l == 0)
     ```
 
     Key blocks come in three classes: blocks that need no mask (run by a
