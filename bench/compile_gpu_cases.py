@@ -2,6 +2,7 @@
 """Compiles the GPU check cases to PTX + manifests on a machine with MLIR.
 
     compile_gpu_cases.py --attn-translate PATH --out DIR [--random 200] [--seed 1]
+                         [--wgmma]
 
 Takes the execution matrix of test/Integration/attn_cases.py (the one the
 CPU path runs in CI) plus `--random` random cases, compiles each distinct
@@ -34,6 +35,8 @@ def main():
     ap.add_argument("--random", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--chip", default="sm_90a")
+    ap.add_argument("--wgmma", action="store_true",
+                    help="compile with attn-translate --wgmma (Q K^T on wgmma where the kernel allows it)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -56,7 +59,7 @@ def main():
         with open(mlir, "w") as f:
             f.write(text)
         cmd = [args.attn_translate, "--attn-to-ptx", mlir, "-o", os.path.join(args.out, key + ".ptx"),
-               f"--chip={args.chip}"]
+               f"--chip={args.chip}"] + (["--wgmma"] if args.wgmma else [])
         if block:
             cmd += [f"--block-m={block[0]}", f"--block-n={block[1]}", f"--num-warps={block[2]}"]
         if stages:

@@ -60,7 +60,9 @@ void mlir::attn::buildAttnToGPUKernelsPipeline(
   // grid, and the kernel's block coordinates come from its three dims.
   pm.addPass(createCSEPass());
   addBufferization(pm);
-  pm.addPass(createConvertAttnToNVVM());
+  ConvertAttnToNVVMOptions convertOptions;
+  convertOptions.wgmma = options.wgmma;
+  pm.addPass(createConvertAttnToNVVM(convertOptions));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

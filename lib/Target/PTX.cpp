@@ -88,6 +88,7 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   pipelineOptions.blockN = options.overrides.blockN;
   pipelineOptions.numWarps = options.overrides.numWarps;
   pipelineOptions.numStages = options.overrides.numStages;
+  pipelineOptions.wgmma = options.wgmma;
   PassManager kernels(module.getContext());
   buildAttnToGPUKernelsPipeline(kernels, pipelineOptions);
   if (failed(kernels.run(*work)))

@@ -103,6 +103,10 @@ int main(int argc, char **argv) {
   cl::opt<int64_t> numStages("num-stages", cl::init(0),
                              cl::desc("K/V stages (0: default)"),
                              cl::cat(category));
+  cl::opt<bool> wgmma("wgmma", cl::init(false),
+                      cl::desc("Q K^T on wgmma where the kernel allows it "
+                               "(sm_90a; experimental, not yet faster)"),
+                      cl::cat(category));
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "attn-translate: attn.attention to PTX, cubin "
@@ -145,6 +149,7 @@ int main(int argc, char **argv) {
   options.chip = chip;
   options.features = features;
   options.overrides = {blockM, blockN, numWarps, numStages};
+  options.wgmma = wgmma;
   FailureOr<mlir::attn::KernelArtifact> artifact =
       mlir::attn::compileToPTX(*module, funcName, options);
   if (failed(artifact))

@@ -54,10 +54,22 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
     - `exp2` as `ex2.approx`; masks on diagonal and tail blocks only, as the
       block IR says.
 
+    With `wgmma` on an `sm_90a` kernel whose warps form whole warpgroups of
+    16-row warps, `Q K^T` is instead one `wgmma.mma_async` m64nNk{8,16} per
+    k step for each warpgroup, both operands read from shared memory in the
+    core-matrix layout (8 rows x 16 bytes per 128-byte matrix, no swizzle),
+    issued and waited for in place. It is correct on the GPU matrix but not
+    yet faster than `mma.sync` (docs/GPU.md, "wgmma"), so it is off by
+    default.
+
     Each kernel records the host arguments it takes (`attn.kernel_args`) and
     its dynamic shared memory (`attn.shared_memory_bytes`) for the launch
     manifest.
   }];
+  let options = [
+    Option<"wgmma", "wgmma", "bool", /*default=*/"false",
+           "Q K^T on wgmma (sm_90a) where the kernel's shape allows it">
+  ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
     "::mlir::vector::VectorDialect", "::mlir::LLVM::LLVMDialect",

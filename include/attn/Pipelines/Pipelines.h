@@ -71,6 +71,10 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
   PassOptions::Option<int64_t> numStages{*this, "num-stages",
                                          llvm::cl::desc("K/V pipeline stages"),
                                          llvm::cl::init(0)};
+  PassOptions::Option<bool> wgmma{
+      *this, "wgmma",
+      llvm::cl::desc("Q K^T on wgmma (sm_90a; experimental, not yet faster)"),
+      llvm::cl::init(false)};
 };
 
 /// The part of `--attn-to-nvvm` that is attn-mlir's own: tile for `chip`,

@@ -30,6 +30,8 @@ struct PTXOptions {
   int optLevel = 3;
   /// Kernel config overrides (0 keeps the default of selectKernelConfig).
   KernelConfigOverrides overrides;
+  /// Q K^T on wgmma where the kernel allows it (sm_90a; experimental).
+  bool wgmma = false;
 };
 
 struct KernelArtifact {

@@ -67,7 +67,7 @@ struct ConvertAttnToNVVMPass
       if (failed(kernel))
         return signalPassFailure();
       FailureOr<int64_t> shared =
-          distributeProgram(rewriter, *kernel, config, ieee);
+          distributeProgram(rewriter, *kernel, config, ieee, wgmma);
       if (failed(shared))
         return signalPassFailure();
       int64_t limit = maxSharedMemoryPerBlock(config.getTarget());

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -23,17 +24,8 @@ using namespace mlir::attn::detail;
 /// The shared-memory pointer of element (row, col) of `buf`.
 static Value sharedPointer(OpBuilder &b, Location loc, const Buffer &buf,
                            Value row, Value col) {
-  auto cIndex = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
-  int64_t bytes = buf.type.getElementType().getIntOrFloatBitWidth() / 8;
-  Value offset = arith::MulIOp::create(
-      b, loc,
-      arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, row, cIndex(buf.ld)), col),
-      cIndex(bytes));
   Value address = arith::IndexCastOp::create(
-      b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, buf.base, offset));
+      b, loc, b.getI64Type(), sharedAddress(b, loc, buf, row, col));
   return LLVM::IntToPtrOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
 }
@@ -255,6 +247,138 @@ void Distributor::contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c,
   }
 }
 
+void Distributor::selectWgmmaOperands() {
+  int64_t warps = numThreads / 32;
+  if (!wgmma || config.getTarget() != "sm_90a" || ieee || rowTiles != 1 ||
+      warps % 4)
+    return;
+  MLIRContext *ctx = kernel.getContext();
+  auto dims = [&](unsigned x, unsigned y) {
+    return AffineMap::get(
+        3, 0, {getAffineDimExpr(x, ctx), getAffineDimExpr(y, ctx)}, ctx);
+  };
+  SmallVector<linalg::GenericOp> generics;
+  kernel.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+  DenseSet<Buffer *> operands;
+  for (linalg::GenericOp op : generics) {
+    if (!isContraction(op))
+      continue;
+    OpFoldResult aRows, bRows;
+    Buffer *a = lookup(op.getDpsInputs()[0], &aRows);
+    Buffer *bBuf = lookup(op.getDpsInputs()[1], &bRows);
+    Buffer *c = lookup(op.getDpsInits()[0]);
+    if (!a || !bBuf || !c || a->layout != Layout::Shared ||
+        bBuf->layout != Layout::Shared || c->layout != Layout::Acc)
+      continue;
+    // C[i][j] += A[i][k] * B[j][k]: both operands K-major, as tf32 needs.
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    if (maps[0] != dims(0, 2) || maps[1] != dims(1, 2) || maps[2] != dims(0, 1))
+      continue;
+    Type elt = a->type.getElementType();
+    if (elt != bBuf->type.getElementType() ||
+        !(elt.isF32() || elt.isF16() || elt.isBF16()))
+      continue;
+    int64_t kStep = elt.isF32() ? 8 : 16;
+    int64_t k = op.getStaticLoopRanges()[2];
+    if (a->cols != k || bBuf->cols != k || k % kStep || c->cols % 8 ||
+        c->cols > 256 || a->rows != 16 * warps || bBuf->rows != c->cols ||
+        getConstantIntValue(aRows) != a->rows ||
+        getConstantIntValue(bRows) != bBuf->rows)
+      continue;
+    wgmmaContractions.insert(op);
+    operands.insert(a);
+    operands.insert(bBuf);
+  }
+  // A tile that any other block op reads keeps the padded layout, and so do
+  // the contractions that read it.
+  DenseSet<Buffer *> shared;
+  for (linalg::GenericOp op : generics)
+    if (!wgmmaContractions.contains(op))
+      for (Value in : op.getDpsInputs())
+        if (Buffer *buf = lookup(in); buf && operands.contains(buf))
+          shared.insert(buf);
+  for (Operation *op : llvm::to_vector(wgmmaContractions))
+    if (shared.contains(lookup(op->getOperand(0))) ||
+        shared.contains(lookup(op->getOperand(1))))
+      wgmmaContractions.erase(op);
+  for (Operation *op : wgmmaContractions) {
+    lookup(op->getOperand(0))->coreMatrix = true;
+    lookup(op->getOperand(1))->coreMatrix = true;
+  }
+}
+
+void Distributor::fenceForAsyncProxy() {
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
+void Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
+                                    int64_t k) {
+  MLIRContext *ctx = b.getContext();
+  Type elt = bBuf.type.getElementType();
+  int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  int64_t e = 16 / bytes, kStep = 32 / bytes, n = c.cols;
+  Type i64 = b.getI64Type(), f32 = b.getF32Type();
+  // Descriptor of a K-major core-matrix tile (no swizzle): start address,
+  // leading byte offset (the next core matrix along K: 128 bytes) and
+  // stride byte offset (the next 8 rows), each in 16-byte units. A k step
+  // (32 bytes) is two core matrices along K: +16 in the start field, which
+  // cannot carry out of it (shared addresses are below 2^18).
+  auto descriptor = [&](Value base, int64_t cols) -> Value {
+    int64_t stride = cols / e * 128;
+    Value address = arith::IndexCastOp::create(b, loc, i64, base);
+    Value start = arith::ShRUIOp::create(
+        b, loc,
+        arith::AndIOp::create(
+            b, loc, address, arith::ConstantIntOp::create(b, loc, 0x3FFFF, 64)),
+        arith::ConstantIntOp::create(b, loc, 4, 64));
+    int64_t fields = (int64_t(128 >> 4) << 16) | (int64_t(stride >> 4) << 32);
+    return arith::OrIOp::create(
+        b, loc, start, arith::ConstantIntOp::create(b, loc, fields, 64));
+  };
+  auto atStep = [&](Value desc, int64_t kt) -> Value {
+    return arith::AddIOp::create(
+        b, loc, desc,
+        arith::ConstantIntOp::create(b, loc, kt * (256 >> 4), 64));
+  };
+  // Warpgroup g computes rows [64 g, 64 g + 64): its A starts 8 row groups
+  // of core matrices further per warpgroup.
+  Value group = arith::DivUIOp::create(b, loc, tid, cIndex(128));
+  Value aDesc = descriptor(
+      arith::AddIOp::create(
+          b, loc, a.base,
+          arith::MulIOp::create(b, loc, group, cIndex(8 * (a.cols / e) * 128))),
+      a.cols);
+  Value bDesc = descriptor(bBuf.base, bBuf.cols);
+  // The m64nN f32 accumulator of a warp is its m16n8 tiles in order: thread
+  // register 4 j + 2 i + jj is (row 8 i + lane / 4, col 8 j + 2 (lane % 4)
+  // + jj), as accIndex(c, 0, j, i, jj) numbers them.
+  int64_t regs = n / 2;
+  auto structType =
+      LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(regs, f32));
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  Value acc = LLVM::UndefOp::create(b, loc, structType);
+  for (int64_t r = 0; r < regs; ++r)
+    acc = LLVM::InsertValueOp::create(b, loc, acc, loadPrivate(c, r), r);
+  NVVM::WGMMATypes type = elt.isF32()   ? NVVM::WGMMATypes::tf32
+                          : elt.isF16() ? NVVM::WGMMATypes::f16
+                                        : NVVM::WGMMATypes::bf16;
+  for (int64_t kt = 0; kt < k / kStep; ++kt)
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, structType, acc, atStep(aDesc, kt), atStep(bDesc, kt),
+        NVVM::MMAShapeAttr::get(ctx, 64, n, kStep), type, type,
+        NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+        NVVM::MMALayout::col,
+        /*satfinite=*/nullptr);
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  for (int64_t r = 0; r < regs; ++r)
+    storePrivate(c, r, LLVM::ExtractValueOp::create(b, loc, acc, r));
+}
+
 void Distributor::contractWithFMA(Buffer &a, Buffer &bBuf, Buffer &c,
                                   bool bTransposed, int64_t k) {
   Buffer *aShared = &a;
@@ -316,7 +440,9 @@ LogicalResult Distributor::rewriteContraction(linalg::GenericOp op) {
   int64_t k = op.getStaticLoopRanges()[2];
   b.setInsertionPoint(op);
   Type elt = bBuf->type.getElementType();
-  if (elt.isF32() && ieee)
+  if (wgmmaContractions.contains(op))
+    contractWithWgmma(*a, *bBuf, *c, k);
+  else if (elt.isF32() && ieee)
     contractWithFMA(*a, *bBuf, *c, bTransposed, k);
   else
     contractWithMMA(*a, *bBuf, *c, bTransposed, k);

@@ -12,6 +12,7 @@
 #include "Distributor.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -23,6 +24,71 @@
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::detail;
+
+Value mlir::attn::detail::sharedAddress(OpBuilder &b, Location loc,
+                                        const Buffer &buf, Value row,
+                                        Value col) {
+  auto cIndex = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  int64_t bytes = buf.type.getElementType().getIntOrFloatBitWidth() / 8;
+  if (!buf.coreMatrix) {
+    Value elem = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, row, cIndex(buf.ld)), col);
+    return arith::AddIOp::create(
+        b, loc, buf.base, arith::MulIOp::create(b, loc, elem, cIndex(bytes)));
+  }
+  // ((row / 8) * (cols / e) + col / e) * 128 + (row % 8) * 16
+  //   + (col % e) * bytes, with e = 16 / bytes elements a core-matrix row.
+  int64_t e = 16 / bytes;
+  Value matrix = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc,
+                            arith::DivUIOp::create(b, loc, row, cIndex(8)),
+                            cIndex(buf.cols / e)),
+      arith::DivUIOp::create(b, loc, col, cIndex(e)));
+  Value inMatrix = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, row, cIndex(8)), cIndex(16)),
+      arith::MulIOp::create(b, loc,
+                            arith::RemUIOp::create(b, loc, col, cIndex(e)),
+                            cIndex(bytes)));
+  return arith::AddIOp::create(
+      b, loc, buf.base,
+      arith::AddIOp::create(b, loc,
+                            arith::MulIOp::create(b, loc, matrix, cIndex(128)),
+                            inMatrix));
+}
+
+std::pair<Value, Value>
+mlir::attn::detail::chunkPosition(OpBuilder &b, Location loc, const Buffer &to,
+                                  Value idx, int64_t vec) {
+  auto cIndex = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  int64_t chunksPerRow = to.cols / vec;
+  if (!to.coreMatrix) {
+    Value r = arith::DivUIOp::create(b, loc, idx, cIndex(chunksPerRow));
+    Value c = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, idx, cIndex(chunksPerRow)),
+        cIndex(vec));
+    return {r, c};
+  }
+  // idx = ((row / 8) * chunksPerRow + chunk) * 8 + row % 8.
+  Value r = arith::AddIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, idx, cIndex(8)),
+      arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, idx, cIndex(8 * chunksPerRow)),
+          cIndex(8)));
+  Value c = arith::MulIOp::create(
+      b, loc,
+      arith::RemUIOp::create(b, loc,
+                             arith::DivUIOp::create(b, loc, idx, cIndex(8)),
+                             cIndex(chunksPerRow)),
+      cIndex(vec));
+  return {r, c};
+}
 
 void Distributor::forEachSharedChunk(int64_t rows, int64_t cols, int64_t vec,
                                      function_ref<void(Value, Value)> fn) {
@@ -184,6 +250,8 @@ LogicalResult Distributor::rewriteFill(linalg::FillOp op) {
       vector::StoreOp::create(b, loc, splat, buf->storage, ValueRange{r, c},
                               /*nontemporal=*/false, llvm::MaybeAlign(16));
     });
+    if (buf->coreMatrix)
+      fenceForAsyncProxy();
     barrier();
   } else {
     int64_t n = cast<MemRefType>(buf->storage.getType()).getDimSize(0);
@@ -238,10 +306,7 @@ loadChunks(OpBuilder &b, Location loc, const TileLoad &load, Value tid,
     Value idx = arith::AddIOp::create(
         b, loc, arith::AddIOp::create(b, loc, tid, groupBase),
         cIndex(i * numThreads));
-    Value r = arith::DivUIOp::create(b, loc, idx, cIndex(load.chunksPerRow));
-    Value c = arith::MulIOp::create(
-        b, loc, arith::RemUIOp::create(b, loc, idx, cIndex(load.chunksPerRow)),
-        cIndex(load.vec));
+    auto [r, c] = chunkPosition(b, loc, *load.to, idx, load.vec);
     Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r,
                                          load.validRows);
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{load.vecType}, inside,
@@ -274,6 +339,14 @@ storeChunks(OpBuilder &b, Location loc, const TileLoad &load,
     if (inRange) {
       auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    }
+    if (load.to->coreMatrix) {
+      Value address = arith::IndexCastOp::create(
+          b, loc, b.getI64Type(), sharedAddress(b, loc, *load.to, r, c));
+      Value ptr = LLVM::IntToPtrOp::create(
+          b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
+      LLVM::StoreOp::create(b, loc, v, ptr, /*alignment=*/16);
+      continue;
     }
     vector::StoreOp::create(b, loc, v, load.to->storage, ValueRange{r, c},
                             /*nontemporal=*/false, llvm::MaybeAlign(16));
@@ -342,6 +415,8 @@ LogicalResult Distributor::rewriteTileLoads(ArrayRef<linalg::CopyOp> copies) {
                              load.group, numThreads, /*ragged=*/true));
     }
   }
+  if (llvm::any_of(loads, [](const TileLoad &l) { return l.to->coreMatrix; }))
+    fenceForAsyncProxy();
   barrier();
   for (linalg::CopyOp op : copies)
     b.eraseOp(op);

@@ -435,7 +435,8 @@ void Distributor::allocateSharedView(int64_t rows, int64_t cols, Type elt,
   auto workgroup =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
-  buf.ld = cols + 16 / bytes;
+  // Core-matrix tiles (wgmma operands) are conflict-free unpadded.
+  buf.ld = buf.coreMatrix ? cols : cols + 16 / bytes;
   auto type = MemRefType::get({rows, buf.ld}, elt, MemRefLayoutAttrInterface{},
                               workgroup);
   buf.storage = memref::ViewOp::create(b, loc, type, dynamicShared,
@@ -483,6 +484,9 @@ FailureOr<int64_t> Distributor::run() {
       b, loc, arith::DivUIOp::create(b, loc, lane, cIndex(8)), cIndex(2));
   laneHi = arith::DivUIOp::create(b, loc, lane, cIndex(16));
   laneMod16 = arith::RemUIOp::create(b, loc, lane, cIndex(16));
+
+  // Q K^T on wgmma where it can be: its tiles in core-matrix layout.
+  selectWgmmaOperands();
 
   // Storage: shared views, register arrays, ieee P scratch.
   auto workgroup =
@@ -591,6 +595,6 @@ FailureOr<int64_t> Distributor::run() {
 FailureOr<int64_t> mlir::attn::distributeProgram(RewriterBase &rewriter,
                                                  gpu::GPUFuncOp kernel,
                                                  KernelConfigAttr config,
-                                                 bool ieee) {
-  return Distributor(rewriter, kernel, config, ieee).run();
+                                                 bool ieee, bool wgmma) {
+  return Distributor(rewriter, kernel, config, ieee, wgmma).run();
 }

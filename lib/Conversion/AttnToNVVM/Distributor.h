@@ -44,13 +44,27 @@ struct Buffer {
   int64_t slots = 1;
   Value stages, stage;
   int64_t stageBytes = 0;
+  /// A wgmma operand: 8-row x 16-byte core matrices, each 128 contiguous
+  /// bytes, row-major over (row / 8, col / (16 / bytes)); no padding.
+  bool coreMatrix = false;
 };
+
+/// The shared-memory byte address (an index) of element (row, col) of `buf`.
+Value sharedAddress(OpBuilder &b, Location loc, const Buffer &buf, Value row,
+                    Value col);
+
+/// The (row, col) of 16-byte chunk `idx` of a copy into `to` (`vec`
+/// elements a chunk): row-major, or for core-matrix tiles 8 consecutive
+/// chunks down the 8 rows of one core matrix, so that 8 threads write 128
+/// contiguous bytes.
+std::pair<Value, Value> chunkPosition(OpBuilder &b, Location loc,
+                                      const Buffer &to, Value idx, int64_t vec);
 
 class Distributor {
 public:
   Distributor(RewriterBase &b, gpu::GPUFuncOp kernel, KernelConfigAttr config,
-              bool ieee)
-      : b(b), kernel(kernel), config(config), ieee(ieee) {}
+              bool ieee, bool wgmma)
+      : b(b), kernel(kernel), config(config), ieee(ieee), wgmma(wgmma) {}
 
   FailureOr<int64_t> run();
 
@@ -79,6 +93,10 @@ private:
     memref::StoreOp::create(b, loc, v, buf.storage, ValueRange{cIndex(index)});
   }
   void barrier() { gpu::BarrierOp::create(b, loc); }
+  /// Makes this thread's generic-proxy writes to shared memory (stores,
+  /// completed cp.async) visible to wgmma, which reads through the async
+  /// proxy; a barrier after it publishes them to the warpgroup.
+  void fenceForAsyncProxy();
 
   // Analysis.
   LogicalResult classify();
@@ -126,6 +144,14 @@ private:
   DenseSet<Operation *> prologueBarriers;
   LogicalResult rewriteGeneric(linalg::GenericOp op);
   LogicalResult rewriteContraction(linalg::GenericOp op);
+  /// Whether Q K^T-shaped contractions go to wgmma (sm_90a, whole
+  /// warpgroups of 16-row warps); marks their operand tiles coreMatrix.
+  void selectWgmmaOperands();
+  /// `c += a * b^T` as wgmma.mma_async m64nNk{8,16} with both operands in
+  /// shared memory (core-matrix layout), one warpgroup per 64 rows.
+  void contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c, int64_t k);
+  /// Contractions selectWgmmaOperands chose.
+  DenseSet<Operation *> wgmmaContractions;
   void contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c, bool bTransposed,
                        int64_t k);
   void contractWithFMA(Buffer &a, Buffer &bBuf, Buffer &c, bool bTransposed,
@@ -154,6 +180,7 @@ private:
   gpu::GPUFuncOp kernel;
   KernelConfigAttr config;
   bool ieee;
+  bool wgmma;
   Location loc = UnknownLoc::get(kernel.getContext());
 
   int64_t numThreads = 0, rowsPerWarp = 0, rowTiles = 0;

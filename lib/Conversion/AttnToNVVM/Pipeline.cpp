@@ -49,6 +49,8 @@ void Distributor::waitInPipelinedLoops() {
         b, loc,
         b.getI32IntegerAttr(
             static_cast<int32_t>((stages.getInt() - 2) * perIteration)));
+    if (!wgmmaContractions.empty())
+      fenceForAsyncProxy();
     barrier();
   });
 }
@@ -130,10 +132,7 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
           auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
           b.setInsertionPointToStart(&ifOp.getThenRegion().front());
         }
-        Value r = arith::DivUIOp::create(b, loc, idx, cIndex(chunksPerRow));
-        Value c = arith::MulIOp::create(
-            b, loc, arith::RemUIOp::create(b, loc, idx, cIndex(chunksPerRow)),
-            cIndex(vec));
+        auto [r, c] = chunkPosition(b, loc, *to, idx, vec);
         Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                              r, validRows);
         Value srcRow = arith::SelectOp::create(b, loc, inside, r, cIndex(0));
@@ -147,13 +146,7 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
                 b, loc, srcBase,
                 arith::MulIOp::create(b, loc, srcElem, cIndex(bytes))));
         srcPtr = LLVM::AddrSpaceCastOp::create(b, loc, globalPtr, srcPtr);
-        Value dstElem = arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, r, cIndex(to->ld)), c);
-        Value dstPtr = toPointer(
-            sharedPtr,
-            arith::AddIOp::create(
-                b, loc, to->base,
-                arith::MulIOp::create(b, loc, dstElem, cIndex(bytes))));
+        Value dstPtr = toPointer(sharedPtr, sharedAddress(b, loc, *to, r, c));
         // Rows past the valid ones: source size 0, cp.async writes zeros.
         Value srcSize = arith::SelectOp::create(
             b, loc, inside, arith::ConstantIntOp::create(b, loc, 16, 32),

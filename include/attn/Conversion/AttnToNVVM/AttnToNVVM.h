@@ -42,10 +42,12 @@ FailureOr<gpu::GPUFuncOp> outlineProgramGrid(RewriterBase &rewriter,
                                              StringRef moduleName);
 
 /// Maps the block-level IR inside `kernel` onto warps and threads. Returns
-/// the dynamic shared memory it needs in bytes.
+/// the dynamic shared memory it needs in bytes. With `wgmma`, Q K^T runs on
+/// wgmma where the kernel allows it (see --convert-attn-to-nvvm).
 FailureOr<int64_t> distributeProgram(RewriterBase &rewriter,
                                      gpu::GPUFuncOp kernel,
-                                     KernelConfigAttr config, bool ieee);
+                                     KernelConfigAttr config, bool ieee,
+                                     bool wgmma = false);
 
 } // namespace attn
 } // namespace mlir

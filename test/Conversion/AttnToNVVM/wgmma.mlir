@@ -1,0 +1,99 @@
+// Q K^T on wgmma (--convert-attn-to-nvvm="wgmma=true"): an f32 (tf32)
+// causal attention, head dim 32, tiled for sm_90a into 64-row programs of
+// one warpgroup (4 warps of 16 rows):
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=1" --attn-online-softmax \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm="wgmma=true" | FileCheck %s
+
+// Pipelined with two stages, the cp.async copies land K in the core-matrix
+// layout and the loop head fences before its barrier:
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
+// RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm="wgmma=true" | FileCheck %s --check-prefix=PIPE
+
+// Off by default, and where wgmma cannot run: sm_80, 32-row warps (128 rows
+// on 4 warps), exact f32.
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=1" --attn-online-softmax \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s --check-prefix=MMA
+// RUN: attn-opt %s --attn-tile="target=sm_80 block-m=64 block-n=32 num-warps=4 num-stages=1" --attn-online-softmax \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm="wgmma=true" | FileCheck %s --check-prefix=MMA
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=128 block-n=32 num-warps=4 num-stages=1" --attn-online-softmax \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm="wgmma=true" | FileCheck %s --check-prefix=MMA
+// RUN: sed 's/causal = #attn.causal<top_left>/causal = #attn.causal<top_left>, precision = #attn.precision<ieee>/' %s \
+// RUN:   | attn-opt --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=1" --attn-online-softmax \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm="wgmma=true" | FileCheck %s --check-prefix=FMA
+
+// Q (64 x 32 f32) and K (32 x 32) unpadded in core matrices; V keeps its
+// 16-byte row padding: 8192 + 4096 + 32 * 36 * 4.
+// CHECK:      attn.shared_memory_bytes = 16896
+// CHECK:      memref.view {{.*}}[%c0{{.*}}] : {{.*}} to memref<64x32xf32, #gpu.address_space<workgroup>>
+// CHECK:      memref.view {{.*}}[%c8192{{.*}}] : {{.*}} to memref<32x32xf32, #gpu.address_space<workgroup>>
+// CHECK:      memref.view {{.*}}[%c12288{{.*}}] : {{.*}} to memref<32x36xf32, #gpu.address_space<workgroup>>
+// The Q tile load: chunk (row, col) at ((row / 8) * 8 + col / 4) * 128 +
+// (row % 8) * 16 + (col % 4) * 4, a 16-byte store through a pointer; then
+// each thread fences its generic-proxy writes for wgmma before the barrier.
+// CHECK:      arith.divui %{{.*}}, %c8
+// CHECK:      arith.muli %{{.*}}, %c8
+// CHECK:      arith.divui %{{.*}}, %c4
+// CHECK:      arith.remui %{{.*}}, %c8
+// CHECK:      arith.muli %{{.*}}, %c16
+// CHECK:      arith.muli %{{.*}}, %c128
+// CHECK:      llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+// CHECK:      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// In the key loop, after K's loads and their fence: the descriptors of Q
+// (offset 8 row groups x 1024 bytes per warpgroup) and K, start address in
+// 16-byte units, leading byte offset 128 (8 << 16) and stride 1024
+// (64 << 32).
+// CHECK:      scf.for
+// CHECK:        nvvm.fence.proxy
+// CHECK-NEXT:   gpu.barrier
+// CHECK:        %[[WG:.*]] = arith.divui %thread_id_x, %c128
+// CHECK:        arith.muli %[[WG]], %c8192
+// CHECK:        arith.andi %{{.*}}, %c262143_i64
+// CHECK:        arith.shrui %{{.*}}, %c4_i64
+// CHECK:        %[[QD:.*]] = arith.ori %{{.*}}, %c274878431232_i64
+// CHECK:        %[[KD:.*]] = arith.ori %{{.*}}, %c274878431232_i64
+// Four k steps of 8 (32 bytes: +2 in the start field each) on the 16
+// accumulator registers of S.
+// CHECK:        nvvm.wgmma.fence.aligned
+// CHECK-COUNT-16: llvm.insertvalue
+// CHECK:        %[[A0:.*]] = arith.addi %[[QD]], %c0_i64
+// CHECK:        %[[B0:.*]] = arith.addi %[[KD]], %c0_i64
+// CHECK:        nvvm.wgmma.mma_async %[[A0]], %[[B0]], %{{.*}}, <m = 64, n = 32, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
+// CHECK:        arith.addi %[[QD]], %c16_i64
+// CHECK:        nvvm.wgmma.mma_async
+// CHECK:        arith.addi %[[QD]], %c32_i64
+// CHECK:        nvvm.wgmma.mma_async
+// CHECK:        arith.addi %[[QD]], %c48_i64
+// CHECK:        nvvm.wgmma.mma_async
+// CHECK-NOT:    nvvm.wgmma.mma_async
+// CHECK:        nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT:   nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-COUNT-16: llvm.extractvalue
+// P V stays on mma.sync.
+// CHECK:        nvvm.mma.sync {{.*}} multiplicandAPtxType = #nvvm.mma_type<tf32>
+
+// PIPE:       scf.for
+// PIPE:         nvvm.cp.async.wait.group 0
+// PIPE-NEXT:    nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// PIPE-NEXT:    gpu.barrier
+// PIPE:         nvvm.cp.async.shared.global
+// PIPE:         nvvm.wgmma.mma_async
+
+// MMA-NOT:    nvvm.wgmma
+// MMA-NOT:    nvvm.fence.proxy
+// MMA:        nvvm.mma.sync
+// MMA-NOT:    nvvm.wgmma
+
+// FMA-NOT:    nvvm.wgmma
+// FMA:        math.fma
+// FMA-NOT:    nvvm.wgmma
+func.func @tf32(%q: tensor<2x2x100x32xf32>, %k: tensor<2x2x100x32xf32>, %v: tensor<2x2x100x32xf32>) -> tensor<2x2x100x32xf32> {
+  %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<2x2x100x32xf32>, tensor<2x2x100x32xf32>, tensor<2x2x100x32xf32> -> tensor<2x2x100x32xf32>
+  return %o : tensor<2x2x100x32xf32>
+}
