@@ -121,7 +121,10 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
              << v;
   }
 
-  // Program coordinates: blockIdx.x = query block, blockIdx.y = b * Hq + h.
+  // Program coordinates: query block = gridDim.x - 1 - blockIdx.x (the
+  // last query blocks, the heaviest under a causal or block-sparse mask,
+  // are dispatched first, so the light ones fill the tail), blockIdx.y =
+  // b * Hq + h.
   SmallVector<OpFoldResult> ubs = grid.getMixedUpperBound();
   Value heads;
   if (auto v = dyn_cast<Value>(ubs[1]))
@@ -129,7 +132,13 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
   else
     heads = arith::ConstantIndexOp::create(rewriter, loc,
                                            *getConstantIntValue(ubs[1]));
-  Value bx = gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::x);
+  Value bx = arith::SubIOp::create(
+      rewriter, loc,
+      arith::SubIOp::create(
+          rewriter, loc,
+          gpu::GridDimOp::create(rewriter, loc, gpu::Dimension::x),
+          arith::ConstantIndexOp::create(rewriter, loc, 1)),
+      gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::x));
   Value by = gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::y);
   Value batch = arith::DivUIOp::create(rewriter, loc, by, heads);
   Value head = arith::RemUIOp::create(rewriter, loc, by, heads);

@@ -85,8 +85,12 @@
 // CHECK-DAG:       memref.alloca() : memref<16xf32>
 // CHECK-DAG:       memref.alloca() : memref<32xf32>
 // CHECK-DAG:       memref.alloca() : memref<2xf32>
-// Program coordinates from the block ids: b = y / Hq, h = y % Hq.
-// CHECK:           gpu.block_id x
+// Program coordinates from the block ids: query block gridDim.x - 1 - x
+// (heaviest first), b = y / Hq, h = y % Hq.
+// CHECK:           %[[GX:.*]] = gpu.grid_dim x
+// CHECK:           %[[LAST:.*]] = arith.subi %[[GX]], %c1
+// CHECK:           %[[BX:.*]] = gpu.block_id x
+// CHECK:           arith.subi %[[LAST]], %[[BX]]
 // CHECK:           %[[BY:.*]] = gpu.block_id y
 // CHECK:           arith.divui %[[BY]]
 // CHECK:           arith.remui %[[BY]]
