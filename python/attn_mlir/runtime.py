@@ -6,6 +6,7 @@ primary context PyTorch uses.
 """
 
 import ctypes
+import threading
 
 from .manifest import Manifest
 
@@ -37,6 +38,54 @@ def _driver():
         except OSError as e:
             raise RuntimeError("no CUDA driver found (libcuda.so.1 could not be loaded)") from e
     return _cuda
+
+
+_launch_fn = None
+
+
+def _launch():
+    """cuLaunchKernel with its argument types bound once."""
+    global _launch_fn
+    if _launch_fn is None:
+        fn = _driver().cuLaunchKernel
+        fn.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
+        fn.restype = ctypes.c_int
+        _launch_fn = fn
+    return _launch_fn
+
+
+def _current_stream(torch, device):
+    """The raw handle of PyTorch's current stream on `device`: through
+    torch._C._cuda_getCurrentRawStream where it exists (what Triton uses;
+    no Stream object per call), else torch.cuda.current_stream()."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is None:
+        return torch.cuda.current_stream(device).cuda_stream
+    return raw(device.index if device.index is not None else torch.cuda.current_device())
+
+
+def torch_dense_strides(shape):
+    """The strides of a dense row-major tensor of `shape`."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= int(n)
+    return tuple(reversed(strides))
+
+
+class _Plan:
+    """The argument block of one operand layout: `storage` holds every
+    kernel parameter (memref descriptors, sizes) as int64, `args` points at
+    each; `pointers` are the (slot, operand) pairs __call__ fills with data
+    pointers (allocated and aligned)."""
+
+    def __init__(self, values, pointers, grid, out_shape):
+        self.storage = (ctypes.c_int64 * len(values))(*[int(x) for x in values])
+        base = ctypes.addressof(self.storage)
+        self.args = (ctypes.c_void_p * len(values))(*[base + 8 * i for i in range(len(values))])
+        self.pointers = pointers
+        self.grid = grid
+        self.out_shape = out_shape
 
 
 def _check(result, call):
@@ -77,6 +126,8 @@ class Kernel:
         if isinstance(manifest, str):
             manifest = Manifest.load(manifest)
         self.manifest = manifest
+        self._plans = {}
+        self._lock = threading.Lock()
         if ptx is None:
             with open(manifest.ptx_path, "rb") as f:
                 ptx = f.read()
@@ -117,40 +168,68 @@ class Kernel:
 
     def __call__(self, q, k, v, mask=None, out=None, stream=None):
         """Runs the kernel on CUDA tensors (any strides with a contiguous last
-        dim) and returns `out` (allocated when not given)."""
+        dim) and returns `out` (allocated when not given).
+
+        The checks, sizes, grid and argument block depend only on the
+        operands' shapes and strides: they are made once per layout (a
+        launch plan) and a call then only writes the data pointers and
+        launches, a few microseconds of Python."""
         import torch
 
+        key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(), q.dtype,
+               None if mask is None else (mask.shape, mask.stride()),
+               None if out is None else (out.shape, out.stride()))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plan(q, k, v, mask, out)
+            if len(self._plans) >= 64:
+                self._plans.clear()
+            self._plans[key] = plan
+        if out is None:
+            out = torch.empty(plan.out_shape, dtype=q.dtype, device=q.device)
+        if plan.grid is None:
+            return out
+        tensors = (q, k, v, out, mask)
+        if stream is None:
+            stream = _current_stream(torch, q.device)
+        with self._lock:
+            storage = plan.storage
+            for slot, operand in plan.pointers:
+                storage[slot] = storage[slot + 1] = tensors[operand].data_ptr()
+            gx, gy, gz = plan.grid
+            m = self.manifest
+            _check(_launch()(self._function, gx, gy, gz, m.block[0], m.block[1], m.block[2],
+                             m.shared_memory_bytes, stream, plan.args, None), "cuLaunchKernel")
+        return out
+
+    def _plan(self, q, k, v, mask, out):
+        """The launch plan of one operand layout (see __call__)."""
         m = self.manifest
         sizes = m.check_shapes(dict(query=q.shape, key=k.shape, value=v.shape))
-        if out is None:
-            out = torch.empty(q.shape[0], q.shape[1], q.shape[2], v.shape[3],
-                              dtype=q.dtype, device=q.device)
-        tensors = dict(query=q, key=k, value=v, output=out)
-        if mask is not None:
-            tensors["mask"] = mask
-        values = []
+        out_shape = (q.shape[0], q.shape[1], q.shape[2], v.shape[3])
+        if out is not None and tuple(out.shape) != out_shape:
+            raise ValueError(f"output: shape {tuple(out.shape)}, expected {out_shape}")
+        tensors = dict(query=q, key=k, value=v, output=out, mask=mask)
+        index = dict(query=0, key=1, value=2, output=3, mask=4)
+        values, pointers = [], []
         for p in m.params:
             if p["kind"] == "size":
                 values.append(sizes[p["name"]])
                 continue
-            t = tensors.get(p["operand"])
-            if t is None:
-                raise ValueError(f"{p['operand']}: the kernel needs this operand")
-            if t.dim() != p["rank"]:
-                raise ValueError(f"{p['operand']}: rank {t.dim()}, the kernel wants {p['rank']}")
-            if t.dim() and t.stride(-1) != 1:
-                raise ValueError(f"{p['operand']}: the last dimension must be contiguous")
-            ptr = t.data_ptr()
-            values += [ptr, ptr, 0] + list(t.shape) + list(t.stride())
-        storage = (ctypes.c_int64 * len(values))(*[int(x) for x in values])
-        args = (ctypes.c_void_p * len(values))(
-            *[ctypes.addressof(storage) + 8 * i for i in range(len(values))])
-        gx, gy, gz = m.grid_for(sizes)
-        if gx * gy * gz == 0:
-            return out
-        if stream is None:
-            stream = torch.cuda.current_stream().cuda_stream
-        _check(_driver().cuLaunchKernel(
-            self._function, gx, gy, gz, m.block[0], m.block[1], m.block[2],
-            m.shared_memory_bytes, ctypes.c_void_p(stream), args, None), "cuLaunchKernel")
-        return out
+            operand = p["operand"]
+            t = tensors.get(operand)
+            shape = out_shape if operand == "output" and t is None else None
+            if t is None and shape is None:
+                raise ValueError(f"{operand}: the kernel needs this operand")
+            if shape is None:
+                shape, strides = tuple(t.shape), tuple(t.stride())
+            else:  # the output __call__ allocates: dense
+                strides = tuple(int(x) for x in torch_dense_strides(shape))
+            if len(shape) != p["rank"]:
+                raise ValueError(f"{operand}: rank {len(shape)}, the kernel wants {p['rank']}")
+            if shape and strides[-1] != 1:
+                raise ValueError(f"{operand}: the last dimension must be contiguous")
+            pointers.append((len(values), index[operand]))
+            values += [0, 0, 0] + list(shape) + list(strides)
+        grid = m.grid_for(sizes)
+        return _Plan(values, pointers, None if grid[0] * grid[1] * grid[2] == 0 else grid, out_shape)

@@ -1,0 +1,83 @@
+"""Pure-Python tests of the launch plans of attn_mlir.runtime.Kernel (the
+argument block a call fills with data pointers): no GPU, no torch."""
+
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+from attn_mlir import runtime  # noqa: E402
+from attn_mlir.manifest import Manifest  # noqa: E402
+from test_manifest import manifest_data  # noqa: E402
+
+
+class FakeTensor:
+    """What a plan reads of a tensor: shape and strides."""
+
+    def __init__(self, shape, strides=None):
+        self.shape = tuple(shape)
+        self._strides = tuple(strides) if strides else runtime.torch_dense_strides(shape)
+
+    def stride(self):
+        return self._strides
+
+
+def kernel(**overrides):
+    k = runtime.Kernel.__new__(runtime.Kernel)  # no driver: only the plan
+    k.manifest = Manifest(manifest_data(**overrides))
+    return k
+
+
+class PlanTest(unittest.TestCase):
+    def test_dense_strides(self):
+        self.assertEqual(runtime.torch_dense_strides((2, 3, 4, 5)), (60, 20, 5, 1))
+
+    def test_descriptors_sizes_grid(self):
+        q = FakeTensor((2, 32, 1000, 128))
+        # K as a (B, T, H, D) tensor viewed as (B, H, T, D).
+        k = FakeTensor((2, 8, 77, 128), strides=(77 * 8 * 128, 128, 8 * 128, 1))
+        v = FakeTensor((2, 8, 77, 64))
+        plan = kernel()._plan(q, k, v, None, None)
+        self.assertEqual(plan.grid, (16, 64, 1))
+        self.assertEqual(plan.out_shape, (2, 32, 1000, 64))
+        # One memref descriptor per operand: allocated, aligned, offset 0,
+        # sizes, strides; the pointers (slots 0, 11, 22, 33) are the call's.
+        self.assertEqual(plan.pointers, [(0, 0), (11, 1), (22, 2), (33, 3)])
+        values = list(plan.storage)
+        self.assertEqual(values[11:22], [0, 0, 0, 2, 8, 77, 128, 77 * 8 * 128, 128, 8 * 128, 1])
+        # The output __call__ allocates is dense.
+        self.assertEqual(values[33:44], [0, 0, 0, 2, 32, 1000, 64, 32 * 1000 * 64, 1000 * 64, 64, 1])
+        self.assertEqual(len(plan.args), 44)
+        self.assertEqual(plan.args[1] - plan.args[0], 8)
+
+    def test_sizes_and_mask(self):
+        params = [{"kind": "memref", "operand": n, "rank": 4} for n in ("query", "key", "value", "mask", "output")]
+        params.append({"kind": "size", "name": "Tk"})
+        k = kernel(params=params, mask={"shape": [1, 1, -1, -1]})
+        q, kk, v = FakeTensor((2, 32, 1000, 128)), FakeTensor((2, 8, 77, 128)), FakeTensor((2, 8, 77, 64))
+        mask = FakeTensor((1, 1, 1000, 77), strides=(0, 0, 80, 1))
+        out = FakeTensor((2, 32, 1000, 64))
+        plan = k._plan(q, kk, v, mask, out)
+        self.assertEqual([p for p in plan.pointers], [(0, 0), (11, 1), (22, 2), (33, 4), (44, 3)])
+        self.assertEqual(list(plan.storage)[33 + 7:33 + 11], [0, 0, 80, 1])
+        self.assertEqual(list(plan.storage)[-1], 77)
+
+    def test_bad_operands(self):
+        q, k, v = FakeTensor((2, 32, 1000, 128)), FakeTensor((2, 8, 77, 128)), FakeTensor((2, 8, 77, 64))
+        with self.assertRaisesRegex(ValueError, "key: the last dimension must be contiguous"):
+            kernel()._plan(q, FakeTensor(k.shape, strides=(77 * 8 * 256, 256, 8 * 256, 2)), v, None, None)
+        with self.assertRaisesRegex(ValueError, r"output: shape \(2, 32, 1000, 128\), expected \(2, 32, 1000, 64\)"):
+            kernel()._plan(q, k, v, None, FakeTensor((2, 32, 1000, 128)))
+        params = [{"kind": "memref", "operand": n, "rank": 4} for n in ("query", "key", "value", "mask", "output")]
+        with self.assertRaisesRegex(ValueError, "mask: the kernel needs this operand"):
+            kernel(params=params)._plan(q, k, v, None, None)
+
+    def test_empty_grid(self):
+        q, k, v = FakeTensor((0, 32, 1000, 128)), FakeTensor((0, 8, 77, 128)), FakeTensor((0, 8, 77, 64))
+        self.assertIsNone(kernel()._plan(q, k, v, None, None).grid)
+
+
+if __name__ == "__main__":
+    unittest.main()
