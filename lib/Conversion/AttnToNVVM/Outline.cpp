@@ -132,16 +132,33 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
   else
     heads = arith::ConstantIndexOp::create(rewriter, loc,
                                            *getConstantIntValue(ubs[1]));
-  Value bx = arith::SubIOp::create(
-      rewriter, loc,
+  // In 32 bits, zero-extended: the index then keeps the non-negative
+  // 32-bit range of a block id for LLVM (as an index subtraction it did not,
+  // and 64-bit address math made ptxas spill in an f32 D64 kernel).
+  Type i32 = rewriter.getI32Type();
+  auto toI32 = [&](Value v) {
+    return arith::IndexCastUIOp::create(rewriter, loc, i32, v).getResult();
+  };
+  Value bx = arith::IndexCastUIOp::create(
+      rewriter, loc, rewriter.getIndexType(),
       arith::SubIOp::create(
           rewriter, loc,
-          gpu::GridDimOp::create(rewriter, loc, gpu::Dimension::x),
-          arith::ConstantIndexOp::create(rewriter, loc, 1)),
-      gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::x));
-  Value by = gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::y);
-  Value batch = arith::DivUIOp::create(rewriter, loc, by, heads);
-  Value head = arith::RemUIOp::create(rewriter, loc, by, heads);
+          toI32(gpu::GridDimOp::create(rewriter, loc, gpu::Dimension::x)),
+          arith::AddIOp::create(
+              rewriter, loc,
+              toI32(gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::x)),
+              arith::ConstantIntOp::create(rewriter, loc, 1, 32))));
+  // b = y / Hq and h = y % Hq in 32 bits too (a 64-bit division by a
+  // dynamic head count is a long subroutine).
+  Value by = toI32(gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::y));
+  Value heads32 = toI32(heads);
+  auto toIndex = [&](Value v) {
+    return arith::IndexCastUIOp::create(rewriter, loc, rewriter.getIndexType(),
+                                        v)
+        .getResult();
+  };
+  Value batch = toIndex(arith::DivUIOp::create(rewriter, loc, by, heads32));
+  Value head = toIndex(arith::RemUIOp::create(rewriter, loc, by, heads32));
   SmallVector<Value> ivs = grid.getInductionVars();
   mapping.map(ivs[0], batch);
   mapping.map(ivs[1], head);

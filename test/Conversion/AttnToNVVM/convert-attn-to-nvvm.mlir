@@ -85,15 +85,19 @@
 // CHECK-DAG:       memref.alloca() : memref<16xf32>
 // CHECK-DAG:       memref.alloca() : memref<32xf32>
 // CHECK-DAG:       memref.alloca() : memref<2xf32>
-// Program coordinates from the block ids: query block gridDim.x - 1 - x
-// (heaviest first), b = y / Hq, h = y % Hq.
+// Program coordinates from the block ids, in 32 bits: query block
+// gridDim.x - (x + 1) (heaviest first), b = y / Hq, h = y % Hq.
 // CHECK:           %[[GX:.*]] = gpu.grid_dim x
-// CHECK:           %[[LAST:.*]] = arith.subi %[[GX]], %c1
+// CHECK:           %[[GX32:.*]] = arith.index_castui %[[GX]] : index to i32
 // CHECK:           %[[BX:.*]] = gpu.block_id x
-// CHECK:           arith.subi %[[LAST]], %[[BX]]
+// CHECK:           %[[BX32:.*]] = arith.index_castui %[[BX]] : index to i32
+// CHECK:           %[[NEXT:.*]] = arith.addi %[[BX32]], %c1_i32 : i32
+// CHECK:           %[[QB:.*]] = arith.subi %[[GX32]], %[[NEXT]] : i32
+// CHECK:           arith.index_castui %[[QB]] : i32 to index
 // CHECK:           %[[BY:.*]] = gpu.block_id y
-// CHECK:           arith.divui %[[BY]]
-// CHECK:           arith.remui %[[BY]]
+// CHECK:           %[[BY32:.*]] = arith.index_castui %[[BY]] : index to i32
+// CHECK:           arith.divui %[[BY32]], %{{.*}} : i32
+// CHECK:           arith.remui %[[BY32]], %{{.*}} : i32
 // Q: 16-byte vector loads from global memory (zeros for rows past Tq), then
 // 16-byte stores into shared memory, between barriers.
 // CHECK:           gpu.barrier

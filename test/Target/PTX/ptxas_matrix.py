@@ -5,8 +5,9 @@
 
 Matrix: {f32 tf32, f32 ieee, f16, bf16} x head dim {16, 64, 128, 256} x
 four variants (plain MHA; causal top_left + GQA 4:1; bottom_right + rank-4
-float mask; i1 rank-2 mask + MQA), plus D != Dv, all with the default
-kernel config. For each kernel `ptxas -v` must report a 0-byte stack frame
+float mask; i1 rank-2 mask + MQA), plus D != Dv and the benchmark's ten
+kernels (dynamic head count; the seed's), all with the default kernel
+config. For each kernel `ptxas -v` must report a 0-byte stack frame
 and no spills. Prints one line per kernel and a summary last.
 """
 
@@ -63,6 +64,18 @@ def main():
                 kernels.append((f"{dtype.replace('-', '_')}_d{d}_{variant}", dtype, d, d, kw))
     kernels.append(("bf16_d64_dv128", "bf16", 64, 128, VARIANTS["gqa_causal"]))
     kernels.append(("f16_d128_dv64", "f16", 128, 64, VARIANTS["mha"]))
+    # The benchmark's kernels (bench/compile_bench_kernels.py): head count
+    # dynamic, and the seed's 96 heads with its (1, 1, T, T) mask tensor.
+    for dtype in ("f16", "bf16"):
+        for d in (64, 128):
+            for causal in (None, "top_left"):
+                kind = "causal" if causal else "full"
+                kernels.append((f"bench_{dtype}_d{d}_{kind}", dtype, d, d,
+                                dict(hq="?", hkv="?", causal=causal, mask=None)))
+    kernels.append(("bench_seed_mask", "f32-tf32", 128, 128,
+                    dict(hq=96, hkv=96, causal=None, mask=("f", "1x1x?x?"))))
+    kernels.append(("bench_seed_causal", "f32-tf32", 128, 128,
+                    dict(hq=96, hkv=96, causal="top_left", mask=None)))
 
     def build(item):
         name, dtype, d, dv, kw = item
