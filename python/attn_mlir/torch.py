@@ -20,7 +20,9 @@ from .compiler import Signature, compile as _compile
 from .runtime import Kernel
 
 _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
+# Loaded kernels by (cache entry, device), and by (signature, device).
 _kernels = {}
+_resolved = {}
 
 
 def _chip(device):
@@ -83,11 +85,20 @@ def _signature(q, k, v, mask, causal, scale):
 
 
 def _kernel_for(q, k, v, mask, causal, scale):
+    """The loaded kernel for this call: looked up in memory by signature and
+    device after the first call (a dict lookup), so only the first call of
+    a signature pays for the compile cache's file checks (or the compile)."""
     sig = _signature(q, k, v, mask, causal, scale)
+    device = q.device.index if q.device.index is not None else torch.cuda.current_device()
+    kernel = _resolved.get((sig, device))
+    if kernel is not None:
+        return kernel
     artifact = _compile(sig, chip=_chip(q.device))
-    kernel = _kernels.get(artifact.directory)
+    kernel = _kernels.get((artifact.directory, device))
     if kernel is None:
-        kernel = _kernels[artifact.directory] = Kernel(artifact.manifest_path)
+        with torch.cuda.device(device):  # load into this device's context
+            kernel = _kernels[(artifact.directory, device)] = Kernel(artifact.manifest_path)
+    _resolved[(sig, device)] = kernel
     return kernel
 
 

@@ -89,6 +89,36 @@ class TorchAttentionTest(unittest.TestCase):
             with self.subTest(case=case[0]):
                 self.check(case, lambda q, k, v, m, c: attention(q, k, v, mask=m, causal=c))
 
+    def test_kernel_memo(self):
+        # After a signature's first call, calls go straight to the loaded
+        # kernel: the compile cache is not consulted again; another
+        # signature (here: causal) resolves on its own.
+        import attn_mlir.torch as at
+
+        case = CASES[0]
+        gen = torch.Generator(device="cuda").manual_seed(3)
+        q, k, v, mask = make(case, gen)
+        first = at.attention(q, k, v, mask=mask, causal=case[9])
+        real_compile = at._compile
+
+        def no_compile(*args, **kwargs):
+            raise AssertionError("compile cache consulted for a resolved signature")
+
+        at._compile = no_compile
+        try:
+            again = at.attention(q, k, v, mask=mask, causal=case[9])
+        finally:
+            at._compile = real_compile
+        torch.cuda.synchronize()
+        self.assertTrue(torch.equal(first, again))
+        other = CASES[1]
+        q2, k2, v2, mask2 = make(other, gen)
+        at.attention(q2, k2, v2, mask=mask2, causal=other[9])
+        device = q.device.index or 0
+        key = (at._signature(q, k, v, mask, "top_left" if case[9] else None, None), device)
+        key2 = (at._signature(q2, k2, v2, mask2, "top_left" if other[9] else None, None), device)
+        self.assertIsNot(at._resolved[key], at._resolved[key2])
+
     def test_torch_compile(self):
         from attn_mlir.torch import attention
 
