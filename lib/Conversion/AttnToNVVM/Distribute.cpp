@@ -172,11 +172,20 @@ SmallVector<Value> Distributor::cloneBody(linalg::GenericOp op, ValueRange args,
     // exp2 on the special-function unit (ex2.approx), not libdevice.
     if (auto exp2 = dyn_cast<math::Exp2Op>(inner);
         exp2 && exp2.getType() == f32) {
-      Value x = mapping.lookup(exp2.getOperand());
+      Value x = mapping.lookupOrDefault(exp2.getOperand());
       auto call = LLVM::CallIntrinsicOp::create(
           b, loc, f32, b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
           ValueRange{x});
       mapping.map(exp2.getResult(), call.getResult(0));
+      continue;
+    }
+    // fma as one FFMA (llvm.intr.fma), not libdevice's __nv_fmaf.
+    if (auto fma = dyn_cast<math::FmaOp>(inner)) {
+      auto fused =
+          LLVM::FMAOp::create(b, loc, mapping.lookupOrDefault(fma.getA()),
+                              mapping.lookupOrDefault(fma.getB()),
+                              mapping.lookupOrDefault(fma.getC()));
+      mapping.map(fma.getResult(), fused.getResult());
       continue;
     }
     b.clone(inner, mapping);

@@ -48,24 +48,29 @@
 // CHECK:             arith.extf
 // CHECK:             arith.mulf
 // CHECK:             arith.addf
-// S *= scale * log2(e) = 0.25 * 1.4427: one multiply, no select.
-// CHECK:           linalg.generic
-// CHECK-NEXT:      ^bb0(%[[SV:.*]]: f32):
-// CHECK-NEXT:        %[[SC:.*]] = arith.mulf %[[SV]], %cst
-// CHECK-NEXT:        linalg.yield %[[SC]]
+// The scale (c = 0.25 * log2(e) > 0) is folded into the exponent: S is
+// not scaled, the running max is taken on Q K^T.
+// CHECK-NEXT:        linalg.yield
+// CHECK-NEXT:      }
+// CHECK-NEXT:      linalg.copy
 // m_new = max(m_old, rowmax(S)).
-// CHECK:           linalg.copy
-// CHECK:           linalg.generic
+// CHECK-NEXT:      linalg.generic
 // CHECK:             arith.maximumf
-// alpha = exp2(m_old - mu), mu = (m_new == -inf) ? 0 : m_new; m = m_new.
-// CHECK:           linalg.generic
-// CHECK:             arith.cmpf oeq, %{{.*}}, %[[NEGINF]]
-// CHECK:             arith.select
-// CHECK:             arith.subf
-// CHECK:             math.exp2
-// P = exp2(S - mu).
-// CHECK:           linalg.generic
-// CHECK:             math.exp2
+// mu = (m_new == -inf) ? 0 : m_new; offset = -c * mu;
+// alpha = exp2(fma(m_old, c, offset)); m = m_new.
+// CHECK:           linalg.generic {{.*}} outs(%{{.*}}, %{{.*}}, %[[OFFROW:.*]] : memref<16xf32>, memref<16xf32>, memref<16xf32>)
+// CHECK-NEXT:      ^bb0(%[[MNEW:.*]]: f32, %[[MOLD:.*]]: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK-NEXT:        %[[ISINF:.*]] = arith.cmpf oeq, %[[MNEW]], %[[NEGINF]]
+// CHECK-NEXT:        %[[MU:.*]] = arith.select %[[ISINF]], %[[ZERO]], %[[MNEW]]
+// CHECK-NEXT:        %[[OFF:.*]] = arith.mulf %[[MU]], %[[NEGC:.*]] : f32
+// CHECK-NEXT:        %[[AE:.*]] = math.fma %[[MOLD]], %[[C:.*]], %[[OFF]] : f32
+// CHECK-NEXT:        %[[ALPHA:.*]] = math.exp2 %[[AE]]
+// CHECK-NEXT:        linalg.yield %[[MNEW]], %[[ALPHA]], %[[OFF]]
+// P = exp2(fma(S, c, offset)).
+// CHECK:           linalg.generic {{.*}} ins(%[[OFFROW]] : memref<16xf32>) outs(%[[S]] : memref<16x8xf32>)
+// CHECK-NEXT:      ^bb0(%[[OFFV:.*]]: f32, %[[SV:.*]]: f32):
+// CHECK-NEXT:        %[[PE:.*]] = math.fma %[[SV]], %[[C]], %[[OFFV]] : f32
+// CHECK-NEXT:        math.exp2 %[[PE]]
 // l = alpha * l + rowsum(P).
 // CHECK:           linalg.generic
 // CHECK:             arith.mulf
@@ -84,11 +89,12 @@
 // CHECK:           arith.minsi %c8
 // CHECK:           linalg.fill
 // CHECK:           linalg.copy
-// Keep key j of row i when j < Tk and j <= i (top_left); else -inf.
+// Keep key j of row i when j < Tk and j <= i (top_left); else -inf. The
+// score is not scaled here either.
 // CHECK:           linalg.generic
 // CHECK:             linalg.index 0
 // CHECK:             linalg.index 1
-// CHECK:             arith.mulf
+// CHECK-NOT:         arith.mulf
 // CHECK:             arith.cmpi slt
 // CHECK:             arith.cmpi sle
 // CHECK:             arith.andi
@@ -217,6 +223,33 @@ func.func @float_mask(%q: memref<?x4x?x32xbf16>, %k: memref<?x4x?x32xbf16>, %v: 
 // CHECK:           }
 func.func @bool_mask(%q: memref<?x4x?x32xf16>, %k: memref<?x4x?x32xf16>, %v: memref<?x4x?x32xf16>, %m: memref<1x1x?x?xi1>, %o: memref<?x4x?x32xf16>, %b: index, %h: index, %qb: index) {
   attn.block_attention ins(%q, %k, %v mask(%m)) outs(%o) at [%b, %h, %qb] {config = #cfg, scale = 0.25 : f32} : memref<?x4x?x32xf16>, memref<?x4x?x32xf16>, memref<?x4x?x32xf16> mask memref<1x1x?x?xi1> outs memref<?x4x?x32xf16>
+  return
+}
+
+// -----
+
+#cfg = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 1, target = "cpu">
+
+// A negative scale reverses the order of the scores: the max must be taken
+// on scaled scores, so S is scaled by one multiply and P = exp2(S - mu).
+
+// CHECK-LABEL: func @negative_scale
+// CHECK:         scf.for
+// CHECK:           linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK:           linalg.generic
+// CHECK-NEXT:      ^bb0(%[[SV:.*]]: f32):
+// CHECK-NEXT:        %[[SC:.*]] = arith.mulf %[[SV]], %cst
+// CHECK-NEXT:        linalg.yield %[[SC]]
+// CHECK:           arith.maximumf
+// CHECK-NOT:       math.fma
+// CHECK:           arith.subf
+// CHECK-NEXT:      math.exp2
+// CHECK:           arith.subf
+// CHECK-NEXT:      math.exp2
+// CHECK-NOT:       math.fma
+// CHECK:         return
+func.func @negative_scale(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v: memref<?x4x?x32xf32>, %o: memref<?x4x?x32xf32>, %b: index, %h: index, %qb: index) {
+  attn.block_attention ins(%q, %k, %v) outs(%o) at [%b, %h, %qb] {config = #cfg, scale = -0.25 : f32} : memref<?x4x?x32xf32>, memref<?x4x?x32xf32>, memref<?x4x?x32xf32> outs memref<?x4x?x32xf32>
   return
 }
 

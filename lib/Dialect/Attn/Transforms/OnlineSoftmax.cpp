@@ -14,6 +14,12 @@
 //   acc   = alpha * acc + P V;  m = m_new
 //   O     = acc * ((l == 0) ? 0 : 1 / l)   (once, after the loop)
 //
+// Without a float mask and with c > 0, the scale is folded into the
+// exponent instead (as FlashAttention-2 does): S stays Q K^T, the running
+// max is taken on unscaled scores (c > 0 keeps their order), and
+// P = exp2(fma(S, c, -c * mu)), alpha = exp2(fma(m, c, -c * mu)). That
+// saves one multiply per score.
+//
 //===----------------------------------------------------------------------===//
 
 #include "attn/Dialect/Attn/Transforms/Passes.h"
@@ -59,6 +65,12 @@ public:
     blockN = config.getBlockN();
     headDim = op.getQuery().getType().getDimSize(3);
     valueHeadDim = op.getValue().getType().getDimSize(3);
+    constexpr double log2e = 1.4426950408889634;
+    scaleLog2e = op.getScale().convertToDouble() * log2e;
+    Value mask = op.getMask();
+    bool floatMask =
+        mask && !cast<MemRefType>(mask.getType()).getElementType().isInteger(1);
+    foldScale = scaleLog2e > 0.0 && !floatMask;
   }
 
   void build();
@@ -126,10 +138,15 @@ private:
   BlockAttentionOp op;
   Type f32, elementType;
   int64_t blockM, blockN, headDim, valueHeadDim;
+  /// c = scale * log2(e); whether it is folded into the exponent.
+  double scaleLog2e;
+  bool foldScale;
 
   // Values shared by the steps.
   Value kvHead, row0, queryLen, keyLen, causalOffset;
   Value qTile, kTile, vTile, sTile, mRow, mNewRow, alphaRow, lRow, accTile;
+  /// With the scale folded: -c * mu per row, the exponent's addend.
+  Value offsetRow;
   /// memref<i1>: the block-skip flag of masked blocks under a user mask.
   Value liveFlag;
   /// Under a mask tensor: per (row, key) of the block, the term its score
@@ -199,6 +216,8 @@ void ProgramBuilder::build() {
   mNewRow = allocBuffer({blockM}, f32);
   alphaRow = allocBuffer({blockM}, f32);
   lRow = allocBuffer({blockM}, f32);
+  if (foldScale)
+    offsetRow = allocBuffer({blockM}, f32);
   accTile = allocBuffer({blockM, valueHeadDim}, f32);
   if (op.getMask()) {
     liveFlag = allocBuffer({}, b.getI1Type());
@@ -301,11 +320,18 @@ void ProgramBuilder::buildScores(Value col0, bool masked) {
         yieldValue(nb, l, arith::AddFOp::create(nb, l, args[2], prod));
       });
 
-  // c = scale * log2(e), folded into one multiply; the bias of a float mask
-  // is scaled by log2(e) so that exp2 of the sum is exp of the original.
+  // c = scale * log2(e), folded into one multiply (or into the exponent,
+  // see foldScale); the bias of a float mask is scaled by log2(e) so that
+  // exp2 of the sum is exp of the original.
   constexpr double log2e = 1.4426950408889634;
-  Value c = f32Const(op.getScale().convertToDouble() * log2e);
+  Value c = f32Const(scaleLog2e);
+  // Scales S unless the scale is folded into the exponent.
+  auto scaled = [&](OpBuilder &nb, Location l, Value s) -> Value {
+    return foldScale ? s : arith::MulFOp::create(nb, l, s, c).getResult();
+  };
   if (!masked) {
+    if (foldScale)
+      return;
     generic(ValueRange{}, ValueRange{sTile}, {map(2, {0, 1})},
             {IteratorType::parallel, IteratorType::parallel},
             [&](OpBuilder &nb, Location l, ValueRange args) {
@@ -317,7 +343,8 @@ void ProgramBuilder::buildScores(Value col0, bool masked) {
   Value negInf = f32Const(-std::numeric_limits<double>::infinity());
   Value log2eConst = f32Const(log2e);
   if (addTile) {
-    // The block check read the mask into addTile: S = c * S + add, or -inf
+    // The block check read the mask into addTile: S = c * S + add (S for an
+    // i1 mask with the scale folded: add is 0 there), or -inf
     // where the key is removed (a NaN score of a removed key stays out).
     generic(ValueRange{addTile}, ValueRange{sTile},
             {map(2, {0, 1}), map(2, {0, 1})},
@@ -325,8 +352,9 @@ void ProgramBuilder::buildScores(Value col0, bool masked) {
             [&](OpBuilder &nb, Location l, ValueRange args) {
               Value removed = arith::CmpFOp::create(
                   nb, l, arith::CmpFPredicate::OEQ, args[0], negInf);
-              Value s = arith::AddFOp::create(
-                  nb, l, arith::MulFOp::create(nb, l, args[1], c), args[0]);
+              Value s = scaled(nb, l, args[1]);
+              if (!foldScale)
+                s = arith::AddFOp::create(nb, l, s, args[0]);
               yieldValue(nb, l,
                          arith::SelectOp::create(nb, l, removed, negInf, s));
             });
@@ -336,7 +364,7 @@ void ProgramBuilder::buildScores(Value col0, bool masked) {
           {IteratorType::parallel, IteratorType::parallel},
           [&](OpBuilder &nb, Location l, ValueRange args) {
             auto [i, j] = position(nb, l, col0);
-            Value s = arith::MulFOp::create(nb, l, args[0], c);
+            Value s = scaled(nb, l, args[0]);
             Value bias;
             Value keep = keyVisible(nb, l, i, j, &bias);
             if (bias)
@@ -480,25 +508,52 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
             yieldValue(nb, l,
                        arith::MaximumFOp::create(nb, l, args[1], args[0]));
           });
-  // alpha = exp2(m - mu); m = m_new.
-  generic(ValueRange{mNewRow}, ValueRange{mRow, alphaRow},
-          {map(1, {0}), map(1, {0}), map(1, {0})}, {IteratorType::parallel},
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value mu = reference(nb, l, args[0]);
-            Value alpha = math::Exp2Op::create(
-                nb, l, arith::SubFOp::create(nb, l, args[1], mu));
-            linalg::YieldOp::create(nb, l, ValueRange{args[0], alpha});
-          });
-  // P = exp2(S - mu), in place of S.
-  generic(ValueRange{mNewRow}, ValueRange{sTile}, {map(2, {0}), map(2, {0, 1})},
-          {IteratorType::parallel, IteratorType::parallel},
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value mu = reference(nb, l, args[0]);
-            yieldValue(nb, l,
-                       math::Exp2Op::create(
-                           nb, l, arith::SubFOp::create(nb, l, args[1], mu))
-                           .getResult());
-          });
+  if (foldScale) {
+    // offset = -c * mu; alpha = exp2(fma(m, c, offset)); m = m_new.
+    Value c = f32Const(scaleLog2e), negC = f32Const(-scaleLog2e);
+    generic(
+        ValueRange{mNewRow}, ValueRange{mRow, alphaRow, offsetRow},
+        {map(1, {0}), map(1, {0}), map(1, {0}), map(1, {0})},
+        {IteratorType::parallel},
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value offset =
+              arith::MulFOp::create(nb, l, reference(nb, l, args[0]), negC);
+          Value alpha = math::Exp2Op::create(
+              nb, l, math::FmaOp::create(nb, l, args[1], c, offset));
+          linalg::YieldOp::create(nb, l, ValueRange{args[0], alpha, offset});
+        });
+    // P = exp2(fma(S, c, offset)), in place of S.
+    generic(
+        ValueRange{offsetRow}, ValueRange{sTile}, {map(2, {0}), map(2, {0, 1})},
+        {IteratorType::parallel, IteratorType::parallel},
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          yieldValue(nb, l,
+                     math::Exp2Op::create(
+                         nb, l, math::FmaOp::create(nb, l, args[1], c, args[0]))
+                         .getResult());
+        });
+  } else {
+    // alpha = exp2(m - mu); m = m_new.
+    generic(ValueRange{mNewRow}, ValueRange{mRow, alphaRow},
+            {map(1, {0}), map(1, {0}), map(1, {0})}, {IteratorType::parallel},
+            [&](OpBuilder &nb, Location l, ValueRange args) {
+              Value mu = reference(nb, l, args[0]);
+              Value alpha = math::Exp2Op::create(
+                  nb, l, arith::SubFOp::create(nb, l, args[1], mu));
+              linalg::YieldOp::create(nb, l, ValueRange{args[0], alpha});
+            });
+    // P = exp2(S - mu), in place of S.
+    generic(ValueRange{mNewRow}, ValueRange{sTile},
+            {map(2, {0}), map(2, {0, 1})},
+            {IteratorType::parallel, IteratorType::parallel},
+            [&](OpBuilder &nb, Location l, ValueRange args) {
+              Value mu = reference(nb, l, args[0]);
+              yieldValue(nb, l,
+                         math::Exp2Op::create(
+                             nb, l, arith::SubFOp::create(nb, l, args[1], mu))
+                             .getResult());
+            });
+  }
   // l = alpha * l + rowsum(P).
   generic(ValueRange{alphaRow}, ValueRange{lRow}, {map(1, {0}), map(1, {0})},
           {IteratorType::parallel},
