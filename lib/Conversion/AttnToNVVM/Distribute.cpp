@@ -17,7 +17,9 @@
 //    for f32), or FMAs for f32 with ieee precision; P is converted to the
 //    input type in registers and fed to P*V directly;
 //  - row reductions reduce in-thread, then over the quad with shuffles;
-//  - elementwise block math is cloned per owned element.
+//  - elementwise block math is cloned per owned element; a row scale of
+//    the accumulator (acc *= alpha) runs only when some row of the warp
+//    has alpha != 1 (a warp vote: scaling by 1 is the identity).
 //
 // Per-thread register arrays are private `memref.alloca`s indexed only with
 // constants, which LLVM promotes to registers. Tile loads and fills are in
@@ -217,6 +219,23 @@ LogicalResult Distributor::rewriteGeneric(linalg::GenericOp op) {
   return rewriteElementwise(op);
 }
 
+bool Distributor::isRowScale(linalg::GenericOp op,
+                             ArrayRef<Buffer *> operands) {
+  if (op.getNumLoops() != 2 || op.getNumDpsInputs() != 1 ||
+      op.getNumDpsInits() != 1 || operands[0]->layout != Layout::Row ||
+      operands[1]->layout != Layout::Acc)
+    return false;
+  Block *body = op.getBlock();
+  auto mul = dyn_cast<arith::MulFOp>(body->front());
+  if (!mul || !mul.getType().isF32() ||
+      &body->front() != body->getTerminator()->getPrevNode() ||
+      body->getTerminator()->getOperand(0) != mul.getResult())
+    return false;
+  Value in = body->getArgument(0), out = body->getArgument(1);
+  return (mul.getLhs() == in && mul.getRhs() == out) ||
+         (mul.getLhs() == out && mul.getRhs() == in);
+}
+
 LogicalResult Distributor::rewriteElementwise(linalg::GenericOp op) {
   SmallVector<Buffer *> operands;
   for (OpOperand &operand : op->getOpOperands()) {
@@ -226,6 +245,27 @@ LogicalResult Distributor::rewriteElementwise(linalg::GenericOp op) {
     operands.push_back(buf);
   }
   b.setInsertionPoint(op);
+  // x * 1 == x exactly (NaN, infinities and signed zeros included), so the
+  // warp may skip the multiplies when all of its rows' factors are 1. The
+  // vote and branch pay where the rescale outweighs the per-score work of
+  // a key block (more accumulator columns than keys: D128 with 32-key
+  // blocks, 0-6% faster on the H200); at D64 with 64-key blocks they split
+  // the loop body's schedule and cost 3-6%
+  // (bench/results/2026-11-30-h200-lazy-rescale-ab.log).
+  if (isRowScale(op, operands) && operands[1]->cols > config.getBlockN()) {
+    Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
+    Value scales = arith::ConstantIntOp::create(b, loc, 0, 1);
+    for (int64_t r = 0; r < rowTiles * 2; ++r)
+      scales = arith::OrIOp::create(
+          b, loc, scales,
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
+                                loadPrivate(*operands[0], r), one));
+    Value fullMask = arith::ConstantIntOp::create(b, loc, -1, 32);
+    Value any = NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), fullMask,
+                                         scales, NVVM::VoteSyncKind::any);
+    auto ifOp = scf::IfOp::create(b, loc, any, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  }
   unsigned numLoops = op.getNumLoops();
   int64_t cols = numLoops == 2 ? op.getStaticLoopRanges()[1] : 1;
   int64_t nTiles = numLoops == 2 ? cols / 8 : 1;

@@ -163,6 +163,9 @@ private:
                                 bool transpose);
   LogicalResult rewriteStore(linalg::GenericOp op, Buffer &src);
   LogicalResult rewriteElementwise(linalg::GenericOp op);
+  /// True for `out[i][j] = out[i][j] * in[i]` on an accumulator-layout
+  /// output and a row buffer (the rescale of acc by alpha).
+  bool isRowScale(linalg::GenericOp op, ArrayRef<Buffer *> operands);
   LogicalResult rewriteRowReduction(linalg::GenericOp op);
   /// An OR of an i1 over a whole block into a Scalar buffer: in-thread over
   /// the owned elements, then across the thread block (bar.red.or).

@@ -14,6 +14,17 @@
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=3" --attn-online-softmax \
 // RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s --check-prefix=PIPE3
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=64 num-warps=4 num-stages=1" --attn-online-softmax \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s --check-prefix=WIDE
+
+// Key blocks as wide as the head dim (64): the rescale of acc is not put
+// under a warp vote (the branch costs more than the multiplies it skips).
+// WIDE:       gpu.func @gqa_kernel
+// WIDE-NOT:   nvvm.vote.sync
+// WIDE:       nvvm.mma.sync
+// WIDE-NOT:   nvvm.vote.sync
+// WIDE:       gpu.return
 
 // Q 9216 bytes + K and V, two slots of 32 x 72 bf16 each: 4 * 4608.
 // PIPE:       attn.shared_memory_bytes = 27648
@@ -114,6 +125,16 @@
 // CHECK:             gpu.shuffle xor %{{.*}}, %c2_i32, %c32_i32
 // exp2 on the special-function unit.
 // CHECK:             llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// acc *= alpha only when one of the warp's rows has alpha != 1 (each lane
+// holds two rows of the warp's 16): a warp vote, then the 32 multiplies.
+// CHECK:             %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK:             arith.cmpf une, %{{.*}}, %[[ONE]] : f32
+// CHECK:             arith.cmpf une, %{{.*}}, %[[ONE]] : f32
+// CHECK:             %[[ANY:.*]] = nvvm.vote.sync  any %{{.*}}, %{{.*}} -> i1
+// CHECK-NEXT:        scf.if %[[ANY]] {
+// CHECK-COUNT-32:      arith.mulf
+// CHECK-NOT:           arith.mulf
+// CHECK:             }
 // P converted to bf16 in registers, fed to P V.
 // CHECK:             arith.truncf %{{.*}} : f32 to bf16
 // V through ldmatrix.trans.

@@ -7,6 +7,11 @@
 
 // CHECK-LABEL: func @causal_program
 // CHECK-SAME:    (%[[Q:.*]]: memref<?x4x?x32xf16>, %[[K:.*]]: memref<?x2x?x32xf16>, %[[V:.*]]: memref<?x2x?x32xf16>, %[[O:.*]]: memref<?x4x?x32xf16>, %[[B:.*]]: index, %[[H:.*]]: index, %[[QB:.*]]: index)
+// c = 0.25 * log2(e) = 0.3607; the lazy-rescale threshold 8 / c = 22.18.
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG:     %[[TAU:.*]] = arith.constant 22.18{{[0-9]*}} : f32
+// CHECK-DAG:     %[[NEGC:.*]] = arith.constant -0.3606{{[0-9]*}} : f32
+// CHECK-DAG:     %[[C:.*]] = arith.constant 0.3606{{[0-9]*}} : f32
 // GQA: kv_head = h / (Hq / Hkv).
 // CHECK:         %[[GROUP:.*]] = arith.divui
 // CHECK:         %[[KVH:.*]] = arith.divui %[[H]], %[[GROUP]]
@@ -56,15 +61,21 @@
 // m_new = max(m_old, rowmax(S)).
 // CHECK-NEXT:      linalg.generic
 // CHECK:             arith.maximumf
-// mu = (m_new == -inf) ? 0 : m_new; offset = -c * mu;
-// alpha = exp2(fma(m_old, c, offset)); m = m_new.
+// Lazy rescale: the reference max m moves only when the row max exceeds
+// it by more than 8 / c (2^8 in P's units): grow = rowmax > m + 8 / c;
+// m_new = grow ? rowmax : m; mu = (m_new == -inf) ? 0 : m_new;
+// offset = -c * mu; alpha = grow ? exp2(fma(m_old, c, offset)) : 1.
 // CHECK:           linalg.generic {{.*}} outs(%{{.*}}, %{{.*}}, %[[OFFROW:.*]] : memref<16xf32>, memref<16xf32>, memref<16xf32>)
-// CHECK-NEXT:      ^bb0(%[[MNEW:.*]]: f32, %[[MOLD:.*]]: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK-NEXT:      ^bb0(%[[RMAX:.*]]: f32, %[[MOLD:.*]]: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK-NEXT:        %[[LIMIT:.*]] = arith.addf %[[MOLD]], %[[TAU]] : f32
+// CHECK-NEXT:        %[[GROW:.*]] = arith.cmpf ogt, %[[RMAX]], %[[LIMIT]]
+// CHECK-NEXT:        %[[MNEW:.*]] = arith.select %[[GROW]], %[[RMAX]], %[[MOLD]]
 // CHECK-NEXT:        %[[ISINF:.*]] = arith.cmpf oeq, %[[MNEW]], %[[NEGINF]]
 // CHECK-NEXT:        %[[MU:.*]] = arith.select %[[ISINF]], %[[ZERO]], %[[MNEW]]
-// CHECK-NEXT:        %[[OFF:.*]] = arith.mulf %[[MU]], %[[NEGC:.*]] : f32
-// CHECK-NEXT:        %[[AE:.*]] = math.fma %[[MOLD]], %[[C:.*]], %[[OFF]] : f32
-// CHECK-NEXT:        %[[ALPHA:.*]] = math.exp2 %[[AE]]
+// CHECK-NEXT:        %[[OFF:.*]] = arith.mulf %[[MU]], %[[NEGC]] : f32
+// CHECK-NEXT:        %[[AE:.*]] = math.fma %[[MOLD]], %[[C]], %[[OFF]] : f32
+// CHECK-NEXT:        %[[EXP:.*]] = math.exp2 %[[AE]]
+// CHECK-NEXT:        %[[ALPHA:.*]] = arith.select %[[GROW]], %[[EXP]], %[[ONE]] : f32
 // CHECK-NEXT:        linalg.yield %[[MNEW]], %[[ALPHA]], %[[OFF]]
 // P = exp2(fma(S, c, offset)).
 // CHECK:           linalg.generic {{.*}} ins(%[[OFFROW]] : memref<16xf32>) outs(%[[S]] : memref<16x8xf32>)
@@ -232,6 +243,7 @@ func.func @bool_mask(%q: memref<?x4x?x32xf16>, %k: memref<?x4x?x32xf16>, %v: mem
 
 // A negative scale reverses the order of the scores: the max must be taken
 // on scaled scores, so S is scaled by one multiply and P = exp2(S - mu).
+// (The lazy-rescale threshold is 8 in those units.)
 
 // CHECK-LABEL: func @negative_scale
 // CHECK:         scf.for
@@ -242,10 +254,12 @@ func.func @bool_mask(%q: memref<?x4x?x32xf16>, %k: memref<?x4x?x32xf16>, %v: mem
 // CHECK-NEXT:        linalg.yield %[[SC]]
 // CHECK:           arith.maximumf
 // CHECK-NOT:       math.fma
-// CHECK:           arith.subf
-// CHECK-NEXT:      math.exp2
-// CHECK:           arith.subf
-// CHECK-NEXT:      math.exp2
+// CHECK:           %[[OFF:.*]] = arith.negf
+// CHECK-NEXT:      %[[AE:.*]] = arith.addf %{{.*}}, %[[OFF]]
+// CHECK-NEXT:      math.exp2 %[[AE]]
+// CHECK:           ^bb0(%[[OFFV:.*]]: f32, %[[SV2:.*]]: f32):
+// CHECK-NEXT:        %[[PE:.*]] = arith.addf %[[SV2]], %[[OFFV]]
+// CHECK-NEXT:        math.exp2 %[[PE]]
 // CHECK-NOT:       math.fma
 // CHECK:         return
 func.func @negative_scale(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v: memref<?x4x?x32xf32>, %o: memref<?x4x?x32xf32>, %b: index, %h: index, %qb: index) {

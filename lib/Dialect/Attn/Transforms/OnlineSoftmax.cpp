@@ -145,7 +145,7 @@ private:
   // Values shared by the steps.
   Value kvHead, row0, queryLen, keyLen, causalOffset;
   Value qTile, kTile, vTile, sTile, mRow, mNewRow, alphaRow, lRow, accTile;
-  /// With the scale folded: -c * mu per row, the exponent's addend.
+  /// Per row, the exponent's addend: -e * mu (see buildStep).
   Value offsetRow;
   /// memref<i1>: the block-skip flag of masked blocks under a user mask.
   Value liveFlag;
@@ -216,8 +216,7 @@ void ProgramBuilder::build() {
   mNewRow = allocBuffer({blockM}, f32);
   alphaRow = allocBuffer({blockM}, f32);
   lRow = allocBuffer({blockM}, f32);
-  if (foldScale)
-    offsetRow = allocBuffer({blockM}, f32);
+  offsetRow = allocBuffer({blockM}, f32);
   accTile = allocBuffer({blockM, valueHeadDim}, f32);
   if (op.getMask()) {
     liveFlag = allocBuffer({}, b.getI1Type());
@@ -508,52 +507,55 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
             yieldValue(nb, l,
                        arith::MaximumFOp::create(nb, l, args[1], args[0]));
           });
-  if (foldScale) {
-    // offset = -c * mu; alpha = exp2(fma(m, c, offset)); m = m_new.
-    Value c = f32Const(scaleLog2e), negC = f32Const(-scaleLog2e);
-    generic(
-        ValueRange{mNewRow}, ValueRange{mRow, alphaRow, offsetRow},
-        {map(1, {0}), map(1, {0}), map(1, {0}), map(1, {0})},
-        {IteratorType::parallel},
-        [&](OpBuilder &nb, Location l, ValueRange args) {
-          Value offset =
-              arith::MulFOp::create(nb, l, reference(nb, l, args[0]), negC);
-          Value alpha = math::Exp2Op::create(
-              nb, l, math::FmaOp::create(nb, l, args[1], c, offset));
-          linalg::YieldOp::create(nb, l, ValueRange{args[0], alpha, offset});
-        });
-    // P = exp2(fma(S, c, offset)), in place of S.
-    generic(
-        ValueRange{offsetRow}, ValueRange{sTile}, {map(2, {0}), map(2, {0, 1})},
-        {IteratorType::parallel, IteratorType::parallel},
-        [&](OpBuilder &nb, Location l, ValueRange args) {
-          yieldValue(nb, l,
-                     math::Exp2Op::create(
-                         nb, l, math::FmaOp::create(nb, l, args[1], c, args[0]))
-                         .getResult());
-        });
-  } else {
-    // alpha = exp2(m - mu); m = m_new.
-    generic(ValueRange{mNewRow}, ValueRange{mRow, alphaRow},
-            {map(1, {0}), map(1, {0}), map(1, {0})}, {IteratorType::parallel},
-            [&](OpBuilder &nb, Location l, ValueRange args) {
-              Value mu = reference(nb, l, args[0]);
-              Value alpha = math::Exp2Op::create(
-                  nb, l, arith::SubFOp::create(nb, l, args[1], mu));
-              linalg::YieldOp::create(nb, l, ValueRange{args[0], alpha});
-            });
-    // P = exp2(S - mu), in place of S.
-    generic(ValueRange{mNewRow}, ValueRange{sTile},
-            {map(2, {0}), map(2, {0, 1})},
-            {IteratorType::parallel, IteratorType::parallel},
-            [&](OpBuilder &nb, Location l, ValueRange args) {
-              Value mu = reference(nb, l, args[0]);
-              yieldValue(nb, l,
-                         math::Exp2Op::create(
-                             nb, l, arith::SubFOp::create(nb, l, args[1], mu))
-                             .getResult());
-            });
-  }
+  // The reference max is updated lazily: a row keeps it until its max
+  // exceeds it by more than 2^kLazyRescaleLog2 in P's units, so P <= 2^8
+  // (f16/bf16 and the f32 sums hold that) and alpha is exactly 1 for rows
+  // that keep it, which lets the GPU lowering skip the rescale of acc.
+  // The final acc / l is the same softmax: every term of a row shares the
+  // row's reference.
+  //   grow   = rowmax > m + threshold;  m_new = grow ? rowmax : m
+  //   offset = -e * mu (mu = m_new, 0 for -inf)
+  //   alpha  = grow ? exp2(e * m + offset) : 1;  P = exp2(e * S + offset)
+  // with e = c when the scale is folded (S is unscaled), else 1.
+  constexpr double kLazyRescaleLog2 = 8.0;
+  double expScale = foldScale ? scaleLog2e : 1.0;
+  Value e = f32Const(expScale), negE = f32Const(-expScale);
+  Value threshold = f32Const(kLazyRescaleLog2 / expScale);
+  Value oneF = f32Const(1.0);
+  auto exponent = [&](OpBuilder &nb, Location l, Value x, Value offset) {
+    return foldScale ? math::FmaOp::create(nb, l, x, e, offset).getResult()
+                     : arith::AddFOp::create(nb, l, x, offset).getResult();
+  };
+  generic(ValueRange{mNewRow}, ValueRange{mRow, alphaRow, offsetRow},
+          {map(1, {0}), map(1, {0}), map(1, {0}), map(1, {0})},
+          {IteratorType::parallel},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value rowMax = args[0], m = args[1];
+            Value grow = arith::CmpFOp::create(
+                nb, l, arith::CmpFPredicate::OGT, rowMax,
+                arith::AddFOp::create(nb, l, m, threshold));
+            Value mNew = arith::SelectOp::create(nb, l, grow, rowMax, m);
+            Value offset =
+                foldScale
+                    ? arith::MulFOp::create(nb, l, reference(nb, l, mNew), negE)
+                          .getResult()
+                    : arith::NegFOp::create(nb, l, reference(nb, l, mNew))
+                          .getResult();
+            Value alpha = arith::SelectOp::create(
+                nb, l, grow,
+                math::Exp2Op::create(nb, l, exponent(nb, l, m, offset)), oneF);
+            linalg::YieldOp::create(nb, l, ValueRange{mNew, alpha, offset});
+          });
+  // P = exp2(e * S + offset), in place of S.
+  generic(ValueRange{offsetRow}, ValueRange{sTile},
+          {map(2, {0}), map(2, {0, 1})},
+          {IteratorType::parallel, IteratorType::parallel},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            yieldValue(
+                nb, l,
+                math::Exp2Op::create(nb, l, exponent(nb, l, args[1], args[0]))
+                    .getResult());
+          });
   // l = alpha * l + rowsum(P).
   generic(ValueRange{alphaRow}, ValueRange{lRow}, {map(1, {0}), map(1, {0})},
           {IteratorType::parallel},

@@ -69,6 +69,13 @@ def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
     -c * m_new))`. That is one multiply per score less (H200: causal
     kernels 4-6% faster at T >= 2048).
 
+    The reference max is updated lazily: a row keeps `m` until its block
+    max exceeds it by more than 8 in exp2 units (`8 / c` on unscaled
+    scores), so `P <= 2^8` and `alpha` is exactly 1 for the rows that keep
+    it. The quotient `acc / l` is unchanged (every term of a row shares its
+    reference); the GPU lowering skips the rescale of `acc` when a warp's
+    rows all have `alpha == 1`.
+
     Key blocks come in three classes: blocks that need no mask (run by a
     first loop without any select), blocks on the causal diagonal or at the
     key tail, or any block when a user mask is given (a second loop that
