@@ -105,6 +105,69 @@ static SmallVector<Value> emitMma(OpBuilder &b, Location loc, Type elt,
   return d;
 }
 
+SmallVector<Value> Distributor::loadTf32AFragment(Buffer &a, int64_t mt,
+                                                  int64_t kt) {
+  // 4-byte loads. (ldmatrix on 8x4 f32 matrices also gives these registers,
+  // and K's; measured no faster on the seed workload, e.g. 2.78 vs 2.64 ms
+  // with `causal` at T=512: bench/results/2026-11-30-h200-config-sweep-2.log.)
+  SmallVector<Value> regs;
+  Value colBase = arith::AddIOp::create(b, loc, quadCol, cIndex(kt * 8));
+  for (int64_t half = 0; half < 2; ++half) {
+    Value col = arith::AddIOp::create(b, loc, colBase, cIndex(half * 4));
+    for (int64_t i = 0; i < 2; ++i)
+      regs.push_back(loadShared(a, rowOfLane(mt, i), col, 1));
+  }
+  return regs;
+}
+
+void Distributor::selectCachedFragments() {
+  // At most 64 registers of fragments (D <= 128 with one row tile): the
+  // tf32 kernels use 166-168 of 255 without them, the 16-bit ones are at
+  // the limit and are left out. Not below D = 64, where Q's share of the
+  // traffic is small and ptxas answered 8 more registers at D = 16 with a
+  // 64-register budget and a 4-byte spill (ptxas matrix).
+  constexpr int64_t kMaxFragmentRegisters = 64, kMinK = 64;
+  if (ieee)
+    return;
+  DenseSet<Value> rejected;
+  kernel.walk([&](linalg::GenericOp op) {
+    if (!isContraction(op) || wgmmaContractions.contains(op))
+      return;
+    Buffer *a = lookup(op.getDpsInputs()[0]);
+    if (!a || a->layout != Layout::Shared || a->slots != 1)
+      return;
+    int64_t k = op.getStaticLoopRanges()[2];
+    if (!a->type.getElementType().isF32() || k < kMinK ||
+        rowTiles * (k / 8) * 4 > kMaxFragmentRegisters) {
+      rejected.insert(a->storage);
+      return;
+    }
+    fragmentTiles[a->storage] = k;
+  });
+  for (Value v : rejected)
+    fragmentTiles.erase(v);
+}
+
+void Distributor::cacheFragments(Buffer &tile) {
+  auto it = fragmentTiles.find(tile.storage);
+  if (it == fragmentTiles.end() || fragmentCache.count(tile.storage))
+    return;
+  int64_t kSteps = it->second / 8;
+  Buffer cache;
+  cache.layout = Layout::Acc;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&kernel.getBody().front());
+    cache.storage = memref::AllocaOp::create(
+        b, loc, MemRefType::get({rowTiles * kSteps * 4}, b.getF32Type()));
+  }
+  for (int64_t mt = 0; mt < rowTiles; ++mt)
+    for (int64_t kt = 0; kt < kSteps; ++kt)
+      for (auto [r, v] : llvm::enumerate(loadTf32AFragment(tile, mt, kt)))
+        storePrivate(cache, (mt * kSteps + kt) * 4 + r, v);
+  fragmentCache[tile.storage] = cache;
+}
+
 void Distributor::contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c,
                                   bool bTransposed, int64_t k) {
   Type elt = bBuf.type.getElementType();
@@ -146,17 +209,14 @@ void Distributor::contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c,
           b, loc, arith::MulIOp::create(b, loc, laneHi, cIndex(8)),
           cIndex(kt * 16));
       aRegs = loadMatrix(a, row, col, 4, /*transpose=*/false);
+    } else if (auto it = fragmentCache.find(a.storage);
+               it != fragmentCache.end()) {
+      // Read once before the key loops (cacheFragments).
+      for (int64_t r = 0; r < 4; ++r)
+        aRegs.push_back(
+            loadPrivate(it->second, (mt * (k / kStep) + kt) * 4 + r));
     } else {
-      // tf32: 4-byte loads. (ldmatrix on 8x4 f32 matrices also gives these
-      // registers, and K's; measured no faster on the seed workload, e.g.
-      // 2.78 vs 2.64 ms with `causal` at T=512:
-      // bench/results/2026-11-30-h200-config-sweep-2.log.)
-      Value colBase = arith::AddIOp::create(b, loc, quadCol, cIndex(kt * 8));
-      for (int64_t half = 0; half < 2; ++half) {
-        Value col = arith::AddIOp::create(b, loc, colBase, cIndex(half * 4));
-        for (int64_t i = 0; i < 2; ++i)
-          aRegs.push_back(loadShared(a, rowOfLane(mt, i), col, 1));
-      }
+      aRegs = loadTf32AFragment(a, mt, kt);
     }
     return aRegs;
   };

@@ -418,6 +418,11 @@ LogicalResult Distributor::rewriteTileLoads(ArrayRef<linalg::CopyOp> copies) {
   if (llvm::any_of(loads, [](const TileLoad &l) { return l.to->coreMatrix; }))
     fenceForAsyncProxy();
   barrier();
+  // A tile filled once, outside the key loops (Q): its tf32 fragments into
+  // registers now, if selectCachedFragments chose it.
+  if (!copies.front()->getParentOfType<scf::ForOp>())
+    for (const TileLoad &load : loads)
+      cacheFragments(*load.to);
   for (linalg::CopyOp op : copies)
     b.eraseOp(op);
   return success();

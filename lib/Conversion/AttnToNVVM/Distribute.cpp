@@ -15,7 +15,8 @@
 //    16 bytes so that the fragment loads of 8 rows hit 8 different banks;
 //  - contractions become nvvm.mma.sync (m16n8k16 for f16/bf16, m16n8k8 tf32
 //    for f32), or FMAs for f32 with ieee precision; P is converted to the
-//    input type in registers and fed to P*V directly;
+//    input type in registers and fed to P*V directly; tf32 Q fragments are
+//    read into registers once, after Q's copy;
 //  - row reductions reduce in-thread, then over the quad with shuffles;
 //  - elementwise block math is cloned per owned element; a row scale of
 //    the accumulator (acc *= alpha) runs only when some row of the warp
@@ -577,6 +578,9 @@ FailureOr<int64_t> Distributor::run() {
       }
     }
   }
+
+  // tf32 Q fragments read once, into registers, after Q's copy.
+  selectCachedFragments();
 
   // The loops --attn-pipeline expanded wait for their tiles at their head.
   waitInPipelinedLoops();

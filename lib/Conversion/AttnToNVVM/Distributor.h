@@ -154,6 +154,19 @@ private:
   DenseSet<Operation *> wgmmaContractions;
   void contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c, bool bTransposed,
                        int64_t k);
+  /// The tf32 A registers of row tile mt at k step kt of a shared tile:
+  /// (r, c), (r + 8, c), (r, c + 4), (r + 8, c + 4), c = lane % 4 + 8 kt.
+  SmallVector<Value> loadTf32AFragment(Buffer &a, int64_t mt, int64_t kt);
+  /// Shared tiles whose tf32 A fragments are read into registers once,
+  /// after the copy that fills them (outside the key loops), by
+  /// `cacheFragments`: the Q tile of tf32 kernels, whose fragments would
+  /// otherwise be re-read from shared memory every key block.
+  void selectCachedFragments();
+  void cacheFragments(Buffer &tile);
+  /// The candidates (by shared view) and their k sizes; then the register
+  /// arrays that hold their fragments.
+  DenseMap<Value, int64_t> fragmentTiles;
+  DenseMap<Value, Buffer> fragmentCache;
   void contractWithFMA(Buffer &a, Buffer &bBuf, Buffer &c, bool bTransposed,
                        int64_t k);
   Value loadShared(Buffer &buf, Value row, Value col, int64_t width);
