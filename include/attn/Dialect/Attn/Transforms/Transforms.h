@@ -79,9 +79,10 @@ FailureOr<int64_t> scheduleKeyLoops(RewriterBase &rewriter, Operation *root,
 /// epilogue predicated, not peeled). Returns the new loop.
 FailureOr<scf::ForOp> expandPipelinedLoop(RewriterBase &rewriter,
                                           scf::ForOp loop);
-/// Marks `attn.async_copy` the loads of block tiles before the key loops
-/// (Q) whose tile only pipelined loops read: the GPU issues them with the
-/// first K/V blocks and the loops' waits cover them.
+/// Marks `attn.async_copy` the loads of 16-bit block tiles before the key
+/// loops (Q) whose tile only pipelined loops read: the GPU issues them with
+/// the first K/V blocks and the loops' waits cover them. (f32 tiles stay
+/// synchronous: the GPU lowering reads their tf32 fragments after the copy.)
 void markPrefetchedTiles(Operation *root);
 
 } // namespace attn
