@@ -57,7 +57,11 @@
 // ALL:         arith.cmpi slt, %{{.*}}, %[[UB]] : index
 // ALL:         linalg.copy {attn.async_copy}
 // ALL:         linalg.copy {attn.async_copy}
+// In the loop, block %iv + 2's loads come after S = Q K^T of block %iv.
 // ALL:         scf.for %{{.*}} = %{{.*}} to %[[UB]] step %c1 {
+// ALL-NOT:       linalg.copy {attn.async_copy}
+// ALL:           linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// ALL-NOT:       linalg.generic
 // ALL-COUNT-2:   linalg.copy {attn.async_copy}
 // ALL:           linalg.generic
 // ALL-NOT:       linalg.copy {attn.async_copy}

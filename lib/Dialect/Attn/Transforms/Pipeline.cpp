@@ -15,7 +15,11 @@
 // Expansion. scf::pipelineForLoop turns the annotated loop into
 //
 //   stage 0 (lb) ... stage 0 (lb + S - 2)                     prologue
-//   scf.for %i = lb to ub { stage 0 (%i + S - 1); stage S-1 (%i) }
+//   scf.for %i = lb to ub {
+//     stage S-1 (%i) up to its first contraction (S = Q K^T)
+//     stage 0 (%i + S - 1)
+//     the rest of stage S-1 (%i)
+//   }
 //
 // without a peeled epilogue: a load of an iteration past `ub` copies zero
 // rows. The loads moved ahead are marked `attn.async_copy`.
@@ -307,18 +311,41 @@ FailureOr<scf::ForOp> mlir::attn::expandPipelinedLoop(RewriterBase &rewriter,
   if (!stagesAttr)
     return loop.emitOpError("has no ") << kPipelineStagesAttrName;
   int64_t numStages = stagesAttr.getInt();
-  std::vector<std::pair<Operation *, unsigned>> schedule;
-  for (int64_t stage : {int64_t(0), numStages - 1})
-    for (Operation &op : loop.getBody()->without_terminator()) {
-      auto attr = op.getAttrOfType<IntegerAttr>(kPipelineStageAttrName);
-      if (!attr || attr.getInt() < 0 || attr.getInt() >= numStages) {
-        op.emitOpError("in a pipelined loop needs ")
-            << kPipelineStageAttrName << " in [0, " << numStages << ")";
-        return failure();
-      }
-      if (attr.getInt() == stage)
-        schedule.emplace_back(&op, static_cast<unsigned>(stage));
+  SmallVector<Operation *> loads, math;
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    auto attr = op.getAttrOfType<IntegerAttr>(kPipelineStageAttrName);
+    if (!attr || (attr.getInt() != 0 && attr.getInt() != numStages - 1)) {
+      op.emitOpError("in a pipelined loop needs ")
+          << kPipelineStageAttrName << " 0 or " << numStages - 1;
+      return failure();
     }
+    (attr.getInt() == 0 ? loads : math).push_back(&op);
+  }
+  // The loads of block i + S - 1 go after the first contraction of block i
+  // (S = Q K^T) when it is not nested (under a mask tensor it sits in the
+  // block-skip `scf.if`, and the loads stay first). On the GPU the cp.async
+  // then no longer sits just before the first fragment loads, which waited
+  // on its address registers (ncu); the slot it fills was freed by the
+  // barrier at the head of the iteration either way.
+  auto isContraction = [](Operation *op) {
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    return generic && generic.getNumReductionLoops() == 1 &&
+           generic.getNumLoops() == 3;
+  };
+  auto split = llvm::find_if(math, isContraction);
+  if (split != math.end())
+    ++split;
+  else
+    split = math.begin();
+  std::vector<std::pair<Operation *, unsigned>> schedule;
+  auto add = [&](ArrayRef<Operation *> ops, int64_t stage) {
+    for (Operation *op : ops)
+      schedule.emplace_back(op, static_cast<unsigned>(stage));
+  };
+  size_t cut = split - math.begin();
+  add(ArrayRef(math).take_front(cut), numStages - 1);
+  add(loads, 0);
+  add(ArrayRef(math).drop_front(cut), numStages - 1);
   scf::PipeliningOption options;
   options.getScheduleFn =
       [&](scf::ForOp, std::vector<std::pair<Operation *, unsigned>> &out) {
