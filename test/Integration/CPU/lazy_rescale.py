@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Inputs that make the online softmax's reference max move late and far.
+
+    lazy_rescale.py --attn-run PATH --workdir DIR [--target cpu|cuda]
+
+Random inputs keep every score within a few units of the first block's
+max, so after the first block the lazy rescale of --attn-online-softmax
+(the reference max moves only when a block's max exceeds it by more than
+2^8 in exp2 units) never fires again. Here the key norms grow (or shrink)
+along the sequence, so the row max keeps growing by far more than that
+threshold (shrinking: it seldom does, and P stays up to 2^8). For each
+dtype and variant the script writes the .mlir and .npy inputs, runs
+`attn-run --check` against the float64 reference, and prints one line per
+case with the number of key blocks (of block_n keys) at which the
+threshold is crossed for at least one row, computed here with numpy.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+B, H, T, D = 1, 2, 300, 32
+BLOCK_N = 32
+SCALE = 1.0 / np.sqrt(D)
+
+
+def function(elt, causal, mask):
+    t = f"tensor<?x?x?x{D}x{elt}>"
+    args, types, operands = f"%q: {t}, %k: {t}, %v: {t}", f"{t}, {t}, {t}", "%q, %k, %v"
+    if mask:
+        args += f", %m: tensor<?x?x{elt}>"
+        types += f", tensor<?x?x{elt}>"
+        operands += " mask(%m)"
+    attr = " {causal = #attn.causal<top_left>}" if causal else ""
+    return (f"func.func @f({args}) -> {t} {{\n"
+            f"  %o = attn.attention {operands}{attr} : {types} -> {t}\n"
+            f"  return %o : {t}\n}}\n")
+
+
+def bf16(x):
+    """x rounded to bfloat16 (nearest even), as (the f32 values, the 2-byte
+    void array attn-run reads as bf16: numpy.save of ml_dtypes.bfloat16)."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    top = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return (top.astype(np.uint32) << 16).view(np.float32), top.view("V2")
+
+
+def rounded(x, elt):
+    """(the values as the kernel sees them, the array to save)."""
+    if elt == "bf16":
+        return bf16(x)
+    y = x.astype(np.float32 if elt == "f32" else np.float16)
+    return y.astype(np.float32), y
+
+
+def crossings(q, k, mask):
+    """Key blocks at which some row's block max exceeds its running
+    reference by more than 8 / (scale * log2 e), as the lazy rule moves it."""
+    s = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), k.astype(np.float64))
+    if mask is not None:
+        s = s + mask.astype(np.float64)
+    limit = 8.0 / (SCALE * np.log2(np.e))
+    ref = np.full(s.shape[:3], -np.inf)
+    count = 0
+    for j0 in range(0, T, BLOCK_N):
+        block = s[..., j0:j0 + BLOCK_N].max(axis=-1)
+        grow = block > ref + limit
+        if j0 > 0 and grow.any():
+            count += 1
+        ref = np.where(grow, block, ref)
+    return count
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--attn-run", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--target", default="cpu")
+    args = ap.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    rng = np.random.default_rng(7)
+    ok = True
+    for elt in ("f32", "f16", "bf16"):
+        for trend in ("growing", "shrinking"):
+            for causal, mask in ((False, False), (True, False), (False, True)):
+                # Keys j scaled by 1 + j/25 (growing) or its reverse: row
+                # maxima move by tens of exp2 units across the blocks.
+                ramp = 1.0 + np.arange(T) / 25.0
+                if trend == "shrinking":
+                    ramp = ramp[::-1].copy()
+                q = rng.standard_normal((B, H, T, D))
+                k = rng.standard_normal((B, H, T, D)) * ramp[None, None, :, None]
+                v = rng.standard_normal((B, H, T, D))
+                m = None
+                if mask:
+                    # An additive float mask (the unfolded-scale path): a
+                    # bias, and -inf on a band.
+                    m = rng.standard_normal((T, T)) * 2.0
+                    m[np.abs(np.subtract.outer(np.arange(T), np.arange(T))) % 7 == 3] = -np.inf
+                name = f"{elt}_{trend}_{'causal' if causal else 'mask' if mask else 'full'}"
+                files, seen = [], {}
+                for tag, x in (("q", q), ("k", k), ("v", v), ("m", m)):
+                    if x is None:
+                        continue
+                    seen[tag], saved = rounded(x, elt)
+                    path = os.path.join(args.workdir, f"{name}_{tag}.npy")
+                    np.save(path, saved)
+                    files.append("--input=@" + path)
+                cross = crossings(seen["q"], seen["k"], seen.get("m"))
+                src = os.path.join(args.workdir, name + ".mlir")
+                with open(src, "w") as f:
+                    f.write(function(elt, causal, mask))
+                out = subprocess.run([args.attn_run, src, f"--target={args.target}",
+                                      *files, "--check"],
+                                     capture_output=True, text=True)
+                last = (out.stdout.strip().splitlines() or [out.stderr.strip()])[-1]
+                ok &= out.returncode == 0 and last.startswith("check: PASS")
+                print(f"{name}: crossings={cross} {last}")
+    print("lazy-rescale:", "ok" if ok else "FAILED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
