@@ -2,6 +2,8 @@
 """Inputs that make the online softmax's reference max move late and far.
 
     lazy_rescale.py --attn-run PATH --workdir DIR [--target cpu|cuda]
+    lazy_rescale.py --attn-run PATH --emit-kernels KDIR          (MLIR host)
+    lazy_rescale.py --attn-run PATH --workdir DIR --manifests KDIR  (GPU host)
 
 Random inputs keep every score within a few units of the first block's
 max, so after the first block the lazy rescale of --attn-online-softmax
@@ -13,6 +15,9 @@ dtype and variant the script writes the .mlir and .npy inputs, runs
 `attn-run --check` against the float64 reference, and prints one line per
 case with the number of key blocks (of block_n keys) at which the
 threshold is crossed for at least one row, computed here with numpy.
+A GPU machine without MLIR runs the cases from kernels emitted on a host
+with it (`--emit-kernels`, then `--manifests` there with the runner-only
+attn-run); the inputs are generated the same way on both.
 """
 
 import argparse
@@ -27,7 +32,7 @@ BLOCK_N = 32
 SCALE = 1.0 / np.sqrt(D)
 
 
-def function(elt, causal, mask):
+def function(name, elt, causal, mask):
     t = f"tensor<?x?x?x{D}x{elt}>"
     args, types, operands = f"%q: {t}, %k: {t}, %v: {t}", f"{t}, {t}, {t}", "%q, %k, %v"
     if mask:
@@ -35,7 +40,7 @@ def function(elt, causal, mask):
         types += f", tensor<?x?x{elt}>"
         operands += " mask(%m)"
     attr = " {causal = #attn.causal<top_left>}" if causal else ""
-    return (f"func.func @f({args}) -> {t} {{\n"
+    return (f"func.func @{name}({args}) -> {t} {{\n"
             f"  %o = attn.attention {operands}{attr} : {types} -> {t}\n"
             f"  return %o : {t}\n}}\n")
 
@@ -57,7 +62,7 @@ def rounded(x, elt):
 
 
 def crossings(q, k, mask):
-    """Key blocks at which some row's block max exceeds its running
+    """Key blocks (of 32 keys) at which some row's block max exceeds its running
     reference by more than 8 / (scale * log2 e), as the lazy rule moves it."""
     s = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), k.astype(np.float64))
     if mask is not None:
@@ -77,10 +82,17 @@ def crossings(q, k, mask):
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--attn-run", required=True)
-    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--workdir")
     ap.add_argument("--target", default="cpu")
+    ap.add_argument("--emit-kernels", metavar="KDIR",
+                    help="only compile each case for the GPU into KDIR")
+    ap.add_argument("--manifests", metavar="KDIR",
+                    help="run the kernels of KDIR (--emit-kernels) on the GPU")
     args = ap.parse_args()
-    os.makedirs(args.workdir, exist_ok=True)
+    if not args.emit_kernels and not args.workdir:
+        ap.error("--workdir is required unless --emit-kernels is given")
+    workdir = args.emit_kernels or args.workdir
+    os.makedirs(workdir, exist_ok=True)
     rng = np.random.default_rng(7)
     ok = True
     for elt in ("f32", "f16", "bf16"):
@@ -106,19 +118,35 @@ def main():
                     if x is None:
                         continue
                     seen[tag], saved = rounded(x, elt)
-                    path = os.path.join(args.workdir, f"{name}_{tag}.npy")
+                    path = os.path.join(workdir, f"{name}_{tag}.npy")
                     np.save(path, saved)
                     files.append("--input=@" + path)
                 cross = crossings(seen["q"], seen["k"], seen.get("m"))
-                src = os.path.join(args.workdir, name + ".mlir")
+                src = os.path.join(workdir, name + ".mlir")
                 with open(src, "w") as f:
-                    f.write(function(elt, causal, mask))
-                out = subprocess.run([args.attn_run, src, f"--target={args.target}",
-                                      *files, "--check"],
+                    f.write(function(name, elt, causal, mask))
+                if args.emit_kernels:
+                    out = subprocess.run([args.attn_run, src, "--target=cuda",
+                                          f"--emit-kernel={args.emit_kernels}"],
+                                         capture_output=True, text=True)
+                    if out.returncode != 0:
+                        print(f"{name}: emit FAILED {out.stderr.strip()}")
+                        ok = False
+                    continue
+                if args.manifests:
+                    cmd = [args.attn_run,
+                           os.path.join(args.manifests, name + ".json")]
+                else:
+                    cmd = [args.attn_run, src, f"--target={args.target}"]
+                out = subprocess.run(cmd + files + ["--check"],
                                      capture_output=True, text=True)
                 last = (out.stdout.strip().splitlines() or [out.stderr.strip()])[-1]
                 ok &= out.returncode == 0 and last.startswith("check: PASS")
                 print(f"{name}: crossings={cross} {last}")
+    if args.emit_kernels:
+        for f in os.listdir(workdir):
+            if f.endswith(".npy") or f.endswith(".mlir"):
+                os.remove(os.path.join(workdir, f))
     print("lazy-rescale:", "ok" if ok else "FAILED")
     return 0 if ok else 1
 
