@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Everything a GPU machine checks and measures for a compiler, in one device
+# call (device minutes are few: one start, one batch):
+#   bash bench/gpu_session.sh prepare   # here, after scripts/setup.sh: fills .carry
+#   bash bench/gpu_session.sh run       # on the GPU machine, carrying .carry;
+#                                       # results under $OUT (or /tmp/gpu-session)
+# `prepare` runs prepare_gpu_run.sh (benchmark kernels, seed anchor, kernel
+# cache, runner-only attn-run), compiles the GPU matrix (450 cases) and the
+# lazy-rescale cases. `run` runs the matrix (gpu_check.py), the lazy-rescale
+# cases, the GPU Python tests and the benchmark (attn_bench.py), then prints
+# one line per step. Each step has a time limit so that a hang does not eat
+# the call; `run` exits non-zero when a check failed.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CARRY="$ROOT/.carry"
+case "${1:-}" in
+prepare)
+  set -e
+  BUILD="${ATTN_BUILD:-$ROOT/build}"
+  # The case generators need numpy: scripts/setup.sh installs it for the
+  # system python, which may not be the first python3 on PATH.
+  PY="${PYTHON:-python3}"
+  "$PY" -c "import numpy" 2>/dev/null || PY=/usr/bin/python3
+  bash "$ROOT/bench/prepare_gpu_run.sh"
+  rm -rf "$CARRY/gk" "$CARRY/lr"
+  "$PY" "$ROOT/bench/compile_gpu_cases.py" --attn-translate "$BUILD/bin/attn-translate" \
+    --out "$CARRY/gk" --random 200 --jobs "$(nproc)"
+  "$PY" "$ROOT/test/Integration/CPU/lazy_rescale.py" --attn-run "$BUILD/bin/attn-run" \
+    --emit-kernels "$CARRY/lr"
+  du -sh "$CARRY"
+  ;;
+run)
+  OUTDIR="${OUT:-/tmp/gpu-session}"
+  RES=/tmp/gpu-session-res
+  rm -rf "$RES" && mkdir -p "$RES" "$OUTDIR"
+  R="$CARRY/bin/attn-run"
+  summary=()
+  failed=0
+  step() { # name, limit (s), command...
+    local name=$1 limit=$2
+    shift 2
+    local start=$SECONDS
+    timeout "$limit" "$@" > "$RES/$name.log" 2>&1
+    local rc=$?
+    ((rc == 0)) || failed=1
+    summary+=("$(printf '%-12s rc=%-3s %4ss  %s' "$name" "$rc" "$((SECONDS - start))" \
+      "$(grep -v '^\s*$' "$RES/$name.log" | tail -1 | cut -c1-100)")")
+  }
+  step matrix 240 python3 "$ROOT/bench/gpu_check.py" "$CARRY/gk" --out "$RES"
+  step lazy 120 python3 "$ROOT/test/Integration/CPU/lazy_rescale.py" --attn-run "$R" \
+    --workdir /tmp/gpu-session-lr --manifests "$CARRY/lr"
+  step torch 150 env ATTN_MLIR_CACHE_DIR="$CARRY/cache" python3 "$ROOT/python/tests/test_torch_gpu.py"
+  step bench 330 python3 "$ROOT/bench/attn_bench.py" --kernels "$CARRY/bk" \
+    --seed-dir "$CARRY/anchors" --out "$RES"
+  (cd "$RES" && tar czf "$OUTDIR/gpu-session.tgz" .)
+  printf '%s\n' "${summary[@]}"
+  exit "$failed"
+  ;;
+*)
+  echo "usage: bash bench/gpu_session.sh prepare|run" >&2
+  exit 2
+  ;;
+esac
