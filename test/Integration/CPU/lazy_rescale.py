@@ -27,22 +27,12 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import attn_cases  # noqa: E402
+
 B, H, T, D = 1, 2, 300, 32
 BLOCK_N = 32
 SCALE = 1.0 / np.sqrt(D)
-
-
-def function(name, elt, causal, mask):
-    t = f"tensor<?x?x?x{D}x{elt}>"
-    args, types, operands = f"%q: {t}, %k: {t}, %v: {t}", f"{t}, {t}, {t}", "%q, %k, %v"
-    if mask:
-        args += f", %m: tensor<?x?x{elt}>"
-        types += f", tensor<?x?x{elt}>"
-        operands += " mask(%m)"
-    attr = " {causal = #attn.causal<top_left>}" if causal else ""
-    return (f"func.func @{name}({args}) -> {t} {{\n"
-            f"  %o = attn.attention {operands}{attr} : {types} -> {t}\n"
-            f"  return %o : {t}\n}}\n")
 
 
 def bf16(x):
@@ -124,7 +114,11 @@ def main():
                 cross = crossings(seen["q"], seen["k"], seen.get("m"))
                 src = os.path.join(workdir, name + ".mlir")
                 with open(src, "w") as f:
-                    f.write(function(name, elt, causal, mask))
+                    f.write(attn_cases.mlir_text(dict(
+                        name=name, dtype="f32-tf32" if elt == "f32" else elt,
+                        b=B, hq=H, hkv=H, tq=T, tk=T, d=D, dv=D, dynamic=True,
+                        causal="top_left" if causal else None,
+                        mask="float2" if mask else None, seed=0)))
                 if args.emit_kernels:
                     out = subprocess.run([args.attn_run, src, "--target=cuda",
                                           f"--emit-kernel={args.emit_kernels}"],
