@@ -115,7 +115,12 @@ def main():
                 src = os.path.join(workdir, name + ".mlir")
                 with open(src, "w") as f:
                     f.write(attn_cases.mlir_text(dict(
-                        name=name, dtype="f32-tf32" if elt == "f32" else elt,
+                        # f32 runs the exact (ieee) path: with scores this
+                        # large, tf32's 10-bit rounding of Q and K moves the
+                        # logits by ~1e-2, past tf32's tolerance, which is
+                        # stated for inputs in [-1, 1) (Reference.cpp); the
+                        # ieee path checks the rescale itself to 1e-5.
+                        name=name, dtype="f32-ieee" if elt == "f32" else elt,
                         b=B, hq=H, hkv=H, tq=T, tk=T, d=D, dv=D, dynamic=True,
                         causal="top_left" if causal else None,
                         mask="float2" if mask else None, seed=0)))
