@@ -17,7 +17,9 @@
 //    for f32), or FMAs for f32 with ieee precision; P is converted to the
 //    input type in registers and fed to P*V directly; tf32 Q fragments are
 //    read into registers once, after Q's copy;
-//  - row reductions reduce in-thread, then over the quad with shuffles;
+//  - row reductions reduce in-thread, then over the quad with shuffles
+//    (Reduction.cpp; the softmax denominator's only once, after the key
+//    loops);
 //  - elementwise block math is cloned per owned element; a row scale of
 //    the accumulator (acc *= alpha) runs only when some row of the warp
 //    has alpha != 1 (a warp vote: scaling by 1 is the identity).
@@ -296,42 +298,6 @@ LogicalResult Distributor::rewriteElementwise(linalg::GenericOp op) {
   return success();
 }
 
-LogicalResult Distributor::rewriteRowReduction(linalg::GenericOp op) {
-  Buffer *in = lookup(op.getDpsInputs()[0]);
-  Buffer *out = lookup(op.getDpsInits()[0]);
-  Block *body = op.getBlock();
-  if (!in || !out || in->layout != Layout::Acc || out->layout != Layout::Row ||
-      body->getOperations().size() != 2)
-    return op.emitOpError("expects a row reduction of a register block by "
-                          "one binary combiner");
-  b.setInsertionPoint(op);
-  auto combine = [&](Value element, Value partial) {
-    return cloneBody(op, ValueRange{element, partial}, {})[0];
-  };
-  int64_t nTiles = in->cols / 8;
-  for (int64_t mt = 0; mt < rowTiles; ++mt) {
-    for (int64_t i = 0; i < 2; ++i) {
-      Value partial = loadPrivate(*in, accIndex(*in, mt, 0, i, 0));
-      for (int64_t nt = 0; nt < nTiles; ++nt)
-        for (int64_t j = 0; j < 2; ++j)
-          if (nt || j)
-            partial =
-                combine(loadPrivate(*in, accIndex(*in, mt, nt, i, j)), partial);
-      // The 4 lanes of a quad hold the same row.
-      for (int32_t offset : {1, 2}) {
-        Value other = gpu::ShuffleOp::create(b, loc, partial, offset, 32,
-                                             gpu::ShuffleMode::XOR)
-                          .getShuffleResult();
-        partial = combine(other, partial);
-      }
-      Value init = loadPrivate(*out, mt * 2 + i);
-      storePrivate(*out, mt * 2 + i, combine(partial, init));
-    }
-  }
-  b.eraseOp(op);
-  return success();
-}
-
 LogicalResult Distributor::rewriteBlockAny(linalg::GenericOp op, Buffer &out) {
   Buffer *in =
       op.getNumDpsInputs() == 1 ? lookup(op.getDpsInputs()[0]) : nullptr;
@@ -597,10 +563,13 @@ FailureOr<int64_t> Distributor::run() {
         work.push_back(op);
     }
   });
+  // Softmax denominators summed per lane in the key loops.
+  selectDeferredRowSums(work);
   DenseSet<Operation *> done;
   for (Operation *op : work) {
     if (done.contains(op))
       continue;
+    materializeRowSums(op);
     LogicalResult result = success();
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
       b.setInsertionPoint(load);

@@ -2,8 +2,8 @@
 //
 // Part of the attn-mlir project.
 //
-// The state shared by Distribute.cpp (buffers, elementwise math,
-// reductions, stores), Copy.cpp (tile loads, fills), Pipeline.cpp
+// The state shared by Distribute.cpp (buffers, elementwise math, stores),
+// Reduction.cpp (row reductions), Copy.cpp (tile loads, fills), Pipeline.cpp
 // (cp.async) and Contraction.cpp (tensor-core and FMA
 // contractions) of distributeProgram; see Distribute.cpp for the mapping.
 //
@@ -179,7 +179,18 @@ private:
   /// True for `out[i][j] = out[i][j] * in[i]` on an accumulator-layout
   /// output and a row buffer (the rescale of acc by alpha).
   bool isRowScale(linalg::GenericOp op, ArrayRef<Buffer *> operands);
+  /// Row reductions (Reduction.cpp): a tree in each lane, then the quad.
   LogicalResult rewriteRowReduction(linalg::GenericOp op);
+  /// Row buffers that only start at zero, are scaled by row factors and
+  /// summed into in the program order `work`, and are read only after all
+  /// their sums (the softmax denominator): each lane keeps the sum of its
+  /// own columns, and the quad sums them before the first other read.
+  void selectDeferredRowSums(ArrayRef<Operation *> work);
+  /// Sums the quads' partials of the deferred row sums that `op` is the
+  /// first other reader of, before `op`.
+  void materializeRowSums(Operation *op);
+  DenseSet<Value> deferredRowSums;
+  DenseMap<Operation *, SmallVector<Value>> materializeBefore;
   /// An OR of an i1 over a whole block into a Scalar buffer: in-thread over
   /// the owned elements, then across the thread block (bar.red.or).
   LogicalResult rewriteBlockAny(linalg::GenericOp op, Buffer &out);

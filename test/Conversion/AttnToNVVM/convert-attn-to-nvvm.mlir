@@ -120,11 +120,19 @@
 // CHECK:           scf.for
 // CHECK:             nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
 // CHECK:             nvvm.mma.sync {{.*}} {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
-// Row max over the quad: two xor shuffles.
-// CHECK:             gpu.shuffle xor %{{.*}}, %{{.*}}, %{{.*}} : f32
-// CHECK:             gpu.shuffle xor %{{.*}}, %c2_i32, %c32_i32
+// Row max: each lane's 8 scores of a row (4 n8 tiles x 2) as a tree of
+// maxima, then over the quad: two xor shuffles per row, two rows per lane.
+// CHECK-COUNT-4:     arith.maximumf
+// CHECK:             %[[M01:.*]] = arith.maximumf
+// CHECK:             %[[M23:.*]] = arith.maximumf
+// CHECK:             %[[MROW:.*]] = arith.maximumf %[[M01]], %[[M23]] : f32
+// CHECK:             gpu.shuffle xor %[[MROW]], %c1_i32{{.*}} : f32
+// CHECK:             gpu.shuffle xor %{{.*}}, %c2_i32{{.*}} : f32
+// CHECK:             gpu.shuffle xor %{{.*}}, %c1_i32{{.*}} : f32
+// CHECK:             gpu.shuffle xor %{{.*}}, %c2_i32{{.*}} : f32
 // exp2 on the special-function unit.
 // CHECK:             llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK-NOT:         gpu.shuffle
 // acc *= alpha only when one of the warp's rows has alpha != 1 (each lane
 // holds two rows of the warp's 16): a warp vote, then the 32 multiplies.
 // CHECK:             %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
@@ -135,16 +143,25 @@
 // CHECK-COUNT-32:      arith.mulf
 // CHECK-NOT:           arith.mulf
 // CHECK:             }
+// Then this lane's part of l (the row sum stays per lane in the loop): the
+// 8 scores of each of its 2 rows added in column order, just before P V.
+// CHECK-COUNT-16:    arith.addf
+// CHECK-NOT:         gpu.shuffle
 // P converted to bf16 in registers, fed to P V.
 // CHECK:             arith.truncf %{{.*}} : f32 to bf16
 // V through ldmatrix.trans.
 // CHECK:             nvvm.ldmatrix %{{.*}} {{{.*}}layout = #nvvm.mma_layout<col>
 // CHECK:             nvvm.mma.sync
+// After the key loops, the quad sums l's 4 partials of each row once, then
+// takes 1 / l (the row max's shuffles are combined by maximumf).
+// CHECK-COUNT-4:   arith.addf %{{.*}}, %shuffleResult{{.*}} : f32
+// CHECK-NOT:       gpu.shuffle
+// CHECK:           arith.divf
 // Epilogue: once no thread reads the tiles, each thread puts its output
 // pairs (bf16x2) into a staging tile over them; then the block writes the
 // valid rows (rows past Tq are not stored) in 16-byte vectors.
-// CHECK:           gpu.barrier
 // CHECK:           %[[STAGE:.*]] = memref.view %{{.*}}[%c0{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x72xbf16, #gpu.address_space<workgroup>>
+// CHECK:           gpu.barrier
 // CHECK-COUNT-16:  vector.store %{{.*}}, %[[STAGE]][{{.*}}] {alignment = 4 : i64} : memref<64x72xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
 // CHECK:           gpu.barrier
 // CHECK:           nvvm.read.ptx.sreg.laneid
