@@ -20,6 +20,9 @@
 //  - row reductions reduce in-thread, then over the quad with shuffles
 //    (Reduction.cpp; the softmax denominator's only once, after the key
 //    loops);
+//  - a mask tensor's block-skip flag is an OR over the warp (vote.sync)
+//    where the block math it guards is per warp, else over the thread
+//    block (bar.red.or);
 //  - elementwise block math is cloned per owned element; a row scale of
 //    the accumulator (acc *= alpha) runs only when some row of the warp
 //    has alpha != 1 (a warp vote: scaling by 1 is the identity).
@@ -298,6 +301,49 @@ LogicalResult Distributor::rewriteElementwise(linalg::GenericOp op) {
   return success();
 }
 
+bool Distributor::isWarpUniformFlag(linalg::GenericOp op) {
+  // The readers of the flag: scf.if conditions whose regions hold only
+  // per-warp work. Block-wide work: tile copies and fills of shared memory
+  // (the one-stage K/V loads), wgmma (warpgroups), and ieee contractions
+  // that pass P through shared memory.
+  Value flag = op.getDpsInits()[0];
+  for (Operation *user : flag.getUsers()) {
+    if (user == op || isa<linalg::FillOp>(user))
+      continue;
+    auto load = dyn_cast<memref::LoadOp>(user);
+    if (!load)
+      return false;
+    for (Operation *reader : load->getUsers()) {
+      auto ifOp = dyn_cast<scf::IfOp>(reader);
+      if (!ifOp || ifOp.getCondition() != load.getResult())
+        return false;
+      WalkResult blockWide = ifOp->walk([&](Operation *inner) {
+        if (isa<gpu::BarrierOp>(inner))
+          return WalkResult::interrupt();
+        if (isa<linalg::CopyOp, linalg::FillOp>(inner)) {
+          // Register copies (m into m_new) and fills are per thread.
+          Buffer *buf =
+              lookup(cast<DestinationStyleOpInterface>(inner).getDpsInits()[0]);
+          if (!buf || buf->layout == Layout::Shared)
+            return WalkResult::interrupt();
+        }
+        if (auto generic = dyn_cast<linalg::GenericOp>(inner)) {
+          if (!isContraction(generic))
+            return WalkResult::advance();
+          Buffer *a = lookup(generic.getDpsInputs()[0]);
+          if (wgmmaContractions.contains(generic) ||
+              (ieee && (!a || a->layout == Layout::Acc)))
+            return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+      if (blockWide.wasInterrupted())
+        return false;
+    }
+  }
+  return true;
+}
+
 LogicalResult Distributor::rewriteBlockAny(linalg::GenericOp op, Buffer &out) {
   Buffer *in =
       op.getNumDpsInputs() == 1 ? lookup(op.getDpsInputs()[0]) : nullptr;
@@ -322,7 +368,18 @@ LogicalResult Distributor::rewriteBlockAny(linalg::GenericOp op, Buffer &out) {
               ValueRange{loadPrivate(*in, accIndex(*in, mt, nt, i, j)),
                          partial},
               {rowOfLane(mt, i), colOfLane(nt, j)})[0];
-  // Then the thread block ORs the threads' predicates.
+  // Then the warp ORs its lanes' predicates, where every op that the flag
+  // guards works on the warp's own rows (each warp then skips the blocks
+  // that are masked for its rows, with no barrier); else the thread block
+  // ORs them.
+  if (isWarpUniformFlag(op)) {
+    Value fullMask = arith::ConstantIntOp::create(b, loc, -1, 32);
+    storePrivate(out, 0,
+                 NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), fullMask,
+                                          partial, NVVM::VoteSyncKind::any));
+    b.eraseOp(op);
+    return success();
+  }
   Type i32 = b.getI32Type();
   Value predicate = arith::ExtUIOp::create(b, loc, i32, partial);
   auto any =

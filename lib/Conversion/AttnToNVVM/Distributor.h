@@ -28,7 +28,8 @@ namespace attn {
 namespace detail {
 /// Where a block buffer lives: shared memory, mma accumulator fragments,
 /// per-row registers, or one register per thread holding a value uniform
-/// over the thread block (a 0-d buffer, e.g. the block-skip flag).
+/// over the thread block (a 0-d buffer; the block-skip flag of a mask
+/// tensor is uniform over the warp where the math it guards is per warp).
 enum class Layout { Shared, Acc, Row, Scalar };
 
 struct Buffer {
@@ -194,6 +195,11 @@ private:
   /// An OR of an i1 over a whole block into a Scalar buffer: in-thread over
   /// the owned elements, then across the thread block (bar.red.or).
   LogicalResult rewriteBlockAny(linalg::GenericOp op, Buffer &out);
+  /// Whether the flag that `op` (an any-reduction into a 0-d buffer) writes
+  /// only guards `scf.if`s whose block math is per warp (no tile copies,
+  /// shared fills, barriers, wgmma or ieee contractions), so that each warp
+  /// may take its own decision.
+  bool isWarpUniformFlag(linalg::GenericOp op);
   /// Clones the body of `op` with `args` for its block arguments and
   /// `indices` for linalg.index; returns the yielded values.
   SmallVector<Value> cloneBody(linalg::GenericOp op, ValueRange args,

@@ -1,17 +1,20 @@
 // Block skipping under a mask tensor, on the GPU: each thread ORs "is this
 // (row, key) visible" over the mask elements it owns (accumulator layout),
-// the thread block ORs the threads' predicates with one `bar.red.or`, and
-// the block's math runs under `scf.if` on the result, which every thread
-// of the block sees alike.
+// then the threads' predicates are ORed and the block's math runs under
+// `scf.if` on the result.
 //
-// One stage (f32): the K/V tile loads sit under the `if` too.
+// One stage (f32): the K/V tile loads sit under the `if` too, so the whole
+// thread block must agree: one `bar.red.or`.
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=16 num-warps=4 num-stages=1" --attn-online-softmax \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm \
 // RUN:   | FileCheck %s --implicit-check-not="linalg." --implicit-check-not="scf.forall"
 //
 // Two stages: the loads stay at the head of the loop (cp.async a block
-// ahead); the math under the `if` reads the stage of this iteration.
+// ahead); the math under the `if` reads the stage of this iteration and is
+// all per warp (its rows' scores, softmax and P V), so each warp ORs its
+// own lanes (`vote.sync.any`, no barrier) and skips the blocks that are
+// masked for its 16 rows.
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=16 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s --check-prefix=PIPE
@@ -45,7 +48,10 @@
 // PIPE:         scf.for
 // PIPE:           nvvm.cp.async.wait.group 0
 // PIPE:           nvvm.cp.async.shared.global
-// PIPE:           nvvm.barrier #nvvm.reduction<or>
+// PIPE-NOT:       nvvm.barrier #nvvm.reduction<or>
+// PIPE:           %[[WARP:.*]] = nvvm.vote.sync  any %{{.*}}, %{{.*}} -> i1
+// PIPE-NOT:       nvvm.barrier #nvvm.reduction<or>
+// PIPE:           memref.store %[[WARP]]
 // PIPE:           scf.if
 // PIPE-NOT:         nvvm.cp.async
 // PIPE:             nvvm.mma.sync
