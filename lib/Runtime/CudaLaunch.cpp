@@ -27,6 +27,20 @@ bool attn::runtime::prepareLaunch(
   for (int i = 0; i < 3; ++i)
     config.block[i] = manifest.block[i];
   config.sharedMemoryBytes = static_cast<unsigned>(manifest.sharedMemoryBytes);
+  for (const PrologueKernel &kernel : manifest.prologue) {
+    PrologueLaunch launch;
+    if (!evaluateGrid(kernel, sizes, launch.grid, error))
+      return false;
+    if (!packParams(manifest, kernel.params, operands, sizes, launch.params,
+                    error)) {
+      error = "prologue kernel '" + kernel.kernel + "': " + error;
+      return false;
+    }
+    for (int i = 0; i < 3; ++i)
+      launch.block[i] = kernel.block[i];
+    launch.sharedMemoryBytes = static_cast<unsigned>(kernel.sharedMemoryBytes);
+    config.prologue.push_back(std::move(launch));
+  }
   out = std::move(config);
   return true;
 }
@@ -223,6 +237,68 @@ static bool looksLikePtx(const std::string &image) {
          image.find(".target") != std::string::npos;
 }
 
+/// Checks that the PTX entry `entry` takes `expected` parameters of 8 bytes
+/// each (`what` names the params list in the message).
+static bool checkPtxEntryParams(const std::string &ptx,
+                                const std::string &entry, unsigned expected,
+                                const std::string &what, std::string &error) {
+  std::vector<unsigned> paramBytes;
+  if (!getPtxEntryParamBytes(ptx, entry, paramBytes, error))
+    return false;
+  if (paramBytes.size() != expected) {
+    error = "the PTX entry '" + entry + "' takes " +
+            std::to_string(paramBytes.size()) + " parameters but the " + what +
+            " expand to " + std::to_string(expected);
+    return false;
+  }
+  for (size_t i = 0; i < paramBytes.size(); ++i) {
+    if (paramBytes[i] == 8)
+      continue;
+    error = "parameter " + std::to_string(i) + " of the PTX entry '" + entry +
+            "' is " + std::to_string(paramBytes[i]) +
+            " bytes, but every manifest parameter is 8 bytes";
+    return false;
+  }
+  return true;
+}
+
+/// Gets kernel `name` of `module` and checks that `block` and
+/// `dynamicBytes` of shared memory fit it and the device; raises its dynamic
+/// shared memory limit when static + dynamic > 48 KiB.
+static bool loadEntry(const CudaDevice &device, const CudaModule &module,
+                      const std::string &name, const unsigned block[3],
+                      int64_t dynamicBytes, CudaKernel &kernel,
+                      KernelResources &resources, std::string &error) {
+  if (!module.getFunction(name, kernel, error) ||
+      !kernel.getResources(resources, error))
+    return false;
+  int64_t threads = int64_t(block[0]) * block[1] * block[2];
+  if (threads > resources.maxThreadsPerBlock) {
+    error = "kernel '" + name + "' uses " +
+            std::to_string(resources.numRegisters) +
+            " registers per thread, so it runs at most " +
+            std::to_string(resources.maxThreadsPerBlock) +
+            " threads per block, but the manifest's block has " +
+            std::to_string(threads);
+    return false;
+  }
+  int64_t totalShared = resources.staticSharedBytes + dynamicBytes;
+  if (totalShared > device.getMaxSharedMemoryPerBlockOptin()) {
+    error = "kernel '" + name + "' needs " + std::to_string(totalShared) +
+            " bytes of shared memory (" +
+            std::to_string(resources.staticSharedBytes) + " static + " +
+            std::to_string(dynamicBytes) + " dynamic) but " + device.getName() +
+            " allows " +
+            std::to_string(device.getMaxSharedMemoryPerBlockOptin()) +
+            " per block";
+    return false;
+  }
+  if (dynamicBytes > 0 && totalShared > 48 * 1024 &&
+      !kernel.setMaxDynamicSharedMemory(static_cast<int>(dynamicBytes), error))
+    return false;
+  return true;
+}
+
 bool ManifestKernel::load(const CudaDevice &device, const Manifest &manifest,
                           const std::string &image, ManifestKernel &out,
                           std::string &error,
@@ -243,25 +319,16 @@ bool ManifestKernel::load(const CudaDevice &device, const Manifest &manifest,
     return false;
   }
   if (looksLikePtx(image)) {
-    std::vector<unsigned> paramBytes;
-    if (!getPtxEntryParamBytes(image, manifest.kernel, paramBytes, error))
+    if (!checkPtxEntryParams(image, manifest.kernel,
+                             manifest.getNumParamSlots(), "manifest's params",
+                             error))
       return false;
-    unsigned expected = manifest.getNumParamSlots();
-    if (paramBytes.size() != expected) {
-      error = "the PTX entry '" + manifest.kernel + "' takes " +
-              std::to_string(paramBytes.size()) +
-              " parameters but the manifest's params expand to " +
-              std::to_string(expected);
-      return false;
-    }
-    for (size_t i = 0; i < paramBytes.size(); ++i) {
-      if (paramBytes[i] == 8)
-        continue;
-      error = "parameter " + std::to_string(i) + " of the PTX entry '" +
-              manifest.kernel + "' is " + std::to_string(paramBytes[i]) +
-              " bytes, but every manifest parameter is 8 bytes";
-      return false;
-    }
+    for (size_t i = 0; i < manifest.prologue.size(); ++i)
+      if (!checkPtxEntryParams(
+              image, manifest.prologue[i].kernel,
+              manifest.prologue[i].getNumParamSlots(),
+              "manifest's prologue[" + std::to_string(i) + "].params", error))
+        return false;
   }
 
   ManifestKernel loaded;
@@ -271,38 +338,19 @@ bool ManifestKernel::load(const CudaDevice &device, const Manifest &manifest,
     error = "loading kernel '" + manifest.kernel + "': " + error;
     return false;
   }
-  if (!loaded.module.getFunction(manifest.kernel, loaded.kernel, error) ||
-      !loaded.kernel.getResources(loaded.resources, error))
+  if (!loadEntry(device, loaded.module, manifest.kernel, manifest.block,
+                 manifest.sharedMemoryBytes, loaded.kernel, loaded.resources,
+                 error))
     return false;
-
-  const KernelResources &resources = loaded.resources;
-  int64_t threads =
-      int64_t(manifest.block[0]) * manifest.block[1] * manifest.block[2];
-  if (threads > resources.maxThreadsPerBlock) {
-    error = "kernel '" + manifest.kernel + "' uses " +
-            std::to_string(resources.numRegisters) +
-            " registers per thread, so it runs at most " +
-            std::to_string(resources.maxThreadsPerBlock) +
-            " threads per block, but the manifest's block has " +
-            std::to_string(threads);
-    return false;
+  for (const PrologueKernel &prologue : manifest.prologue) {
+    CudaKernel kernel;
+    KernelResources resources;
+    if (!loadEntry(device, loaded.module, prologue.kernel, prologue.block,
+                   prologue.sharedMemoryBytes, kernel, resources, error))
+      return false;
+    loaded.prologueKernels.push_back(std::move(kernel));
+    loaded.prologueResources.push_back(resources);
   }
-  int64_t dynamicBytes = manifest.sharedMemoryBytes;
-  int64_t totalShared = resources.staticSharedBytes + dynamicBytes;
-  if (totalShared > device.getMaxSharedMemoryPerBlockOptin()) {
-    error = "kernel '" + manifest.kernel + "' needs " +
-            std::to_string(totalShared) + " bytes of shared memory (" +
-            std::to_string(resources.staticSharedBytes) + " static + " +
-            std::to_string(dynamicBytes) + " dynamic) but " + device.getName() +
-            " allows " +
-            std::to_string(device.getMaxSharedMemoryPerBlockOptin()) +
-            " per block";
-    return false;
-  }
-  if (dynamicBytes > 0 && totalShared > 48 * 1024 &&
-      !loaded.kernel.setMaxDynamicSharedMemory(static_cast<int>(dynamicBytes),
-                                               error))
-    return false;
   out = std::move(loaded);
   return true;
 }
@@ -339,10 +387,55 @@ bool ManifestKernel::loadFile(const CudaDevice &device,
   return true;
 }
 
+uint64_t ManifestKernel::getWorkspaceCapacity(const std::string &name) const {
+  auto it = workspaceBuffers.find(name);
+  return it == workspaceBuffers.end() || it->second.empty()
+             ? 0
+             : it->second.back().getSize();
+}
+
+bool ManifestKernel::getOwnWorkspace(const WorkspaceSpec &workspace,
+                                     const ProblemSizes &sizes, TensorArg &out,
+                                     std::string &error) const {
+  std::vector<int64_t> shape;
+  int64_t bytes;
+  if (!evaluateWorkspace(workspace, sizes, shape, bytes, error))
+    return false;
+  std::vector<DeviceBuffer> &buffers = workspaceBuffers[workspace.name];
+  if (buffers.empty() ||
+      buffers.back().getSize() < static_cast<uint64_t>(bytes)) {
+    // At least double, so that the buffers kept alive add up to less than
+    // twice the current one.
+    uint64_t capacity = static_cast<uint64_t>(bytes);
+    if (!buffers.empty())
+      capacity = std::max(capacity, 2 * buffers.back().getSize());
+    DeviceBuffer buffer;
+    if (!device->allocate(capacity, buffer, error)) {
+      error = "workspace '" + workspace.name + "': " + error;
+      return false;
+    }
+    buffers.push_back(std::move(buffer));
+  }
+  out = makeContiguousTensorArg(buffers.back().get(), std::move(shape));
+  return true;
+}
+
 bool ManifestKernel::prepare(const std::map<std::string, TensorArg> &operands,
                              const ProblemSizes &sizes, LaunchConfig &out,
                              std::string &error) const {
-  return prepareLaunch(manifest, operands, sizes, out, error);
+  if (manifest.workspaces.empty())
+    return prepareLaunch(manifest, operands, sizes, out, error);
+  if (!isLoaded()) {
+    error = "the kernel is not loaded";
+    return false;
+  }
+  std::map<std::string, TensorArg> withWorkspaces = operands;
+  for (const WorkspaceSpec &workspace : manifest.workspaces)
+    if (!operands.count(workspace.name) &&
+        !getOwnWorkspace(workspace, sizes, withWorkspaces[workspace.name],
+                         error))
+      return false;
+  return prepareLaunch(manifest, withWorkspaces, sizes, out, error);
 }
 
 bool ManifestKernel::launch(LaunchConfig &config, CUstream stream,
@@ -350,6 +443,19 @@ bool ManifestKernel::launch(LaunchConfig &config, CUstream stream,
   if (!isLoaded()) {
     error = "the kernel is not loaded";
     return false;
+  }
+  if (config.prologue.size() != prologueKernels.size()) {
+    error = "the launch has " + std::to_string(config.prologue.size()) +
+            " prologue launches but kernel '" + manifest.kernel + "' has " +
+            std::to_string(prologueKernels.size()) + " prologue kernels";
+    return false;
+  }
+  for (size_t i = 0; i < prologueKernels.size(); ++i) {
+    PrologueLaunch &launch = config.prologue[i];
+    if (!prologueKernels[i].launch(launch.grid, launch.block,
+                                   launch.sharedMemoryBytes, stream,
+                                   launch.params.getArgs(), error))
+      return false;
   }
   return kernel.launch(config.grid, config.block, config.sharedMemoryBytes,
                        stream, config.params.getArgs(), error);

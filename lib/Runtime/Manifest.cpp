@@ -5,9 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // The pieces of the manifest, its equality, serializeManifest and the
-// manifest files. verifyManifest and parseManifest are in ManifestParse.cpp,
-// the evaluation helpers that turn a manifest into a launch in
-// ManifestLaunch.cpp, the JSON reader and writer in Json.cpp.
+// manifest files. verifyManifest is in ManifestVerify.cpp, parseManifest in
+// ManifestParse.cpp, the evaluation helpers that turn a manifest into a launch
+// in ManifestLaunch.cpp, the JSON reader and writer in Json.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -140,12 +140,50 @@ KernelParam KernelParam::size(std::string name) {
   return param;
 }
 
+KernelParam KernelParam::workspace(std::string name, unsigned rank) {
+  KernelParam param;
+  param.kind = Kind::Workspace;
+  param.name = std::move(name);
+  param.rank = rank;
+  return param;
+}
+
 bool KernelParam::operator==(const KernelParam &other) const {
   if (kind != other.kind)
     return false;
-  if (kind == Kind::MemRef)
+  switch (kind) {
+  case Kind::MemRef:
     return operand == other.operand && rank == other.rank;
-  return name == other.name;
+  case Kind::Size:
+    return name == other.name;
+  case Kind::Workspace:
+    return name == other.name && rank == other.rank;
+  }
+  return false;
+}
+
+bool WorkspaceSpec::operator==(const WorkspaceSpec &other) const {
+  return name == other.name && elementBytes == other.elementBytes &&
+         shape == other.shape;
+}
+
+static unsigned getNumSlots(const std::vector<KernelParam> &params) {
+  unsigned count = 0;
+  for (const KernelParam &param : params)
+    count += param.getNumSlots();
+  return count;
+}
+
+unsigned PrologueKernel::getNumParamSlots() const {
+  return getNumSlots(params);
+}
+
+bool PrologueKernel::operator==(const PrologueKernel &other) const {
+  return kernel == other.kernel && block[0] == other.block[0] &&
+         block[1] == other.block[1] && block[2] == other.block[2] &&
+         grid[0] == other.grid[0] && grid[1] == other.grid[1] &&
+         grid[2] == other.grid[2] &&
+         sharedMemoryBytes == other.sharedMemoryBytes && params == other.params;
 }
 
 std::string Manifest::getPtxPath() const {
@@ -168,12 +206,14 @@ const OperandSpec *Manifest::getOperand(std::string_view name) const {
   return nullptr;
 }
 
-unsigned Manifest::getNumParamSlots() const {
-  unsigned count = 0;
-  for (const KernelParam &param : params)
-    count += param.getNumSlots();
-  return count;
+const WorkspaceSpec *Manifest::getWorkspace(std::string_view name) const {
+  for (const WorkspaceSpec &workspace : workspaces)
+    if (workspace.name == name)
+      return &workspace;
+  return nullptr;
 }
+
+unsigned Manifest::getNumParamSlots() const { return getNumSlots(params); }
 
 const std::vector<std::string> &attn::runtime::getSizeNames() {
   static const std::vector<std::string> names = {"B",  "Hq", "Hkv", "Tq",
@@ -206,7 +246,8 @@ bool attn::runtime::operator==(const Manifest &lhs, const Manifest &rhs) {
          lhs.grid[0] == rhs.grid[0] && lhs.grid[1] == rhs.grid[1] &&
          lhs.grid[2] == rhs.grid[2] &&
          lhs.sharedMemoryBytes == rhs.sharedMemoryBytes &&
-         lhs.params == rhs.params;
+         lhs.params == rhs.params && lhs.workspaces == rhs.workspaces &&
+         lhs.prologue == rhs.prologue;
 }
 
 //===----------------------------------------------------------------------===//
@@ -238,6 +279,45 @@ static JsonValue gridExprToJson(const GridExpr &expr) {
   return object;
 }
 
+static JsonValue blockToJson(const unsigned block[3]) {
+  JsonValue dims = JsonValue::makeArray();
+  for (int i = 0; i < 3; ++i)
+    dims.push(JsonValue::makeInteger(block[i]));
+  return dims;
+}
+
+static JsonValue gridToJson(const GridExpr grid[3]) {
+  JsonValue dims = JsonValue::makeArray();
+  for (int i = 0; i < 3; ++i)
+    dims.push(gridExprToJson(grid[i]));
+  return dims;
+}
+
+static JsonValue paramsToJson(const std::vector<KernelParam> &params) {
+  JsonValue entries = JsonValue::makeArray();
+  for (const KernelParam &param : params) {
+    JsonValue entry;
+    switch (param.kind) {
+    case KernelParam::Kind::MemRef:
+      entry.set("kind", JsonValue::makeString("memref"));
+      entry.set("operand", JsonValue::makeString(param.operand));
+      entry.set("rank", JsonValue::makeInteger(param.rank));
+      break;
+    case KernelParam::Kind::Size:
+      entry.set("kind", JsonValue::makeString("size"));
+      entry.set("name", JsonValue::makeString(param.name));
+      break;
+    case KernelParam::Kind::Workspace:
+      entry.set("kind", JsonValue::makeString("workspace"));
+      entry.set("name", JsonValue::makeString(param.name));
+      entry.set("rank", JsonValue::makeInteger(param.rank));
+      break;
+    }
+    entries.push(std::move(entry));
+  }
+  return entries;
+}
+
 static JsonValue nameOrNull(const char *name) {
   return name ? JsonValue::makeString(name) : JsonValue();
 }
@@ -245,7 +325,7 @@ static JsonValue nameOrNull(const char *name) {
 std::string attn::runtime::serializeManifest(const Manifest &manifest) {
   JsonValue root;
   root.set("format", JsonValue::makeString(Manifest::kFormat));
-  root.set("version", JsonValue::makeInteger(Manifest::kVersion));
+  root.set("version", JsonValue::makeInteger(manifest.getVersion()));
   root.set("kernel", JsonValue::makeString(manifest.kernel));
   root.set("ptx", JsonValue::makeString(manifest.ptx));
   root.set("chip", JsonValue::makeString(manifest.chip));
@@ -287,31 +367,43 @@ std::string attn::runtime::serializeManifest(const Manifest &manifest) {
     config.set(member.first, member.second);
   root.set("config", std::move(config));
 
-  JsonValue block = JsonValue::makeArray();
-  for (unsigned dim : manifest.block)
-    block.push(JsonValue::makeInteger(dim));
-  root.set("block", std::move(block));
-  JsonValue grid = JsonValue::makeArray();
-  for (const GridExpr &expr : manifest.grid)
-    grid.push(gridExprToJson(expr));
-  root.set("grid", std::move(grid));
+  root.set("block", blockToJson(manifest.block));
+  root.set("grid", gridToJson(manifest.grid));
   root.set("shared_memory_bytes",
            JsonValue::makeInteger(manifest.sharedMemoryBytes));
 
-  JsonValue params = JsonValue::makeArray();
-  for (const KernelParam &param : manifest.params) {
-    JsonValue entry;
-    if (param.kind == KernelParam::Kind::MemRef) {
-      entry.set("kind", JsonValue::makeString("memref"));
-      entry.set("operand", JsonValue::makeString(param.operand));
-      entry.set("rank", JsonValue::makeInteger(param.rank));
-    } else {
-      entry.set("kind", JsonValue::makeString("size"));
-      entry.set("name", JsonValue::makeString(param.name));
+  root.set("params", paramsToJson(manifest.params));
+
+  // Version 2 only, so that a manifest without them is written exactly as a
+  // version 1 writer wrote it.
+  if (!manifest.workspaces.empty()) {
+    JsonValue workspaces = JsonValue::makeArray();
+    for (const WorkspaceSpec &spec : manifest.workspaces) {
+      JsonValue entry;
+      entry.set("name", JsonValue::makeString(spec.name));
+      entry.set("element_bytes", JsonValue::makeInteger(spec.elementBytes));
+      JsonValue shape = JsonValue::makeArray();
+      for (const GridExpr &dim : spec.shape)
+        shape.push(gridExprToJson(dim));
+      entry.set("shape", std::move(shape));
+      workspaces.push(std::move(entry));
     }
-    params.push(std::move(entry));
+    root.set("workspace", std::move(workspaces));
   }
-  root.set("params", std::move(params));
+  if (!manifest.prologue.empty()) {
+    JsonValue prologue = JsonValue::makeArray();
+    for (const PrologueKernel &kernel : manifest.prologue) {
+      JsonValue entry;
+      entry.set("kernel", JsonValue::makeString(kernel.kernel));
+      entry.set("block", blockToJson(kernel.block));
+      entry.set("grid", gridToJson(kernel.grid));
+      entry.set("shared_memory_bytes",
+                JsonValue::makeInteger(kernel.sharedMemoryBytes));
+      entry.set("params", paramsToJson(kernel.params));
+      prologue.push(std::move(entry));
+    }
+    root.set("prologue", std::move(prologue));
+  }
   return writeJson(root, 2) + "\n";
 }
 

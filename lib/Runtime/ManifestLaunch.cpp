@@ -5,8 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // The evaluation helpers of Manifest.h: the problem sizes, the grid
-// expressions, the checks of actual shapes against a manifest and the
-// packing of kernel parameters.
+// expressions, the workspaces, the checks of actual shapes against a
+// manifest and the packing of kernel parameters.
 //
 //===----------------------------------------------------------------------===//
 
@@ -151,29 +151,82 @@ bool attn::runtime::evaluateGridExpr(const GridExpr &expr,
   return false;
 }
 
-bool attn::runtime::evaluateGrid(const Manifest &manifest,
-                                 const ProblemSizes &sizes, unsigned grid[3],
-                                 std::string &error) {
+/// Evaluates the grid `exprs` of a kernel; `prefix` starts the messages.
+static bool evaluateGridExprs(const GridExpr exprs[3],
+                              const ProblemSizes &sizes, unsigned grid[3],
+                              const std::string &prefix, std::string &error) {
   static const int64_t kLimits[3] = {INT32_MAX, 65535, 65535};
   static const char *const kAxes[3] = {"x", "y", "z"};
   for (int i = 0; i < 3; ++i) {
     int64_t value;
     std::string exprError;
-    if (!evaluateGridExpr(manifest.grid[i], sizes, value, exprError)) {
-      error = std::string("grid.") + kAxes[i] + " = " +
-              manifest.grid[i].toString() + ": " + exprError + " (" +
-              formatSizes(sizes) + ")";
+    if (!evaluateGridExpr(exprs[i], sizes, value, exprError)) {
+      error = prefix + "grid." + kAxes[i] + " = " + exprs[i].toString() + ": " +
+              exprError + " (" + formatSizes(sizes) + ")";
       return false;
     }
     if (value < 1 || value > kLimits[i]) {
-      error = std::string("grid.") + kAxes[i] + " = " +
-              manifest.grid[i].toString() + " = " + std::to_string(value) +
-              " is out of range (1 .. " + std::to_string(kLimits[i]) +
-              ") for " + formatSizes(sizes);
+      error = prefix + "grid." + kAxes[i] + " = " + exprs[i].toString() +
+              " = " + std::to_string(value) + " is out of range (1 .. " +
+              std::to_string(kLimits[i]) + ") for " + formatSizes(sizes);
       return false;
     }
     grid[i] = static_cast<unsigned>(value);
   }
+  return true;
+}
+
+bool attn::runtime::evaluateGrid(const Manifest &manifest,
+                                 const ProblemSizes &sizes, unsigned grid[3],
+                                 std::string &error) {
+  return evaluateGridExprs(manifest.grid, sizes, grid, "", error);
+}
+
+bool attn::runtime::evaluateGrid(const PrologueKernel &kernel,
+                                 const ProblemSizes &sizes, unsigned grid[3],
+                                 std::string &error) {
+  return evaluateGridExprs(kernel.grid, sizes, grid,
+                           "prologue kernel '" + kernel.kernel + "': ", error);
+}
+
+bool attn::runtime::evaluateWorkspace(const WorkspaceSpec &workspace,
+                                      const ProblemSizes &sizes,
+                                      std::vector<int64_t> &shape,
+                                      int64_t &bytes, std::string &error) {
+  std::string prefix = "workspace '" + workspace.name + "': ";
+  if (workspace.shape.empty()) {
+    error = prefix + "the shape has no dimension";
+    return false;
+  }
+  std::vector<int64_t> dims;
+  int64_t total = workspace.elementBytes;
+  for (size_t i = 0; i < workspace.shape.size(); ++i) {
+    const GridExpr &expr = workspace.shape[i];
+    std::string dimName = "shape[" + std::to_string(i) + "] = ";
+    int64_t value;
+    std::string exprError;
+    if (!evaluateGridExpr(expr, sizes, value, exprError)) {
+      error = prefix + dimName + expr.toString() + ": " + exprError + " (" +
+              formatSizes(sizes) + ")";
+      return false;
+    }
+    if (value < 1) {
+      error = prefix + dimName + expr.toString() + " = " +
+              std::to_string(value) + " must be >= 1 (" + formatSizes(sizes) +
+              ")";
+      return false;
+    }
+    dims.push_back(value);
+    if (mulOverflows(total, value, total)) {
+      error = prefix + "shape " + formatDims(dims) +
+              (i + 1 < workspace.shape.size() ? "x..." : "") + " times " +
+              std::to_string(workspace.elementBytes) +
+              " bytes per element overflows int64 (" + formatSizes(sizes) + ")";
+      return false;
+    }
+  }
+  shape = std::move(dims);
+  bytes = total;
   return true;
 }
 
@@ -359,9 +412,58 @@ bool attn::runtime::packParams(const Manifest &manifest,
                                const std::map<std::string, TensorArg> &operands,
                                const ProblemSizes &sizes, ParamPack &out,
                                std::string &error) {
-  // Every given operand must be passed by some param.
+  return packParams(manifest, manifest.params, operands, sizes, out, error);
+}
+
+/// Checks the TensorArg given for `workspace` and returns the one to pass:
+/// its pointer with offset 0, the evaluated shape and row-major strides.
+static bool getWorkspaceArg(const WorkspaceSpec &workspace,
+                            const TensorArg &given, const ProblemSizes &sizes,
+                            TensorArg &out, std::string &error) {
+  const std::string &name = workspace.name;
+  if (given.devicePtr == 0) {
+    error = "workspace '" + name + "' has a null device pointer";
+    return false;
+  }
+  if (given.offset != 0) {
+    error = "workspace '" + name + "' has offset " +
+            std::to_string(given.offset) + " (expected 0)";
+    return false;
+  }
+  std::vector<int64_t> shape;
+  int64_t bytes;
+  if (!evaluateWorkspace(workspace, sizes, shape, bytes, error))
+    return false;
+  TensorArg arg = makeContiguousTensorArg(given.devicePtr, shape);
+  if (given.sizes.empty() && given.strides.empty()) {
+    out = std::move(arg);
+    return true;
+  }
+  if (given.sizes != arg.sizes) {
+    error = "workspace '" + name + "' has sizes " + formatDims(given.sizes) +
+            " but the manifest gives " + formatDims(arg.sizes) + " for " +
+            formatSizes(sizes);
+    return false;
+  }
+  if (given.strides != arg.strides) {
+    error = "workspace '" + name + "' has strides " +
+            formatDims(given.strides) + " but a workspace is row-major (" +
+            formatDims(arg.strides) + ")";
+    return false;
+  }
+  out = std::move(arg);
+  return true;
+}
+
+bool attn::runtime::packParams(const Manifest &manifest,
+                               const std::vector<KernelParam> &params,
+                               const std::map<std::string, TensorArg> &operands,
+                               const ProblemSizes &sizes, ParamPack &out,
+                               std::string &error) {
+  // Every given operand must be passed by some param of the main kernel, or
+  // be a workspace.
   for (const auto &entry : operands) {
-    bool used = false;
+    bool used = manifest.getWorkspace(entry.first) != nullptr;
     for (const KernelParam &param : manifest.params)
       used |= param.kind == KernelParam::Kind::MemRef &&
               param.operand == entry.first;
@@ -374,7 +476,8 @@ bool attn::runtime::packParams(const Manifest &manifest,
               manifest.kernel + "'";
     return false;
   }
-  // Every operand a param names must be given, well-formed.
+  // Every operand the main kernel's params name must be given, well-formed
+  // (a prologue kernel takes some of them).
   for (const KernelParam &param : manifest.params) {
     if (param.kind != KernelParam::Kind::MemRef)
       continue;
@@ -402,6 +505,13 @@ bool attn::runtime::packParams(const Manifest &manifest,
       return false;
     }
   }
+  // The main kernel passes query, key, value and output (verifyManifest).
+  for (const char *name : {"query", "key", "value", "output"}) {
+    if (!operands.count(name)) {
+      error = std::string("missing operand '") + name + "'";
+      return false;
+    }
+  }
   // The operand sizes must fit the manifest and agree with `sizes`.
   OperandShapes shapes;
   shapes.query = operands.at("query").sizes;
@@ -423,24 +533,65 @@ bool attn::runtime::packParams(const Manifest &manifest,
   }
 
   ParamPack pack;
-  for (const KernelParam &param : manifest.params) {
+  for (const KernelParam &param : params) {
     if (param.kind == KernelParam::Kind::Size) {
       int64_t value = 0;
       sizes.get(param.name, value);
       pack.appendInt64(param.name, value);
       continue;
     }
-    const TensorArg &arg = operands.at(param.operand);
-    const std::string &name = param.operand;
-    pack.appendPointer(name + ".allocated", arg.devicePtr);
-    pack.appendPointer(name + ".aligned", arg.devicePtr);
-    pack.appendInt64(name + ".offset", arg.offset);
+    TensorArg workspaceArg;
+    const TensorArg *arg;
+    const std::string *name;
+    if (param.kind == KernelParam::Kind::Workspace) {
+      const WorkspaceSpec *workspace = manifest.getWorkspace(param.name);
+      if (!workspace) {
+        error = "kernel '" + manifest.kernel + "' has no workspace '" +
+                param.name + "'";
+        return false;
+      }
+      auto it = operands.find(param.name);
+      if (it == operands.end()) {
+        error = "missing workspace '" + param.name + "'";
+        return false;
+      }
+      if (!getWorkspaceArg(*workspace, it->second, sizes, workspaceArg, error))
+        return false;
+      if (workspaceArg.sizes.size() != param.rank) {
+        error = "workspace '" + param.name + "' has rank " +
+                std::to_string(workspaceArg.sizes.size()) +
+                " but the param takes rank " + std::to_string(param.rank);
+        return false;
+      }
+      arg = &workspaceArg;
+      name = &param.name;
+    } else {
+      auto it = operands.find(param.operand);
+      if (it == operands.end()) {
+        error = "missing operand '" + param.operand + "'";
+        return false;
+      }
+      arg = &it->second;
+      name = &param.operand;
+      if (arg->sizes.size() != param.rank ||
+          arg->strides.size() != param.rank) {
+        error = "operand '" + param.operand + "' has " +
+                std::to_string(arg->sizes.size()) + " sizes and " +
+                std::to_string(arg->strides.size()) +
+                " strides but the kernel takes a rank-" +
+                std::to_string(param.rank) + " memref";
+        return false;
+      }
+    }
+    pack.appendPointer(*name + ".allocated", arg->devicePtr);
+    pack.appendPointer(*name + ".aligned", arg->devicePtr);
+    pack.appendInt64(*name + ".offset", arg->offset);
     for (unsigned i = 0; i < param.rank; ++i)
-      pack.appendInt64(name + ".sizes[" + std::to_string(i) + "]",
-                       arg.sizes[i]);
+      pack.appendInt64(*name + ".sizes[" + std::to_string(i) + "]",
+                       arg->sizes[i]);
     for (unsigned i = 0; i < param.rank; ++i)
-      pack.appendInt64(name + ".strides[" + std::to_string(i) + "]",
-                       arg.strides[i]);
+      pack.appendInt64(*name + ".strides[" + std::to_string(i) + "]",
+                       arg->strides[i]);
   }
   out = std::move(pack);
   return true;

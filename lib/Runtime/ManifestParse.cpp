@@ -1,262 +1,25 @@
-//===- ManifestParse.cpp - Verifying and parsing launch manifests ---------===//
+//===- ManifestParse.cpp - Parsing launch manifests -----------------------===//
 //
 // Part of the attn-mlir project.
 //
 //===----------------------------------------------------------------------===//
 //
-// The rules of docs/Manifest.md: verifyManifest, and parseManifest, which
-// reads the JSON of a manifest with an error message that names the line and
-// column of the offending value.
+// parseManifest, which reads the JSON of a manifest (version 1 or 2) with an
+// error message that names the line and column of the offending value, then
+// checks the rules of docs/Manifest.md with verifyManifest
+// (ManifestVerify.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Runtime/Manifest.h"
 
-#include <cmath>
+#include "ManifestNames.h"
+
 #include <cstdint>
 #include <initializer_list>
-#include <set>
 
 using namespace attn::runtime;
-
-//===----------------------------------------------------------------------===//
-// Names
-//===----------------------------------------------------------------------===//
-
-static bool isSizeName(std::string_view name) {
-  for (const std::string &known : getSizeNames())
-    if (known == name)
-      return true;
-  return false;
-}
-
-static std::string getSizeNameList() {
-  std::string list;
-  for (const std::string &name : getSizeNames())
-    list += (list.empty() ? "" : ", ") + name;
-  return list;
-}
-
-static bool isMemRefOperandName(std::string_view name) {
-  return name == "query" || name == "key" || name == "value" ||
-         name == "mask" || name == "output";
-}
-
-//===----------------------------------------------------------------------===//
-// verifyManifest
-//===----------------------------------------------------------------------===//
-
-static bool verifyGridExpr(const GridExpr &expr, const std::string &path,
-                           std::string &error) {
-  switch (expr.kind) {
-  case GridExpr::Kind::Constant:
-    if (expr.value < 0) {
-      error = path + ": negative constant " + std::to_string(expr.value);
-      return false;
-    }
-    return true;
-  case GridExpr::Kind::Size:
-    if (!isSizeName(expr.name)) {
-      error = path + ": unknown size name '" + expr.name +
-              "' (expected one of " + getSizeNameList() + ")";
-      return false;
-    }
-    return true;
-  default:
-    if (expr.operands.size() != 2) {
-      error = path + ": '" + GridExpr::getOperatorName(expr.kind) +
-              "' takes 2 operands, not " + std::to_string(expr.operands.size());
-      return false;
-    }
-    return verifyGridExpr(expr.operands[0], path, error) &&
-           verifyGridExpr(expr.operands[1], path, error);
-  }
-}
-
-static bool verifyShape(const std::vector<int64_t> &shape,
-                        const std::string &name, std::string &error) {
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == -1 || shape[i] >= 1)
-      continue;
-    error = name + ".shape[" + std::to_string(i) + "] is " +
-            std::to_string(shape[i]) +
-            " (expected -1 for a dynamic size or a size >= 1)";
-    return false;
-  }
-  return true;
-}
-
-bool attn::runtime::verifyManifest(const Manifest &manifest,
-                                   std::string &error) {
-  if (manifest.kernel.empty()) {
-    error = "kernel: the entry name is empty";
-    return false;
-  }
-  if (manifest.ptx.empty()) {
-    error = "ptx: the PTX path is empty";
-    return false;
-  }
-  if (manifest.chip.empty()) {
-    error = "chip: the target chip is empty";
-    return false;
-  }
-  if (!isFloatType(manifest.elementType)) {
-    error = std::string("element_type: '") + getTypeName(manifest.elementType) +
-            "' is not a query/key/value type (expected f32, f16 or bf16)";
-    return false;
-  }
-
-  struct Named {
-    const char *name;
-    const OperandSpec *spec;
-  } operands[] = {{"query", &manifest.query},
-                  {"key", &manifest.key},
-                  {"value", &manifest.value},
-                  {"output", &manifest.output}};
-  for (const Named &operand : operands) {
-    if (operand.spec->shape.size() != 4) {
-      error = std::string(operand.name) + ".shape has rank " +
-              std::to_string(operand.spec->shape.size()) + " (expected 4)";
-      return false;
-    }
-    if (!verifyShape(operand.spec->shape, operand.name, error))
-      return false;
-  }
-  // Dimensions that the operands share must agree where both are static.
-  struct Shared {
-    const char *size;
-    const char *lhsName;
-    const OperandSpec *lhs;
-    const char *rhsName;
-    const OperandSpec *rhs;
-    unsigned lhsDim, rhsDim;
-  } shared[] = {
-      {"B", "query", &manifest.query, "key", &manifest.key, 0, 0},
-      {"B", "query", &manifest.query, "value", &manifest.value, 0, 0},
-      {"B", "query", &manifest.query, "output", &manifest.output, 0, 0},
-      {"Hq", "query", &manifest.query, "output", &manifest.output, 1, 1},
-      {"Hkv", "key", &manifest.key, "value", &manifest.value, 1, 1},
-      {"Tq", "query", &manifest.query, "output", &manifest.output, 2, 2},
-      {"Tk", "key", &manifest.key, "value", &manifest.value, 2, 2},
-      {"D", "query", &manifest.query, "key", &manifest.key, 3, 3},
-      {"Dv", "value", &manifest.value, "output", &manifest.output, 3, 3},
-  };
-  for (const Shared &entry : shared) {
-    int64_t lhs = entry.lhs->shape[entry.lhsDim];
-    int64_t rhs = entry.rhs->shape[entry.rhsDim];
-    if (lhs >= 0 && rhs >= 0 && lhs != rhs) {
-      error = std::string(entry.size) + " disagrees: " + entry.lhsName +
-              ".shape[" + std::to_string(entry.lhsDim) + "] is " +
-              std::to_string(lhs) + " but " + entry.rhsName + ".shape[" +
-              std::to_string(entry.rhsDim) + "] is " + std::to_string(rhs);
-      return false;
-    }
-  }
-  int64_t hq = manifest.query.shape[1], hkv = manifest.key.shape[1];
-  if (hq > 0 && hkv > 0 && hq % hkv != 0) {
-    error = "query has " + std::to_string(hq) +
-            " heads, which is not a multiple of the " + std::to_string(hkv) +
-            " heads of key";
-    return false;
-  }
-  if (manifest.mask) {
-    size_t rank = manifest.mask->shape.size();
-    if (rank != 2 && rank != 4) {
-      error =
-          "mask.shape has rank " + std::to_string(rank) + " (expected 2 or 4)";
-      return false;
-    }
-    if (!verifyShape(manifest.mask->shape, "mask", error))
-      return false;
-  }
-
-  if (const std::optional<double> &scale = manifest.attributes.scale) {
-    if (!std::isfinite(*scale) || *scale <= 0.0) {
-      error = "attributes.scale must be finite and > 0";
-      return false;
-    }
-  }
-  const KernelConfig &config = manifest.config;
-  if (config.blockM < 0 || config.blockN < 0 || config.numWarps < 0 ||
-      config.numStages < 0) {
-    error = "config: block_m, block_n, num_warps and num_stages must be >= 0";
-    return false;
-  }
-
-  int64_t threads = 1;
-  for (int i = 0; i < 3; ++i) {
-    if (manifest.block[i] < 1) {
-      error = "block[" + std::to_string(i) + "] must be >= 1";
-      return false;
-    }
-    threads *= manifest.block[i];
-  }
-  if (threads > 1024) {
-    error = "block has " + std::to_string(threads) +
-            " threads (at most 1024 per block)";
-    return false;
-  }
-  for (int i = 0; i < 3; ++i)
-    if (!verifyGridExpr(manifest.grid[i], "grid[" + std::to_string(i) + "]",
-                        error))
-      return false;
-  if (manifest.sharedMemoryBytes < 0 ||
-      manifest.sharedMemoryBytes > INT32_MAX) {
-    error = "shared_memory_bytes is " +
-            std::to_string(manifest.sharedMemoryBytes) +
-            " (expected 0 .. 2^31-1)";
-    return false;
-  }
-
-  std::set<std::string> seen;
-  for (size_t i = 0; i < manifest.params.size(); ++i) {
-    const KernelParam &param = manifest.params[i];
-    std::string path = "params[" + std::to_string(i) + "]";
-    if (param.kind == KernelParam::Kind::Size) {
-      if (!isSizeName(param.name)) {
-        error = path + ": unknown size name '" + param.name +
-                "' (expected one of " + getSizeNameList() + ")";
-        return false;
-      }
-      continue;
-    }
-    if (!isMemRefOperandName(param.operand)) {
-      error = path + ": unknown operand '" + param.operand +
-              "' (expected query, key, value, mask or output)";
-      return false;
-    }
-    if (!seen.insert(param.operand).second) {
-      error = path + ": operand '" + param.operand + "' is passed twice";
-      return false;
-    }
-    size_t rank;
-    if (param.operand == "mask") {
-      if (!manifest.mask) {
-        error = path + ": operand 'mask' but the manifest has no mask";
-        return false;
-      }
-      rank = manifest.mask->shape.size();
-    } else {
-      rank = manifest.getOperand(param.operand)->shape.size();
-    }
-    if (param.rank != rank) {
-      error = path + ": rank " + std::to_string(param.rank) + " but " +
-              param.operand + " has rank " + std::to_string(rank);
-      return false;
-    }
-  }
-  for (const char *name : {"query", "key", "value", "output"}) {
-    if (!seen.count(name)) {
-      error = std::string("params: no memref param passes '") + name + "'";
-      return false;
-    }
-  }
-  if (manifest.mask && !seen.count("mask")) {
-    error = "params: the manifest has a mask but no memref param passes it";
-    return false;
-  }
-  return true;
-}
+using namespace attn::runtime::detail;
 
 //===----------------------------------------------------------------------===//
 // parseManifest
@@ -273,6 +36,16 @@ public:
 
 private:
   std::string &error;
+  /// The manifest's "version" (1 or 2).
+  int64_t version = 1;
+
+  /// The error of a version 2 feature (`what`) in a version 1 manifest.
+  bool failNeedsVersion2(const JsonValue &at, const std::string &path,
+                         const std::string &what) {
+    return fail(at, path,
+                what + " requires version 2 (this manifest has version " +
+                    std::to_string(version) + ")");
+  }
 
   bool fail(const JsonValue &at, const std::string &path,
             const std::string &message) {
@@ -498,8 +271,172 @@ private:
       out = KernelParam::size(name);
       return true;
     }
+    if (kind == "workspace") {
+      if (version < 2)
+        return failNeedsVersion2(*value.find("kind"), join(path, "kind"),
+                                 "the param kind 'workspace'");
+      if (!checkKeys(value, path, {"kind", "name", "rank"}))
+        return false;
+      std::string name;
+      if (!readString(value, "name", path, /*required=*/true, name))
+        return false;
+      const JsonValue *rankValue = require(value, "rank", path);
+      int64_t rank;
+      if (!rankValue || !readInteger(*rankValue, join(path, "rank"), rank))
+        return false;
+      if (rank < 1 || rank > kMaxRank)
+        return fail(*rankValue, join(path, "rank"),
+                    "rank " + std::to_string(rank) + " (expected 1 .. " +
+                        std::to_string(kMaxRank) + ")");
+      out = KernelParam::workspace(name, static_cast<unsigned>(rank));
+      return true;
+    }
     return fail(*value.find("kind"), join(path, "kind"),
-                "unknown param kind '" + kind + "' (expected memref or size)");
+                "unknown param kind '" + kind +
+                    "' (expected memref, size or workspace)");
+  }
+
+  /// "block" of `object` (the root or a prologue entry at `path`).
+  bool readBlock(const JsonValue &object, const std::string &path,
+                 unsigned block[3]) {
+    const JsonValue *value = require(object, "block", path);
+    std::string blockPath = join(path, "block");
+    if (!value || !expectKind(*value, JsonValue::Kind::Array, blockPath))
+      return false;
+    if (value->getArray().size() != 3)
+      return fail(*value, blockPath,
+                  "expected 3 dimensions, found " +
+                      std::to_string(value->getArray().size()));
+    for (int i = 0; i < 3; ++i) {
+      const JsonValue &dim = value->getArray()[i];
+      std::string dimPath = blockPath + "[" + std::to_string(i) + "]";
+      int64_t threads;
+      if (!readInteger(dim, dimPath, threads))
+        return false;
+      if (threads < 1 || threads > 1024)
+        return fail(dim, dimPath,
+                    std::to_string(threads) + " threads (expected 1 .. 1024)");
+      block[i] = static_cast<unsigned>(threads);
+    }
+    return true;
+  }
+
+  /// "grid" of `object`.
+  bool readGrid(const JsonValue &object, const std::string &path,
+                GridExpr grid[3]) {
+    const JsonValue *value = require(object, "grid", path);
+    std::string gridPath = join(path, "grid");
+    if (!value || !expectKind(*value, JsonValue::Kind::Array, gridPath))
+      return false;
+    if (value->getArray().size() != 3)
+      return fail(*value, gridPath,
+                  "expected 3 dimensions, found " +
+                      std::to_string(value->getArray().size()));
+    for (int i = 0; i < 3; ++i)
+      if (!readGridExpr(value->getArray()[i],
+                        gridPath + "[" + std::to_string(i) + "]", grid[i]))
+        return false;
+    return true;
+  }
+
+  /// "shared_memory_bytes" of `object` (optional: 0).
+  bool readSharedMemory(const JsonValue &object, const std::string &path,
+                        int64_t &bytes) {
+    const JsonValue *value = object.find("shared_memory_bytes");
+    if (!value)
+      return true;
+    std::string sharedPath = join(path, "shared_memory_bytes");
+    if (!readInteger(*value, sharedPath, bytes))
+      return false;
+    if (bytes < 0 || bytes > INT32_MAX)
+      return fail(*value, sharedPath,
+                  std::to_string(bytes) + " (expected 0 .. 2^31-1)");
+    return true;
+  }
+
+  /// "params" of `object`.
+  bool readParams(const JsonValue &object, const std::string &path,
+                  std::vector<KernelParam> &params) {
+    const JsonValue *value = require(object, "params", path);
+    std::string paramsPath = join(path, "params");
+    if (!value || !expectKind(*value, JsonValue::Kind::Array, paramsPath))
+      return false;
+    for (size_t i = 0; i < value->getArray().size(); ++i) {
+      KernelParam param;
+      if (!readParam(value->getArray()[i],
+                     paramsPath + "[" + std::to_string(i) + "]", param))
+        return false;
+      params.push_back(std::move(param));
+    }
+    return true;
+  }
+
+  /// One entry of "workspace" (version 2).
+  bool readWorkspace(const JsonValue &value, const std::string &path,
+                     WorkspaceSpec &out) {
+    if (!expectKind(value, JsonValue::Kind::Object, path) ||
+        !checkKeys(value, path, {"name", "element_bytes", "shape"}))
+      return false;
+    WorkspaceSpec spec;
+    if (!readString(value, "name", path, /*required=*/true, spec.name))
+      return false;
+    const JsonValue &name = *value.find("name");
+    if (spec.name.empty())
+      return fail(name, join(path, "name"), "the name is empty");
+    if (isMemRefOperandName(spec.name))
+      return fail(name, join(path, "name"),
+                  "'" + spec.name +
+                      "' is the name of an operand (query, key, value, mask, "
+                      "output)");
+    const JsonValue *bytes = require(value, "element_bytes", path);
+    if (!bytes ||
+        !readInteger(*bytes, join(path, "element_bytes"), spec.elementBytes))
+      return false;
+    if (!isWorkspaceElementBytes(spec.elementBytes))
+      return fail(*bytes, join(path, "element_bytes"),
+                  std::to_string(spec.elementBytes) +
+                      " (expected 1, 2, 4 or 8)");
+    const JsonValue *shape = require(value, "shape", path);
+    std::string shapePath = join(path, "shape");
+    if (!shape || !expectKind(*shape, JsonValue::Kind::Array, shapePath))
+      return false;
+    size_t rank = shape->getArray().size();
+    if (rank < 1 || rank > static_cast<size_t>(kMaxRank))
+      return fail(*shape, shapePath,
+                  "expected 1 .. " + std::to_string(kMaxRank) +
+                      " dimensions, found " + std::to_string(rank));
+    for (size_t i = 0; i < rank; ++i) {
+      GridExpr dim;
+      if (!readGridExpr(shape->getArray()[i],
+                        shapePath + "[" + std::to_string(i) + "]", dim))
+        return false;
+      spec.shape.push_back(std::move(dim));
+    }
+    out = std::move(spec);
+    return true;
+  }
+
+  /// One entry of "prologue" (version 2).
+  bool readPrologueKernel(const JsonValue &value, const std::string &path,
+                          PrologueKernel &out) {
+    if (!expectKind(value, JsonValue::Kind::Object, path) ||
+        !checkKeys(
+            value, path,
+            {"kernel", "block", "grid", "shared_memory_bytes", "params"}))
+      return false;
+    PrologueKernel kernel;
+    if (!readString(value, "kernel", path, /*required=*/true, kernel.kernel))
+      return false;
+    if (kernel.kernel.empty())
+      return fail(*value.find("kernel"), join(path, "kernel"),
+                  "the entry name is empty");
+    if (!readBlock(value, path, kernel.block) ||
+        !readGrid(value, path, kernel.grid) ||
+        !readSharedMemory(value, path, kernel.sharedMemoryBytes) ||
+        !readParams(value, path, kernel.params))
+      return false;
+    out = std::move(kernel);
+    return true;
   }
 };
 
@@ -518,21 +455,27 @@ bool ManifestReader::read(const JsonValue &root, Manifest &out) {
                 "'" + format + "' is not an attn-mlir launch manifest " +
                     "(expected '" + Manifest::kFormat + "')");
   const JsonValue *versionValue = require(root, "version", "");
-  int64_t version;
   if (!versionValue || !readInteger(*versionValue, "version", version))
     return false;
-  if (version != Manifest::kVersion)
+  static_assert(Manifest::kVersion == 2, "update the message below");
+  if (version < 1 || version > Manifest::kVersion)
     return fail(*versionValue, "version",
                 "unsupported manifest version " + std::to_string(version) +
-                    " (this reader supports version " +
-                    std::to_string(Manifest::kVersion) + ")");
+                    " (this reader supports versions 1 and 2)");
 
   if (!checkKeys(root, "",
                  {"format", "version", "kernel", "ptx", "chip", "function",
                   "element_type", "query", "key", "value", "output", "mask",
                   "attributes", "config", "block", "grid",
-                  "shared_memory_bytes", "params"}))
+                  "shared_memory_bytes", "params",
+                  // Version 2.
+                  "workspace", "prologue"}))
     return false;
+  if (version < 2)
+    for (const char *key : {"workspace", "prologue"})
+      if (const JsonValue *value = root.find(key))
+        return failNeedsVersion2(*value, key,
+                                 std::string("the key '") + key + "'");
 
   Manifest manifest;
   if (!readString(root, "kernel", "", true, manifest.kernel) ||
@@ -631,57 +574,39 @@ bool ManifestReader::read(const JsonValue &root, Manifest &out) {
     }
   }
 
-  const JsonValue *block = require(root, "block", "");
-  if (!block || !expectKind(*block, JsonValue::Kind::Array, "block"))
+  if (!readBlock(root, "", manifest.block) ||
+      !readGrid(root, "", manifest.grid) ||
+      !readSharedMemory(root, "", manifest.sharedMemoryBytes) ||
+      !readParams(root, "", manifest.params))
     return false;
-  if (block->getArray().size() != 3)
-    return fail(*block, "block",
-                "expected 3 dimensions, found " +
-                    std::to_string(block->getArray().size()));
-  for (int i = 0; i < 3; ++i) {
-    const JsonValue &dim = block->getArray()[i];
-    std::string path = "block[" + std::to_string(i) + "]";
-    int64_t value;
-    if (!readInteger(dim, path, value))
+
+  if (const JsonValue *workspaces = root.find("workspace")) {
+    if (!expectKind(*workspaces, JsonValue::Kind::Array, "workspace"))
       return false;
-    if (value < 1 || value > 1024)
-      return fail(dim, path,
-                  std::to_string(value) + " threads (expected 1 .. 1024)");
-    manifest.block[i] = static_cast<unsigned>(value);
+    for (size_t i = 0; i < workspaces->getArray().size(); ++i) {
+      const JsonValue &entry = workspaces->getArray()[i];
+      std::string path = "workspace[" + std::to_string(i) + "]";
+      WorkspaceSpec spec;
+      if (!readWorkspace(entry, path, spec))
+        return false;
+      for (size_t j = 0; j < i; ++j)
+        if (manifest.workspaces[j].name == spec.name)
+          return fail(*entry.find("name"), path + ".name",
+                      "'" + spec.name + "' is also the name of workspace[" +
+                          std::to_string(j) + "]");
+      manifest.workspaces.push_back(std::move(spec));
+    }
   }
-
-  const JsonValue *grid = require(root, "grid", "");
-  if (!grid || !expectKind(*grid, JsonValue::Kind::Array, "grid"))
-    return false;
-  if (grid->getArray().size() != 3)
-    return fail(*grid, "grid",
-                "expected 3 dimensions, found " +
-                    std::to_string(grid->getArray().size()));
-  for (int i = 0; i < 3; ++i)
-    if (!readGridExpr(grid->getArray()[i], "grid[" + std::to_string(i) + "]",
-                      manifest.grid[i]))
+  if (const JsonValue *prologue = root.find("prologue")) {
+    if (!expectKind(*prologue, JsonValue::Kind::Array, "prologue"))
       return false;
-
-  if (const JsonValue *shared = root.find("shared_memory_bytes")) {
-    if (!readInteger(*shared, "shared_memory_bytes",
-                     manifest.sharedMemoryBytes))
-      return false;
-    if (manifest.sharedMemoryBytes < 0 ||
-        manifest.sharedMemoryBytes > INT32_MAX)
-      return fail(*shared, "shared_memory_bytes",
-                  std::to_string(manifest.sharedMemoryBytes) +
-                      " (expected 0 .. 2^31-1)");
-  }
-
-  const JsonValue *params = require(root, "params", "");
-  if (!params || !expectKind(*params, JsonValue::Kind::Array, "params"))
-    return false;
-  for (size_t i = 0; i < params->getArray().size(); ++i) {
-    KernelParam param;
-    if (!readParam(params->getArray()[i], "params[" + std::to_string(i) + "]",
-                   param))
-      return false;
-    manifest.params.push_back(std::move(param));
+    for (size_t i = 0; i < prologue->getArray().size(); ++i) {
+      PrologueKernel kernel;
+      if (!readPrologueKernel(prologue->getArray()[i],
+                              "prologue[" + std::to_string(i) + "]", kernel))
+        return false;
+      manifest.prologue.push_back(std::move(kernel));
+    }
   }
 
   if (!verifyManifest(manifest, error)) {

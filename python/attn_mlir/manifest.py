@@ -1,12 +1,17 @@
-"""Launch manifests (docs/Manifest.md): reading them and evaluating grids.
+"""Launch manifests (docs/Manifest.md): reading them and evaluating grids
+and workspaces.
 
-Pure Python, no CUDA: the runtime (attn_mlir.runtime) and the tests use it.
+Versions 1 and 2 (version 2 adds workspaces, the device buffers a launch
+allocates, and prologue kernels, launched before the main kernel). Pure
+Python, no CUDA: the runtime (attn_mlir.runtime) and the tests use it.
 """
 
 import json
 import os
 
 SIZE_NAMES = ("B", "Hq", "Hkv", "Tq", "Tk", "D", "Dv")
+OPERAND_NAMES = ("query", "key", "value", "mask", "output")
+VERSIONS = (1, 2)
 _BINARY = {
     "ceil_div": lambda a, b: -(-a // b),
     "mul": lambda a, b: a * b,
@@ -18,6 +23,19 @@ _BINARY = {
 
 class ManifestError(ValueError):
     """A manifest that does not follow docs/Manifest.md."""
+
+
+def _format_sizes(sizes):
+    """"B=2 Hq=32 ..." as the C++ messages write the sizes."""
+    return " ".join(f"{k}={sizes[k]}" for k in SIZE_NAMES if k in sizes)
+
+
+def _format(expr):
+    """A grid expression as GridExpr::toString writes it: "ceil_div(Tq, 128)"."""
+    if isinstance(expr, dict) and len(expr) == 1:
+        (op, args), = expr.items()
+        return f"{op}({', '.join(_format(a) for a in args)})"
+    return str(expr)
 
 
 def evaluate(expr, sizes):
@@ -38,12 +56,18 @@ def evaluate(expr, sizes):
 
 
 class Manifest:
-    """A kernel's launch manifest."""
+    """A kernel's launch manifest.
+
+    `workspaces` maps each workspace's name to its entry of "workspace"
+    (name, element_bytes, shape), in order; `prologue` is the list of
+    "prologue" entries (kernel, block, grid, shared_memory_bytes, params).
+    Both are empty in version 1."""
 
     def __init__(self, data, directory=""):
-        if data.get("format") != "attn-mlir-manifest" or data.get("version") != 1:
+        if data.get("format") != "attn-mlir-manifest" or data.get("version") not in VERSIONS:
             raise ManifestError("not an attn-mlir manifest (format/version)")
         self.data = data
+        self.version = data["version"]
         self.directory = directory
         self.kernel = data["kernel"]
         self.element_type = data["element_type"]
@@ -56,6 +80,65 @@ class Manifest:
         self.config = data["config"]
         for name in ("query", "key", "value", "output"):
             setattr(self, name + "_shape", data[name]["shape"])
+        self.workspaces = {}
+        self.prologue = []
+        self._read_version_2(data)
+
+    def _read_version_2(self, data):
+        """Reads "workspace" and "prologue" and checks the workspace params,
+        with the messages of the C++ reader (without line and column)."""
+        if self.version < 2:
+            for key in ("workspace", "prologue"):
+                if key in data:
+                    raise ManifestError(f"{key}: the key '{key}' requires version 2 "
+                                        f"(this manifest has version {self.version})")
+        for i, w in enumerate(data.get("workspace", [])):
+            path = f"workspace[{i}]"
+            name = w.get("name") if isinstance(w, dict) else None
+            if not isinstance(name, str) or not name:
+                raise ManifestError(f"{path}.name: the name is empty")
+            if name in OPERAND_NAMES:
+                raise ManifestError(f"{path}.name: '{name}' is the name of an operand "
+                                    "(query, key, value, mask, output)")
+            if name in self.workspaces:
+                j = list(self.workspaces).index(name)
+                raise ManifestError(f"{path}.name: '{name}' is also the name of workspace[{j}]")
+            if w.get("element_bytes") not in (1, 2, 4, 8) or isinstance(w.get("element_bytes"), bool):
+                raise ManifestError(f"{path}.element_bytes: {w.get('element_bytes')} "
+                                    "(expected 1, 2, 4 or 8)")
+            shape = w.get("shape")
+            if not isinstance(shape, list) or not 1 <= len(shape) <= 8:
+                raise ManifestError(f"{path}.shape: expected 1 .. 8 dimensions")
+            self.workspaces[name] = w
+        for i, p in enumerate(data.get("prologue", [])):
+            for key in ("kernel", "block", "grid", "params"):
+                if key not in p:
+                    raise ManifestError(f"prologue[{i}]: missing key '{key}'")
+            self.prologue.append(p)
+        lists = [("params", self.params)]
+        lists += [(f"prologue[{i}].params", p["params"]) for i, p in enumerate(self.prologue)]
+        used = set()
+        for path, params in lists:
+            for i, p in enumerate(params):
+                if p.get("kind") != "workspace":
+                    continue
+                if self.version < 2:
+                    raise ManifestError(f"{path}[{i}].kind: the param kind 'workspace' requires "
+                                        f"version 2 (this manifest has version {self.version})")
+                name = p.get("name")
+                if name not in self.workspaces:
+                    known = ("expected one of " + ", ".join(self.workspaces) if self.workspaces
+                             else "the manifest has no workspace")
+                    raise ManifestError(f"{path}[{i}]: unknown workspace '{name}' ({known})")
+                rank = len(self.workspaces[name]["shape"])
+                if p.get("rank") != rank:
+                    raise ManifestError(f"{path}[{i}]: rank {p.get('rank')} but workspace "
+                                        f"'{name}' has rank {rank}")
+                used.add(name)
+        for i, name in enumerate(self.workspaces):
+            if name not in used:
+                raise ManifestError(f"workspace[{i}]: '{name}' is passed to no kernel "
+                                    "(no param of kind workspace names it)")
 
     @classmethod
     def load(cls, path):
@@ -68,6 +151,40 @@ class Manifest:
 
     def grid_for(self, sizes):
         return tuple(int(evaluate(e, sizes)) for e in self.grid)
+
+    def prologue_grid_for(self, index, sizes):
+        """The grid of prologue kernel `index`; ValueError unless each
+        dimension is within the CUDA limits (the message of the C++
+        evaluateGrid)."""
+        kernel = self.prologue[index]
+        grid = []
+        for axis, e, limit in zip("xyz", kernel["grid"], (2**31 - 1, 65535, 65535)):
+            n = int(evaluate(e, sizes))
+            if not 1 <= n <= limit:
+                raise ValueError(f"prologue kernel '{kernel['kernel']}': grid.{axis} = {_format(e)} = "
+                                 f"{n} is out of range (1 .. {limit}) for {_format_sizes(sizes)}")
+            grid.append(n)
+        return tuple(grid)
+
+    def workspace_shape(self, name, sizes):
+        """The evaluated shape of workspace `name`; ValueError unless every
+        dimension is >= 1 (the message of the C++ evaluateWorkspace)."""
+        shape = []
+        for i, e in enumerate(self.workspaces[name]["shape"]):
+            n = int(evaluate(e, sizes))
+            if n < 1:
+                raise ValueError(f"workspace '{name}': shape[{i}] = {_format(e)} = {n} "
+                                 f"must be >= 1 ({_format_sizes(sizes)})")
+            shape.append(n)
+        return tuple(shape)
+
+    def workspace_bytes(self, name, sizes):
+        """The bytes of workspace `name`: its shape's product times
+        element_bytes."""
+        count = self.workspaces[name]["element_bytes"]
+        for n in self.workspace_shape(name, sizes):
+            count *= n
+        return count
 
     def check_shapes(self, shapes):
         """Raises ValueError naming the operand whose shape contradicts the

@@ -2,7 +2,9 @@
 
 Needs only PyTorch and a CUDA driver: no MLIR. The driver is reached with
 ctypes (libcuda.so.1), kernels run on PyTorch's current stream in the
-primary context PyTorch uses.
+primary context PyTorch uses. A version 2 manifest's prologue kernels run
+first, on the same stream, with the workspaces each call allocates through
+PyTorch's caching allocator.
 """
 
 import ctypes
@@ -74,18 +76,30 @@ def torch_dense_strides(shape):
 
 
 class _Plan:
-    """The argument block of one operand layout: `storage` holds every
-    kernel parameter (memref descriptors, sizes) as int64, `args` points at
-    each; `pointers` are the (slot, operand) pairs __call__ fills with data
-    pointers (allocated and aligned)."""
+    """The argument block of one kernel for one operand layout: `storage`
+    holds every kernel parameter (memref descriptors, sizes) as int64,
+    `args` points at each; `pointers` are the (slot, operand) pairs __call__
+    fills with data pointers (allocated and aligned). Operands are numbered
+    query 0, key 1, value 2, output 3, mask 4, then the manifest's
+    workspaces from 5 on.
 
-    def __init__(self, values, pointers, grid, out_shape):
+    The main kernel's plan also holds `prologue`, the plans of the prologue
+    kernels (each with its `block` and `shared_memory_bytes`), launched in
+    order before it, and `workspaces`, the bytes of each workspace a call
+    allocates."""
+
+    def __init__(self, values, pointers, grid, out_shape, prologue=(), workspaces=(),
+                 block=None, shared_memory_bytes=0):
         self.storage = (ctypes.c_int64 * len(values))(*[int(x) for x in values])
         base = ctypes.addressof(self.storage)
         self.args = (ctypes.c_void_p * len(values))(*[base + 8 * i for i in range(len(values))])
         self.pointers = pointers
         self.grid = grid
         self.out_shape = out_shape
+        self.prologue = list(prologue)
+        self.workspaces = tuple(workspaces)
+        self.block = block
+        self.shared_memory_bytes = shared_memory_bytes
 
 
 def _check(result, call):
@@ -139,15 +153,25 @@ class Kernel:
         self._module = ctypes.c_void_p()
         image = ctypes.create_string_buffer(ptx + b"\0")
         _check(cuda.cuModuleLoadData(ctypes.byref(self._module), image), "cuModuleLoadData")
-        self._function = ctypes.c_void_p()
-        _check(cuda.cuModuleGetFunction(ctypes.byref(self._function), self._module,
-                                        manifest.kernel.encode()), "cuModuleGetFunction")
+        self._function = self._get_function(manifest.kernel, manifest.shared_memory_bytes,
+                                            "cuModuleGetFunction")
+        # Version 2: the prologue kernels, from the same module.
+        self._prologue = [self._get_function(p["kernel"], int(p.get("shared_memory_bytes", 0)),
+                                             f"cuModuleGetFunction({p['kernel']})")
+                          for p in manifest.prologue]
+
+    def _get_function(self, name, shared_memory_bytes, call):
+        """cuModuleGetFunction (`call` names it in errors), and the kernel's
+        dynamic shared memory limit."""
+        cuda = _driver()
+        function = ctypes.c_void_p()
+        _check(cuda.cuModuleGetFunction(ctypes.byref(function), self._module, name.encode()), call)
         # Always raise the dynamic limit to what the kernel takes: its static
         # shared memory counts against the 48 KiB default too.
-        if manifest.shared_memory_bytes > 0:
-            _check(cuda.cuFuncSetAttribute(self._function,
-                                           _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                           manifest.shared_memory_bytes), "cuFuncSetAttribute")
+        if shared_memory_bytes > 0:
+            _check(cuda.cuFuncSetAttribute(function, _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                           shared_memory_bytes), "cuFuncSetAttribute")
+        return function
 
     def function_attribute(self, attribute):
         """cuFuncGetAttribute (registers, local and static shared bytes, ...)."""
@@ -168,7 +192,10 @@ class Kernel:
 
     def __call__(self, q, k, v, mask=None, out=None, stream=None):
         """Runs the kernel on CUDA tensors (any strides with a contiguous last
-        dim) and returns `out` (allocated when not given).
+        dim) and returns `out` (allocated when not given), on `stream` (a raw
+        CUstream handle; PyTorch's current stream when None). With a version 2
+        manifest the prologue kernels run first on that stream, with workspaces
+        allocated for the call.
 
         The checks, sizes, grid and argument block depend only on the
         operands' shapes and strides: they are made once per layout (a
@@ -190,16 +217,30 @@ class Kernel:
         if plan.grid is None:
             return out
         tensors = (q, k, v, out, mask)
+        if plan.workspaces:
+            # Allocated on the stream the kernels run on, so that the caching
+            # allocator hands the memory out again only after they ran.
+            if stream is None:
+                tensors += tuple(torch.empty(n, dtype=torch.uint8, device=q.device)
+                                 for n in plan.workspaces)
+            else:
+                with torch.cuda.stream(torch.cuda.ExternalStream(stream, device=q.device)):
+                    tensors += tuple(torch.empty(n, dtype=torch.uint8, device=q.device)
+                                     for n in plan.workspaces)
         if stream is None:
             stream = _current_stream(torch, q.device)
+        launch = _launch()
         with self._lock:
-            storage = plan.storage
-            for slot, operand in plan.pointers:
-                storage[slot] = storage[slot + 1] = tensors[operand].data_ptr()
+            for sub, function in zip(plan.prologue, self._prologue):
+                _fill_pointers(sub, tensors)
+                (gx, gy, gz), (bx, by, bz) = sub.grid, sub.block
+                _check(launch(function, gx, gy, gz, bx, by, bz, sub.shared_memory_bytes, stream,
+                              sub.args, None), "cuLaunchKernel")
+            _fill_pointers(plan, tensors)
             gx, gy, gz = plan.grid
             m = self.manifest
-            _check(_launch()(self._function, gx, gy, gz, m.block[0], m.block[1], m.block[2],
-                             m.shared_memory_bytes, stream, plan.args, None), "cuLaunchKernel")
+            _check(launch(self._function, gx, gy, gz, m.block[0], m.block[1], m.block[2],
+                          m.shared_memory_bytes, stream, plan.args, None), "cuLaunchKernel")
         return out
 
     def _plan(self, q, k, v, mask, out):
@@ -210,26 +251,62 @@ class Kernel:
         if out is not None and tuple(out.shape) != out_shape:
             raise ValueError(f"output: shape {tuple(out.shape)}, expected {out_shape}")
         tensors = dict(query=q, key=k, value=v, output=out, mask=mask)
-        index = dict(query=0, key=1, value=2, output=3, mask=4)
-        values, pointers = [], []
-        for p in m.params:
-            if p["kind"] == "size":
-                values.append(sizes[p["name"]])
-                continue
-            operand = p["operand"]
-            t = tensors.get(operand)
-            shape = out_shape if operand == "output" and t is None else None
-            if t is None and shape is None:
-                raise ValueError(f"{operand}: the kernel needs this operand")
-            if shape is None:
-                shape, strides = tuple(t.shape), tuple(t.stride())
-            else:  # the output __call__ allocates: dense
-                strides = tuple(int(x) for x in torch_dense_strides(shape))
-            if len(shape) != p["rank"]:
-                raise ValueError(f"{operand}: rank {len(shape)}, the kernel wants {p['rank']}")
-            if shape and strides[-1] != 1:
-                raise ValueError(f"{operand}: the last dimension must be contiguous")
-            pointers.append((len(values), index[operand]))
-            values += [0, 0, 0] + list(shape) + list(strides)
         grid = m.grid_for(sizes)
-        return _Plan(values, pointers, None if grid[0] * grid[1] * grid[2] == 0 else grid, out_shape)
+        if grid[0] * grid[1] * grid[2] == 0:  # an empty problem: nothing runs
+            values, pointers = _pack(m, m.params, tensors, sizes, out_shape, None)
+            return _Plan(values, pointers, None, out_shape)
+        shapes = {name: m.workspace_shape(name, sizes) for name in m.workspaces}
+        values, pointers = _pack(m, m.params, tensors, sizes, out_shape, shapes)
+        prologue = []
+        for i, p in enumerate(m.prologue):
+            pgrid = m.prologue_grid_for(i, sizes)
+            pvalues, ppointers = _pack(m, p["params"], tensors, sizes, out_shape, shapes)
+            prologue.append(_Plan(pvalues, ppointers, pgrid, None, block=tuple(p["block"]),
+                                  shared_memory_bytes=int(p.get("shared_memory_bytes", 0))))
+        workspaces = [m.workspace_bytes(name, sizes) for name in m.workspaces]
+        return _Plan(values, pointers, grid, out_shape, prologue, workspaces)
+
+
+_OPERAND_INDEX = dict(query=0, key=1, value=2, output=3, mask=4)
+
+
+def _fill_pointers(plan, tensors):
+    """Writes the data pointers of `tensors` into `plan`'s argument block."""
+    storage = plan.storage
+    for slot, operand in plan.pointers:
+        storage[slot] = storage[slot + 1] = tensors[operand].data_ptr()
+
+
+def _pack(m, params, tensors, sizes, out_shape, workspace_shapes):
+    """The int64 values of `params` (the main kernel's or a prologue
+    kernel's) and the (slot, operand) pairs of their data pointers: a memref
+    is allocated, aligned, offset 0, sizes, strides; a workspace the same
+    over its evaluated shape, row-major (`workspace_shapes`; None for an
+    empty problem, whose plan is never launched); a size one value."""
+    values, pointers = [], []
+    for p in params:
+        if p["kind"] == "size":
+            values.append(sizes[p["name"]])
+            continue
+        if p["kind"] == "workspace":
+            name = p["name"]
+            shape = (0,) * p["rank"] if workspace_shapes is None else workspace_shapes[name]
+            pointers.append((len(values), 5 + list(m.workspaces).index(name)))
+            values += [0, 0, 0] + list(shape) + list(torch_dense_strides(shape))
+            continue
+        operand = p["operand"]
+        t = tensors.get(operand)
+        shape = out_shape if operand == "output" and t is None else None
+        if t is None and shape is None:
+            raise ValueError(f"{operand}: the kernel needs this operand")
+        if shape is None:
+            shape, strides = tuple(t.shape), tuple(t.stride())
+        else:  # the output __call__ allocates: dense
+            strides = tuple(int(x) for x in torch_dense_strides(shape))
+        if len(shape) != p["rank"]:
+            raise ValueError(f"{operand}: rank {len(shape)}, the kernel wants {p['rank']}")
+        if shape and strides[-1] != 1:
+            raise ValueError(f"{operand}: the last dimension must be contiguous")
+        pointers.append((len(values), _OPERAND_INDEX[operand]))
+        values += [0, 0, 0] + list(shape) + list(strides)
+    return values, pointers

@@ -29,6 +29,26 @@ def manifest_data(**overrides):
     return data
 
 
+def manifest_v2_data(**overrides):
+    """The version 2 example of docs/Manifest.md (unittests' kExampleV2Text):
+    a mask whose block map a prologue kernel writes into a workspace."""
+    memref = lambda n: {"kind": "memref", "operand": n, "rank": 4}  # noqa: E731
+    workspace = {"kind": "workspace", "name": "mask_block_map", "rank": 4}
+    data = manifest_data(
+        version=2, mask={"element_type": "i1", "shape": [1, 1, -1, -1]},
+        params=[memref(n) for n in ("query", "key", "value", "mask", "output")]
+        + [workspace, {"kind": "size", "name": "Tk"}],
+        workspace=[{"name": "mask_block_map", "element_bytes": 1,
+                    "shape": [1, 1, {"ceil_div": ["Tq", 128]}, {"ceil_div": ["Tk", 64]}]}],
+        prologue=[{"kernel": "f_mask_map", "block": [128, 1, 1],
+                   "grid": [{"ceil_div": ["Tk", 64]}, {"ceil_div": ["Tq", 128]}, 1],
+                   "shared_memory_bytes": 0,
+                   "params": [memref("mask"), dict(workspace), {"kind": "size", "name": "Tq"},
+                              {"kind": "size", "name": "Tk"}]}])
+    data.update(overrides)
+    return data
+
+
 class GridTest(unittest.TestCase):
     def test_expressions(self):
         self.assertEqual(evaluate(7, SIZES), 7)
@@ -63,7 +83,7 @@ class ManifestTest(unittest.TestCase):
         with self.assertRaises(ManifestError):
             Manifest(manifest_data(format="something-else"))
         with self.assertRaises(ManifestError):
-            Manifest(manifest_data(version=2))
+            Manifest(manifest_data(version=3))
 
     def test_check_shapes(self):
         m = Manifest(manifest_data())
@@ -73,6 +93,73 @@ class ManifestTest(unittest.TestCase):
             m.check_shapes(dict(query=(2, 32, 1000, 128), key=(2, 4, 77, 128), value=(2, 8, 77, 64)))
         with self.assertRaisesRegex(ValueError, "query"):
             m.check_shapes(dict(query=(2, 32, 1000), key=(2, 8, 77, 128), value=(2, 8, 77, 64)))
+
+
+class Version2Test(unittest.TestCase):
+    def test_workspaces_and_prologue(self):
+        m = Manifest(manifest_v2_data())
+        self.assertEqual(m.version, 2)
+        self.assertEqual(list(m.workspaces), ["mask_block_map"])
+        self.assertEqual(m.workspace_shape("mask_block_map", SIZES), (1, 1, 8, 2))
+        self.assertEqual(m.workspace_bytes("mask_block_map", SIZES), 16)
+        self.assertEqual(m.prologue_grid_for(0, SIZES), (2, 8, 1))
+        self.assertEqual(Manifest(manifest_data()).workspaces, {})
+        self.assertEqual(Manifest(manifest_data()).prologue, [])
+        # Version 2 without them is fine too.
+        self.assertEqual(Manifest(manifest_data(version=2)).version, 2)
+
+    def test_evaluation_errors(self):
+        m = Manifest(manifest_v2_data())
+        sizes = dict(SIZES, Tq=0)
+        with self.assertRaisesRegex(ValueError, r"^workspace 'mask_block_map': shape\[2\] = "
+                                    r"ceil_div\(Tq, 128\) = 0 must be >= 1 \(B=2 Hq=32 Hkv=8 Tq=0 "
+                                    r"Tk=77 D=128 Dv=64\)$"):
+            m.workspace_bytes("mask_block_map", sizes)
+        with self.assertRaisesRegex(ValueError, r"^prologue kernel 'f_mask_map': grid.y = "
+                                    r"ceil_div\(Tq, 128\) = 0 is out of range \(1 .. 65535\) for "
+                                    r"B=2 Hq=32 Hkv=8 Tq=0 Tk=77 D=128 Dv=64$"):
+            m.prologue_grid_for(0, sizes)
+
+    def test_errors(self):
+        """The messages of the C++ reader, without line and column."""
+        v2 = manifest_v2_data()
+
+        def error(data):
+            with self.assertRaises(ManifestError) as caught:
+                Manifest(data)
+            return str(caught.exception)
+
+        self.assertEqual(error(dict(v2, version=1)), "workspace: the key 'workspace' requires "
+                         "version 2 (this manifest has version 1)")
+        self.assertEqual(error(manifest_data(prologue=[])), "prologue: the key 'prologue' requires "
+                         "version 2 (this manifest has version 1)")
+        params = manifest_data()["params"] + [{"kind": "workspace", "name": "m", "rank": 1}]
+        self.assertEqual(error(manifest_data(params=params)), "params[4].kind: the param kind "
+                         "'workspace' requires version 2 (this manifest has version 1)")
+        ws = v2["workspace"][0]
+        self.assertEqual(error(dict(v2, workspace=[dict(ws, name="")])),
+                         "workspace[0].name: the name is empty")
+        self.assertEqual(error(dict(v2, workspace=[dict(ws, name="mask")])),
+                         "workspace[0].name: 'mask' is the name of an operand "
+                         "(query, key, value, mask, output)")
+        self.assertEqual(error(dict(v2, workspace=[ws, ws])),
+                         "workspace[1].name: 'mask_block_map' is also the name of workspace[0]")
+        self.assertEqual(error(dict(v2, workspace=[dict(ws, element_bytes=3)])),
+                         "workspace[0].element_bytes: 3 (expected 1, 2, 4 or 8)")
+        self.assertEqual(error(dict(v2, workspace=[dict(ws, shape=[])])),
+                         "workspace[0].shape: expected 1 .. 8 dimensions")
+        bad = [dict(p) for p in v2["params"]]
+        bad[5]["name"] = "block_map"
+        self.assertEqual(error(dict(v2, params=bad)), "params[5]: unknown workspace 'block_map' "
+                         "(expected one of mask_block_map)")
+        bad[5].update(name="mask_block_map", rank=3)
+        self.assertEqual(error(dict(v2, params=bad)), "params[5]: rank 3 but workspace "
+                         "'mask_block_map' has rank 4")
+        unused = dict(v2, params=v2["params"][:5], prologue=[dict(v2["prologue"][0], params=[])])
+        self.assertEqual(error(unused), "workspace[0]: 'mask_block_map' is passed to no kernel "
+                         "(no param of kind workspace names it)")
+        self.assertEqual(error(dict(v2, prologue=[{"block": [1, 1, 1], "grid": [1, 1, 1], "params": []}])),
+                         "prologue[0]: missing key 'kernel'")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 from attn_mlir import runtime  # noqa: E402
 from attn_mlir.manifest import Manifest  # noqa: E402
-from test_manifest import manifest_data  # noqa: E402
+from test_manifest import manifest_data, manifest_v2_data  # noqa: E402
 
 
 class FakeTensor:
@@ -27,6 +27,12 @@ class FakeTensor:
 def kernel(**overrides):
     k = runtime.Kernel.__new__(runtime.Kernel)  # no driver: only the plan
     k.manifest = Manifest(manifest_data(**overrides))
+    return k
+
+
+def kernel_v2(**overrides):
+    k = runtime.Kernel.__new__(runtime.Kernel)
+    k.manifest = Manifest(manifest_v2_data(**overrides))
     return k
 
 
@@ -74,9 +80,54 @@ class PlanTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "mask: the kernel needs this operand"):
             kernel(params=params)._plan(q, k, v, None, None)
 
+    def test_workspace_and_prologue(self):
+        q, k, v = FakeTensor((2, 32, 1000, 128)), FakeTensor((2, 8, 77, 128)), FakeTensor((2, 8, 77, 64))
+        mask = FakeTensor((1, 1, 1000, 77))
+        plan = kernel_v2()._plan(q, k, v, mask, None)
+        self.assertEqual(plan.grid, (16, 64, 1))
+        # The map is 1 x 1 x ceil(1000 / 128) x ceil(77 / 64) bytes.
+        self.assertEqual(plan.workspaces, (16,))
+        # query, key, value, mask, output, then the workspace (operand 5).
+        self.assertEqual(plan.pointers, [(0, 0), (11, 1), (22, 2), (33, 4), (44, 3), (55, 5)])
+        values = list(plan.storage)
+        self.assertEqual(values[55:66], [0, 0, 0, 1, 1, 8, 2, 16, 16, 2, 1])
+        self.assertEqual(values[66], 77)
+        self.assertEqual(len(plan.args), 67)
+        # The prologue kernel: mask, workspace, Tq, Tk.
+        self.assertEqual(len(plan.prologue), 1)
+        pro = plan.prologue[0]
+        self.assertEqual(pro.grid, (2, 8, 1))
+        self.assertEqual(pro.block, (128, 1, 1))
+        self.assertEqual(pro.shared_memory_bytes, 0)
+        self.assertEqual(pro.pointers, [(0, 4), (11, 5)])
+        self.assertEqual(list(pro.storage)[11:], [0, 0, 0, 1, 1, 8, 2, 16, 16, 2, 1, 1000, 77])
+        # A version 1 plan has neither.
+        plan = kernel()._plan(q, k, v, None, None)
+        self.assertEqual((plan.prologue, plan.workspaces), ([], ()))
+
+    def test_fill_pointers(self):
+        class Data:
+            def __init__(self, ptr):
+                self.ptr = ptr
+
+            def data_ptr(self):
+                return self.ptr
+
+        q, k, v = FakeTensor((2, 32, 1000, 128)), FakeTensor((2, 8, 77, 128)), FakeTensor((2, 8, 77, 64))
+        plan = kernel_v2()._plan(q, k, v, FakeTensor((1, 1, 1000, 77)), None)
+        tensors = tuple(Data(0x1000 * (i + 1)) for i in range(6))
+        runtime._fill_pointers(plan.prologue[0], tensors)
+        self.assertEqual(list(plan.prologue[0].storage)[:2], [0x5000, 0x5000])  # mask
+        self.assertEqual(list(plan.prologue[0].storage)[11:13], [0x6000, 0x6000])  # workspace
+
     def test_empty_grid(self):
         q, k, v = FakeTensor((0, 32, 1000, 128)), FakeTensor((0, 8, 77, 128)), FakeTensor((0, 8, 77, 64))
         self.assertIsNone(kernel()._plan(q, k, v, None, None).grid)
+        # Nothing runs, so no workspace is evaluated (Tq = 0 would fail).
+        q = FakeTensor((2, 32, 0, 128))
+        plan = kernel_v2()._plan(q, k, v, FakeTensor((1, 1, 0, 77)), None)
+        self.assertIsNone(plan.grid)
+        self.assertEqual((plan.prologue, plan.workspaces), ([], ()))
 
 
 if __name__ == "__main__":

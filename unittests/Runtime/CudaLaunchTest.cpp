@@ -4,9 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Where cuda.h was found: the CUDA launch helpers that need no GPU, and
+// Where cuda.h was found: the CUDA launch helpers that need no GPU,
 // CudaDevice::open, which must fail cleanly on a machine without a CUDA
-// driver or device.
+// driver or device, and, on a machine with a GPU, a version 2 kernel whose
+// prologue kernel writes a workspace that the main kernel reads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,7 @@
 #include "gtest/gtest.h"
 
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -55,6 +57,43 @@ TEST(CudaLaunchTest, PrepareLaunch) {
   EXPECT_EQ(config.block[1], 1u);
   EXPECT_EQ(config.sharedMemoryBytes, 49152u);
   EXPECT_EQ(config.params.size(), 45u);
+}
+
+TEST(CudaLaunchTest, PrepareLaunchWithPrologue) {
+  Manifest manifest = makeExampleV2Manifest();
+  ProblemSizes sizes = makeSizes(2, 32, 8, 1000, 300, 128, 128);
+  std::map<std::string, TensorArg> operands = {
+      {"query", makeContiguousTensorArg(0x1000, {2, 32, 1000, 128})},
+      {"key", makeContiguousTensorArg(0x2000, {2, 8, 300, 128})},
+      {"value", makeContiguousTensorArg(0x3000, {2, 8, 300, 128})},
+      {"mask", makeContiguousTensorArg(0x4000, {1, 1, 1000, 300})},
+      {"output", makeContiguousTensorArg(0x5000, {2, 32, 1000, 128})}};
+  LaunchConfig config;
+  std::string error;
+  EXPECT_FALSE(prepareLaunch(manifest, operands, sizes, config, error));
+  EXPECT_EQ(error, "missing workspace 'mask_block_map'");
+  operands["mask_block_map"].devicePtr = 0x6000;
+  ASSERT_TRUE(prepareLaunch(manifest, operands, sizes, config, error)) << error;
+  EXPECT_EQ(config.grid[0], 8u);
+  EXPECT_EQ(config.params.size(), 67u);
+  ASSERT_EQ(config.prologue.size(), 1u);
+  const PrologueLaunch &prologue = config.prologue[0];
+  EXPECT_EQ(prologue.grid[0], 5u); // ceil(300 / 64)
+  EXPECT_EQ(prologue.grid[1], 8u); // ceil(1000 / 128)
+  EXPECT_EQ(prologue.grid[2], 1u);
+  EXPECT_EQ(prologue.block[0], 128u);
+  EXPECT_EQ(prologue.sharedMemoryBytes, 0u);
+  ASSERT_EQ(prologue.params.size(), 24u);
+  EXPECT_EQ(prologue.params.getName(11), "mask_block_map.allocated");
+  EXPECT_EQ(prologue.params.getValue(11), 0x6000u);
+
+  // A version 1 manifest has no prologue launches.
+  operands.erase("mask");
+  operands.erase("mask_block_map");
+  ASSERT_TRUE(
+      prepareLaunch(makeExampleManifest(), operands, sizes, config, error))
+      << error;
+  EXPECT_TRUE(config.prologue.empty());
 }
 
 const char *const kPtx = R"(//
@@ -247,6 +286,211 @@ TEST(CudaDeviceTest, OpenFailsCleanlyOrDescribesTheDevice) {
   CudaDevice missing;
   EXPECT_FALSE(CudaDevice::open(1 << 20, missing, error));
   EXPECT_EQ(error.substr(0, 28), "CUDA device 1048576 not pres");
+}
+
+//===----------------------------------------------------------------------===//
+// A version 2 kernel on a GPU (skipped without one)
+//===----------------------------------------------------------------------===//
+
+/// `.param .u64 NAME_param_I` for I in [0, count).
+std::string getPtxParams(const std::string &name, unsigned count) {
+  std::string text;
+  for (unsigned i = 0; i < count; ++i)
+    text += std::string(i ? ",\n" : "") + "  .param .u64 " + name + "_param_" +
+            std::to_string(i);
+  return text;
+}
+
+/// fill_map (the prologue) writes byte i + 1 to element i of its rank-2
+/// workspace; read_map (the main kernel) writes element i of the workspace
+/// to output element i as f32, then the workspace's sizes, strides and
+/// offset. Its params: query, key, value, output (11 each), the workspace.
+std::string getWorkspacePtx() {
+  return R"(.version 7.0
+.target sm_80
+.address_size 64
+
+.visible .entry fill_map(
+)" + getPtxParams("fill_map", 8) +
+         R"(
+)
+{
+  .reg .pred %p<2>;
+  .reg .b16 %rs<2>;
+  .reg .b32 %r<3>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [fill_map_param_1];
+  ld.param.u64 %rd2, [fill_map_param_3];
+  ld.param.u64 %rd3, [fill_map_param_4];
+  mul.lo.s64 %rd4, %rd2, %rd3;
+  mov.u32 %r1, %tid.x;
+  cvt.u64.u32 %rd5, %r1;
+  setp.ge.s64 %p1, %rd5, %rd4;
+  @%p1 bra DONE;
+  cvta.to.global.u64 %rd6, %rd1;
+  add.s64 %rd7, %rd6, %rd5;
+  add.u32 %r2, %r1, 1;
+  cvt.u16.u32 %rs1, %r2;
+  st.global.u8 [%rd7], %rs1;
+DONE:
+  ret;
+}
+
+.visible .entry read_map(
+)" + getPtxParams("read_map", 51) +
+         R"(
+)
+{
+  .reg .pred %p<3>;
+  .reg .b16 %rs<2>;
+  .reg .b32 %r<2>;
+  .reg .f32 %f<2>;
+  .reg .b64 %rd<16>;
+  ld.param.u64 %rd1, [read_map_param_34];
+  ld.param.u64 %rd2, [read_map_param_45];
+  ld.param.u64 %rd3, [read_map_param_47];
+  ld.param.u64 %rd4, [read_map_param_48];
+  cvta.to.global.u64 %rd5, %rd1;
+  cvta.to.global.u64 %rd6, %rd2;
+  mul.lo.s64 %rd7, %rd3, %rd4;
+  mov.u32 %r1, %tid.x;
+  cvt.u64.u32 %rd8, %r1;
+  setp.ge.s64 %p1, %rd8, %rd7;
+  @%p1 bra META;
+  add.s64 %rd9, %rd6, %rd8;
+  ld.global.u8 %rs1, [%rd9];
+  cvt.rn.f32.u16 %f1, %rs1;
+  shl.b64 %rd10, %rd8, 2;
+  add.s64 %rd11, %rd5, %rd10;
+  st.global.f32 [%rd11], %f1;
+META:
+  setp.ne.u32 %p2, %r1, 0;
+  @%p2 bra DONE;
+  shl.b64 %rd10, %rd7, 2;
+  add.s64 %rd11, %rd5, %rd10;
+  cvt.rn.f32.s64 %f1, %rd3;
+  st.global.f32 [%rd11], %f1;
+  cvt.rn.f32.s64 %f1, %rd4;
+  st.global.f32 [%rd11+4], %f1;
+  ld.param.u64 %rd12, [read_map_param_49];
+  cvt.rn.f32.s64 %f1, %rd12;
+  st.global.f32 [%rd11+8], %f1;
+  ld.param.u64 %rd13, [read_map_param_50];
+  cvt.rn.f32.s64 %f1, %rd13;
+  st.global.f32 [%rd11+12], %f1;
+  ld.param.u64 %rd14, [read_map_param_46];
+  cvt.rn.f32.s64 %f1, %rd14;
+  st.global.f32 [%rd11+16], %f1;
+DONE:
+  ret;
+}
+)";
+}
+
+/// The manifest of getWorkspacePtx: f32 operands 1x1xTqx16 (Tk = 8), a map
+/// of ceil(Tq / 4) x ceil(Tk / 2) bytes.
+Manifest makeWorkspaceManifest() {
+  Manifest manifest;
+  manifest.kernel = "read_map";
+  manifest.ptx = "map.ptx";
+  manifest.chip = "sm_80";
+  manifest.elementType = ElementType::F32;
+  manifest.query.shape = manifest.output.shape = {1, 1, -1, 16};
+  manifest.key.shape = manifest.value.shape = {1, 1, 8, 16};
+  manifest.block[0] = 32;
+  for (const char *operand : {"query", "key", "value", "output"})
+    manifest.params.push_back(KernelParam::memref(operand, 4));
+  manifest.params.push_back(KernelParam::workspace("map", 2));
+  WorkspaceSpec map;
+  map.name = "map";
+  map.shape = {GridExpr::ceilDiv(GridExpr::size("Tq"), GridExpr::constant(4)),
+               GridExpr::ceilDiv(GridExpr::size("Tk"), GridExpr::constant(2))};
+  manifest.workspaces.push_back(map);
+  PrologueKernel fill;
+  fill.kernel = "fill_map";
+  fill.block[0] = 32;
+  fill.params = {KernelParam::workspace("map", 2), KernelParam::size("Tq")};
+  manifest.prologue.push_back(fill);
+  return manifest;
+}
+
+TEST(CudaWorkspaceTest, PrologueWritesWhatTheMainKernelReads) {
+  CudaDevice device;
+  std::string error;
+  if (!CudaDevice::open(0, device, error))
+    GTEST_SKIP() << error;
+  Manifest manifest = makeWorkspaceManifest();
+  ASSERT_TRUE(verifyManifest(manifest, error)) << error;
+  ManifestKernel kernel;
+  ASSERT_TRUE(
+      ManifestKernel::load(device, manifest, getWorkspacePtx(), kernel, error))
+      << error;
+  ASSERT_EQ(kernel.getPrologueKernels().size(), 1u);
+  EXPECT_EQ(kernel.getPrologueKernels()[0].getName(), "fill_map");
+  EXPECT_EQ(kernel.getWorkspaceCapacity("map"), 0u);
+
+  DeviceBuffer inputs, output;
+  ASSERT_TRUE(device.allocate(16 * 16 * 4, inputs, error)) << error;
+  ASSERT_TRUE(device.allocate(16 * 16 * 4, output, error)) << error;
+  for (int64_t tq : {8, 16, 4}) {
+    std::map<std::string, TensorArg> operands = {
+        {"query", makeContiguousTensorArg(inputs.get(), {1, 1, tq, 16})},
+        {"key", makeContiguousTensorArg(inputs.get(), {1, 1, 8, 16})},
+        {"value", makeContiguousTensorArg(inputs.get(), {1, 1, 8, 16})},
+        {"output", makeContiguousTensorArg(output.get(), {1, 1, tq, 16})}};
+    ProblemSizes sizes = makeSizes(1, 1, 1, tq, 8, 16, 16);
+    ASSERT_TRUE(output.fill(0, error)) << error;
+    ASSERT_TRUE(kernel.launch(operands, sizes, nullptr, error)) << error;
+    ASSERT_TRUE(device.synchronize(error)) << error;
+    std::vector<float> values(16 * 16);
+    ASSERT_TRUE(output.copyToHost(values.data(), values.size() * 4, error));
+    int64_t rows = (tq + 3) / 4, count = rows * 4;
+    for (int64_t i = 0; i < count; ++i)
+      EXPECT_EQ(values[i], float(i + 1)) << "Tq=" << tq << " element " << i;
+    // sizes, strides, offset.
+    EXPECT_EQ(values[count], float(rows));
+    EXPECT_EQ(values[count + 1], 4.0f);
+    EXPECT_EQ(values[count + 2], 4.0f);
+    EXPECT_EQ(values[count + 3], 1.0f);
+    EXPECT_EQ(values[count + 4], 0.0f);
+  }
+  // 8, then 16 bytes; 4 fit in the 16.
+  EXPECT_EQ(kernel.getWorkspaceCapacity("map"), 16u);
+
+  // benchmark() launches the prologue too.
+  std::map<std::string, TensorArg> operands = {
+      {"query", makeContiguousTensorArg(inputs.get(), {1, 1, 16, 16})},
+      {"key", makeContiguousTensorArg(inputs.get(), {1, 1, 8, 16})},
+      {"value", makeContiguousTensorArg(inputs.get(), {1, 1, 8, 16})},
+      {"output", makeContiguousTensorArg(output.get(), {1, 1, 16, 16})}};
+  ProblemSizes sizes = makeSizes(1, 1, 1, 16, 8, 16, 16);
+  BenchmarkOptions options;
+  options.warmupIterations = 1;
+  options.iterations = 3;
+  BenchmarkResult result;
+  ASSERT_TRUE(benchmark(kernel, operands, sizes, options, result, error))
+      << error;
+  EXPECT_EQ(result.timesMs.size(), 3u);
+
+  // A workspace the caller passes is used instead of the kernel's.
+  DeviceBuffer own;
+  ASSERT_TRUE(device.allocate(16, own, error)) << error;
+  ASSERT_TRUE(own.fill(0, error)) << error;
+  operands["map"].devicePtr = own.get();
+  ASSERT_TRUE(kernel.launch(operands, sizes, nullptr, error)) << error;
+  ASSERT_TRUE(device.synchronize(error)) << error;
+  unsigned char bytes[16];
+  ASSERT_TRUE(own.copyToHost(bytes, 16, error)) << error;
+  for (int i = 0; i < 16; ++i)
+    EXPECT_EQ(bytes[i], i + 1);
+
+  // A prologue entry whose parameters disagree with the PTX.
+  manifest.prologue[0].params.pop_back();
+  ManifestKernel bad;
+  EXPECT_FALSE(
+      ManifestKernel::load(device, manifest, getWorkspacePtx(), bad, error));
+  EXPECT_EQ(error, "the PTX entry 'fill_map' takes 8 parameters but the "
+                   "manifest's prologue[0].params expand to 7");
 }
 
 #endif // ATTN_HAS_CUDA_DRIVER

@@ -90,6 +90,51 @@ TEST(ManifestTest, RoundTrip) {
   }
 }
 
+/// What serializeManifest wrote for the example before version 2 existed:
+/// a manifest without workspaces or prologue kernels is still written byte
+/// for byte the same, as version 1.
+const char *const kExampleSerialized = R"({
+  "format": "attn-mlir-manifest",
+  "version": 1,
+  "kernel": "attn_fwd_f",
+  "ptx": "f.ptx",
+  "chip": "sm_90a",
+  "function": "f",
+  "element_type": "bf16",
+  "query": {"shape": [-1, 32, -1, 128]},
+  "key": {"shape": [-1, 8, -1, 128]},
+  "value": {"shape": [-1, 8, -1, 128]},
+  "output": {"shape": [-1, 32, -1, 128]},
+  "mask": null,
+  "attributes": {
+    "scale": 0.08838834764831845,
+    "causal": null,
+    "precision": null
+  },
+  "config": {"block_m": 128, "block_n": 64, "num_warps": 4, "num_stages": 2},
+  "block": [128, 1, 1],
+  "grid": [{"ceil_div": ["Tq", 128]}, {"mul": ["B", "Hq"]}, 1],
+  "shared_memory_bytes": 49152,
+  "params": [
+    {"kind": "memref", "operand": "query", "rank": 4},
+    {"kind": "memref", "operand": "key", "rank": 4},
+    {"kind": "memref", "operand": "value", "rank": 4},
+    {"kind": "memref", "operand": "output", "rank": 4},
+    {"kind": "size", "name": "Tk"}
+  ]
+}
+)";
+
+TEST(ManifestTest, Version1IsWrittenAsBefore) {
+  Manifest manifest = makeExampleManifest();
+  EXPECT_EQ(manifest.getVersion(), 1);
+  EXPECT_EQ(serializeManifest(manifest), kExampleSerialized);
+  Manifest back;
+  std::string error;
+  ASSERT_TRUE(parseManifest(kExampleSerialized, back, error)) << error;
+  EXPECT_EQ(serializeManifest(back), kExampleSerialized);
+}
+
 TEST(ManifestTest, EveryField) {
   Manifest manifest;
   std::string error;
@@ -182,9 +227,12 @@ TEST(ManifestTest, Errors) {
   EXPECT_EQ(manifestError(editExample("attn-mlir-manifest", "other")),
             "line 2, column 13: format: 'other' is not an attn-mlir launch "
             "manifest (expected 'attn-mlir-manifest')");
-  EXPECT_EQ(manifestError(editExample("\"version\": 1", "\"version\": 2")),
-            "line 2, column 46: version: unsupported manifest version 2 (this "
-            "reader supports version 1)");
+  EXPECT_EQ(manifestError(editExample("\"version\": 1", "\"version\": 3")),
+            "line 2, column 46: version: unsupported manifest version 3 (this "
+            "reader supports versions 1 and 2)");
+  EXPECT_EQ(manifestError(editExample("\"version\": 1", "\"version\": 0")),
+            "line 2, column 46: version: unsupported manifest version 0 (this "
+            "reader supports versions 1 and 2)");
   // Keys.
   EXPECT_EQ(manifestError(editExample("\"ptx\": \"f.ptx\",", "")),
             "line 1, column 1: missing key 'ptx'");
@@ -225,7 +273,7 @@ TEST(ManifestTest, Errors) {
             "(expected null, top_left or bottom_right)");
   EXPECT_EQ(manifestError(editExample("\"kind\": \"size\"", "\"kind\": \"f\"")),
             "line 23, column 14: params[4].kind: unknown param kind 'f' "
-            "(expected memref or size)");
+            "(expected memref, size or workspace)");
   EXPECT_EQ(manifestError(editExample("\"operand\": \"key\", \"rank\": 4",
                                       "\"operand\": \"key\", \"rank\": 3")),
             "invalid manifest: params[1]: rank 3 but key has rank 4");

@@ -4,8 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The example manifest of docs/Manifest.md, as text and built in code, and
-// problem sizes in one call, for ManifestTest.cpp and CudaLaunchTest.cpp.
+// The example manifests of docs/Manifest.md (version 1, and version 2 with a
+// workspace and a prologue kernel), as text and built in code, and problem
+// sizes in one call, for ManifestTest.cpp, ManifestV2Test.cpp and
+// CudaLaunchTest.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,6 +76,82 @@ inline Manifest makeExampleManifest() {
   for (const char *operand : {"query", "key", "value", "output"})
     manifest.params.push_back(KernelParam::memref(operand, 4));
   manifest.params.push_back(KernelParam::size("Tk"));
+  return manifest;
+}
+
+/// The version 2 example of docs/Manifest.md: a mask whose block map a
+/// prologue kernel writes into a workspace.
+inline const char *const kExampleV2Text = R"({
+  "format": "attn-mlir-manifest", "version": 2,
+  "kernel": "attn_fwd_f",
+  "ptx": "f.ptx",
+  "chip": "sm_90a",
+  "function": "f",
+  "element_type": "bf16",
+  "query":  {"shape": [-1, 32, -1, 128]},
+  "key":    {"shape": [-1, 8, -1, 128]},
+  "value":  {"shape": [-1, 8, -1, 128]},
+  "output": {"shape": [-1, 32, -1, 128]},
+  "mask":   {"element_type": "i1", "shape": [1, 1, -1, -1]},
+  "attributes": {"scale": 0.08838834764831845, "causal": null, "precision": null},
+  "config": {"block_m": 128, "block_n": 64, "num_warps": 4, "num_stages": 2},
+  "block": [128, 1, 1],
+  "grid": [ {"ceil_div": ["Tq", 128]}, {"mul": ["B", "Hq"]}, 1 ],
+  "shared_memory_bytes": 49152,
+  "params": [
+    {"kind": "memref", "operand": "query", "rank": 4},
+    {"kind": "memref", "operand": "key", "rank": 4},
+    {"kind": "memref", "operand": "value", "rank": 4},
+    {"kind": "memref", "operand": "mask", "rank": 4},
+    {"kind": "memref", "operand": "output", "rank": 4},
+    {"kind": "workspace", "name": "mask_block_map", "rank": 4},
+    {"kind": "size", "name": "Tk"}
+  ],
+  "workspace": [
+    {"name": "mask_block_map", "element_bytes": 1,
+     "shape": [1, 1, {"ceil_div": ["Tq", 128]}, {"ceil_div": ["Tk", 64]}]}
+  ],
+  "prologue": [
+    {"kernel": "attn_fwd_f_mask_map", "block": [128, 1, 1],
+     "grid": [{"ceil_div": ["Tk", 64]}, {"ceil_div": ["Tq", 128]}, 1],
+     "shared_memory_bytes": 0,
+     "params": [
+       {"kind": "memref", "operand": "mask", "rank": 4},
+       {"kind": "workspace", "name": "mask_block_map", "rank": 4},
+       {"kind": "size", "name": "Tq"},
+       {"kind": "size", "name": "Tk"}
+     ]}
+  ]
+}
+)";
+
+/// kExampleV2Text, built in code.
+inline Manifest makeExampleV2Manifest() {
+  Manifest manifest = makeExampleManifest();
+  manifest.mask = MaskSpec{ElementType::I1, {1, 1, -1, -1}};
+  manifest.params.insert(manifest.params.begin() + 3,
+                         KernelParam::memref("mask", 4));
+  manifest.params.insert(manifest.params.begin() + 5,
+                         KernelParam::workspace("mask_block_map", 4));
+  WorkspaceSpec map;
+  map.name = "mask_block_map";
+  map.elementBytes = 1;
+  map.shape = {GridExpr::constant(1), GridExpr::constant(1),
+               GridExpr::ceilDiv(GridExpr::size("Tq"), GridExpr::constant(128)),
+               GridExpr::ceilDiv(GridExpr::size("Tk"), GridExpr::constant(64))};
+  manifest.workspaces.push_back(map);
+  PrologueKernel prologue;
+  prologue.kernel = "attn_fwd_f_mask_map";
+  prologue.block[0] = 128;
+  prologue.grid[0] =
+      GridExpr::ceilDiv(GridExpr::size("Tk"), GridExpr::constant(64));
+  prologue.grid[1] =
+      GridExpr::ceilDiv(GridExpr::size("Tq"), GridExpr::constant(128));
+  prologue.grid[2] = GridExpr::constant(1);
+  prologue.params = {KernelParam::memref("mask", 4),
+                     KernelParam::workspace("mask_block_map", 4),
+                     KernelParam::size("Tq"), KernelParam::size("Tk")};
+  manifest.prologue.push_back(prologue);
   return manifest;
 }
 

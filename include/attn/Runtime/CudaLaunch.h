@@ -14,6 +14,11 @@
 //   ProblemSizes sizes;                     // or inferProblemSizes(...)
 //   kernel.launch(operands, sizes, /*stream=*/nullptr, error);
 //
+// A launch runs the manifest's prologue kernels (version 2), in order, then
+// the main kernel, all on the given stream; the workspaces they share are
+// allocated by the ManifestKernel unless the caller passes them in
+// `operands`.
+//
 // plus benchmarking with CUDA events (rotating among copies of the inputs so
 // that consecutive launches do not find them in L2) and the roofline floor of
 // SPEC.md section 2 (peak FLOP/s per chip and dtype, and the DRAM bandwidth).
@@ -35,16 +40,31 @@
 namespace attn {
 namespace runtime {
 
-/// Everything cuLaunchKernel takes, for one launch.
-struct LaunchConfig {
+/// Everything cuLaunchKernel takes, for one launch of a prologue kernel
+/// (version 2).
+struct PrologueLaunch {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
   unsigned sharedMemoryBytes = 0;
   ParamPack params;
 };
 
+/// Everything cuLaunchKernel takes, for one launch of the main kernel, and
+/// the launches of the prologue kernels that precede it on the same stream.
+struct LaunchConfig {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned sharedMemoryBytes = 0;
+  ParamPack params;
+  /// One per entry of Manifest::prologue, in order (empty in version 1).
+  std::vector<PrologueLaunch> prologue;
+};
+
 /// Builds the launch of `manifest` for `operands` and `sizes`: evaluateGrid,
-/// the block and shared memory of the manifest, and packParams.
+/// the block and shared memory of the manifest, and packParams, for the
+/// main kernel and for each prologue kernel. `operands` must hold every
+/// workspace the params name, keyed by its name (evaluateWorkspace gives
+/// its bytes); ManifestKernel::prepare adds the missing ones.
 bool prepareLaunch(const Manifest &manifest,
                    const std::map<std::string, TensorArg> &operands,
                    const ProblemSizes &sizes, LaunchConfig &out,
@@ -62,15 +82,25 @@ bool getPtxEntryParamBytes(const std::string &ptx, const std::string &entry,
 /// newer). Unknown chip names are assumed to run (the driver decides).
 bool isChipCompatible(const std::string &chip, int major, int minor);
 
-/// A manifest's kernel loaded on a device, ready to launch.
+/// A manifest's kernel loaded on a device, ready to launch, with its
+/// prologue kernels (version 2) and the workspaces it allocates for them.
+///
+/// The workspaces a caller does not pass in `operands` live in device
+/// buffers the ManifestKernel owns: one per workspace, grown (at least
+/// doubled) when a launch needs more and freed with the kernel. A grown
+/// buffer's predecessors are kept until then too, so a LaunchConfig
+/// prepared earlier stays valid. Launches on one stream are serialized, so
+/// they may share them; launches on streams that may overlap must each pass
+/// their own workspaces. prepare() is not thread-safe.
 class ManifestKernel {
 public:
   /// Loads `image` (the PTX text, or a cubin) for `manifest` on `device`,
   /// which must outlive the kernel. Checks, with readable errors, that the
-  /// device can run the manifest's chip, that the PTX entry takes the
-  /// parameters the manifest describes, that the block fits the compiled
-  /// kernel (registers) and that the shared memory fits the device; raises
-  /// the dynamic shared memory limit when static + dynamic > 48 KiB.
+  /// device can run the manifest's chip, that the PTX entries (the main one
+  /// and each prologue kernel's) take the parameters the manifest
+  /// describes, that each block fits its compiled kernel (registers) and
+  /// that the shared memory fits the device; raises the dynamic shared
+  /// memory limit of a kernel when its static + dynamic > 48 KiB.
   static bool load(const CudaDevice &device, const Manifest &manifest,
                    const std::string &image, ManifestKernel &out,
                    std::string &error,
@@ -90,28 +120,53 @@ public:
   bool isLoaded() const { return module.isLoaded(); }
   const CudaDevice &getDevice() const { return *device; }
   const Manifest &getManifest() const { return manifest; }
+  /// The main kernel.
   const CudaKernel &getKernel() const { return kernel; }
   const KernelResources &getResources() const { return resources; }
+  /// The kernels of Manifest::prologue, in order.
+  const std::vector<CudaKernel> &getPrologueKernels() const {
+    return prologueKernels;
+  }
+  const std::vector<KernelResources> &getPrologueResources() const {
+    return prologueResources;
+  }
   /// The JIT info log (ptxas's report with ModuleLoadOptions::verbose).
   const std::string &getInfoLog() const { return module.getInfoLog(); }
 
-  /// prepareLaunch for this kernel.
+  /// prepareLaunch for this kernel, with the kernel's own buffers for the
+  /// workspaces `operands` lacks (allocated or grown here).
   bool prepare(const std::map<std::string, TensorArg> &operands,
                const ProblemSizes &sizes, LaunchConfig &out,
                std::string &error) const;
-  /// Launches a prepared configuration on `stream` (asynchronous).
+  /// Launches a prepared configuration on `stream` (asynchronous): each
+  /// prologue kernel in order, then the main kernel.
   bool launch(LaunchConfig &config, CUstream stream, std::string &error) const;
   /// prepare + launch (asynchronous).
   bool launch(const std::map<std::string, TensorArg> &operands,
               const ProblemSizes &sizes, CUstream stream,
               std::string &error) const;
 
+  /// The bytes of the kernel's own buffer for workspace `name` (0 before a
+  /// launch needed it).
+  uint64_t getWorkspaceCapacity(const std::string &name) const;
+
 private:
+  /// A TensorArg over the kernel's buffer for `workspace`, grown to fit
+  /// `sizes`.
+  bool getOwnWorkspace(const WorkspaceSpec &workspace,
+                       const ProblemSizes &sizes, TensorArg &out,
+                       std::string &error) const;
+
   const CudaDevice *device = nullptr;
   Manifest manifest;
   CudaModule module;
   CudaKernel kernel;
   KernelResources resources;
+  std::vector<CudaKernel> prologueKernels;
+  std::vector<KernelResources> prologueResources;
+  /// The buffers of the workspaces, by name; the last one is the current
+  /// one, the others are kept alive for LaunchConfigs that point to them.
+  mutable std::map<std::string, std::vector<DeviceBuffer>> workspaceBuffers;
 };
 
 /// Options of benchmark().
@@ -158,8 +213,11 @@ double getMedian(std::vector<double> values);
 
 /// Times `kernel` on `operands`: warm-up launches, then `iterations` launches
 /// each between two CUDA events on `stream`, rotating among input copies
-/// (see BenchmarkOptions), and reports the median. The output is written by
-/// every launch. The copies are freed before returning.
+/// (see BenchmarkOptions), and reports the median. A launch is the prologue
+/// kernels and the main kernel (ManifestKernel::launch), so each time
+/// includes the prologue; the input copies share one set of workspaces. The
+/// output is written by every launch. The copies are freed before
+/// returning.
 bool benchmark(const ManifestKernel &kernel,
                const std::map<std::string, TensorArg> &operands,
                const ProblemSizes &sizes, const BenchmarkOptions &options,

@@ -17,7 +17,10 @@
 // Inputs are taken from an AttentionProblem: each distinct tensor is
 // uploaded once, so an argument that feeds several operands (q = k = v)
 // is passed to all of them as the same device pointer. A broadcast mask
-// dimension (size 1) is passed with stride 0.
+// dimension (size 1) is passed with stride 0. Every launch, in run() and in
+// each timed iteration of time(), is the manifest's prologue kernels
+// (version 2) then the main kernel (ManifestKernel::launch), with the
+// workspaces the ManifestKernel allocates.
 //
 // Needs cuda.h (AttnCudaRuntime defines ATTN_HAS_CUDA_DRIVER when found);
 // MLIR-free. Errors are one line.
@@ -81,6 +84,8 @@ public:
   /// resources (cuFuncGetAttribute) and occupancy
   /// (cuOccupancyMaxActiveBlocksPerMultiprocessor), the launch, the operands
   /// as run() passes them, and the tensor-core evidence (findTensorCores).
+  /// The kernel facts are the main kernel's; `medianMs` from time()
+  /// includes the prologue kernels.
   bool explain(const AttentionProblem &problem, const HostTensor &output,
                double medianMs, bool tf32, ExplainFacts &out,
                std::string &error) const;

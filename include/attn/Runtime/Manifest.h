@@ -10,12 +10,14 @@
 // entry name, the parameter order and kinds, the block size, the grid as a
 // function of the dynamic sizes, the dynamic shared memory, the target chip
 // and the attributes of the `attn.attention` op. docs/Manifest.md describes
-// the format (version 1).
+// the format (versions 1 and 2: version 2 adds workspaces and prologue
+// kernels).
 //
 // This header also holds the evaluation helpers that turn a manifest and the
-// actual problem into a launch: evaluateGrid, checkShapes / inferProblemSizes
-// and packParams. The JSON reader and writer the manifest is read and written
-// with (JsonValue, parseJson, writeJson) are in Json.h, included here.
+// actual problem into a launch: evaluateGrid, evaluateWorkspace, checkShapes /
+// inferProblemSizes and packParams. The JSON reader and writer the manifest is
+// read and written with (JsonValue, parseJson, writeJson) are in Json.h,
+// included here.
 //
 // Standard C++17 only (no CUDA, LLVM or MLIR), compatible with
 // -fno-exceptions: errors are returned as `false` plus a one-line message.
@@ -118,31 +120,73 @@ struct GridExpr {
 
 /// One entry of "params".
 struct KernelParam {
-  enum class Kind { MemRef, Size };
+  enum class Kind { MemRef, Size, Workspace };
   Kind kind = Kind::MemRef;
   /// Kind::MemRef: "query", "key", "value", "mask" or "output".
   std::string operand;
-  /// Kind::MemRef: the rank (the number of sizes and of strides).
+  /// Kind::MemRef and Kind::Workspace: the rank (the number of sizes and of
+  /// strides).
   unsigned rank = 0;
-  /// Kind::Size: one of the names of getSizeNames().
+  /// Kind::Size: one of the names of getSizeNames(). Kind::Workspace: the
+  /// name of an entry of Manifest::workspaces.
   std::string name;
 
   static KernelParam memref(std::string operand, unsigned rank);
   static KernelParam size(std::string name);
+  /// A memref over workspace `name` (version 2): pointer, pointer, offset 0,
+  /// the workspace's evaluated shape and its row-major strides.
+  static KernelParam workspace(std::string name, unsigned rank);
 
   /// The number of 8-byte kernel parameters this entry expands to:
-  /// 3 + 2 * rank for a memref, 1 for a size.
-  unsigned getNumSlots() const {
-    return kind == Kind::MemRef ? 3 + 2 * rank : 1;
-  }
+  /// 3 + 2 * rank for a memref or a workspace, 1 for a size.
+  unsigned getNumSlots() const { return kind == Kind::Size ? 1 : 3 + 2 * rank; }
 
   bool operator==(const KernelParam &other) const;
+  bool operator!=(const KernelParam &other) const { return !(*this == other); }
 };
 
-/// A launch manifest (format "attn-mlir-manifest", version 1).
+/// A device buffer the launch allocates for its kernels (version 2), e.g.
+/// the block map of a mask tensor. Dense, row-major; its contents are
+/// undefined until a prologue kernel writes them.
+struct WorkspaceSpec {
+  /// Named by "workspace" params, e.g. "mask_block_map".
+  std::string name;
+  /// Bytes per element (1, 2, 4 or 8).
+  int64_t elementBytes = 1;
+  /// The shape, each dimension a grid expression (>= 1 when evaluated).
+  std::vector<GridExpr> shape;
+
+  bool operator==(const WorkspaceSpec &other) const;
+  bool operator!=(const WorkspaceSpec &other) const {
+    return !(*this == other);
+  }
+};
+
+/// A kernel of the same PTX module launched before the main one, on the same
+/// stream, in the order of Manifest::prologue (version 2).
+struct PrologueKernel {
+  /// The PTX entry name.
+  std::string kernel;
+  unsigned block[3] = {1, 1, 1};
+  GridExpr grid[3];
+  int64_t sharedMemoryBytes = 0;
+  std::vector<KernelParam> params;
+
+  /// The total number of 8-byte kernel parameters.
+  unsigned getNumParamSlots() const;
+
+  bool operator==(const PrologueKernel &other) const;
+  bool operator!=(const PrologueKernel &other) const {
+    return !(*this == other);
+  }
+};
+
+/// A launch manifest (format "attn-mlir-manifest", version 1, or 2 when it
+/// has workspaces or prologue kernels).
 struct Manifest {
   static constexpr const char *kFormat = "attn-mlir-manifest";
-  static constexpr int64_t kVersion = 1;
+  /// The newest version this reader and writer know.
+  static constexpr int64_t kVersion = 2;
 
   /// The PTX entry name.
   std::string kernel;
@@ -164,6 +208,18 @@ struct Manifest {
   /// .shared variables are not included).
   int64_t sharedMemoryBytes = 0;
   std::vector<KernelParam> params;
+  /// Version 2: device buffers allocated per launch ("workspace").
+  std::vector<WorkspaceSpec> workspaces;
+  /// Version 2: kernels launched before the main one ("prologue").
+  std::vector<PrologueKernel> prologue;
+
+  /// 2 with workspaces or prologue kernels, else 1 (what serializeManifest
+  /// writes, so that version 1 readers keep reading version 1 kernels).
+  int64_t getVersion() const {
+    return workspaces.empty() && prologue.empty() ? 1 : 2;
+  }
+  /// The workspace called `name`, nullptr if none.
+  const WorkspaceSpec *getWorkspace(std::string_view name) const;
 
   /// Not serialized: the directory of the manifest file, set by
   /// readManifestFile ("" otherwise). Used by getPtxPath.
@@ -176,7 +232,7 @@ struct Manifest {
   /// (also for "mask": see `mask`).
   const OperandSpec *getOperand(std::string_view name) const;
 
-  /// The total number of 8-byte kernel parameters.
+  /// The total number of 8-byte kernel parameters of the main kernel.
   unsigned getNumParamSlots() const;
 };
 
@@ -185,18 +241,22 @@ struct Manifest {
 const std::vector<std::string> &getSizeNames();
 
 /// Checks the semantic rules of docs/Manifest.md (ranks, dimensions, size
-/// names, operands named by params, block size, ...). parseManifest calls it.
+/// names, operands named by params, block size, workspaces and prologue
+/// kernels, ...). parseManifest calls it.
 bool verifyManifest(const Manifest &manifest, std::string &error);
 
-/// Parses manifest JSON text. Unknown keys are errors, except inside
-/// "config". Errors name the line and column, e.g.
+/// Parses manifest JSON text (version 1 or 2). Unknown keys are errors,
+/// except inside "config"; "workspace" and "prologue" are errors in a
+/// version 1 manifest. Errors name the line and column, e.g.
 /// "line 12, column 11: grid[0]: unknown size name 'Tx' (expected one of
 /// B, Hq, Hkv, Tq, Tk, D, Dv)".
 bool parseManifest(const std::string &text, Manifest &out, std::string &error);
 
 /// Writes the manifest as JSON (keys in the order of docs/Manifest.md,
-/// indented, with a trailing newline). parseManifest reads it back to an
-/// equal manifest (`directory` aside).
+/// indented, with a trailing newline), as version getVersion(): a manifest
+/// without workspaces or prologue kernels is written exactly as a version 1
+/// writer wrote it. parseManifest reads it back to an equal manifest
+/// (`directory` aside).
 std::string serializeManifest(const Manifest &manifest);
 
 /// Reads and parses the manifest file at `path` and sets `out.directory`.
@@ -239,6 +299,19 @@ bool evaluateGridExpr(const GridExpr &expr, const ProblemSizes &sizes,
 /// the CUDA limits (x < 2^31, y and z <= 65535).
 bool evaluateGrid(const Manifest &manifest, const ProblemSizes &sizes,
                   unsigned grid[3], std::string &error);
+/// The same for a prologue kernel; the message starts with "prologue kernel
+/// 'NAME': ".
+bool evaluateGrid(const PrologueKernel &kernel, const ProblemSizes &sizes,
+                  unsigned grid[3], std::string &error);
+
+/// Evaluates the shape of `workspace` and its size in bytes (the product of
+/// the shape times elementBytes). Fails unless every dimension is >= 1, and
+/// on int64 overflow; the message names the workspace, the expression, its
+/// value and the sizes, e.g. "workspace 'mask_block_map': shape[2] =
+/// ceil_div(Tq, 128) = 0 must be >= 1 (B=2 Hq=32 Hkv=8 Tq=0 ...)".
+bool evaluateWorkspace(const WorkspaceSpec &workspace,
+                       const ProblemSizes &sizes, std::vector<int64_t> &shape,
+                       int64_t &bytes, std::string &error);
 
 /// The actual shapes of the operands of one call.
 struct OperandShapes {
@@ -316,13 +389,26 @@ private:
 /// Builds the kernel parameters in the order of `manifest.params`: a memref
 /// of rank r expands to the allocated pointer, the aligned pointer (both
 /// devicePtr), the offset, r sizes and r strides; a size to one int64 taken
-/// from `sizes`. `operands` is keyed by "query", "key", "value", "mask",
-/// "output". Fails if an operand the params name is missing, if an operand
-/// is given that no param names, on a null pointer, a negative offset, a
-/// size or stride list whose length is not the rank, or when the operand
-/// sizes disagree with the manifest or with `sizes`
-/// (inferProblemSizes(...) must give `sizes`).
+/// from `sizes`; a workspace of rank r to its pointer twice, offset 0, its
+/// evaluated shape (evaluateWorkspace) and the row-major strides of that
+/// shape. `operands` is keyed by "query", "key", "value", "mask", "output"
+/// and the names of the manifest's workspaces. Fails if an operand or a
+/// workspace the params name is missing, if an operand is given that no
+/// param of the main kernel names (and that is no workspace), on a null
+/// pointer, a negative offset, a size or stride list whose length is not the
+/// rank, when the operand sizes disagree with the manifest or with `sizes`
+/// (inferProblemSizes(...) must give `sizes`), or when a workspace's
+/// TensorArg has an offset or sizes and strides other than its evaluated
+/// shape and row-major strides (empty sizes and strides are filled in).
 bool packParams(const Manifest &manifest,
+                const std::map<std::string, TensorArg> &operands,
+                const ProblemSizes &sizes, ParamPack &out, std::string &error);
+
+/// packParams for `params`, the params of the main kernel or of one of
+/// `manifest.prologue`: the same checks of `operands` (against the main
+/// kernel's params and the manifest's workspaces), then `params` in order.
+bool packParams(const Manifest &manifest,
+                const std::vector<KernelParam> &params,
                 const std::map<std::string, TensorArg> &operands,
                 const ProblemSizes &sizes, ParamPack &out, std::string &error);
 
