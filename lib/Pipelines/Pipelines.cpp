@@ -35,6 +35,8 @@ void mlir::attn::buildAttnToLLVMCPUPipeline(
   tileOptions.blockN = options.blockN;
   tileOptions.numStages = options.numStages;
   pm.addNestedPass<func::FuncOp>(createAttnTile(tileOptions));
+  if (options.maskBlockMap)
+    pm.addNestedPass<func::FuncOp>(createAttnMaskBlockMap());
   pm.addNestedPass<func::FuncOp>(createAttnOnlineSoftmax());
   pm.addNestedPass<func::FuncOp>(createAttnPipeline());
   pm.addPass(createCanonicalizerPass());
@@ -54,6 +56,8 @@ void mlir::attn::buildAttnToGPUKernelsPipeline(
   tileOptions.numWarps = options.numWarps;
   tileOptions.numStages = options.numStages;
   pm.addNestedPass<func::FuncOp>(createAttnTile(tileOptions));
+  if (options.maskBlockMap)
+    pm.addNestedPass<func::FuncOp>(createAttnMaskBlockMap());
   pm.addNestedPass<func::FuncOp>(createAttnOnlineSoftmax());
   pm.addNestedPass<func::FuncOp>(createAttnPipeline());
   // CSE only: the canonicalizer would fold unit dims out of the program

@@ -7,6 +7,7 @@
 #include "attn/Target/PTX.h"
 
 #include "attn/Conversion/AttnToNVVM/AttnToNVVM.h"
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -89,16 +90,24 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   pipelineOptions.numWarps = options.overrides.numWarps;
   pipelineOptions.numStages = options.overrides.numStages;
   pipelineOptions.wgmma = options.wgmma;
+  pipelineOptions.maskBlockMap = options.maskBlockMap;
   PassManager kernels(module.getContext());
   buildAttnToGPUKernelsPipeline(kernels, pipelineOptions);
   if (failed(kernels.run(*work)))
     return failure();
-  SmallVector<gpu::GPUFuncOp> funcs;
-  work->walk([&](gpu::GPUFuncOp f) { funcs.push_back(f); });
-  if (funcs.size() != 1)
+  // The attention kernel (attn.config) and the kernels launched before it
+  // (the mask classification of --attn-mask-block-map).
+  SmallVector<gpu::GPUFuncOp> mains, prologues;
+  work->walk([&](gpu::GPUFuncOp f) {
+    if (f->hasAttr(kConfigAttrName))
+      mains.push_back(f);
+    else if (f->hasAttr(kMaskMapAttrName))
+      prologues.push_back(f);
+  });
+  if (mains.size() != 1)
     return mlir::emitError(func.getLoc(), "expected one GPU kernel, got ")
-           << funcs.size();
-  gpu::GPUFuncOp kernel = funcs.front();
+           << mains.size();
+  gpu::GPUFuncOp kernel = mains.front();
   auto config = kernel->getAttrOfType<KernelConfigAttr>(kConfigAttrName);
   auto shared = kernel->getAttrOfType<IntegerAttr>(kSharedBytesAttrName);
   auto blockSize = kernel.getKnownBlockSize();
@@ -145,18 +154,71 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
       rt::GridExpr::mul(rt::GridExpr::size("B"), rt::GridExpr::size("Hq"));
   manifest.grid[2] = rt::GridExpr::constant(1);
   manifest.sharedMemoryBytes = shared.getInt();
-  static const char *roles[] = {"query", "key", "value", "mask"};
-  for (int32_t hostArg :
-       kernel->getAttrOfType<DenseI32ArrayAttr>(kKernelArgsAttrName)
-           .asArrayRef()) {
-    if (hostArg < 0) {
-      manifest.params.push_back(rt::KernelParam::memref("output", 4));
-      continue;
+  int64_t maskRank =
+      op.getMask() ? cast<RankedTensorType>(op.getMask().getType()).getRank()
+                   : 0;
+  // Kernel arguments to manifest params (Outline.cpp's attn.kernel_args).
+  auto toParams = [&](gpu::GPUFuncOp f) {
+    static const char *roles[] = {"query", "key", "value", "mask"};
+    std::vector<rt::KernelParam> params;
+    auto workspaces = f->getAttrOfType<ArrayAttr>(kKernelWorkspacesAttrName);
+    for (int32_t hostArg :
+         f->getAttrOfType<DenseI32ArrayAttr>(kKernelArgsAttrName)
+             .asArrayRef()) {
+      if (hostArg == -1) {
+        params.push_back(rt::KernelParam::memref("output", 4));
+      } else if (hostArg <= -2) {
+        auto name = cast<StringAttr>(workspaces[-2 - hostArg]);
+        params.push_back(rt::KernelParam::workspace(name.str(), 4));
+      } else {
+        params.push_back(rt::KernelParam::memref(roles[hostArg],
+                                                 hostArg == 3 ? maskRank : 4));
+      }
     }
-    unsigned rank =
-        hostArg == 3 ? cast<RankedTensorType>(op.getMask().getType()).getRank()
-                     : 4;
-    manifest.params.push_back(rt::KernelParam::memref(roles[hostArg], rank));
+    return params;
+  };
+  manifest.params = toParams(kernel);
+
+  // The mask block map (--attn-mask-block-map): MB x MH x ceil(Tq / block_m)
+  // x ceil(Tk / block_n) bytes, MB and MH 1 where the mask broadcasts over
+  // batch or heads, else B and Hq (static sizes as compiled).
+  for (gpu::GPUFuncOp prologue : prologues) {
+    auto mapConfig =
+        prologue->getAttrOfType<KernelConfigAttr>(kMaskMapAttrName);
+    auto mapType = cast<MemRefType>(prologue.getArgumentTypes().back());
+    auto outer = [&](int64_t d, const char *size) {
+      return mapType.isDynamicDim(d)
+                 ? rt::GridExpr::size(size)
+                 : rt::GridExpr::constant(mapType.getDimSize(d));
+    };
+    rt::GridExpr queryBlocks =
+        rt::GridExpr::ceilDiv(rt::GridExpr::size("Tq"),
+                              rt::GridExpr::constant(mapConfig.getBlockM()));
+    rt::GridExpr keyBlocks =
+        rt::GridExpr::ceilDiv(rt::GridExpr::size("Tk"),
+                              rt::GridExpr::constant(mapConfig.getBlockN()));
+    rt::WorkspaceSpec workspace;
+    workspace.name = "mask_block_map";
+    workspace.elementBytes = 1;
+    workspace.shape = {outer(0, "B"), outer(1, "Hq"), queryBlocks, keyBlocks};
+    if (!manifest.getWorkspace(workspace.name))
+      manifest.workspaces.push_back(workspace);
+    rt::PrologueKernel launch;
+    launch.kernel = prologue.getName().str();
+    auto size = prologue.getKnownBlockSize();
+    for (int i = 0; i < 3; ++i)
+      launch.block[i] = static_cast<unsigned>((*size)[i]);
+    // Grid: x = key block, y = query block, z = MB * MH (outlineMaskMapGrid).
+    launch.grid[0] = keyBlocks;
+    launch.grid[1] = queryBlocks;
+    launch.grid[2] = mapType.hasStaticShape() || (!mapType.isDynamicDim(0) &&
+                                                  !mapType.isDynamicDim(1))
+                         ? rt::GridExpr::constant(mapType.getDimSize(0) *
+                                                  mapType.getDimSize(1))
+                         : rt::GridExpr::mul(outer(0, "B"), outer(1, "Hq"));
+    launch.sharedMemoryBytes = 0;
+    launch.params = toParams(prologue);
+    manifest.prologue.push_back(std::move(launch));
   }
 
   // Stage 2: MLIR's lowering to NVVM and serialization to PTX.

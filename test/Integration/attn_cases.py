@@ -100,8 +100,35 @@ def mlir_text(case):
             f"  return %o : {ot}\n}}\n")
 
 
+def _structured_visible(ms):
+    """A causal-like pattern whose diagonal moves with the mask's batch or
+    head slice: whole blocks are removed, whole blocks see every key, and
+    the ones across the diagonal mix (the three classes of the block map of
+    --attn-mask-block-map, which differ per slice)."""
+    tq, tk = ms[-2], ms[-1]
+    slices = int(np.prod(ms[:-2])) if len(ms) > 2 else 1
+    i = np.arange(tq)[:, None]
+    j = np.arange(tk)[None, :]
+    visible = np.stack([j <= i + 7 * s - 3 for s in range(slices)])
+    return visible.reshape(ms)
+
+
 def _mask_array(case, rng):
     ms = mask_shape(case)
+    structured = case["seed"] % 3 == 0
+    if structured:
+        visible = _structured_visible(ms)
+        visible.reshape(-1, ms[-1])[0, :] = False  # one fully masked row
+        if case["mask"].startswith("bool"):
+            return visible
+        m = np.where(visible, 0.0, -np.inf).astype(np.float32)
+        # A band of rows with a bias: mixed blocks that are not on the
+        # diagonal.
+        band = slice(ms[-2] // 3, ms[-2] // 3 + 5)
+        m[..., band, :] += rng.uniform(-2.0, 2.0, m[..., band, :].shape).astype(np.float32)
+        if _elt(case) == "f16":
+            return m.astype(np.float16)
+        return m
     if case["mask"].startswith("bool"):
         m = rng.random(ms) < 0.7
         m.reshape(-1, ms[-1])[0, :] = False        # one fully masked row

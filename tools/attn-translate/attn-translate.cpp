@@ -107,6 +107,11 @@ int main(int argc, char **argv) {
                       cl::desc("Q K^T on wgmma where the kernel allows it "
                                "(sm_90a; experimental, not yet faster)"),
                       cl::cat(category));
+  cl::opt<bool> maskBlockMap(
+      "mask-block-map", cl::init(true),
+      cl::desc("Classify a mask tensor's blocks once per launch, in a "
+               "prologue kernel (=false: each program reads its blocks)"),
+      cl::cat(category));
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "attn-translate: attn.attention to PTX, cubin "
@@ -150,6 +155,7 @@ int main(int argc, char **argv) {
   options.features = features;
   options.overrides = {blockM, blockN, numWarps, numStages};
   options.wgmma = wgmma;
+  options.maskBlockMap = maskBlockMap;
   FailureOr<mlir::attn::KernelArtifact> artifact =
       mlir::attn::compileToPTX(*module, funcName, options);
   if (failed(artifact))

@@ -30,6 +30,11 @@ struct AttnToLLVMCPUOptions : public PassPipelineOptions<AttnToLLVMCPUOptions> {
       *this, "num-stages",
       llvm::cl::desc("K/V pipeline stages (the loop runs in order on the CPU)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> maskBlockMap{
+      *this, "mask-block-map",
+      llvm::cl::desc("Classify a mask tensor's blocks once per launch "
+                     "(--attn-mask-block-map)"),
+      llvm::cl::init(true)};
 };
 
 /// attn.attention on tensors -> tiled, online-softmax block IR -> bufferized
@@ -75,6 +80,11 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
       *this, "wgmma",
       llvm::cl::desc("Q K^T on wgmma (sm_90a; experimental, not yet faster)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> maskBlockMap{
+      *this, "mask-block-map",
+      llvm::cl::desc("Classify a mask tensor's blocks once per launch "
+                     "(--attn-mask-block-map)"),
+      llvm::cl::init(true)};
 };
 
 /// The part of `--attn-to-nvvm` that is attn-mlir's own: tile for `chip`,

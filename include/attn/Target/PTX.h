@@ -32,6 +32,9 @@ struct PTXOptions {
   KernelConfigOverrides overrides;
   /// Q K^T on wgmma where the kernel allows it (sm_90a; experimental).
   bool wgmma = false;
+  /// Classify a mask tensor's blocks once per launch (a prologue kernel and
+  /// a workspace in the manifest).
+  bool maskBlockMap = true;
 };
 
 struct KernelArtifact {

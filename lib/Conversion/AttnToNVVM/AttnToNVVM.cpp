@@ -52,6 +52,16 @@ struct ConvertAttnToNVVMPass
         grids.push_back(grid);
     });
     IRRewriter rewriter(&getContext());
+    // The mask classification grids of --attn-mask-block-map: kernels
+    // launched before the programs they serve.
+    SmallVector<scf::ForallOp> maskMaps;
+    module.walk([&](scf::ForallOp grid) {
+      if (grid->hasAttr(kMaskMapAttrName))
+        maskMaps.push_back(grid);
+    });
+    for (scf::ForallOp grid : maskMaps)
+      if (failed(outlineMaskMapGrid(rewriter, grid, "attn_kernels")))
+        return signalPassFailure();
     for (scf::ForallOp grid : grids) {
       auto config = grid->getAttrOfType<KernelConfigAttr>(kConfigAttrName);
       if (config.getTarget() == "cpu") {

@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -31,6 +32,86 @@ static LogicalResult cloneDefinition(OpBuilder &b, Value value,
       return failure();
   b.clone(*def, mapping);
   return success();
+}
+
+/// The buffers a grid's body uses (host arguments first, in their order;
+/// then the output and workspaces), the values it uses that the kernel
+/// recomputes, and each buffer's role for the launch manifest.
+struct KernelArguments {
+  SmallVector<Value> buffers;
+  SmallVector<Type> types;
+  SmallVector<int32_t> hostArgs;
+  SmallVector<Attribute> workspaces;
+  SetVector<Value> above;
+
+  /// Sets kKernelArgsAttrName (and kKernelWorkspacesAttrName) on `kernel`.
+  void annotate(OpBuilder &b, gpu::GPUFuncOp kernel) const {
+    kernel->setAttr(kKernelArgsAttrName, b.getDenseI32ArrayAttr(hostArgs));
+    if (!workspaces.empty())
+      kernel->setAttr(kKernelWorkspacesAttrName, b.getArrayAttr(workspaces));
+  }
+  /// Maps the buffers to the arguments of `entry` and clones the rest.
+  LogicalResult mapInto(OpBuilder &b, Block &entry, IRMapping &mapping) const {
+    for (auto [value, arg] : llvm::zip(buffers, entry.getArguments()))
+      mapping.map(value, arg);
+    for (Value v : above)
+      if (!isa<MemRefType>(v.getType()) &&
+          failed(cloneDefinition(b, v, mapping)))
+        return failure();
+    return success();
+  }
+};
+
+static KernelArguments collectKernelArguments(scf::ForallOp grid,
+                                              func::FuncOp func) {
+  KernelArguments args;
+  getUsedValuesDefinedAbove(grid.getRegion(), args.above);
+  for (OpFoldResult ub : grid.getMixedUpperBound())
+    if (auto v = dyn_cast<Value>(ub))
+      args.above.insert(v);
+  // Buffers: those the body uses, and those whose sizes it uses (the index
+  // values the kernel recomputes from memref.dim of a buffer).
+  SetVector<Value> buffers;
+  SmallVector<Value> worklist(args.above.begin(), args.above.end());
+  DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    if (isa<MemRefType>(v.getType())) {
+      buffers.insert(v);
+      continue;
+    }
+    if (Operation *def = v.getDefiningOp())
+      if (isPure(def) && def->getNumRegions() == 0)
+        llvm::append_range(worklist, def->getOperands());
+  }
+  args.buffers.assign(buffers.begin(), buffers.end());
+  auto argIndex = [&](Value v) -> int64_t {
+    // Inputs reach the grid as strided views (memref.cast) of the arguments.
+    while (auto castOp = v.getDefiningOp<memref::CastOp>())
+      v = castOp.getSource();
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (arg && arg.getOwner() == &func.getBody().front())
+      return arg.getArgNumber();
+    return -1;
+  };
+  llvm::stable_sort(args.buffers, [&](Value a, Value b) {
+    int64_t ia = argIndex(a), ib = argIndex(b);
+    return (ia < 0 ? INT64_MAX : ia) < (ib < 0 ? INT64_MAX : ib);
+  });
+  for (Value v : args.buffers) {
+    int32_t hostArg = static_cast<int32_t>(argIndex(v));
+    Operation *def = v.getDefiningOp();
+    if (auto name = def ? def->getAttrOfType<StringAttr>(kWorkspaceAttrName)
+                        : StringAttr()) {
+      hostArg = -2 - static_cast<int32_t>(args.workspaces.size());
+      args.workspaces.push_back(name);
+    }
+    args.hostArgs.push_back(hostArg);
+    args.types.push_back(v.getType());
+  }
+  return args;
 }
 
 /// The gpu.module named `name` at the top of `module`, created if needed.
@@ -59,36 +140,7 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
   if (!func || !module)
     return grid.emitOpError("expects the program grid inside a func.func");
 
-  // Kernel arguments: the buffers the programs use, host arguments first.
-  SetVector<Value> above;
-  getUsedValuesDefinedAbove(grid.getRegion(), above);
-  for (OpFoldResult ub : grid.getMixedUpperBound())
-    if (auto v = dyn_cast<Value>(ub))
-      above.insert(v);
-  SmallVector<Value> buffers;
-  for (Value v : above)
-    if (isa<MemRefType>(v.getType()))
-      buffers.push_back(v);
-  auto argIndex = [&](Value v) -> int64_t {
-    // Inputs reach the grid as strided views (memref.cast) of the arguments.
-    while (auto castOp = v.getDefiningOp<memref::CastOp>())
-      v = castOp.getSource();
-    auto arg = dyn_cast<BlockArgument>(v);
-    if (arg && arg.getOwner() == &func.getBody().front())
-      return arg.getArgNumber();
-    return -1;
-  };
-  llvm::stable_sort(buffers, [&](Value a, Value b) {
-    int64_t ia = argIndex(a), ib = argIndex(b);
-    return (ia < 0 ? INT64_MAX : ia) < (ib < 0 ? INT64_MAX : ib);
-  });
-  SmallVector<int32_t> hostArgs;
-  SmallVector<Type> argTypes;
-  for (Value v : buffers) {
-    hostArgs.push_back(argIndex(v));
-    argTypes.push_back(v.getType());
-  }
-
+  KernelArguments args = collectKernelArguments(grid, func);
   // The kernel.
   Location loc = grid.getLoc();
   gpu::GPUModuleOp gpuModule =
@@ -98,11 +150,11 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
   int32_t threads = static_cast<int32_t>(32 * config.getNumWarps());
   auto kernel =
       gpu::GPUFuncOp::create(rewriter, loc, (func.getName() + "_kernel").str(),
-                             rewriter.getFunctionType(argTypes, {}));
+                             rewriter.getFunctionType(args.types, {}));
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                   rewriter.getUnitAttr());
   kernel.setKnownBlockSizeAttr(rewriter.getDenseI32ArrayAttr({threads, 1, 1}));
-  kernel->setAttr(kKernelArgsAttrName, rewriter.getDenseI32ArrayAttr(hostArgs));
+  args.annotate(rewriter, kernel);
   kernel->setAttr(kConfigAttrName, config);
   if (Attribute precision = grid->getAttr(kPrecisionAttrName))
     kernel->setAttr(kPrecisionAttrName, precision);
@@ -111,15 +163,8 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
   Block &entry = kernel.getBody().front();
   rewriter.setInsertionPointToStart(&entry);
   IRMapping mapping;
-  for (auto [value, arg] : llvm::zip(buffers, entry.getArguments()))
-    mapping.map(value, arg);
-  for (Value v : above) {
-    if (isa<MemRefType>(v.getType()))
-      continue;
-    if (failed(cloneDefinition(rewriter, v, mapping)))
-      return grid.emitOpError("uses a value the kernel cannot recompute: ")
-             << v;
-  }
+  if (failed(args.mapInto(rewriter, entry, mapping)))
+    return grid.emitOpError("uses a value the kernel cannot recompute");
 
   // Program coordinates: query block = gridDim.x - 1 - blockIdx.x (the
   // last query blocks, the heaviest under a causal or block-sparse mask,
@@ -180,7 +225,124 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
   // The shared memory size is known after distribution; 0 until then.
   Value shared = arith::ConstantIntOp::create(rewriter, loc, 0, 32);
   gpu::LaunchFuncOp::create(rewriter, loc, kernel, {gridX, gridY, one},
-                            {blockX, one, one}, shared, buffers);
+                            {blockX, one, one}, shared, args.buffers);
   rewriter.eraseOp(grid);
+  return kernel;
+}
+
+FailureOr<gpu::GPUFuncOp> mlir::attn::outlineMaskMapGrid(RewriterBase &rewriter,
+                                                         scf::ForallOp grid,
+                                                         StringRef moduleName) {
+  auto config = grid->getAttrOfType<KernelConfigAttr>(kMaskMapAttrName);
+  if (!config)
+    return rewriter.notifyMatchFailure(grid, "not a mask classification grid");
+  if (grid.getRank() != 4 || !grid.isNormalized())
+    return grid.emitOpError("expects a normalized 4-D classification grid "
+                            "(mask batch, mask head, query block, key block)");
+  auto func = grid->getParentOfType<func::FuncOp>();
+  auto module = grid->getParentOfType<ModuleOp>();
+  if (!func || !module)
+    return grid.emitOpError("expects the grid inside a func.func");
+
+  KernelArguments args = collectKernelArguments(grid, func);
+  Location loc = grid.getLoc();
+  gpu::GPUModuleOp gpuModule =
+      getOrCreateGPUModule(rewriter, module, moduleName);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToEnd(gpuModule.getBody());
+  constexpr int32_t threads = 128;
+  auto kernel = gpu::GPUFuncOp::create(
+      rewriter, loc, (func.getName() + "_mask_map").str(),
+      rewriter.getFunctionType(args.types, {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                  rewriter.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(rewriter.getDenseI32ArrayAttr({threads, 1, 1}));
+  args.annotate(rewriter, kernel);
+  kernel->setAttr(kMaskMapAttrName, config);
+  SymbolTable(gpuModule).insert(kernel);
+
+  Block &entry = kernel.getBody().front();
+  rewriter.setInsertionPointToStart(&entry);
+  IRMapping mapping;
+  if (failed(args.mapInto(rewriter, entry, mapping)))
+    return grid.emitOpError("uses a value the kernel cannot recompute");
+
+  // Entry coordinates: x = key block, y = query block, z = b * MH + h.
+  SmallVector<OpFoldResult> ubs = grid.getMixedUpperBound();
+  auto inKernel = [&](OpFoldResult ofr) -> Value {
+    if (auto v = dyn_cast<Value>(ofr))
+      return mapping.lookup(v);
+    return arith::ConstantIndexOp::create(rewriter, loc,
+                                          *getConstantIntValue(ofr));
+  };
+  Value heads = inKernel(ubs[1]);
+  Value bz = gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::z);
+  SmallVector<Value> ivs = grid.getInductionVars();
+  mapping.map(ivs[0], arith::DivUIOp::create(rewriter, loc, bz, heads));
+  mapping.map(ivs[1], arith::RemUIOp::create(rewriter, loc, bz, heads));
+  mapping.map(ivs[2], gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::y));
+  mapping.map(ivs[3], gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::x));
+  Value tid = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
+  for (Operation &op : grid.getBody()->without_terminator())
+    rewriter.clone(op, mapping);
+  gpu::ReturnOp::create(rewriter, loc);
+
+  // The threads split each block loop (thread t takes pairs t, t + 128, ...)
+  // and OR its results across the thread block; thread 0 stores.
+  SmallVector<scf::ForOp> loops;
+  kernel.walk([&](scf::ForOp loop) {
+    if (loop->hasAttr(kBlockReduceAttrName))
+      loops.push_back(loop);
+  });
+  Type i32 = rewriter.getI32Type();
+  for (scf::ForOp loop : loops) {
+    rewriter.setInsertionPoint(loop);
+    Value step = arith::ConstantIndexOp::create(rewriter, loc, threads);
+    rewriter.modifyOpInPlace(loop, [&] {
+      loop.getLowerBoundMutable().assign(tid);
+      loop.getStepMutable().assign(step);
+    });
+    rewriter.setInsertionPointAfter(loop);
+    for (Value result : loop.getResults()) {
+      if (!result.getType().isInteger(1))
+        return loop.emitOpError("expects i1 OR results in a block loop");
+      Value predicate = arith::ExtUIOp::create(rewriter, loc, i32, result);
+      auto any = NVVM::BarrierOp::create(
+          rewriter, loc, TypeRange{i32}, Value(), Value(),
+          NVVM::BarrierReductionAttr::get(rewriter.getContext(),
+                                          NVVM::BarrierReduction::OR),
+          predicate);
+      Value zero = arith::ConstantIntOp::create(rewriter, loc, 0, 32);
+      Value anyBit = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ne, any.getRes(), zero);
+      rewriter.replaceAllUsesExcept(result, anyBit, predicate.getDefiningOp());
+    }
+  }
+  SmallVector<memref::StoreOp> stores;
+  kernel.walk([&](memref::StoreOp store) { stores.push_back(store); });
+  for (memref::StoreOp store : stores) {
+    rewriter.setInsertionPoint(store);
+    Value first =
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, tid,
+                              arith::ConstantIndexOp::create(rewriter, loc, 0));
+    auto ifOp = scf::IfOp::create(rewriter, loc, first, /*withElse=*/false);
+    rewriter.moveOpBefore(store, ifOp.thenBlock()->getTerminator());
+  }
+
+  // The launch, in place of the grid.
+  rewriter.setInsertionPoint(grid);
+  auto toValue = [&](OpFoldResult ofr) -> Value {
+    return getValueOrCreateConstantIndexOp(rewriter, loc, ofr);
+  };
+  Value gridZ =
+      arith::MulIOp::create(rewriter, loc, toValue(ubs[0]), toValue(ubs[1]));
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value blockX = arith::ConstantIndexOp::create(rewriter, loc, threads);
+  Value shared = arith::ConstantIntOp::create(rewriter, loc, 0, 32);
+  gpu::LaunchFuncOp::create(rewriter, loc, kernel,
+                            {toValue(ubs[3]), toValue(ubs[2]), gridZ},
+                            {blockX, one, one}, shared, args.buffers);
+  rewriter.eraseOp(grid);
+  kernel->setAttr(kSharedBytesAttrName, rewriter.getI64IntegerAttr(0));
   return kernel;
 }

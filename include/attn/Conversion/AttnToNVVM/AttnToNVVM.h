@@ -29,8 +29,11 @@ namespace mlir {
 namespace attn {
 
 /// Name of the `gpu.func` attribute listing, for each kernel argument, the
-/// index of the host function argument it is (-1: the output buffer).
+/// index of the host function argument it is (-1: the output buffer; -2 - k:
+/// the workspace named by entry k of `attn.kernel_workspaces`).
 inline constexpr llvm::StringLiteral kKernelArgsAttrName = "attn.kernel_args";
+inline constexpr llvm::StringLiteral kKernelWorkspacesAttrName =
+    "attn.kernel_workspaces";
 /// Name of the `gpu.func` attribute holding its dynamic shared memory bytes.
 inline constexpr llvm::StringLiteral kSharedBytesAttrName =
     "attn.shared_memory_bytes";
@@ -44,6 +47,16 @@ FailureOr<gpu::GPUFuncOp> outlineProgramGrid(RewriterBase &rewriter,
 /// Maps the block-level IR inside `kernel` onto warps and threads. Returns
 /// the dynamic shared memory it needs in bytes. With `wgmma`, Q K^T runs on
 /// wgmma where the kernel allows it (see --convert-attn-to-nvvm).
+/// Outlines the classification grid of `--attn-mask-block-map` (tagged
+/// `attn.mask_block_map`) into a kernel of `gpu.module` `moduleName`: one
+/// thread block of 128 threads per map entry (grid x = key block, y = query
+/// block, z = mask batch * mask head); the threads split the block's
+/// (row, key) pairs, OR their flags across the block (`bar.red.or`) and
+/// thread 0 stores the class. Replaces the grid by a `gpu.launch_func`.
+FailureOr<gpu::GPUFuncOp> outlineMaskMapGrid(RewriterBase &rewriter,
+                                             scf::ForallOp grid,
+                                             StringRef moduleName);
+
 FailureOr<int64_t> distributeProgram(RewriterBase &rewriter,
                                      gpu::GPUFuncOp kernel,
                                      KernelConfigAttr config, bool ieee,

@@ -40,13 +40,15 @@ static Defaults getDefaults(Type elementType, int64_t headDim,
   int64_t maxDim = std::max(headDim, valueHeadDim);
   bool wide = elementType.isF32();
   if (hasMask) {
-    // The mask tensor's block check and bias take registers of their own.
-    // f32 at D <= 128: 64x32, two stages (sweep 5, with the mask read once
-    // per block: 4-8% faster than 64x16 with one stage, which skipped the
-    // K/V loads of dead blocks); at D > 128 64x16, two stages, fits without
-    // spills.
+    // The mask tensor's bias takes registers of its own. f32 at D <= 128:
+    // 64x32, one stage, as without a mask: with the block map of
+    // --attn-mask-block-map the loads of removed blocks sit under the skip
+    // branch only with one stage (H200, the seed's mask tensor: 20% faster
+    // than two stages at T=512, 10% at T=256, 2% slower at T=128; before
+    // the map, two stages were 4-8% faster, sweep 5). At D > 128 64x16, two
+    // stages, fits without spills.
     if (wide && maxDim <= 128)
-      return {64, 32, 4, 2};
+      return {64, 32, 4, 1};
     if (maxDim > 128)
       return {64, 16, 4, 2};
     return {64, maxDim <= 64 ? 64 : 32, 4, 2};

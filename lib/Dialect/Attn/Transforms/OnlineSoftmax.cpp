@@ -119,19 +119,27 @@ private:
   /// tail, causal and user masks.
   void buildStep(Value kb, bool masked);
   /// S = c * Q K^T, with the masks on masked blocks.
-  void buildScores(Value col0, bool masked);
-  /// Inside a block body: whether query i sees key j (key tail, causal
-  /// diagonal, user mask) and, for a float mask, its bias (else null).
-  Value keyVisible(OpBuilder &nb, Location l, Value i, Value j, Value *bias);
+  void buildScores(Value col0, bool masked) {
+    buildContraction();
+    buildScoreScaleAndMasks(col0, masked);
+  }
+  /// S = Q K^T.
+  void buildContraction();
+  /// S = c * S (unless folded), with the masks on masked blocks.
+  void buildScoreScaleAndMasks(Value col0, bool masked);
   /// Inside a block generic over (row, key): the query row and key index.
   std::pair<Value, Value> position(OpBuilder &nb, Location l, Value col0) {
     return {
         arith::AddIOp::create(nb, l, row0, linalg::IndexOp::create(nb, l, 0)),
         arith::AddIOp::create(nb, l, col0, linalg::IndexOp::create(nb, l, 1))};
   }
+  /// addTile = the mask terms of the block at col0 (KeyVisibility::buildTerm).
+  void buildMaskTerms(Value col0);
   /// live = any key of the block at col0 visible from any row: a block of a
-  /// user mask whose keys are all masked out is skipped at run time.
-  void buildLiveCheck(Value col0);
+  /// user mask whose keys are all masked out is skipped at run time. With a
+  /// block map, its class says so (and whether the terms are all 0) without
+  /// reading the mask; else the terms are read and reduced.
+  Value buildLiveCheck(Value kb, Value col0);
 
   OpBuilder &b;
   Location loc;
@@ -153,8 +161,10 @@ private:
   /// gets (log2(e) * bias, 0 for an i1 mask) or -inf for a removed key;
   /// read from the mask once for the block check and the scores.
   Value addTile;
-  /// The user mask's sizes (broadcast dims read index 0), per step.
-  SmallVector<Value> maskSizes;
+  /// Which keys a row sees (its mask sizes are read per step).
+  KeyVisibility visibility;
+  /// With a block map: whether the current block is of the mixed class.
+  Value pendingMixed;
 };
 } // namespace
 
@@ -219,7 +229,8 @@ void ProgramBuilder::build() {
   offsetRow = allocBuffer({blockM}, f32);
   accTile = allocBuffer({blockM, valueHeadDim}, f32);
   if (op.getMask()) {
-    liveFlag = allocBuffer({}, b.getI1Type());
+    if (!op.getBlockMap())
+      liveFlag = allocBuffer({}, b.getI1Type());
     addTile = allocBuffer({blockM, blockN}, f32);
   }
 
@@ -238,9 +249,7 @@ void ProgramBuilder::build() {
   if (std::optional<CausalKind> causal = op.getCausal()) {
     // Query i sees key j when j <= i + off, off = 0 (top_left) or Tk - Tq
     // (bottom_right).
-    causalOffset = *causal == CausalKind::TopLeft
-                       ? zero
-                       : Value(arith::SubIOp::create(b, loc, keyLen, queryLen));
+    causalOffset = buildCausalOffset(b, loc, op, queryLen, keyLen);
     // Blocks past the one holding key (last valid row + off) are above the
     // diagonal for every row: never visited, never loaded.
     Value lastRow = arith::SubIOp::create(
@@ -258,6 +267,12 @@ void ProgramBuilder::build() {
     below = arith::MaxSIOp::create(b, loc, below, zero);
     numUnmasked = arith::MinSIOp::create(b, loc, numUnmasked, below);
   }
+  visibility.queryLen = queryLen;
+  visibility.keyLen = keyLen;
+  visibility.causalOffset = causalOffset;
+  visibility.mask = op.getMask();
+  visibility.batch = batch;
+  visibility.head = head;
   // A user mask can remove any key of any block: then every block is masked.
   if (op.getMask())
     numUnmasked = zero;
@@ -306,7 +321,7 @@ void ProgramBuilder::build() {
           });
 }
 
-void ProgramBuilder::buildScores(Value col0, bool masked) {
+void ProgramBuilder::buildContraction() {
   // S = Q K^T, accumulated in f32.
   fill(sTile, f32Const(0.0));
   generic(
@@ -319,6 +334,9 @@ void ProgramBuilder::buildScores(Value col0, bool masked) {
         yieldValue(nb, l, arith::AddFOp::create(nb, l, args[2], prod));
       });
 
+}
+
+void ProgramBuilder::buildScoreScaleAndMasks(Value col0, bool masked) {
   // c = scale * log2(e), folded into one multiply (or into the exponent,
   // see foldScale); the bias of a float mask is scaled by log2(e) so that
   // exp2 of the sum is exp of the original.
@@ -365,7 +383,7 @@ void ProgramBuilder::buildScores(Value col0, bool masked) {
             auto [i, j] = position(nb, l, col0);
             Value s = scaled(nb, l, args[0]);
             Value bias;
-            Value keep = keyVisible(nb, l, i, j, &bias);
+            Value keep = visibility.buildVisible(nb, l, i, j, &bias);
             if (bias)
               s = arith::AddFOp::create(
                   nb, l, s, arith::MulFOp::create(nb, l, bias, log2eConst));
@@ -373,72 +391,41 @@ void ProgramBuilder::buildScores(Value col0, bool masked) {
           });
 }
 
-Value ProgramBuilder::keyVisible(OpBuilder &nb, Location l, Value i, Value j,
-                                 Value *bias) {
-  // Key tail: j < Tk.
-  Value keep =
-      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, j, keyLen);
-  if (causalOffset) {
-    Value limit = arith::AddIOp::create(nb, l, i, causalOffset);
-    keep = arith::AndIOp::create(
-        nb, l, keep,
-        arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, j, limit));
-  }
-  Value mask = op.getMask();
-  if (!mask)
-    return keep;
-  // Clamp so that padded rows and tail keys read inside the mask.
-  Value lastQuery = arith::SubIOp::create(
-      nb, l, queryLen, arith::ConstantIndexOp::create(nb, l, 1));
-  Value lastKey = arith::SubIOp::create(
-      nb, l, keyLen, arith::ConstantIndexOp::create(nb, l, 1));
-  Value ic = arith::MinSIOp::create(nb, l, i, lastQuery);
-  Value jc = arith::MinSIOp::create(nb, l, j, lastKey);
-  SmallVector<Value> full = {op.getBatch(), op.getHead(), ic, jc};
-  SmallVector<Value> indices;
-  int64_t rank = maskSizes.size();
-  Value zero = arith::ConstantIndexOp::create(nb, l, 0);
-  Value one = arith::ConstantIndexOp::create(nb, l, 1);
-  for (int64_t d = 0; d < rank; ++d) {
-    Value isOne = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
-                                        maskSizes[d], one);
-    indices.push_back(
-        arith::SelectOp::create(nb, l, isOne, zero, full[4 - rank + d]));
-  }
-  Value m = memref::LoadOp::create(nb, l, mask, indices);
-  if (m.getType().isInteger(1))
-    return arith::AndIOp::create(nb, l, keep, m);
-  // -inf removes the key outright (SPEC: the sum runs over the keys that are
-  // not masked out), so a NaN score of a removed key cannot reach its row.
-  Value value = extend(nb, l, m);
-  Value negInf = arith::ConstantOp::create(
-      nb, l, nb.getF32FloatAttr(-std::numeric_limits<double>::infinity()));
-  if (bias)
-    *bias = value;
-  return arith::AndIOp::create(
-      nb, l, keep,
-      arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNE, value, negInf));
+void ProgramBuilder::buildMaskTerms(Value col0) {
+  // The mask read once into addTile: the term each score gets, -inf for a
+  // removed key.
+  generic(ValueRange{}, ValueRange{addTile}, {map(2, {0, 1})},
+          {IteratorType::parallel, IteratorType::parallel},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            auto [i, j] = position(nb, l, col0);
+            yieldValue(nb, l, visibility.buildTerm(nb, l, i, j));
+          });
 }
 
-void ProgramBuilder::buildLiveCheck(Value col0) {
-  // The mask read once into addTile (the term each score gets, -inf for a
-  // removed key), then a reduction of "not -inf" over the block's (row, key)
-  // pairs into the i1 flag.
+Value ProgramBuilder::buildLiveCheck(Value kb, Value col0) {
+  if (Value blockMap = op.getBlockMap()) {
+    // The class of the block: 0 skips it, 1 gives every score a 0 term (no
+    // mask read), 2 reads the terms.
+    auto mapType = cast<MemRefType>(blockMap.getType());
+    Value zero = index(0);
+    Value mapBatch = mapType.getDimSize(0) == 1 ? zero : op.getBatch();
+    Value mapHead = mapType.getDimSize(1) == 1 ? zero : op.getHead();
+    Value cls = memref::LoadOp::create(
+        b, loc, blockMap,
+        ValueRange{mapBatch, mapHead, op.getQueryBlock(), kb});
+    auto classConst = [&](MaskBlockClass c) {
+      return arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(c), 8);
+    };
+    Value live = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, cls,
+                                       classConst(MaskBlockClass::Removed));
+    Value mixed = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, cls,
+                                        classConst(MaskBlockClass::Mixed));
+    // The terms are read under the skip branch (see buildStep).
+    pendingMixed = mixed;
+    return live;
+  }
+  buildMaskTerms(col0);
   Value negInf = f32Const(-std::numeric_limits<double>::infinity());
-  Value log2eConst = f32Const(1.4426950408889634);
-  Value zeroF = f32Const(0.0);
-  generic(
-      ValueRange{}, ValueRange{addTile}, {map(2, {0, 1})},
-      {IteratorType::parallel, IteratorType::parallel},
-      [&](OpBuilder &nb, Location l, ValueRange args) {
-        auto [i, j] = position(nb, l, col0);
-        Value bias;
-        Value keep = keyVisible(nb, l, i, j, &bias);
-        Value add =
-            bias ? arith::MulFOp::create(nb, l, bias, log2eConst).getResult()
-                 : zeroF;
-        yieldValue(nb, l, arith::SelectOp::create(nb, l, keep, add, negInf));
-      });
   fill(liveFlag, arith::ConstantIntOp::create(b, loc, 0, 1));
   MLIRContext *ctx = b.getContext();
   generic(ValueRange{addTile}, ValueRange{liveFlag},
@@ -449,6 +436,7 @@ void ProgramBuilder::buildLiveCheck(Value col0) {
                                                args[0], negInf);
             yieldValue(nb, l, arith::OrIOp::create(nb, l, args[1], keep));
           });
+  return memref::LoadOp::create(b, loc, liveFlag, ValueRange{});
 }
 
 void ProgramBuilder::buildStep(Value kb, bool masked) {
@@ -476,18 +464,35 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
   if (!loadsUnderCheck)
     loadTiles();
   if (skipCheck) {
-    maskSizes.clear();
+    visibility.maskSizes.clear();
     auto maskType = cast<MemRefType>(op.getMask().getType());
     for (int64_t d = 0; d < maskType.getRank(); ++d)
-      maskSizes.push_back(dim(op.getMask(), d));
-    buildLiveCheck(col0);
-    Value live = memref::LoadOp::create(b, loc, liveFlag, ValueRange{});
+      visibility.maskSizes.push_back(dim(op.getMask(), d));
+    Value live = buildLiveCheck(kb, col0);
     auto ifOp = scf::IfOp::create(b, loc, live, /*withElseRegion=*/false);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
   }
   if (loadsUnderCheck)
     loadTiles();
-  buildScores(col0, masked);
+  if (pendingMixed) {
+    // Block map: a mixed block reads its terms and applies them; a block of
+    // zero terms (nothing removed, no bias) is only scaled, as a block that
+    // needs no mask.
+    buildContraction();
+    auto ifOp =
+        scf::IfOp::create(b, loc, pendingMixed, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      buildMaskTerms(col0);
+      buildScoreScaleAndMasks(col0, /*masked=*/true);
+      b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+      buildScoreScaleAndMasks(col0, /*masked=*/false);
+    }
+    pendingMixed = Value();
+  } else {
+    buildScores(col0, masked);
+  }
 
   Value negInf = f32Const(-std::numeric_limits<double>::infinity());
   Value zeroF = f32Const(0.0);

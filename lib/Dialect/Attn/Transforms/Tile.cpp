@@ -85,9 +85,10 @@ FailureOr<Value> mlir::attn::tileAttention(RewriterBase &rewriter,
       rewriter, loc, ArrayRef<OpFoldResult>{batch, heads, numQueryBlocks},
       ValueRange{}, std::nullopt,
       [&](OpBuilder &b, Location bodyLoc, ValueRange ivs) {
-        BlockAttentionOp::create(b, bodyLoc, query, key, value, mask, output,
-                                 ivs[0], ivs[1], ivs[2], config, scale,
-                                 op.getCausalAttr(), op.getPrecisionAttr());
+        BlockAttentionOp::create(b, bodyLoc, query, key, value, mask,
+                                 /*block_map=*/Value(), output, ivs[0], ivs[1],
+                                 ivs[2], config, scale, op.getCausalAttr(),
+                                 op.getPrecisionAttr());
         scf::InParallelOp::create(b, bodyLoc);
       });
   // The grid carries the config too: GPU lowerings read the program shape

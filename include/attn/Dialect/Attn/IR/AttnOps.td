@@ -93,7 +93,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
 // Block level
 //===----------------------------------------------------------------------===//
 
-def Attn_BlockAttentionOp : Attn_Op<"block_attention"> {
+def Attn_BlockAttentionOp : Attn_Op<"block_attention",
+                                     [AttrSizedOperandSegments]> {
   let summary = "the attention of one program: one query block of one head";
   let description = [{
     Produced by `--attn-tile` inside the program grid (`scf.forall` over
@@ -102,6 +103,13 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention"> {
     `output[batch, head]` with the semantics of `attn.attention`, reading the
     whole key/value sequence of KV head `head / (Hq / Hkv)`. Rows past `Tq`
     are neither computed into the output nor read from the query.
+
+    With a mask, `block_map` (added by `--attn-mask-block-map`) holds one
+    byte per (mask batch, mask head, query block, key block): 0 when the
+    mask removes every key of the block for every row of the program, 1
+    when it adds exactly 0 to every score of the block (no tail or causal
+    cut either), 2 otherwise. Dimensions 0 and 1 have size 1 where the
+    mask broadcasts over batch or heads (index 0 is read there).
 
     The loop over key/value blocks is not explicit yet: `--attn-online-softmax`
     expands this op into it, since only the online softmax makes splitting
@@ -122,6 +130,7 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention"> {
     Arg<MemRefRankOf<[Attn_FloatElement], [4]>, "", [MemRead]>:$key,
     Arg<MemRefRankOf<[Attn_FloatElement], [4]>, "", [MemRead]>:$value,
     Arg<Optional<MemRefOf<[Attn_MaskElement]>>, "", [MemRead]>:$mask,
+    Arg<Optional<MemRefRankOf<[I8], [4]>>, "", [MemRead]>:$block_map,
     Arg<MemRefRankOf<[Attn_FloatElement], [4]>, "", [MemWrite]>:$output,
     Index:$batch, Index:$head, Index:$query_block,
     Attn_KernelConfigAttr:$config,
@@ -131,10 +140,11 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention"> {
   );
 
   let assemblyFormat = [{
-    `ins` `(` $query `,` $key `,` $value (`mask` `(` $mask^ `)`)? `)`
+    `ins` `(` $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
+    (`block_map` `(` $block_map^ `)`)? `)`
     `outs` `(` $output `)` `at` `[` $batch `,` $head `,` $query_block `]`
     attr-dict `:` type($query) `,` type($key) `,` type($value)
-    (`mask` type($mask)^)? `outs` type($output)
+    (`mask` type($mask)^)? (`block_map` type($block_map)^)? `outs` type($output)
   }];
 
   let hasVerifier = 1;

@@ -94,6 +94,47 @@ def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
   ];
 }
 
+def AttnMaskBlockMap : Pass<"attn-mask-block-map", "func::FuncOp"> {
+  let summary = "Classify a mask tensor's blocks once per launch";
+  let description = [{
+    For every program grid whose `attn.block_attention` reads a mask tensor,
+    allocates a block map (`memref<MBxMHxNIxNJxi8>`, `attn.workspace =
+    "mask_block_map"`: MB and MH are 1 where the mask's type broadcasts over
+    batch or heads, else B and Hq; NI = ceil(Tq / block_m), NJ =
+    ceil(Tk / block_n)) before the grid, and a classification grid
+    (`scf.forall` over the map's four dimensions, tagged
+    `attn.mask_block_map` with the programs' config) that writes one class
+    per block:
+
+    - 0: every score of the block is removed (by the mask, the causal
+      diagonal or the key tail): its program skips it;
+    - 1: the mask adds exactly 0 to every score and nothing is removed: its
+      program reads no mask element for it;
+    - 2: anything else: its program reads the block's mask elements.
+
+    The classes are computed from the same terms the scores use
+    (`KeyVisibility`), over the same rows (padded rows read the last row),
+    so a program that follows the map computes exactly what it computes
+    without one. The program gets the map as its `block_map` operand; the
+    map is freed after the grid. A mask tensor is read once per launch
+    instead of once per program that reads it (the seed's causal mask
+    tensor at T=512: once instead of 3072 times), and the blocks it does
+    not mix are read not at all.
+
+    On the GPU the classification grid is a second kernel, launched before
+    the attention kernel, and the map a workspace of the launch manifest
+    (docs/Manifest.md, version 2).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+  let statistics = [
+    Statistic<"numMapped", "num-mapped",
+              "Number of programs given a mask block map">
+  ];
+}
+
 def AttnPipeline : Pass<"attn-pipeline", "func::FuncOp"> {
   let summary = "Software-pipeline the K/V tile loads of the key loops";
   let description = [{

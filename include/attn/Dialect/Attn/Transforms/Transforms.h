@@ -49,6 +49,55 @@ FailureOr<Value> tileAttention(RewriterBase &rewriter, AttentionOp op,
 void populateAttnTilePatterns(RewritePatternSet &patterns, StringRef target,
                               const KernelConfigOverrides &overrides);
 
+/// Which keys a query row sees inside a program (SPEC.md section 1): the key
+/// tail, the causal diagonal and the user mask, as block IR shared by
+/// `--attn-online-softmax` (the scores) and `--attn-mask-block-map` (the
+/// classification of mask blocks), so both read the same terms.
+struct KeyVisibility {
+  /// Tq and Tk.
+  Value queryLen, keyLen;
+  /// Query i sees key j only when j <= i + causalOffset (null: no causal).
+  Value causalOffset;
+  /// The user mask (null: none), its sizes, and the batch and query head
+  /// its broadcast dimensions (size 1) do not index.
+  Value mask;
+  SmallVector<Value> maskSizes;
+  Value batch, head;
+
+  /// Whether query row `i` sees key `j`; for a float mask, also its value
+  /// (extended to f32) in `*bias` when `bias` is not null. Rows and keys
+  /// past Tq and Tk read the mask at the last row and key.
+  Value buildVisible(OpBuilder &b, Location loc, Value i, Value j,
+                     Value *bias) const;
+  /// The term score (i, j) gets in exp2 units: log2(e) * bias (0 without a
+  /// float mask) where the key is visible, else -inf.
+  Value buildTerm(OpBuilder &b, Location loc, Value i, Value j) const;
+};
+
+/// The causal offset of `op` (0 for top_left, Tk - Tq for bottom_right;
+/// null without causal).
+Value buildCausalOffset(OpBuilder &b, Location loc, BlockAttentionOp op,
+                        Value queryLen, Value keyLen);
+
+/// Discardable attribute of `--attn-mask-block-map`: on the grid that
+/// classifies the mask's blocks (the config of the programs it serves), and
+/// on the workspace buffer it writes (its name, e.g. "mask_block_map").
+inline constexpr llvm::StringLiteral kMaskMapAttrName = "attn.mask_block_map";
+inline constexpr llvm::StringLiteral kWorkspaceAttrName = "attn.workspace";
+/// On the classification grid's loop over a block's (row, key) pairs: a
+/// loop whose iteration results are ORs (the GPU splits it over threads).
+inline constexpr llvm::StringLiteral kBlockReduceAttrName = "attn.block_reduce";
+
+/// Block classes of the map (see `attn.block_attention`).
+enum class MaskBlockClass : int8_t { Removed = 0, Zero = 1, Mixed = 2 };
+
+/// Gives `op` (a program of a grid, with a mask and no block map yet) a
+/// block map: allocates it before the grid, fills it with a classification
+/// grid (`scf.forall` over mask batch, mask head, query block and key
+/// block) and frees it after. Returns the classification grid.
+FailureOr<scf::ForallOp> addMaskBlockMap(RewriterBase &rewriter,
+                                         BlockAttentionOp op);
+
 /// Expands `op` into the online-softmax loop over key/value blocks (see the
 /// `--attn-online-softmax` pass description).
 LogicalResult expandBlockAttention(RewriterBase &rewriter, BlockAttentionOp op);

@@ -1,0 +1,49 @@
+// The classification grid of --attn-mask-block-map becomes a kernel of its
+// own, launched before the attention kernel with the map as an argument of
+// both: one thread block of 128 threads per map entry, the block's (row, key)
+// pairs split over the threads, the two flags ORed across the thread block,
+// the class stored by thread 0. The attention kernel reads the class instead
+// of reducing its mask elements (no bar.red).
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-mask-block-map \
+// RUN:   --attn-online-softmax --attn-pipeline \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm -cse | FileCheck %s
+
+// CHECK-LABEL: func.func @seed_like
+// CHECK: %[[MAP:.*]] = memref.alloc({{.*}}) {attn.workspace = "mask_block_map"} : memref<1x1x?x?xi8>
+// CHECK: gpu.launch_func @attn_kernels::@seed_like_mask_map blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%c128, %c1, %c1) {{.*}} args({{.*}}, %[[MAP]] : memref<1x1x?x?xi8>)
+// CHECK: gpu.launch_func @attn_kernels::@seed_like_kernel {{.*}} args({{.*}}, %[[MAP]] : memref<1x1x?x?xi8>)
+// CHECK: memref.dealloc %[[MAP]]
+
+// CHECK: gpu.func @seed_like_mask_map({{.*}}, %[[M:.*]]: memref<1x1x?x?xf32, {{.*}}>, %[[W:.*]]: memref<1x1x?x?xi8>) kernel
+// CHECK-SAME: attn.kernel_args = array<i32: 0, 0, 1, -2>, attn.kernel_workspaces = ["mask_block_map"]
+// CHECK-SAME: attn.mask_block_map = #attn.config<block_m = 64, block_n = 32
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// CHECK-DAG: %[[BX:.*]] = gpu.block_id  x
+// CHECK-DAG: %[[BY:.*]] = gpu.block_id  y
+// CHECK-DAG: %[[TID:.*]] = gpu.thread_id  x
+// CHECK: %[[R:.*]]:2 = scf.for %{{.*}} = %[[TID]] to %c2048 step %c128 iter_args
+// CHECK:   memref.load %[[M]]
+// CHECK: } {attn.block_reduce}
+// CHECK: %[[L:.*]] = arith.extui %[[R]]#0 : i1 to i32
+// CHECK: nvvm.barrier #nvvm.reduction<or> %[[L]] -> i32
+// CHECK: %[[N:.*]] = arith.extui %[[R]]#1 : i1 to i32
+// CHECK: nvvm.barrier #nvvm.reduction<or> %[[N]] -> i32
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %c0
+// CHECK: scf.if %[[FIRST]] {
+// CHECK:   memref.store %{{.*}}, %[[W]][%{{.*}}, %{{.*}}, %[[BY]], %[[BX]]] : memref<1x1x?x?xi8>
+// CHECK: }
+// CHECK: gpu.return
+
+// CHECK: gpu.func @seed_like_kernel({{.*}}, %[[W2:.*]]: memref<1x1x?x?xi8>) kernel
+// CHECK-SAME: attn.kernel_args = array<i32: 0, 0, 0, 1, -1, -2>, attn.kernel_workspaces = ["mask_block_map"]
+// CHECK-NOT: nvvm.barrier #nvvm.reduction
+// CHECK: %[[CLS:.*]] = memref.load %[[W2]][%c0, %c0, %{{.*}}, %{{.*}}] : memref<1x1x?x?xi8>
+// CHECK: %[[LIVE:.*]] = arith.cmpi ne, %[[CLS]], %c0_i8
+// CHECK: scf.if %[[LIVE]] {
+// CHECK-NOT: nvvm.barrier #nvvm.reduction
+// CHECK: gpu.return
+func.func @seed_like(%q: tensor<?x4x?x64xf32>, %m: tensor<1x1x?x?xf32>) -> tensor<?x4x?x64xf32> {
+  %o = attn.attention %q, %q, %q mask(%m) : tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32>, tensor<1x1x?x?xf32> -> tensor<?x4x?x64xf32>
+  return %o : tensor<?x4x?x64xf32>
+}

@@ -1,0 +1,88 @@
+// --attn-mask-block-map: a map of block classes per mask (batch, head) slice,
+// written by a classification grid before the program grid, freed after it,
+// and read by the programs instead of their mask elements.
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=1" --attn-mask-block-map -cse \
+// RUN:   | FileCheck %s --check-prefix=MAP
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=1" --attn-mask-block-map -cse \
+// RUN:   --attn-online-softmax -cse | FileCheck %s --check-prefix=PROG
+
+// A mask broadcast over batch and heads: one slice.
+// MAP-LABEL: func.func @broadcast
+// MAP: %[[NI:.*]] = arith.ceildivui %{{.*}}, %c64
+// MAP: %[[NJ:.*]] = arith.ceildivui %{{.*}}, %c32
+// MAP: %[[MAP:.*]] = memref.alloc(%[[NI]], %[[NJ]]) {attn.workspace = "mask_block_map"} : memref<1x1x?x?xi8>
+// MAP: scf.forall (%[[B:.*]], %[[H:.*]], %[[QB:.*]], %[[KB:.*]]) in (1, 1, %[[NI]], %[[NJ]])
+// MAP:   %[[R:.*]]:2 = scf.for %{{.*}} = %c0 to %c2048 step %c1 iter_args(%{{.*}} = %false, %{{.*}} = %false) -> (i1, i1)
+// MAP:     memref.load %{{.*}} : memref<1x1x?x?xf32
+// MAP:     arith.cmpf une, %{{.*}}, %cst
+// MAP:   } {attn.block_reduce}
+// MAP:   %[[NZ:.*]] = arith.select %[[R]]#1, %c2_i8, %c1_i8 : i8
+// MAP:   %[[CLS:.*]] = arith.select %[[R]]#0, %[[NZ]], %c0_i8 : i8
+// MAP:   memref.store %[[CLS]], %[[MAP]][%[[B]], %[[H]], %[[QB]], %[[KB]]]
+// MAP: } {attn.mask_block_map = #attn.config<block_m = 64, block_n = 32
+// MAP: scf.forall
+// MAP:   attn.block_attention ins(%{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}}) block_map(%[[MAP]]))
+// MAP: } {attn.config
+// MAP: memref.dealloc %[[MAP]] : memref<1x1x?x?xi8>
+
+// PROG-LABEL: func.func @broadcast
+// PROG: scf.forall
+// PROG: } {attn.mask_block_map
+// PROG: scf.forall (%[[PB:.*]], %[[PH:.*]], %[[PQB:.*]]) in
+// PROG: scf.for %[[KB:.*]] =
+// PROG-NOT: linalg.generic
+// PROG:   %[[CLS:.*]] = memref.load %{{.*}}[%c0, %c0, %[[PQB]], %[[KB]]] : memref<1x1x?x?xi8>
+// PROG:   %[[LIVE:.*]] = arith.cmpi ne, %[[CLS]], %c0_i8
+// PROG:   %[[MIXED:.*]] = arith.cmpi eq, %[[CLS]], %c2_i8
+// PROG:   scf.if %[[LIVE]] {
+// PROG:     linalg.copy
+// PROG:     linalg.copy
+// PROG:     linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// PROG:     scf.if %[[MIXED]] {
+// PROG:       linalg.generic {{.*}} outs(%[[TERMS:.*]] : memref<64x32xf32>)
+// PROG:         memref.load %{{.*}} : memref<1x1x?x?xf32
+// PROG:       linalg.generic {{.*}} ins(%[[TERMS]] : memref<64x32xf32>) outs(%[[S:.*]] : memref<64x32xf32>)
+// PROG:     } else {
+// A block of zero terms is only scaled: no mask read, no select.
+// PROG-NEXT:  linalg.generic {{.*}} outs(%[[S]] : memref<64x32xf32>)
+// PROG-NEXT:  ^bb0(%[[OUT:.*]]: f32):
+// PROG-NEXT:    %[[SC:.*]] = arith.mulf %[[OUT]], %{{.*}} : f32
+// PROG-NEXT:    linalg.yield %[[SC]] : f32
+// PROG-NEXT:  }
+// PROG-NEXT: }
+func.func @broadcast(%q: tensor<?x8x?x64xf32>, %m: tensor<1x1x?x?xf32>) -> tensor<?x8x?x64xf32> {
+  %o = attn.attention %q, %q, %q mask(%m) : tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>, tensor<1x1x?x?xf32> -> tensor<?x8x?x64xf32>
+  return %o : tensor<?x8x?x64xf32>
+}
+
+// A per-batch mask over a dynamic batch: one slice per batch, indexed by it.
+// MAP-LABEL: func.func @per_batch
+// MAP: %[[MAP:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) {attn.workspace = "mask_block_map"} : memref<?x1x?x?xi8>
+// MAP: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}}, 1, %{{.*}}, %{{.*}})
+// PROG-LABEL: func.func @per_batch
+// PROG: } {attn.mask_block_map
+// PROG: scf.forall (%[[PB:.*]], %[[PH:.*]], %[[PQB:.*]]) in
+// PROG: memref.load %{{.*}}[%[[PB]], %c0, %[[PQB]], %{{.*}}] : memref<?x1x?x?xi8>
+func.func @per_batch(%q: tensor<?x8x?x64xf16>, %m: tensor<?x1x?x?xf16>) -> tensor<?x8x?x64xf16> {
+  %o = attn.attention %q, %q, %q mask(%m) {causal = #attn.causal<bottom_right>} : tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x1x?x?xf16> -> tensor<?x8x?x64xf16>
+  return %o : tensor<?x8x?x64xf16>
+}
+
+// A per-head i1 mask with static heads: the map has 8 head slices.
+// MAP-LABEL: func.func @per_head_bool
+// MAP: memref.alloc(%{{.*}}, %{{.*}}) {attn.workspace = "mask_block_map"} : memref<1x8x?x?xi8>
+// MAP: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 8, %{{.*}}, %{{.*}})
+func.func @per_head_bool(%q: tensor<?x8x?x64xbf16>, %m: tensor<1x8x?x?xi1>) -> tensor<?x8x?x64xbf16> {
+  %o = attn.attention %q, %q, %q mask(%m) : tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<1x8x?x?xi1> -> tensor<?x8x?x64xbf16>
+  return %o : tensor<?x8x?x64xbf16>
+}
+
+// No mask: no map.
+// MAP-LABEL: func.func @no_mask
+// MAP-NOT: attn.workspace
+// MAP-NOT: attn.mask_block_map
+// MAP: return
+func.func @no_mask(%q: tensor<?x8x?x64xf16>) -> tensor<?x8x?x64xf16> {
+  %o = attn.attention %q, %q, %q {causal = #attn.causal<top_left>} : tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16> -> tensor<?x8x?x64xf16>
+  return %o : tensor<?x8x?x64xf16>
+}
