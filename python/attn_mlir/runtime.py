@@ -3,8 +3,9 @@
 Needs only PyTorch and a CUDA driver: no MLIR. The driver is reached with
 ctypes (libcuda.so.1), kernels run on PyTorch's current stream in the
 primary context PyTorch uses. A version 2 manifest's prologue kernels run
-first, on the same stream, with the workspaces each call allocates through
-PyTorch's caching allocator.
+first, on the same stream, with workspaces the kernel keeps per stream
+(allocated through PyTorch's caching allocator, grown when a call needs
+more).
 """
 
 import ctypes
@@ -141,6 +142,7 @@ class Kernel:
             manifest = Manifest.load(manifest)
         self.manifest = manifest
         self._plans = {}
+        self._workspaces = {}
         self._lock = threading.Lock()
         if ptx is None:
             with open(manifest.ptx_path, "rb") as f:
@@ -194,8 +196,8 @@ class Kernel:
         """Runs the kernel on CUDA tensors (any strides with a contiguous last
         dim) and returns `out` (allocated when not given), on `stream` (a raw
         CUstream handle; PyTorch's current stream when None). With a version 2
-        manifest the prologue kernels run first on that stream, with workspaces
-        allocated for the call.
+        manifest the prologue kernels run first on that stream, with the
+        workspaces the kernel keeps for that stream (_workspaces_for).
 
         The checks, sizes, grid and argument block depend only on the
         operands' shapes and strides: they are made once per layout (a
@@ -217,20 +219,14 @@ class Kernel:
         if plan.grid is None:
             return out
         tensors = (q, k, v, out, mask)
-        if plan.workspaces:
-            # Allocated on the stream the kernels run on, so that the caching
-            # allocator hands the memory out again only after they ran.
-            if stream is None:
-                tensors += tuple(torch.empty(n, dtype=torch.uint8, device=q.device)
-                                 for n in plan.workspaces)
-            else:
-                with torch.cuda.stream(torch.cuda.ExternalStream(stream, device=q.device)):
-                    tensors += tuple(torch.empty(n, dtype=torch.uint8, device=q.device)
-                                     for n in plan.workspaces)
+        external = stream is not None
         if stream is None:
             stream = _current_stream(torch, q.device)
         launch = _launch()
         with self._lock:
+            if plan.workspaces:
+                tensors += self._workspaces_for(torch, q.device, stream, external,
+                                                plan.workspaces)
             for sub, function in zip(plan.prologue, self._prologue):
                 _fill_pointers(sub, tensors)
                 (gx, gy, gz), (bx, by, bz) = sub.grid, sub.block
@@ -242,6 +238,33 @@ class Kernel:
             _check(launch(self._function, gx, gy, gz, m.block[0], m.block[1], m.block[2],
                           m.shared_memory_bytes, stream, plan.args, None), "cuLaunchKernel")
         return out
+
+    def _workspaces_for(self, torch, device, stream, external, nbytes):
+        """The workspaces of a call on `stream`: kept per (device, stream)
+        and grown when a call needs more, so that a call allocates nothing
+        (the kernels of one stream run in order, so its calls can share
+        them; another stream gets its own). A grown buffer is allocated on
+        `stream`, so the caching allocator hands the old one out again only
+        after the kernels before it on that stream ran."""
+        key = (device.index, stream or 0)
+        held = self._workspaces.get(key)
+        if held is not None and all(t.numel() >= n for t, n in zip(held, nbytes)):
+            return held
+
+        # Growing at least doubles, so a sweep over sizes reallocates rarely.
+        old = [t.numel() for t in held] if held is not None else [0] * len(nbytes)
+
+        def allocate():
+            return tuple(torch.empty(max(n, 2 * o), dtype=torch.uint8, device=device)
+                         for n, o in zip(nbytes, old))
+
+        if external:
+            with torch.cuda.stream(torch.cuda.ExternalStream(stream, device=device)):
+                held = allocate()
+        else:
+            held = allocate()
+        self._workspaces[key] = held
+        return held
 
     def _plan(self, q, k, v, mask, out):
         """The launch plan of one operand layout (see __call__)."""

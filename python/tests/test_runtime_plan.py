@@ -130,5 +130,51 @@ class PlanTest(unittest.TestCase):
         self.assertEqual((plan.prologue, plan.workspaces), ([], ()))
 
 
+class FakeTorch:
+    """torch.empty on a fake device: records the sizes it allocates."""
+
+    uint8 = "uint8"
+
+    def __init__(self):
+        self.allocated = []
+
+    def empty(self, n, dtype=None, device=None):
+        self.allocated.append(n)
+        return FakeBuffer(n)
+
+
+class FakeBuffer:
+    def __init__(self, n):
+        self.n = n
+
+    def numel(self):
+        return self.n
+
+
+class FakeDevice:
+    index = 0
+
+
+class WorkspaceTest(unittest.TestCase):
+    def test_kept_per_stream_and_grown(self):
+        k = runtime.Kernel.__new__(runtime.Kernel)
+        k._workspaces = {}
+        torch, dev = FakeTorch(), FakeDevice()
+        first = k._workspaces_for(torch, dev, 7, False, (16,))
+        # The same stream reuses its buffer while it is large enough.
+        self.assertIs(k._workspaces_for(torch, dev, 7, False, (16,)), first)
+        self.assertIs(k._workspaces_for(torch, dev, 7, False, (9,)), first)
+        self.assertEqual(torch.allocated, [16])
+        # Another stream gets its own.
+        other = k._workspaces_for(torch, dev, 8, False, (16,))
+        self.assertIsNot(other, first)
+        self.assertEqual(torch.allocated, [16, 16])
+        # Growing at least doubles.
+        grown = k._workspaces_for(torch, dev, 7, False, (20,))
+        self.assertEqual(grown[0].numel(), 32)
+        self.assertIs(k._workspaces_for(torch, dev, 7, False, (30,)), grown)
+        self.assertEqual(torch.allocated, [16, 16, 32])
+
+
 if __name__ == "__main__":
     unittest.main()
