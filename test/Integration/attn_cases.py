@@ -7,7 +7,6 @@ the attn-run command line. Everything is reproducible from the case alone.
 """
 
 import os
-import random
 
 import numpy as np
 

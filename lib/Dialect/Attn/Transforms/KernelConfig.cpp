@@ -43,8 +43,8 @@ static Defaults getDefaults(Type elementType, int64_t headDim,
     // The mask tensor's bias takes registers of its own. f32 at D <= 128:
     // 64x32, one stage, as without a mask: with the block map of
     // --attn-mask-block-map the loads of removed blocks sit under the skip
-    // branch only with one stage (H200, the seed's mask tensor: 20% faster
-    // than two stages at T=512, 10% at T=256, 2% slower at T=128; before
+    // branch only with one stage (H200, the seed's mask tensor: 13% faster
+    // than two stages at T=512, 7% at T=256, 2% at T=128; before
     // the map, two stages were 4-8% faster, sweep 5). At D > 128 64x16, two
     // stages, fits without spills.
     if (wide && maxDim <= 128)
