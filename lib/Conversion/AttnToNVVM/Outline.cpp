@@ -126,6 +126,31 @@ static gpu::GPUModuleOp getOrCreateGPUModule(OpBuilder &b, ModuleOp module,
   return gpu::GPUModuleOp::create(b, module.getLoc(), name);
 }
 
+/// Creates the kernel `grid` becomes: `<func>_<suffix>` in gpu.module
+/// `moduleName`, with `threads` threads and `args`; leaves `rewriter` at the
+/// start of its body and `mapping` from the grid's values to the kernel's.
+static FailureOr<gpu::GPUFuncOp>
+createKernel(RewriterBase &rewriter, scf::ForallOp grid, func::FuncOp func,
+             StringRef moduleName, StringRef suffix, int32_t threads,
+             const KernelArguments &args, IRMapping &mapping) {
+  gpu::GPUModuleOp gpuModule = getOrCreateGPUModule(
+      rewriter, func->getParentOfType<ModuleOp>(), moduleName);
+  rewriter.setInsertionPointToEnd(gpuModule.getBody());
+  auto kernel = gpu::GPUFuncOp::create(
+      rewriter, grid.getLoc(), (func.getName() + "_" + suffix).str(),
+      rewriter.getFunctionType(args.types, {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                  rewriter.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(rewriter.getDenseI32ArrayAttr({threads, 1, 1}));
+  args.annotate(rewriter, kernel);
+  SymbolTable(gpuModule).insert(kernel);
+  Block &entry = kernel.getBody().front();
+  rewriter.setInsertionPointToStart(&entry);
+  if (failed(args.mapInto(rewriter, entry, mapping)))
+    return grid.emitOpError("uses a value the kernel cannot recompute");
+  return kernel;
+}
+
 FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
                                                          scf::ForallOp grid,
                                                          StringRef moduleName) {
@@ -141,30 +166,18 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
     return grid.emitOpError("expects the program grid inside a func.func");
 
   KernelArguments args = collectKernelArguments(grid, func);
-  // The kernel.
   Location loc = grid.getLoc();
-  gpu::GPUModuleOp gpuModule =
-      getOrCreateGPUModule(rewriter, module, moduleName);
   OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPointToEnd(gpuModule.getBody());
   int32_t threads = static_cast<int32_t>(32 * config.getNumWarps());
-  auto kernel =
-      gpu::GPUFuncOp::create(rewriter, loc, (func.getName() + "_kernel").str(),
-                             rewriter.getFunctionType(args.types, {}));
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
-                  rewriter.getUnitAttr());
-  kernel.setKnownBlockSizeAttr(rewriter.getDenseI32ArrayAttr({threads, 1, 1}));
-  args.annotate(rewriter, kernel);
+  IRMapping mapping;
+  FailureOr<gpu::GPUFuncOp> created = createKernel(
+      rewriter, grid, func, moduleName, "kernel", threads, args, mapping);
+  if (failed(created))
+    return failure();
+  gpu::GPUFuncOp kernel = *created;
   kernel->setAttr(kConfigAttrName, config);
   if (Attribute precision = grid->getAttr(kPrecisionAttrName))
     kernel->setAttr(kPrecisionAttrName, precision);
-  SymbolTable(gpuModule).insert(kernel);
-
-  Block &entry = kernel.getBody().front();
-  rewriter.setInsertionPointToStart(&entry);
-  IRMapping mapping;
-  if (failed(args.mapInto(rewriter, entry, mapping)))
-    return grid.emitOpError("uses a value the kernel cannot recompute");
 
   // Program coordinates: query block = gridDim.x - 1 - blockIdx.x (the
   // last query blocks, the heaviest under a causal or block-sparse mask,
@@ -246,26 +259,15 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineMaskMapGrid(RewriterBase &rewriter,
 
   KernelArguments args = collectKernelArguments(grid, func);
   Location loc = grid.getLoc();
-  gpu::GPUModuleOp gpuModule =
-      getOrCreateGPUModule(rewriter, module, moduleName);
   OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPointToEnd(gpuModule.getBody());
   constexpr int32_t threads = 128;
-  auto kernel = gpu::GPUFuncOp::create(
-      rewriter, loc, (func.getName() + "_mask_map").str(),
-      rewriter.getFunctionType(args.types, {}));
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
-                  rewriter.getUnitAttr());
-  kernel.setKnownBlockSizeAttr(rewriter.getDenseI32ArrayAttr({threads, 1, 1}));
-  args.annotate(rewriter, kernel);
-  kernel->setAttr(kMaskMapAttrName, config);
-  SymbolTable(gpuModule).insert(kernel);
-
-  Block &entry = kernel.getBody().front();
-  rewriter.setInsertionPointToStart(&entry);
   IRMapping mapping;
-  if (failed(args.mapInto(rewriter, entry, mapping)))
-    return grid.emitOpError("uses a value the kernel cannot recompute");
+  FailureOr<gpu::GPUFuncOp> created = createKernel(
+      rewriter, grid, func, moduleName, "mask_map", threads, args, mapping);
+  if (failed(created))
+    return failure();
+  gpu::GPUFuncOp kernel = *created;
+  kernel->setAttr(kMaskMapAttrName, config);
 
   // Entry coordinates: x = key block, y = query block, z = b * MH + h.
   SmallVector<OpFoldResult> ubs = grid.getMixedUpperBound();
