@@ -72,6 +72,22 @@ func.func @static_mask(%q: tensor<2x4x100x128xf32>, %k: tensor<2x4x77x128xf32>, 
   return %o : tensor<2x4x100x128xf32>
 }
 
+// 16-bit with a mask tensor at head dim 128: 128x32, three stages, as without
+// a mask (with the block map, 128-row programs pay); at head dim 64 64x64.
+// SM90-LABEL: func @bf16_mask_d128
+// SM90:         config = #attn.config<block_m = 128, block_n = 32, num_warps = 4, num_stages = 3, target = "sm_90a">
+func.func @bf16_mask_d128(%q: tensor<?x8x?x128xbf16>, %m: tensor<1x1x?x?xi1>) -> tensor<?x8x?x128xbf16> {
+  %o = attn.attention %q, %q, %q mask(%m) : tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<1x1x?x?xi1> -> tensor<?x8x?x128xbf16>
+  return %o : tensor<?x8x?x128xbf16>
+}
+
+// SM90-LABEL: func @f16_mask_d64
+// SM90:         config = #attn.config<block_m = 64, block_n = 64, num_warps = 4, num_stages = 2, target = "sm_90a">
+func.func @f16_mask_d64(%q: tensor<?x8x?x64xf16>, %m: tensor<?x?xf16>) -> tensor<?x8x?x64xf16> {
+  %o = attn.attention %q, %q, %q mask(%m) : tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x?xf16> -> tensor<?x8x?x64xf16>
+  return %o : tensor<?x8x?x64xf16>
+}
+
 // -----
 
 // No attn.attention: nothing changes.
@@ -82,3 +98,4 @@ func.func @static_mask(%q: tensor<2x4x100x128xf32>, %k: tensor<2x4x77x128xf32>, 
 func.func @no_attention(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
+
