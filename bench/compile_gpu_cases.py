@@ -36,7 +36,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--chip", default="sm_90a")
     ap.add_argument("--wgmma", action="store_true",
-                    help="compile with attn-translate --wgmma (Q K^T on wgmma where the kernel allows it)")
+                    help="compile with attn-translate --wgmma (Q K^T and tf32 P V on wgmma where the kernel allows it)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)

@@ -104,8 +104,8 @@ int main(int argc, char **argv) {
                              cl::desc("K/V stages (0: default)"),
                              cl::cat(category));
   cl::opt<bool> wgmma("wgmma", cl::init(false),
-                      cl::desc("Q K^T on wgmma where the kernel allows it "
-                               "(sm_90a; experimental, not yet faster)"),
+                      cl::desc("Q K^T and tf32 P V on wgmma where the kernel "
+                               "allows it (sm_90a; experimental)"),
                       cl::cat(category));
   cl::opt<bool> maskBlockMap(
       "mask-block-map", cl::init(true),

@@ -56,11 +56,14 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
 
     With `wgmma` on an `sm_90a` kernel whose warps form whole warpgroups of
     16-row warps, `Q K^T` is instead one `wgmma.mma_async` m64nNk{8,16} per
-    k step for each warpgroup, both operands read from shared memory in the
-    core-matrix layout (8 rows x 16 bytes per 128-byte matrix, no swizzle),
-    issued and waited for in place. It is correct on the GPU matrix but not
-    yet faster than `mma.sync` (docs/GPU.md, "wgmma"), so it is off by
-    default.
+    k step for each warpgroup, K read from shared memory in the core-matrix
+    layout (8 rows x 16 bytes per 128-byte matrix, no swizzle) and Q too, or,
+    for tf32 with head dim 64-128, Q's fragments from registers. tf32 `P V`
+    also runs on wgmma: P from the accumulator registers of S, V copied
+    into a transposed, K-major core-matrix tile. Each is issued and waited
+    for in place. It is correct on the GPU matrix but faster than
+    `mma.sync` only for 128-row tf32 programs with `causal` at T=512
+    (docs/GPU.md, "wgmma"), so it is off by default.
 
     Each kernel records the host arguments it takes (`attn.kernel_args`) and
     its dynamic shared memory (`attn.shared_memory_bytes`) for the launch
@@ -68,7 +71,8 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
   }];
   let options = [
     Option<"wgmma", "wgmma", "bool", /*default=*/"false",
-           "Q K^T on wgmma (sm_90a) where the kernel's shape allows it">
+           "Q K^T (and tf32 P V) on wgmma (sm_90a) where the kernel's "
+           "shape allows it">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",

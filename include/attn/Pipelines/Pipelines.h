@@ -78,7 +78,7 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
                                          llvm::cl::init(0)};
   PassOptions::Option<bool> wgmma{
       *this, "wgmma",
-      llvm::cl::desc("Q K^T on wgmma (sm_90a; experimental, not yet faster)"),
+      llvm::cl::desc("Q K^T and tf32 P V on wgmma (sm_90a; experimental)"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> maskBlockMap{
       *this, "mask-block-map",

@@ -30,7 +30,8 @@ struct PTXOptions {
   int optLevel = 3;
   /// Kernel config overrides (0 keeps the default of selectKernelConfig).
   KernelConfigOverrides overrides;
-  /// Q K^T on wgmma where the kernel allows it (sm_90a; experimental).
+  /// Q K^T and tf32 P V on wgmma where the kernel allows it (sm_90a;
+  /// experimental).
   bool wgmma = false;
   /// Classify a mask tensor's blocks once per launch (a prologue kernel and
   /// a workspace in the manifest).

@@ -120,25 +120,31 @@ SmallVector<Value> Distributor::loadTf32AFragment(Buffer &a, int64_t mt,
   return regs;
 }
 
-void Distributor::selectCachedFragments() {
+bool Distributor::cachesFragments(int64_t k) const {
   // At most 64 registers of fragments (D <= 128 with one row tile): the
   // tf32 kernels use 166-168 of 255 without them, the 16-bit ones are at
   // the limit and are left out. Not below D = 64, where Q's share of the
   // traffic is small and ptxas answered 8 more registers at D = 16 with a
   // 64-register budget and a 4-byte spill (ptxas matrix).
   constexpr int64_t kMaxFragmentRegisters = 64, kMinK = 64;
+  return !ieee && k >= kMinK && k % 8 == 0 &&
+         rowTiles * (k / 8) * 4 <= kMaxFragmentRegisters;
+}
+
+void Distributor::selectCachedFragments() {
   if (ieee)
     return;
   DenseSet<Value> rejected;
   kernel.walk([&](linalg::GenericOp op) {
-    if (!isContraction(op) || wgmmaContractions.contains(op))
+    if (!isContraction(op))
       return;
     Buffer *a = lookup(op.getDpsInputs()[0]);
-    if (!a || a->layout != Layout::Shared || a->slots != 1)
+    // wgmma takes Q by descriptor unless selectWgmmaOperands left it for
+    // registers.
+    if (!a || a->layout != Layout::Shared || a->slots != 1 || a->coreMatrix)
       return;
     int64_t k = op.getStaticLoopRanges()[2];
-    if (!a->type.getElementType().isF32() || k < kMinK ||
-        rowTiles * (k / 8) * 4 > kMaxFragmentRegisters) {
+    if (!a->type.getElementType().isF32() || !cachesFragments(k)) {
       rejected.insert(a->storage);
       return;
     }
@@ -327,11 +333,28 @@ void Distributor::selectWgmmaOperands() {
     Buffer *a = lookup(op.getDpsInputs()[0], &aRows);
     Buffer *bBuf = lookup(op.getDpsInputs()[1], &bRows);
     Buffer *c = lookup(op.getDpsInits()[0]);
-    if (!a || !bBuf || !c || a->layout != Layout::Shared ||
-        bBuf->layout != Layout::Shared || c->layout != Layout::Acc)
+    if (!a || !bBuf || !c || bBuf->layout != Layout::Shared ||
+        c->layout != Layout::Acc)
+      continue;
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    if (a->layout == Layout::Acc) {
+      // tf32 P V: C[i][j] += P[i][k] * V[k][j] with P in registers (the
+      // accumulator of S) and V stored transposed (K-major, as tf32 needs).
+      int64_t k = op.getStaticLoopRanges()[2];
+      if (maps[0] != dims(0, 2) || maps[1] != dims(2, 1) ||
+          maps[2] != dims(0, 1) || !a->type.getElementType().isF32() ||
+          !bBuf->type.getElementType().isF32() || a->cols != k ||
+          bBuf->rows != k || k % 8 || bBuf->cols != c->cols || c->cols % 8 ||
+          c->cols > 256 || a->rows != 16 * warps ||
+          getConstantIntValue(bRows) != bBuf->rows || c->cols % 32 ||
+          (k * c->cols) % (128 * warps))
+        continue;
+      wgmmaContractions.insert(op);
+      continue;
+    }
+    if (a->layout != Layout::Shared)
       continue;
     // C[i][j] += A[i][k] * B[j][k]: both operands K-major, as tf32 needs.
-    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     if (maps[0] != dims(0, 2) || maps[1] != dims(1, 2) || maps[2] != dims(0, 1))
       continue;
     Type elt = a->type.getElementType();
@@ -362,8 +385,26 @@ void Distributor::selectWgmmaOperands() {
         shared.contains(lookup(op->getOperand(1))))
       wgmmaContractions.erase(op);
   for (Operation *op : wgmmaContractions) {
-    lookup(op->getOperand(0))->coreMatrix = true;
-    lookup(op->getOperand(1))->coreMatrix = true;
+    Buffer *a = lookup(op->getOperand(0)), *bBuf = lookup(op->getOperand(1));
+    if (a->layout == Layout::Acc) {
+      // V keeps its layout (and its copies); its transposed copy is
+      // allocated with the other tiles.
+      if (bBuf->transposedTile < 0) {
+        Buffer t;
+        t.layout = Layout::Shared;
+        t.type = bBuf->type;
+        t.rows = bBuf->rows;
+        t.cols = bBuf->cols;
+        t.coreMatrix = t.transposed = true;
+        bBuf->transposedTile = transposedTiles.size();
+        transposedTiles.push_back(t);
+      }
+      continue;
+    }
+    bBuf->coreMatrix = true;
+    if (!a->type.getElementType().isF32() ||
+        !cachesFragments(cast<linalg::GenericOp>(op).getStaticLoopRanges()[2]))
+      a->coreMatrix = true; // tf32 Q in registers where it fits
   }
 }
 
@@ -374,8 +415,8 @@ void Distributor::fenceForAsyncProxy() {
                                  NVVM::SharedSpace::shared_cta));
 }
 
-void Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
-                                    int64_t k) {
+LogicalResult Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
+                                             int64_t k) {
   MLIRContext *ctx = b.getContext();
   Type elt = bBuf.type.getElementType();
   int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
@@ -386,8 +427,7 @@ void Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
   // stride byte offset (the next 8 rows), each in 16-byte units. A k step
   // (32 bytes) is two core matrices along K: +16 in the start field, which
   // cannot carry out of it (shared addresses are below 2^18).
-  auto descriptor = [&](Value base, int64_t cols) -> Value {
-    int64_t stride = cols / e * 128;
+  auto descriptor = [&](Value base, int64_t stride) -> Value {
     Value address = arith::IndexCastOp::create(b, loc, i64, base);
     Value start = arith::ShRUIOp::create(
         b, loc,
@@ -403,15 +443,16 @@ void Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
         b, loc, desc,
         arith::ConstantIntOp::create(b, loc, kt * (256 >> 4), 64));
   };
-  // Warpgroup g computes rows [64 g, 64 g + 64): its A starts 8 row groups
-  // of core matrices further per warpgroup.
-  Value group = arith::DivUIOp::create(b, loc, tid, cIndex(128));
-  Value aDesc = descriptor(
-      arith::AddIOp::create(
-          b, loc, a.base,
-          arith::MulIOp::create(b, loc, group, cIndex(8 * (a.cols / e) * 128))),
-      a.cols);
-  Value bDesc = descriptor(bBuf.base, bBuf.cols);
+  // tf32 P V: V's transposed copy (K-major for wgmma), published to the
+  // async proxy. The barrier before the copy that filled V's tile (or the
+  // pipelined loop's head) orders it after the previous block's P V.
+  Buffer transposedV;
+  if (a.layout == Layout::Acc) {
+    transposedV = transposedTiles[bBuf.transposedTile];
+    transposeForWgmma(bBuf, transposedV);
+    fenceForAsyncProxy();
+    barrier();
+  }
   // The m64nN f32 accumulator of a warp is its m16n8 tiles in order: thread
   // register 4 j + 2 i + jj is (row 8 i + lane / 4, col 8 j + 2 (lane % 4)
   // + jj), as accIndex(c, 0, j, i, jj) numbers them.
@@ -425,18 +466,86 @@ void Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
   NVVM::WGMMATypes type = elt.isF32()   ? NVVM::WGMMATypes::tf32
                           : elt.isF16() ? NVVM::WGMMATypes::f16
                                         : NVVM::WGMMATypes::bf16;
-  for (int64_t kt = 0; kt < k / kStep; ++kt)
-    acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, structType, acc, atStep(aDesc, kt), atStep(bDesc, kt),
-        NVVM::MMAShapeAttr::get(ctx, 64, n, kStep), type, type,
-        NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
-        NVVM::MMALayout::col,
-        /*satfinite=*/nullptr);
+  auto cached = fragmentCache.find(a.storage);
+  if (a.layout == Layout::Shared && !a.coreMatrix &&
+      cached == fragmentCache.end()) {
+    // selectWgmmaOperands left this tile for registers, and its copy did
+    // not cache it (it is not copied once, outside the key loops).
+    return kernel.emitOpError("expects the tf32 A fragments of a wgmma "
+                              "contraction cached in registers");
+  }
+  if (a.layout == Layout::Acc || cached != fragmentCache.end()) {
+    // tf32 A from registers: Q's fragments (cacheFragments), or P's
+    // accumulator registers (r, 2q), (r + 8, 2q), (r, 2q + 1),
+    // (r + 8, 2q + 1) of n tile kt, which stand for k = q and q + 4: the
+    // slots of V's transposed tile. MLIR 22's nvvm.wgmma.mma_async takes A
+    // only by descriptor, so this form is inline PTX, one instruction.
+    Value bDesc =
+        a.layout == Layout::Acc
+            ? descriptor(transposedV.base, transposedV.rows / e * 128 + 16)
+            : descriptor(bBuf.base, bBuf.cols / e * 128);
+    std::string asmString;
+    llvm::raw_string_ostream os(asmString);
+    os << "wgmma.mma_async.sync.aligned.m64n" << n << "k8.f32.tf32.tf32 {";
+    for (int64_t r = 0; r < regs; ++r)
+      os << (r ? ", $" : "$") << r;
+    os << "}, {$" << regs << ", $" << regs + 1 << ", $" << regs + 2 << ", $"
+       << regs + 3 << "}, $" << regs + 4 << ", 1, 1, 1;";
+    std::string constraints;
+    for (int64_t r = 0; r < regs; ++r)
+      constraints += "=f,";
+    constraints += "r,r,r,r,l";
+    for (int64_t r = 0; r < regs; ++r)
+      constraints += "," + std::to_string(r);
+    Type i32 = b.getI32Type();
+    for (int64_t kt = 0; kt < k / 8; ++kt) {
+      SmallVector<Value> operands;
+      if (a.layout == Layout::Acc) {
+        for (int64_t j = 0; j < 2; ++j)
+          for (int64_t i = 0; i < 2; ++i)
+            operands.push_back(loadPrivate(a, accIndex(a, 0, kt, i, j)));
+      } else {
+        for (int64_t r = 0; r < 4; ++r)
+          operands.push_back(loadPrivate(cached->second, kt * 4 + r));
+      }
+      for (Value &v : operands)
+        v = LLVM::BitcastOp::create(b, loc, i32, v);
+      operands.push_back(atStep(bDesc, kt));
+      for (int64_t r = 0; r < regs; ++r)
+        operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, r));
+      acc = LLVM::InlineAsmOp::create(
+                b, loc, structType, operands, asmString, constraints,
+                /*has_side_effects=*/true, /*is_align_stack=*/false,
+                LLVM::tailcallkind::TailCallKind::None,
+                LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+                /*operand_attrs=*/ArrayAttr())
+                .getResult(0);
+    }
+  } else {
+    // Warpgroup g computes rows [64 g, 64 g + 64): its A starts 8 row
+    // groups of core matrices further per warpgroup.
+    Value group = arith::DivUIOp::create(b, loc, tid, cIndex(128));
+    Value aDesc =
+        descriptor(arith::AddIOp::create(
+                       b, loc, a.base,
+                       arith::MulIOp::create(b, loc, group,
+                                             cIndex(8 * (a.cols / e) * 128))),
+                   a.cols / e * 128);
+    Value bDesc = descriptor(bBuf.base, bBuf.cols / e * 128);
+    for (int64_t kt = 0; kt < k / kStep; ++kt)
+      acc = NVVM::WgmmaMmaAsyncOp::create(
+          b, loc, structType, acc, atStep(aDesc, kt), atStep(bDesc, kt),
+          NVVM::MMAShapeAttr::get(ctx, 64, n, kStep), type, type,
+          NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+          NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+          NVVM::MMALayout::row, NVVM::MMALayout::col,
+          /*satfinite=*/nullptr);
+  }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   for (int64_t r = 0; r < regs; ++r)
     storePrivate(c, r, LLVM::ExtractValueOp::create(b, loc, acc, r));
+  return success();
 }
 
 void Distributor::contractWithFMA(Buffer &a, Buffer &bBuf, Buffer &c,
@@ -500,9 +609,10 @@ LogicalResult Distributor::rewriteContraction(linalg::GenericOp op) {
   int64_t k = op.getStaticLoopRanges()[2];
   b.setInsertionPoint(op);
   Type elt = bBuf->type.getElementType();
-  if (wgmmaContractions.contains(op))
-    contractWithWgmma(*a, *bBuf, *c, k);
-  else if (elt.isF32() && ieee)
+  if (wgmmaContractions.contains(op)) {
+    if (failed(contractWithWgmma(*a, *bBuf, *c, k)))
+      return failure();
+  } else if (elt.isF32() && ieee)
     contractWithFMA(*a, *bBuf, *c, bTransposed, k);
   else
     contractWithMMA(*a, *bBuf, *c, bTransposed, k);

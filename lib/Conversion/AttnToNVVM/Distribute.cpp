@@ -558,7 +558,8 @@ FailureOr<int64_t> Distributor::run() {
   laneHi = arith::DivUIOp::create(b, loc, lane, cIndex(16));
   laneMod16 = arith::RemUIOp::create(b, loc, lane, cIndex(16));
 
-  // Q K^T on wgmma where it can be: its tiles in core-matrix layout.
+  // Q K^T and tf32 P V on wgmma where they can be: their shared tiles in
+  // core-matrix layout.
   selectWgmmaOperands();
 
   // Storage: shared views, register arrays, ieee P scratch.
@@ -581,6 +582,11 @@ FailureOr<int64_t> Distributor::run() {
                                             : rowTiles * 2;
       buf.storage = memref::AllocaOp::create(b, loc, MemRefType::get({n}, f32));
     }
+  }
+  for (Buffer &t : transposedTiles) {
+    allocateSharedView(t.rows, t.cols, t.type.getElementType(), t);
+    // The 16-byte padding of each 8-row group (see sharedAddress).
+    sharedOffset += t.cols / 8 * 16;
   }
   if (ieee) {
     SmallVector<linalg::GenericOp> contractions;

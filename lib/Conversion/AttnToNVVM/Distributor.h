@@ -48,6 +48,16 @@ struct Buffer {
   /// A wgmma operand: 8-row x 16-byte core matrices, each 128 contiguous
   /// bytes, row-major over (row / 8, col / (16 / bytes)); no padding.
   bool coreMatrix = false;
+  /// A wgmma B operand that tf32 needs K-major but whose tile is [k][n] (V
+  /// of `P V`), written by transposeForWgmma: element (row, col) lives at
+  /// (col, slot(row)) of a core-matrix tile of `cols x rows`, where slot
+  /// permutes the rows within each 8 as the tf32 A registers of P stand for
+  /// them (row 2q -> q, row 2q + 1 -> q + 4), and its 8-row groups are
+  /// padded by 16 bytes. Also coreMatrix.
+  bool transposed = false;
+  /// A [k][n] tile that P V reads on wgmma: its transposed copy, an index
+  /// into Distributor::transposedTiles.
+  int64_t transposedTile = -1;
 };
 
 /// The shared-memory byte address (an index) of element (row, col) of `buf`.
@@ -149,8 +159,17 @@ private:
   /// warpgroups of 16-row warps); marks their operand tiles coreMatrix.
   void selectWgmmaOperands();
   /// `c += a * b^T` as wgmma.mma_async m64nNk{8,16} with both operands in
-  /// shared memory (core-matrix layout), one warpgroup per 64 rows.
-  void contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c, int64_t k);
+  /// shared memory (core-matrix layout), one warpgroup per 64 rows; or, for
+  /// an `a` in registers (tf32 P), `c += a * b` with A from the accumulator
+  /// registers of P and b a `transposed` tile.
+  LogicalResult contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
+                                  int64_t k);
+  /// Copies the [k][n] tile `from` into its `transposed` copy `to`: one
+  /// 16-byte shared load and four 4-byte stores per thread and step, each
+  /// step a base register plus immediates where the shape allows.
+  void transposeForWgmma(Buffer &from, Buffer &to);
+  /// The transposed copies of the V tiles whose P V runs on wgmma.
+  SmallVector<Buffer> transposedTiles;
   /// Contractions selectWgmmaOperands chose.
   DenseSet<Operation *> wgmmaContractions;
   void contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c, bool bTransposed,
@@ -163,6 +182,8 @@ private:
   /// `cacheFragments`: the Q tile of tf32 kernels, whose fragments would
   /// otherwise be re-read from shared memory every key block.
   void selectCachedFragments();
+  /// Whether tf32 A fragments of k columns fit the register budget.
+  bool cachesFragments(int64_t k) const;
   void cacheFragments(Buffer &tile);
   /// The candidates (by shared view) and their k sizes; then the register
   /// arrays that hold their fragments.

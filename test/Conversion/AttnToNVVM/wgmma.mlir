@@ -1,4 +1,4 @@
-// Q K^T on wgmma (--convert-attn-to-nvvm="wgmma=true"): an f32 (tf32)
+// Q K^T and P V on wgmma (--convert-attn-to-nvvm="wgmma=true"): an f32 (tf32)
 // causal attention, head dim 32, tiled for sm_90a into 64-row programs of
 // one warpgroup (4 warps of 16 rows):
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=1" --attn-online-softmax \
@@ -10,6 +10,14 @@
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm="wgmma=true" | FileCheck %s --check-prefix=PIPE
+
+// At head dim 64 (64 to 128), Q's tf32 fragments are read into registers
+// once, after Q's copy, and Q K^T takes A from them (inline PTX): Q keeps
+// its padded layout and K alone is in core matrices.
+// RUN: sed 's/x32xf32/x64xf32/g' %s \
+// RUN:   | attn-opt --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=1" --attn-online-softmax \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm="wgmma=true" | FileCheck %s --check-prefix=REG
 
 // Off by default, and where wgmma cannot run: sm_80, 32-row warps (128 rows
 // on 4 warps), exact f32.
@@ -28,11 +36,14 @@
 // RUN:   | attn-opt --convert-attn-to-nvvm="wgmma=true" | FileCheck %s --check-prefix=FMA
 
 // Q (64 x 32 f32) and K (32 x 32) unpadded in core matrices; V keeps its
-// 16-byte row padding: 8192 + 4096 + 32 * 36 * 4.
-// CHECK:      attn.shared_memory_bytes = 16896
+// 16-byte row padding (8192 + 4096 + 32 * 36 * 4), and its transposed copy
+// for P V follows, its 4 groups of 8 head-dim rows padded by 16 bytes:
+// 16896 + 32 * 32 * 4 + 4 * 16.
+// CHECK:      attn.shared_memory_bytes = 21056
 // CHECK:      memref.view {{.*}}[%c0{{.*}}] : {{.*}} to memref<64x32xf32, #gpu.address_space<workgroup>>
 // CHECK:      memref.view {{.*}}[%c8192{{.*}}] : {{.*}} to memref<32x32xf32, #gpu.address_space<workgroup>>
 // CHECK:      memref.view {{.*}}[%c12288{{.*}}] : {{.*}} to memref<32x36xf32, #gpu.address_space<workgroup>>
+// CHECK:      memref.view {{.*}}[%c16896{{.*}}] : {{.*}} to memref<32x32xf32, #gpu.address_space<workgroup>>
 // The Q tile load: chunk (row, col) at ((row / 8) * 8 + col / 4) * 128 +
 // (row % 8) * 16 + (col % 4) * 4, a 16-byte store through a pointer; then
 // each thread fences its generic-proxy writes for wgmma before the barrier.
@@ -45,23 +56,22 @@
 // CHECK:      llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
 // CHECK:      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: gpu.barrier
-// In the key loop, after K's loads and their fence: the descriptors of Q
-// (offset 8 row groups x 1024 bytes per warpgroup) and K, start address in
-// 16-byte units, leading byte offset 128 (8 << 16) and stride 1024
-// (64 << 32).
+// In the key loop, after K's loads and their fence, the wgmma fence and the
+// 16 accumulator registers of S; then the descriptors of Q (offset 8 row
+// groups x 1024 bytes per warpgroup) and K, start address in 16-byte
+// units, leading byte offset 128 (8 << 16) and stride 1024 (64 << 32), and
+// four k steps of 8 (32 bytes: +2 in the start field each).
 // CHECK:      scf.for
 // CHECK:        nvvm.fence.proxy
 // CHECK-NEXT:   gpu.barrier
+// CHECK:        nvvm.wgmma.fence.aligned
+// CHECK-COUNT-16: llvm.insertvalue
 // CHECK:        %[[WG:.*]] = arith.divui %thread_id_x, %c128
 // CHECK:        arith.muli %[[WG]], %c8192
 // CHECK:        arith.andi %{{.*}}, %c262143_i64
 // CHECK:        arith.shrui %{{.*}}, %c4_i64
 // CHECK:        %[[QD:.*]] = arith.ori %{{.*}}, %c274878431232_i64
 // CHECK:        %[[KD:.*]] = arith.ori %{{.*}}, %c274878431232_i64
-// Four k steps of 8 (32 bytes: +2 in the start field each) on the 16
-// accumulator registers of S.
-// CHECK:        nvvm.wgmma.fence.aligned
-// CHECK-COUNT-16: llvm.insertvalue
 // CHECK:        %[[A0:.*]] = arith.addi %[[QD]], %c0_i64
 // CHECK:        %[[B0:.*]] = arith.addi %[[KD]], %c0_i64
 // CHECK:        nvvm.wgmma.mma_async %[[A0]], %[[B0]], %{{.*}}, <m = 64, n = 32, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
@@ -75,8 +85,35 @@
 // CHECK:        nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT:   nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-COUNT-16: llvm.extractvalue
-// P V stays on mma.sync.
-// CHECK:        nvvm.mma.sync {{.*}} multiplicandAPtxType = #nvvm.mma_type<tf32>
+// tf32 P V on wgmma too. V's tile is copied into its transposed tile: per
+// thread two steps of one 16-byte load and four 4-byte stores; fenced for
+// the async proxy and published. Then four k steps of 8 keys, A from the
+// accumulator registers of P (0, 2, 1, 3: keys 2q and 2q + 1 stand for
+// k = q and q + 4) as inline PTX (m64n32k8: n is the head dim), B by the
+// transposed tile's descriptor: stride (32 / 4) * 128 + 16 = 1040 bytes
+// (65 << 32 | 8 << 16).
+// CHECK-NOT:    nvvm.mma.sync
+// CHECK:        vector.load {{.*}} : memref<32x36xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-COUNT-4: llvm.store {{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<3>
+// CHECK:        vector.load {{.*}} : memref<32x36xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-COUNT-4: llvm.store {{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<3>
+// CHECK-NEXT:   nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT:   gpu.barrier
+// CHECK-NEXT:   nvvm.wgmma.fence.aligned
+// CHECK:        %[[VD:.*]] = arith.ori %{{.*}}, %c279173398528_i64
+// CHECK:        %[[P0:.*]] = memref.load %[[P:.*]][%c0{{.*}}] : memref<16xf32>
+// CHECK-NEXT:   %c2{{.*}} = arith.constant 2 : index
+// CHECK-NEXT:   %[[P2:.*]] = memref.load %[[P]][%c2{{.*}}] : memref<16xf32>
+// CHECK:        %[[P1:.*]] = memref.load %[[P]][%c1{{.*}}] : memref<16xf32>
+// CHECK:        %[[P3:.*]] = memref.load %[[P]][%c3{{.*}}] : memref<16xf32>
+// CHECK:        %[[A0:.*]] = llvm.bitcast %[[P0]] : f32 to i32
+// CHECK:        %[[D0:.*]] = arith.addi %[[VD]], %c0_i64
+// CHECK:        llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 {$0, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15}, {$16, $17, $18, $19}, $20, 1, 1, 1;", "=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,r,r,r,r,l,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15" %[[A0]], %{{.*}}, %{{.*}}, %{{.*}}, %[[D0]],
+// CHECK-COUNT-3: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32
+// CHECK-NEXT:   nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT:   nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT:    nvvm.mma.sync
+// CHECK:        scf.yield
 
 // PIPE:       scf.for
 // PIPE:         nvvm.cp.async.wait.group 0
@@ -84,6 +121,20 @@
 // PIPE-NEXT:    gpu.barrier
 // PIPE:         nvvm.cp.async.shared.global
 // PIPE:         nvvm.wgmma.mma_async
+
+// REG:        %[[QV:.*]] = memref.view {{.*}}[%c0{{.*}}] : {{.*}} to memref<64x68xf32, #gpu.address_space<workgroup>>
+// REG:        memref.view {{.*}} to memref<32x64xf32, #gpu.address_space<workgroup>>
+// REG:        %[[X:.*]] = memref.load %[[QV]][
+// REG:        memref.store %[[X]], %[[QF:.*]][%c0{{.*}}] : memref<32xf32>
+// REG:        scf.for
+// REG:          nvvm.wgmma.fence.aligned
+// REG:          %[[Q0:.*]] = memref.load %[[QF]][%c0{{.*}}] : memref<32xf32>
+// REG:          llvm.bitcast %[[Q0]] : f32 to i32
+// REG:          llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32
+// REG-COUNT-7:  llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32
+// REG-NOT:      nvvm.wgmma.mma_async
+// REG:          nvvm.wgmma.commit.group.sync.aligned
+// REG:          llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32
 
 // MMA-NOT:    nvvm.wgmma
 // MMA-NOT:    nvvm.fence.proxy
