@@ -141,6 +141,7 @@ def main():
             print(f"FAIL {case['name']} [{desc}] {row.get('error') or row}", flush=True)
     passed = sum(r["ok"] for r in results)
     if args.out:
+        os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "gpu_check.json"), "w") as f:
             json.dump(results, f, indent=1)
     worst = {}

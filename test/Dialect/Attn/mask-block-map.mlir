@@ -5,6 +5,8 @@
 // RUN:   | FileCheck %s --check-prefix=MAP
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=1" --attn-mask-block-map -cse \
 // RUN:   --attn-online-softmax -cse | FileCheck %s --check-prefix=PROG
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-mask-block-map -cse \
+// RUN:   --attn-online-softmax -cse | FileCheck %s --check-prefix=RANGE
 
 // A mask broadcast over batch and heads: one slice.
 // MAP-LABEL: func.func @broadcast
@@ -29,6 +31,9 @@
 // PROG: scf.forall
 // PROG: } {attn.mask_block_map
 // PROG: scf.forall (%[[PB:.*]], %[[PH:.*]], %[[PQB:.*]]) in
+// One stage: no scan of the map row; every block up to the causal bound is
+// visited, and a removed one skips its loads with its math.
+// PROG-NOT: -> (index, index)
 // PROG: scf.for %[[KB:.*]] =
 // PROG-NOT: linalg.generic
 // PROG:   %[[CLS:.*]] = memref.load %{{.*}}[%c0, %c0, %[[PQB]], %[[KB]]] : memref<1x1x?x?xi8>
@@ -50,6 +55,30 @@
 // PROG-NEXT:    linalg.yield %[[SC]] : f32
 // PROG-NEXT:  }
 // PROG-NEXT: }
+// Two stages: the pipeliner would load every block of the loop a block
+// ahead, removed or not, so the program first scans its map row for the
+// first and one past the last live block (starting from numVisit and 0, an
+// empty range), and the key loop runs over that range, its loads at the
+// head of the body, outside the skip branch.
+// RANGE-LABEL: func.func @broadcast
+// RANGE: } {attn.mask_block_map
+// RANGE: scf.forall (%[[PB:.*]], %[[PH:.*]], %[[PQB:.*]]) in
+// RANGE: %[[NV:.*]] = arith.ceildivsi
+// RANGE: %[[R:.*]]:2 = scf.for %[[J:.*]] = %c0 to %[[NV]] step %c1 iter_args(%[[FIRST:.*]] = %[[NV]], %[[LAST:.*]] = %c0) -> (index, index) {
+// RANGE-NEXT: %[[C:.*]] = memref.load %{{.*}}[%c0, %c0, %[[PQB]], %[[J]]] : memref<1x1x?x?xi8>
+// RANGE-NEXT: %[[L:.*]] = arith.cmpi ne, %[[C]], %c0_i8 : i8
+// RANGE-NEXT: %[[MIN:.*]] = arith.minsi %[[FIRST]], %[[J]] : index
+// RANGE-NEXT: %[[F:.*]] = arith.select %[[L]], %[[MIN]], %[[FIRST]] : index
+// RANGE-NEXT: %[[NEXT:.*]] = arith.addi %[[J]], %c1 : index
+// RANGE-NEXT: %[[E:.*]] = arith.select %[[L]], %[[NEXT]], %[[LAST]] : index
+// RANGE-NEXT: scf.yield %[[F]], %[[E]] : index, index
+// RANGE: scf.for %[[KB:.*]] = %[[R]]#0 to %[[R]]#1 step %c1 {
+// RANGE: linalg.copy ins(%subview
+// RANGE: linalg.copy ins(%subview
+// RANGE: %[[CLS:.*]] = memref.load %{{.*}}[%c0, %c0, %[[PQB]], %[[KB]]] : memref<1x1x?x?xi8>
+// RANGE: scf.if
+// RANGE-NOT: linalg.copy ins(%subview
+// RANGE: } {attn.config
 func.func @broadcast(%q: tensor<?x8x?x64xf32>, %m: tensor<1x1x?x?xf32>) -> tensor<?x8x?x64xf32> {
   %o = attn.attention %q, %q, %q mask(%m) : tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>, tensor<1x1x?x?xf32> -> tensor<?x8x?x64xf32>
   return %o : tensor<?x8x?x64xf32>

@@ -26,29 +26,36 @@ struct Defaults {
 ///    at D = 64, where the two-stage full kernel spills (sweep 3). Below
 ///    D = 64 two stages (tiles of short rows; three spill at D = 16).
 ///  - f32 (tf32): 4 warps of 16 rows, key blocks of 32 (16 above head dim
-///    128), one stage; f32 fragments take twice the registers. With a mask
-///    tensor two stages (sweep 5).
+///    128), two stages at D <= 128 (one with precision = ieee); f32 fragments
+///    take twice the registers. One stage copies K/V through registers at the
+///    loop head, and ncu put 25-28% of the seed kernels' stall samples on those
+///    stores waiting for their loads
+///    (bench/results/2026-12-01-h200-f32-stages.log: two stages 2-8% faster for
+///    `causal` at T = 128-512).
 ///  - D > 128: 64-row programs, key blocks of 32 (16-bit) or 16 (f32).
 /// These keep every kernel of the CI matrix free of spills
 /// (test/Target/PTX/ptxas-matrix.test). The CPU numbers keep every block
 /// buffer small enough for the stack of one program and make tails cheap.
 static Defaults getDefaults(Type elementType, int64_t headDim,
-                            int64_t valueHeadDim, bool hasMask,
+                            int64_t valueHeadDim, bool hasMask, bool ieee,
                             StringRef target) {
   if (target == "cpu")
     return {32, 32, 1, 1};
   int64_t maxDim = std::max(headDim, valueHeadDim);
   bool wide = elementType.isF32();
+  // Exact f32 (precision = ieee) keeps one stage: its three-pass products
+  // take the registers a second stage's addresses need (8 bytes spilled at
+  // head dim 128 with two).
+  int64_t wideStages = ieee ? 1 : 2;
   if (hasMask) {
     // The mask tensor's bias takes registers of its own. f32 at D <= 128:
-    // 64x32, one stage, as without a mask: with the block map of
-    // --attn-mask-block-map the loads of removed blocks sit under the skip
-    // branch only with one stage (H200, the seed's mask tensor: 13% faster
-    // than two stages at T=512, 7% at T=256, 2% at T=128; before
-    // the map, two stages were 4-8% faster, sweep 5). At D > 128 64x16, two
-    // stages, fits without spills.
+    // 64x32, two stages, as without a mask: the pipelined loop runs over the
+    // live range of the block map (--attn-online-softmax), so the blocks a
+    // causal mask tensor removes are not loaded (before the range, one
+    // stage, whose loads sit under the skip branch, was 2-13% faster). At
+    // D > 128 64x16, two stages, fits without spills.
     if (wide && maxDim <= 128)
-      return {64, 32, 4, 1};
+      return {64, 32, 4, wideStages};
     if (maxDim > 128)
       return {64, 16, 4, 2};
     // 16-bit: 64x64 at D <= 64; at D <= 128 128x32 with three stages, as
@@ -65,16 +72,17 @@ static Defaults getDefaults(Type elementType, int64_t headDim,
   if (maxDim > 128)
     return {64, wide ? 16 : 32, 4, wide ? 1 : 2};
   if (wide)
-    return {64, 32, 4, 1};
+    return {64, 32, 4, wideStages};
   return {128, maxDim <= 64 ? 64 : 32, 4, maxDim < 64 ? 2 : 3};
 }
 
 KernelConfigAttr
 mlir::attn::selectKernelConfig(MLIRContext *context, Type elementType,
                                int64_t headDim, int64_t valueHeadDim,
-                               bool hasMask, StringRef target,
+                               bool hasMask, bool ieee, StringRef target,
                                const KernelConfigOverrides &overrides) {
-  Defaults d = getDefaults(elementType, headDim, valueHeadDim, hasMask, target);
+  Defaults d =
+      getDefaults(elementType, headDim, valueHeadDim, hasMask, ieee, target);
   auto pick = [](int64_t override, int64_t fallback) {
     return override > 0 ? override : fallback;
   };

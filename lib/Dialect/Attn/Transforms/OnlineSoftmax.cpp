@@ -140,6 +140,12 @@ private:
   /// block map, its class says so (and whether the terms are all 0) without
   /// reading the mask; else the terms are read and reduced.
   Value buildLiveCheck(Value kb, Value col0);
+  /// The class of key block `kb` in the program's row of the block map.
+  Value loadBlockClass(Value kb);
+  /// With a block map and pipelined key loops: the first and one past the
+  /// last block of [0, numVisit) the map does not remove, from a scan of
+  /// the program's map row before the loop (numVisit and 0 when all are).
+  std::pair<Value, Value> buildLiveRange(Value numVisit);
 
   OpBuilder &b;
   Location loc;
@@ -289,7 +295,16 @@ void ProgramBuilder::build() {
   };
   if (!op.getMask())
     loop(zero, numUnmasked, /*masked=*/false);
-  loop(numUnmasked, numVisit, /*masked=*/true);
+  if (op.getBlockMap() && op.getConfig().getNumStages() > 1) {
+    // The pipeliner loads every block of its loop a block ahead, removed
+    // or not: the loop runs over the live range only (for a causal mask
+    // tensor, up to the diagonal). With one stage a removed block's loads
+    // are skipped with its math, and the scan measured slower.
+    auto [first, last] = buildLiveRange(numVisit);
+    loop(first, last, /*masked=*/true);
+  } else {
+    loop(numUnmasked, numVisit, /*masked=*/true);
+  }
 
   // Epilogue: O = acc * (1 / l), one division per row; rows with no
   // visible key (l == 0, acc == 0) give 0.
@@ -333,7 +348,6 @@ void ProgramBuilder::buildContraction() {
                                            extend(nb, l, args[1]));
         yieldValue(nb, l, arith::AddFOp::create(nb, l, args[2], prod));
       });
-
 }
 
 void ProgramBuilder::buildScoreScaleAndMasks(Value col0, bool masked) {
@@ -402,17 +416,41 @@ void ProgramBuilder::buildMaskTerms(Value col0) {
           });
 }
 
+Value ProgramBuilder::loadBlockClass(Value kb) {
+  Value blockMap = op.getBlockMap();
+  auto mapType = cast<MemRefType>(blockMap.getType());
+  Value zero = index(0);
+  Value mapBatch = mapType.getDimSize(0) == 1 ? zero : op.getBatch();
+  Value mapHead = mapType.getDimSize(1) == 1 ? zero : op.getHead();
+  return memref::LoadOp::create(
+      b, loc, blockMap, ValueRange{mapBatch, mapHead, op.getQueryBlock(), kb});
+}
+
+std::pair<Value, Value> ProgramBuilder::buildLiveRange(Value numVisit) {
+  Value zero = index(0), one = index(1);
+  Value removed = arith::ConstantIntOp::create(
+      b, loc, static_cast<int64_t>(MaskBlockClass::Removed), 8);
+  auto scan = scf::ForOp::create(
+      b, loc, zero, numVisit, one, ValueRange{numVisit, zero},
+      [&](OpBuilder &nb, Location l, Value kb, ValueRange range) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToEnd(nb.getInsertionBlock());
+        Value live = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne,
+                                           loadBlockClass(kb), removed);
+        Value first = arith::SelectOp::create(
+            b, l, live, arith::MinSIOp::create(b, l, range[0], kb), range[0]);
+        Value last = arith::SelectOp::create(
+            b, l, live, arith::AddIOp::create(b, l, kb, one), range[1]);
+        scf::YieldOp::create(b, l, ValueRange{first, last});
+      });
+  return {scan.getResult(0), scan.getResult(1)};
+}
+
 Value ProgramBuilder::buildLiveCheck(Value kb, Value col0) {
-  if (Value blockMap = op.getBlockMap()) {
+  if (op.getBlockMap()) {
     // The class of the block: 0 skips it, 1 gives every score a 0 term (no
     // mask read), 2 reads the terms.
-    auto mapType = cast<MemRefType>(blockMap.getType());
-    Value zero = index(0);
-    Value mapBatch = mapType.getDimSize(0) == 1 ? zero : op.getBatch();
-    Value mapHead = mapType.getDimSize(1) == 1 ? zero : op.getHead();
-    Value cls = memref::LoadOp::create(
-        b, loc, blockMap,
-        ValueRange{mapBatch, mapHead, op.getQueryBlock(), kb});
+    Value cls = loadBlockClass(kb);
     auto classConst = [&](MaskBlockClass c) {
       return arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(c), 8);
     };

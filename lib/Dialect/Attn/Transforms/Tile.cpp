@@ -114,10 +114,10 @@ struct TileAttentionPattern : public OpRewritePattern<AttentionOp> {
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    KernelConfigAttr config =
-        selectKernelConfig(op.getContext(), op.getElementType(),
-                           op.getHeadDim(), op.getValueHeadDim(),
-                           static_cast<bool>(op.getMask()), target, overrides);
+    KernelConfigAttr config = selectKernelConfig(
+        op.getContext(), op.getElementType(), op.getHeadDim(),
+        op.getValueHeadDim(), static_cast<bool>(op.getMask()),
+        op.isIEEEPrecision(), target, overrides);
     FailureOr<Value> result = tileAttention(rewriter, op, config);
     if (failed(result))
       return failure();

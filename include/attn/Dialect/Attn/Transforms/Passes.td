@@ -119,7 +119,11 @@ def AttnMaskBlockMap : Pass<"attn-mask-block-map", "func::FuncOp"> {
     map is freed after the grid. A mask tensor is read once per launch
     instead of once per program that reads it (the seed's causal mask
     tensor at T=512: once instead of 3072 times), and the blocks it does
-    not mix are read not at all.
+    not mix are read not at all. With two or more stages,
+    `--attn-online-softmax` has each program scan its map row for the
+    first and one past the last live block and runs the (pipelined) key
+    loop over that range only, so that blocks the map removes at either end
+    are not loaded a block ahead.
 
     On the GPU the classification grid is a second kernel, launched before
     the attention kernel, and the map a workspace of the launch manifest

@@ -36,7 +36,7 @@ struct KernelConfigOverrides {
 /// Fields of `overrides` that are not 0 replace the defaults.
 KernelConfigAttr selectKernelConfig(MLIRContext *context, Type elementType,
                                     int64_t headDim, int64_t valueHeadDim,
-                                    bool hasMask, StringRef target,
+                                    bool hasMask, bool ieee, StringRef target,
                                     const KernelConfigOverrides &overrides);
 
 /// Rewrites `op` into a program grid (`scf.forall` over batch, query head and
