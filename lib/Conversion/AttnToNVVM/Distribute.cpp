@@ -504,7 +504,12 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
 }
 
 void Distributor::allocateSharedView(int64_t rows, int64_t cols, Type elt,
-                                     Buffer &buf, int64_t numStages) {
+                                     Buffer &buf, int64_t numStages,
+                                     int64_t at) {
+  int64_t end = sharedOffset;
+  if (at >= 0)
+    sharedOffset = at;
+  buf.offset = sharedOffset;
   auto workgroup =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
@@ -526,6 +531,35 @@ void Distributor::allocateSharedView(int64_t rows, int64_t cols, Type elt,
                                         cIndex(sharedOffset), ValueRange{});
   }
   sharedOffset += numStages * buf.stageBytes;
+  if (at >= 0)
+    sharedOffset = std::max(end, sharedOffset);
+}
+
+void Distributor::allocateTransposedTiles() {
+  // Q's tile is read once, by cacheFragments after Q's copy; every key loop
+  // passes a barrier (its copies' or its head's) before the first transpose
+  // writes, so the transposed tile can take Q's place.
+  SmallVector<Buffer *> free;
+  for (auto &[value, buf] : buffers)
+    if (buf.layout == Layout::Shared && buf.slots == 1 &&
+        fragmentTiles.count(buf.storage))
+      free.push_back(&buf);
+  for (Buffer &t : transposedTiles) {
+    int64_t bytes = t.type.getElementType().getIntOrFloatBitWidth() / 8;
+    // The 16-byte padding of each 8-row group (see sharedAddress).
+    int64_t padding = t.cols / 8 * 16;
+    int64_t need = t.rows * t.cols * bytes + padding;
+    auto *fit =
+        llvm::find_if(free, [&](Buffer *q) { return q->stageBytes >= need; });
+    if (fit != free.end()) {
+      allocateSharedView(t.rows, t.cols, t.type.getElementType(), t,
+                         /*numStages=*/1, (*fit)->offset);
+      free.erase(fit);
+      continue;
+    }
+    allocateSharedView(t.rows, t.cols, t.type.getElementType(), t);
+    sharedOffset += padding;
+  }
 }
 
 FailureOr<int64_t> Distributor::run() {
@@ -583,11 +617,6 @@ FailureOr<int64_t> Distributor::run() {
       buf.storage = memref::AllocaOp::create(b, loc, MemRefType::get({n}, f32));
     }
   }
-  for (Buffer &t : transposedTiles) {
-    allocateSharedView(t.rows, t.cols, t.type.getElementType(), t);
-    // The 16-byte padding of each 8-row group (see sharedAddress).
-    sharedOffset += t.cols / 8 * 16;
-  }
   if (ieee) {
     SmallVector<linalg::GenericOp> contractions;
     kernel.walk([&](linalg::GenericOp op) {
@@ -610,6 +639,7 @@ FailureOr<int64_t> Distributor::run() {
 
   // tf32 Q fragments read once, into registers, after Q's copy.
   selectCachedFragments();
+  allocateTransposedTiles();
 
   // The loops --attn-pipeline expanded wait for their tiles at their head.
   waitInPipelinedLoops();

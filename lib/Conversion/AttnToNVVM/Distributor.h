@@ -45,6 +45,8 @@ struct Buffer {
   int64_t slots = 1;
   Value stages, stage;
   int64_t stageBytes = 0;
+  /// Shared buffers: the byte offset of the view in dynamic shared memory.
+  int64_t offset = -1;
   /// A wgmma operand: 8-row x 16-byte core matrices, each 128 contiguous
   /// bytes, row-major over (row / 8, col / (16 / bytes)); no padding.
   bool coreMatrix = false;
@@ -148,9 +150,14 @@ private:
   /// block): cp.async of the valid rows (zero-filling the others) when there
   /// are any, then a commit per copy.
   LogicalResult rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies);
-  /// Allocates `buf` in shared memory (`numStages` slots of it).
+  /// Allocates `buf` in shared memory (`numStages` slots of it), at the
+  /// end of what is allocated, or at byte offset `at` (memory it reuses).
   void allocateSharedView(int64_t rows, int64_t cols, Type elt, Buffer &buf,
-                          int64_t numStages = 1);
+                          int64_t numStages = 1, int64_t at = -1);
+  /// The transposed V tiles of tf32 P V on wgmma: over Q's tile where Q's
+  /// fragments are cached in registers (no thread reads Q's tile after
+  /// that), else after the other tiles.
+  void allocateTransposedTiles();
   /// Pipelined loops whose prologue has its barrier.
   DenseSet<Operation *> prologueBarriers;
   LogicalResult rewriteGeneric(linalg::GenericOp op);

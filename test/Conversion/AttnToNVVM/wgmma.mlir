@@ -122,8 +122,14 @@
 // PIPE:         nvvm.cp.async.shared.global
 // PIPE:         nvvm.wgmma.mma_async
 
+// Q's tile (64 x 68 f32, 17408 bytes) is read once, into registers, so the
+// transposed V tile of P V (64 x 32 f32 and 8 x 16 bytes of padding) takes
+// its place: 17408 + 8192 (K) + 32 * 68 * 4 (V) bytes in all.
+// REG:        attn.shared_memory_bytes = 34304
 // REG:        %[[QV:.*]] = memref.view {{.*}}[%c0{{.*}}] : {{.*}} to memref<64x68xf32, #gpu.address_space<workgroup>>
-// REG:        memref.view {{.*}} to memref<32x64xf32, #gpu.address_space<workgroup>>
+// REG:        memref.view {{.*}}[%c17408{{.*}}] : {{.*}} to memref<32x64xf32, #gpu.address_space<workgroup>>
+// REG:        memref.view {{.*}}[%c25600{{.*}}] : {{.*}} to memref<32x68xf32, #gpu.address_space<workgroup>>
+// REG:        memref.view {{.*}}[%c0{{.*}}] : {{.*}} to memref<32x64xf32, #gpu.address_space<workgroup>>
 // REG:        %[[X:.*]] = memref.load %[[QV]][
 // REG:        memref.store %[[X]], %[[QF:.*]][%c0{{.*}}] : memref<32xf32>
 // REG:        scf.for
