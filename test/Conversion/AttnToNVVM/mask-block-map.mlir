@@ -38,12 +38,18 @@
 // CHECK: gpu.func @seed_like_kernel({{.*}}, %[[W2:.*]]: memref<1x1x?x?xi8>) kernel
 // CHECK-SAME: attn.kernel_args = array<i32: 0, 0, 0, 1, -1, -2>, attn.kernel_workspaces = ["mask_block_map"]
 // CHECK-NOT: nvvm.barrier #nvvm.reduction
-// Two stages: the program scans its map row for the live range first, and
-// the pipelined key loop runs over that range only.
-// CHECK: %[[RANGE:.*]]:2 = scf.for %[[J:.*]] = %c0 to %[[NV:.*]] step %c1 iter_args(%{{.*}} = %[[NV]], %{{.*}} = %c0) -> (index, index) {
+// Two stages: the program scans its map row for the live range and its
+// zero-term run first; the run goes through a pipelined loop without mask
+// code (no class load), the rest of the range through the masked one.
+// CHECK: %[[RANGE:.*]]:3 = scf.for %[[J:.*]] = %c0 to %[[NV:.*]] step %c1 iter_args(%{{.*}} = %[[NV]], %{{.*}} = %c0, %{{.*}} = %[[NV]]) -> (index, index, index) {
 // CHECK:   %[[SCAN:.*]] = memref.load %[[W2]][%c0, %c0, %{{.*}}, %[[J]]] : memref<1x1x?x?xi8>
 // CHECK:   arith.cmpi ne, %[[SCAN]], %c0_i8
-// CHECK: scf.for %{{.*}} = %[[RANGE]]#0 to %[[RANGE]]#1 step %c1 {
+// CHECK: %[[PLAIN:.*]] = arith.maxsi %{{.*}}, %[[RANGE]]#0 : index
+// CHECK: scf.for %{{.*}} = %[[RANGE]]#0 to %{{.*}} step %c1 {
+// CHECK-NOT: memref.load %[[W2]]
+// CHECK: nvvm.mma.sync
+// CHECK-NOT: memref.load %[[W2]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[RANGE]]#1 step %c1 {
 // CHECK: %[[CLS:.*]] = memref.load %[[W2]][%c0, %c0, %{{.*}}, %{{.*}}] : memref<1x1x?x?xi8>
 // CHECK: %[[LIVE:.*]] = arith.cmpi ne, %[[CLS]], %c0_i8
 // CHECK: scf.if %[[LIVE]] {

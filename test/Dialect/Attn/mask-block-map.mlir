@@ -55,24 +55,41 @@
 // PROG-NEXT:    linalg.yield %[[SC]] : f32
 // PROG-NEXT:  }
 // PROG-NEXT: }
-// Two stages: the pipeliner would load every block of the loop a block
+// Two stages: the pipeliner would load every block of its loop a block
 // ahead, removed or not, so the program first scans its map row for the
 // first and one past the last live block (starting from numVisit and 0, an
-// empty range), and the key loop runs over that range, its loads at the
-// head of the body, outside the skip branch.
+// empty range) and for the end of the run of zero-term blocks (class 1)
+// that starts at the first live one. An f32 program runs that run with the
+// unmasked step (no class load, no skip branch, whole blocks: below the
+// tail bound too), then the rest of the range with the masked step, its
+// loads at the head of the body, outside the skip branch.
 // RANGE-LABEL: func.func @broadcast
 // RANGE: } {attn.mask_block_map
 // RANGE: scf.forall (%[[PB:.*]], %[[PH:.*]], %[[PQB:.*]]) in
 // RANGE: %[[NV:.*]] = arith.ceildivsi
-// RANGE: %[[R:.*]]:2 = scf.for %[[J:.*]] = %c0 to %[[NV]] step %c1 iter_args(%[[FIRST:.*]] = %[[NV]], %[[LAST:.*]] = %c0) -> (index, index) {
+// RANGE: %[[FULL:.*]] = arith.divsi
+// RANGE: %[[BOUND:.*]] = arith.minsi %[[FULL]], %[[NV]] : index
+// RANGE: %[[R:.*]]:3 = scf.for %[[J:.*]] = %c0 to %[[NV]] step %c1 iter_args(%[[FIRST:.*]] = %[[NV]], %[[LAST:.*]] = %c0, %[[ZEND:.*]] = %[[NV]]) -> (index, index, index) {
 // RANGE-NEXT: %[[C:.*]] = memref.load %{{.*}}[%c0, %c0, %[[PQB]], %[[J]]] : memref<1x1x?x?xi8>
 // RANGE-NEXT: %[[L:.*]] = arith.cmpi ne, %[[C]], %c0_i8 : i8
 // RANGE-NEXT: %[[MIN:.*]] = arith.minsi %[[FIRST]], %[[J]] : index
 // RANGE-NEXT: %[[F:.*]] = arith.select %[[L]], %[[MIN]], %[[FIRST]] : index
 // RANGE-NEXT: %[[NEXT:.*]] = arith.addi %[[J]], %c1 : index
 // RANGE-NEXT: %[[E:.*]] = arith.select %[[L]], %[[NEXT]], %[[LAST]] : index
-// RANGE-NEXT: scf.yield %[[F]], %[[E]] : index, index
-// RANGE: scf.for %[[KB:.*]] = %[[R]]#0 to %[[R]]#1 step %c1 {
+// RANGE-NEXT: %[[STARTED:.*]] = arith.cmpi sle, %[[F]], %[[J]] : index
+// RANGE-NEXT: %[[RUNNING:.*]] = arith.cmpi eq, %[[ZEND]], %[[NV]] : index
+// RANGE-NEXT: %[[NOTZERO:.*]] = arith.cmpi ne, %[[C]], %c1_i8 : i8
+// RANGE-NEXT: %[[A:.*]] = arith.andi %[[STARTED]], %[[RUNNING]] : i1
+// RANGE-NEXT: %[[ENDS:.*]] = arith.andi %[[A]], %[[NOTZERO]] : i1
+// RANGE-NEXT: %[[Z:.*]] = arith.select %[[ENDS]], %[[J]], %[[ZEND]] : index
+// RANGE-NEXT: scf.yield %[[F]], %[[E]], %[[Z]] : index, index, index
+// RANGE: %[[M1:.*]] = arith.minsi %[[R]]#2, %[[R]]#1 : index
+// RANGE-NEXT: %[[M2:.*]] = arith.minsi %[[M1]], %[[BOUND]] : index
+// RANGE-NEXT: %[[PLAIN:.*]] = arith.maxsi %[[M2]], %[[R]]#0 : index
+// RANGE-NEXT: scf.for %{{.*}} = %[[R]]#0 to %[[PLAIN]] step %c1 {
+// RANGE-NOT: scf.if
+// RANGE-NOT: xi8>
+// RANGE: scf.for %[[KB:.*]] = %[[PLAIN]] to %[[R]]#1 step %c1 {
 // RANGE: linalg.copy ins(%subview
 // RANGE: linalg.copy ins(%subview
 // RANGE: %[[CLS:.*]] = memref.load %{{.*}}[%c0, %c0, %[[PQB]], %[[KB]]] : memref<1x1x?x?xi8>
@@ -97,7 +114,18 @@ func.func @per_batch(%q: tensor<?x8x?x64xf16>, %m: tensor<?x1x?x?xf16>) -> tenso
   return %o : tensor<?x8x?x64xf16>
 }
 
-// A per-head i1 mask with static heads: the map has 8 head slices.
+// A per-head i1 mask with static heads: the map has 8 head slices. 16-bit
+// programs keep one masked loop over the live range (a second copy of the
+// block math made ptxas spill at head dim 64).
+// RANGE-LABEL: func.func @per_head_bool
+// RANGE: } {attn.mask_block_map
+// RANGE: scf.forall (%{{.*}}, %[[H16:.*]], %[[QB16:.*]]) in
+// RANGE: %[[R16:.*]]:3 = scf.for
+// RANGE: scf.yield
+// RANGE-NEXT: }
+// RANGE-NEXT: scf.for %[[KB16:.*]] = %[[R16]]#0 to %[[R16]]#1 step %c1 {
+// RANGE: memref.load %{{.*}}[%c0, %[[H16]], %[[QB16]], %[[KB16]]] : memref<1x8x?x?xi8>
+// RANGE: scf.if
 // MAP-LABEL: func.func @per_head_bool
 // MAP: memref.alloc(%{{.*}}, %{{.*}}) {attn.workspace = "mask_block_map"} : memref<1x8x?x?xi8>
 // MAP: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 8, %{{.*}}, %{{.*}})

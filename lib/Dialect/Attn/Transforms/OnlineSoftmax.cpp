@@ -142,10 +142,15 @@ private:
   Value buildLiveCheck(Value kb, Value col0);
   /// The class of key block `kb` in the program's row of the block map.
   Value loadBlockClass(Value kb);
-  /// With a block map and pipelined key loops: the first and one past the
-  /// last block of [0, numVisit) the map does not remove, from a scan of
-  /// the program's map row before the loop (numVisit and 0 when all are).
-  std::pair<Value, Value> buildLiveRange(Value numVisit);
+  /// With a block map and pipelined key loops, from a scan of the
+  /// program's map row before the loops: the first and one past the last
+  /// block of [0, numVisit) the map does not remove (numVisit and 0 when
+  /// it removes all), and the end of the run of zero-term blocks that
+  /// starts at the first (numVisit when it reaches the end).
+  struct LiveRange {
+    Value first, last, zeroEnd;
+  };
+  LiveRange buildLiveRange(Value numVisit);
 
   OpBuilder &b;
   Location loc;
@@ -280,10 +285,9 @@ void ProgramBuilder::build() {
   visibility.batch = batch;
   visibility.head = head;
   // A user mask can remove any key of any block: then every block is masked.
-  if (op.getMask())
-    numUnmasked = zero;
-  else
-    numUnmasked = arith::MinSIOp::create(b, loc, numUnmasked, numVisit);
+  // (Whole blocks that need no causal or tail mask: below unmaskedBound.)
+  Value unmaskedBound = arith::MinSIOp::create(b, loc, numUnmasked, numVisit);
+  numUnmasked = op.getMask() ? zero : unmaskedBound;
 
   // Loop 1: blocks that need no mask. Loop 2: diagonal and tail blocks (and
   // every block under a user mask).
@@ -297,11 +301,24 @@ void ProgramBuilder::build() {
     loop(zero, numUnmasked, /*masked=*/false);
   if (op.getBlockMap() && op.getConfig().getNumStages() > 1) {
     // The pipeliner loads every block of its loop a block ahead, removed
-    // or not: the loop runs over the live range only (for a causal mask
+    // or not: the loops run over the live range only (for a causal mask
     // tensor, up to the diagonal). With one stage a removed block's loads
-    // are skipped with its math, and the scan measured slower.
-    auto [first, last] = buildLiveRange(numVisit);
-    loop(first, last, /*masked=*/true);
+    // are skipped with its math, and the scan measured slower. The run of
+    // zero-term blocks at its start (for a causal mask tensor, every block
+    // left of the diagonal) needs no mask code at all: the unmasked step,
+    // as loop 1 of a kernel without a mask, over whole blocks. f32 only:
+    // the second copy of the block math made ptxas spill 12 bytes in the
+    // 16-bit head dim 64 i1-mask kernels of the CI matrix.
+    LiveRange range = buildLiveRange(numVisit);
+    Value plainEnd = range.first;
+    if (elementType == f32) {
+      plainEnd = arith::MinSIOp::create(
+          b, loc, arith::MinSIOp::create(b, loc, range.zeroEnd, range.last),
+          unmaskedBound);
+      plainEnd = arith::MaxSIOp::create(b, loc, plainEnd, range.first);
+      loop(range.first, plainEnd, /*masked=*/false);
+    }
+    loop(plainEnd, range.last, /*masked=*/true);
   } else {
     loop(numUnmasked, numVisit, /*masked=*/true);
   }
@@ -426,24 +443,39 @@ Value ProgramBuilder::loadBlockClass(Value kb) {
       b, loc, blockMap, ValueRange{mapBatch, mapHead, op.getQueryBlock(), kb});
 }
 
-std::pair<Value, Value> ProgramBuilder::buildLiveRange(Value numVisit) {
+ProgramBuilder::LiveRange ProgramBuilder::buildLiveRange(Value numVisit) {
   Value zero = index(0), one = index(1);
-  Value removed = arith::ConstantIntOp::create(
-      b, loc, static_cast<int64_t>(MaskBlockClass::Removed), 8);
+  auto classConst = [&](MaskBlockClass c) {
+    return arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(c), 8);
+  };
+  Value removed = classConst(MaskBlockClass::Removed);
+  Value zeroTerms = classConst(MaskBlockClass::Zero);
   auto scan = scf::ForOp::create(
-      b, loc, zero, numVisit, one, ValueRange{numVisit, zero},
+      b, loc, zero, numVisit, one, ValueRange{numVisit, zero, numVisit},
       [&](OpBuilder &nb, Location l, Value kb, ValueRange range) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToEnd(nb.getInsertionBlock());
-        Value live = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne,
-                                           loadBlockClass(kb), removed);
+        Value cls = loadBlockClass(kb);
+        Value live =
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, cls, removed);
         Value first = arith::SelectOp::create(
             b, l, live, arith::MinSIOp::create(b, l, range[0], kb), range[0]);
         Value last = arith::SelectOp::create(
             b, l, live, arith::AddIOp::create(b, l, kb, one), range[1]);
-        scf::YieldOp::create(b, l, ValueRange{first, last});
+        // The zero run ends at the first block from `first` on that is not
+        // of zero terms (removed or mixed); zeroEnd < numVisit once it has.
+        Value started =
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, first, kb);
+        Value running = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                              range[2], numVisit);
+        Value notZero = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne,
+                                              cls, zeroTerms);
+        Value ends = arith::AndIOp::create(
+            b, l, arith::AndIOp::create(b, l, started, running), notZero);
+        Value zeroEnd = arith::SelectOp::create(b, l, ends, kb, range[2]);
+        scf::YieldOp::create(b, l, ValueRange{first, last, zeroEnd});
       });
-  return {scan.getResult(0), scan.getResult(1)};
+  return {scan.getResult(0), scan.getResult(1), scan.getResult(2)};
 }
 
 Value ProgramBuilder::buildLiveCheck(Value kb, Value col0) {

@@ -123,7 +123,9 @@ def AttnMaskBlockMap : Pass<"attn-mask-block-map", "func::FuncOp"> {
     `--attn-online-softmax` has each program scan its map row for the
     first and one past the last live block and runs the (pipelined) key
     loop over that range only, so that blocks the map removes at either end
-    are not loaded a block ahead.
+    are not loaded a block ahead; f32 programs run the zero-term blocks
+    that start the range with the unmasked step (no class load, no
+    branches).
 
     On the GPU the classification grid is a second kernel, launched before
     the attention kernel, and the map a workspace of the launch manifest
