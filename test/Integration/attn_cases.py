@@ -244,6 +244,16 @@ def matrix_cases():
     add(stages=3, tq=17, tk=17, d=16, dv=16, mask="bool4", dtype="f32-tf32")
     add(stages=4, tq=127, tk=65, dtype="f32-ieee", mask="float4", hq=4, hkv=2, b=2)
     add(stages=4, tq=1, tk=1000, causal="bottom_right", dtype="bf16", d=128, dv=128)
+    # Pipelined loops under a block map: the live range of each program's
+    # map row, and for f32 the run of zero-term blocks it starts with
+    # (structured masks: seeds divisible by 3; rank 4 per batch or per head
+    # by the seed's parity; key and query tails).
+    add(stages=2, dtype="f32-tf32", mask="float2", tq=300, tk=257, seed=3000)
+    add(stages=3, dtype="f32-ieee", mask="bool4", b=2, hq=2, hkv=1, tq=129,
+        tk=300, causal="bottom_right", seed=3003)
+    add(stages=2, dtype="f32-tf32", mask="float4", b=2, hq=2, hkv=2, tq=200,
+        tk=200, causal="top_left", seed=3006)
+    add(stages=2, dtype="bf16", mask="bool2", tq=129, tk=257, seed=3009)
     # Static shapes.
     add(dynamic=False, tq=129, tk=17, mask="float4", causal="top_left")
     return cases
