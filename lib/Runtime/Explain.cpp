@@ -11,12 +11,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Runtime/Explain.h"
+#include "attn/Runtime/HostTensor.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <utility>
 #if defined(__unix__) || defined(__APPLE__)
 #include <unistd.h>
@@ -122,6 +124,7 @@ TensorCoreEvidence attn::runtime::findTensorCores(const std::string &ptx,
   TensorCoreEvidence evidence;
   evidence.source = TensorCoreSource::Ptx;
   evidence.count = countTensorCoreInstructions(ptx, /*sass=*/false);
+  evidence.warpgroupCount = countWord(ptx, "wgmma.mma_async");
   std::string ptxas = findCudaTool("ptxas");
   std::string cuobjdump = findCudaTool("cuobjdump");
   if (ptxas.empty() || cuobjdump.empty()) {
@@ -150,6 +153,7 @@ TensorCoreEvidence attn::runtime::findTensorCores(const std::string &ptx,
   } else {
     evidence.source = TensorCoreSource::Sass;
     evidence.count = countTensorCoreInstructions(output, /*sass=*/true);
+    evidence.warpgroupCount = countWord(output, "HGMMA");
     evidence.detail = "cuobjdump -sass of ptxas -arch=" + chip;
   }
   std::remove(ptxPath.c_str());
@@ -205,6 +209,54 @@ static std::string general(double value) {
 static bool expectsTensorCores(const ExplainFacts &facts) {
   return facts.type == ElementType::F16 || facts.type == ElementType::BF16 ||
          (facts.type == ElementType::F32 && facts.tf32);
+}
+
+/// "%.1f".
+static std::string fixed1(double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.1f", value);
+  return text;
+}
+
+/// The shared_memory_reads cause (Explain.h): per program and key block,
+/// the bytes the MMAs read of K and V in shared memory (each of
+/// `readers` reads all of both tiles) and the copy writes, at
+/// kSharedBytesPerCycle, against the block's FLOPs at the peak.
+static std::optional<ExplainCause>
+modelSharedMemoryReads(const ExplainFacts &facts) {
+  const ExplainDevice &device = facts.device;
+  const ExplainKernel &kernel = facts.kernel;
+  const TensorCoreEvidence &tc = kernel.tensorCores;
+  if (!expectsTensorCores(facts) || tc.count == 0 || kernel.blockM <= 0 ||
+      kernel.blockN <= 0 || kernel.numWarps <= 0 ||
+      device.multiprocessors <= 0 || device.clockKHz <= 0 ||
+      device.peakTflops <= 0.0)
+    return std::nullopt;
+  bool warpgroups = tc.warpgroupCount > 0;
+  int64_t readers =
+      warpgroups ? std::max<int64_t>(1, kernel.numWarps / 4) : kernel.numWarps;
+  double tile = double(kernel.blockN) * double(facts.sizes.D + facts.sizes.Dv) *
+                double(getElementBytes(facts.type));
+  double read = double(readers) * tile, written = tile;
+  double sharedCycles = (read + written) / kSharedBytesPerCycle;
+  double flops = 2.0 * double(kernel.blockM) * double(kernel.blockN) *
+                 double(facts.sizes.D + facts.sizes.Dv);
+  double flopsPerCycle =
+      device.peakTflops * 1e12 /
+      (double(device.multiprocessors) * double(device.clockKHz) * 1e3);
+  double tensorCycles = flops / flopsPerCycle;
+  if (sharedCycles <= tensorCycles)
+    return std::nullopt;
+  return ExplainCause{
+      "shared_memory_reads",
+      std::string(warpgroups ? "each warpgroup" : "each warp") +
+          " reads all of K and V from shared memory: " + fixed1(read / 1024) +
+          " KiB read and " + fixed1(written / 1024) +
+          " KiB written per program and key block, " +
+          std::to_string(int64_t(sharedCycles + 0.5)) +
+          " cycles at 128 B per cycle and SM against " +
+          std::to_string(int64_t(tensorCycles + 0.5)) +
+          " cycles of its FLOPs at the peak"};
 }
 
 ExplainReport attn::runtime::computeExplain(const ExplainFacts &facts) {
@@ -273,6 +325,8 @@ ExplainReport attn::runtime::computeExplain(const ExplainFacts &facts) {
                                             ? "no HMMA/HGMMA in the SASS"
                                             : "no mma.sync/wgmma in the PTX") +
                                 " (" + tc.detail + ")"});
+  if (std::optional<ExplainCause> cause = modelSharedMemoryReads(facts))
+    report.causes.push_back(*cause);
   return report;
 }
 

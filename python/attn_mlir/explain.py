@@ -4,7 +4,7 @@ The same report as `attn-run --bench --explain` (docs/Explain.md): FLOPs,
 bytes, the FLOP and HBM floors, the measured time and the fraction of the
 floor reached, registers, shared memory, spills and occupancy, the kernel
 config, and which known causes apply (spills, low_occupancy, uncoalesced,
-no_tensor_cores).
+no_tensor_cores, shared_memory_reads).
 
 The arithmetic (`compute`, `Facts` in, `Report` out) is pure Python and
 mirrors lib/Runtime/Explain.cpp and lib/Runtime/Roofline.cpp formula for
@@ -28,6 +28,7 @@ import tempfile
 LOW_OCCUPANCY_BLOCKS = 2   # fewer resident blocks per SM is low occupancy
 LOW_OCCUPANCY_WARPS = 8    # fewer resident warps per SM is low occupancy
 ALIGNMENT_BYTES = 16       # rows and base addresses, for 16-byte vector loads
+SHARED_BYTES_PER_CYCLE = 128.0   # shared-memory bandwidth of an SM (sm_80, sm_90)
 
 ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i1": 1}
 
@@ -118,6 +119,7 @@ class TensorCores:
     source: str = "none"   # "sass", "ptx" or "none" (not looked)
     count: int = 0
     detail: str = ""
+    warpgroup_count: int = 0   # of count: HGMMA / wgmma.mma_async
 
 
 @dataclasses.dataclass
@@ -245,6 +247,35 @@ def _expects_tensor_cores(facts):
     return facts.dtype in ("f16", "bf16") or (facts.dtype == "f32" and facts.tf32)
 
 
+def shared_memory_reads(facts):
+    """The shared_memory_reads cause (modelSharedMemoryReads), or None: per
+    program and key block, the bytes the MMAs read of K and V in shared
+    memory (every warp reads both tiles with mma.sync, every warpgroup with
+    wgmma) and the copy writes, at SHARED_BYTES_PER_CYCLE, against the
+    block's FLOPs at the peak."""
+    d, k = facts.device, facts.kernel
+    tc = k.tensor_cores
+    if (not _expects_tensor_cores(facts) or tc.count == 0 or k.block_m <= 0 or k.block_n <= 0
+            or k.num_warps <= 0 or d.multiprocessors <= 0 or d.clock_khz <= 0
+            or d.peak_tflops <= 0):
+        return None
+    warpgroups = tc.warpgroup_count > 0
+    readers = max(1, k.num_warps // 4) if warpgroups else k.num_warps
+    tile = float(k.block_n) * (facts.sizes.D + facts.sizes.Dv) * ELEMENT_BYTES[facts.dtype]
+    read, written = readers * tile, tile
+    shared_cycles = (read + written) / SHARED_BYTES_PER_CYCLE
+    flops = 2.0 * k.block_m * k.block_n * (facts.sizes.D + facts.sizes.Dv)
+    tensor_cycles = flops / (d.peak_tflops * 1e12 / (d.multiprocessors * d.clock_khz * 1e3))
+    if shared_cycles <= tensor_cycles:
+        return None
+    who = "each warpgroup" if warpgroups else "each warp"
+    return ("shared_memory_reads",
+            f"{who} reads all of K and V from shared memory: {read / 1024:.1f} KiB read and "
+            f"{written / 1024:.1f} KiB written per program and key block, "
+            f"{int(shared_cycles + 0.5)} cycles at 128 B per cycle and SM against "
+            f"{int(tensor_cycles + 0.5)} cycles of its FLOPs at the peak")
+
+
 def compute(facts):
     """The report of `facts` (computeExplain)."""
     d, k = facts.device, facts.kernel
@@ -280,6 +311,9 @@ def compute(facts):
     if _expects_tensor_cores(facts) and tc.source != "none" and tc.count == 0:
         where = "no HMMA/HGMMA in the SASS" if tc.source == "sass" else "no mma.sync/wgmma in the PTX"
         causes.append(("no_tensor_cores", f"{where} ({tc.detail})"))
+    shared = shared_memory_reads(facts)
+    if shared:
+        causes.append(shared)
     return Report(facts, flops, nbytes, flop_floor, hbm_floor, floor, median, fraction, tflops,
                   bps, "compute" if flop_floor >= hbm_floor else "memory", blocks, source, warps,
                   max_warps, occupancy, waves, causes)
@@ -378,7 +412,8 @@ def find_tensor_cores(ptx, chip):
     are found, else from the PTX, saying why (findTensorCores)."""
     if isinstance(ptx, bytes):
         ptx = ptx.decode()
-    evidence = TensorCores("ptx", count_tensor_core_instructions(ptx, sass=False), "")
+    evidence = TensorCores("ptx", count_tensor_core_instructions(ptx, sass=False), "",
+                           _count_word(ptx, "wgmma.mma_async"))
     ptxas, cuobjdump = find_cuda_tool("ptxas"), find_cuda_tool("cuobjdump")
     if not ptxas or not cuobjdump:
         evidence.detail = f"{'ptxas' if not ptxas else 'cuobjdump'} not found"
@@ -399,7 +434,8 @@ def find_tensor_cores(ptx, chip):
             evidence.detail = f"cuobjdump -sass failed ({first})"
             return evidence
         return TensorCores("sass", count_tensor_core_instructions(proc.stdout, sass=True),
-                           f"cuobjdump -sass of ptxas -arch={chip}")
+                           f"cuobjdump -sass of ptxas -arch={chip}",
+                           _count_word(proc.stdout, "HGMMA"))
 
 
 _DTYPE_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "bool": "i1"}

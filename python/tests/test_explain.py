@@ -36,6 +36,14 @@ def make_seed_facts():
                     device=make_device(), kernel=kernel, operands=operands)
 
 
+# The seed facts' shared_memory_reads (ExplainTest.cpp's kSeedShared): 4 warps
+# x 64 keys x (128 + 128) x 4 bytes read, 64 KiB written; 2 * 64 * 64 * 256
+# FLOPs at 494.7 TFLOP/s over 132 SMs at 1.98 GHz.
+SEED_SHARED = ("each warp reads all of K and V from shared memory: 256.0 KiB read and 64.0 KiB "
+               "written per program and key block, 2560 cycles at 128 B per cycle and SM against "
+               "1108 cycles of its FLOPs at the peak")
+
+
 class ArithmeticTest(unittest.TestCase):
     def test_seed_workload(self):
         r = ex.compute(make_seed_facts())
@@ -53,7 +61,7 @@ class ArithmeticTest(unittest.TestCase):
                          (3, "driver", 12, 64))
         self.assertEqual(r.occupancy, 12 / 64)
         self.assertAlmostEqual(r.waves, 24576 / (132 * 3))
-        self.assertEqual(r.causes, [])
+        self.assertEqual(r.causes, [("shared_memory_reads", SEED_SHARED)])
 
     def test_causal_halves_flops_only_when_square(self):
         f = make_seed_facts()
@@ -81,12 +89,13 @@ class ArithmeticTest(unittest.TestCase):
     def test_low_occupancy_thresholds(self):
         f = make_seed_facts()
         f.kernel.active_blocks_per_sm = 2  # 8 warps: at both thresholds
-        self.assertEqual(ex.compute(f).causes, [])
+        self.assertEqual(ex.compute(f).cause_names, ["shared_memory_reads"])
         f.kernel.active_blocks_per_sm, f.kernel.threads_per_block = 1, 256
         self.assertEqual(ex.compute(f).causes,
-                         [("low_occupancy", "1 blocks, 8 warps per SM (under 2 blocks or 8 warps)")])
+                         [("low_occupancy", "1 blocks, 8 warps per SM (under 2 blocks or 8 warps)"),
+                          ("shared_memory_reads", SEED_SHARED)])
         f.kernel.active_blocks_per_sm, f.kernel.threads_per_block = 3, 64
-        self.assertEqual(ex.compute(f).cause_names, ["low_occupancy"])
+        self.assertEqual(ex.compute(f).cause_names, ["low_occupancy", "shared_memory_reads"])
 
     def test_uncoalesced(self):
         ops = [ex.Operand("q", (2, 8, 100, 64), (100 * 8 * 64, 64, 8 * 64, 1), 2),
@@ -100,9 +109,10 @@ class ArithmeticTest(unittest.TestCase):
                           "o (base address not 16-byte aligned)", "mask (row pitch 100 bytes)"])
         f = make_seed_facts()
         f.operands[1].strides = (96 * 512 * 128, 128, 96 * 128, 1)
-        self.assertEqual(ex.compute(f).causes, [])
+        self.assertEqual(ex.compute(f).cause_names, ["shared_memory_reads"])  # strided is fine
         f.operands[1].strides = (96 * 512 * 130, 512 * 130, 130, 1)
-        self.assertEqual(ex.compute(f).causes, [("uncoalesced", "k (row pitch 520 bytes)")])
+        self.assertEqual(ex.compute(f).causes, [("uncoalesced", "k (row pitch 520 bytes)"),
+                                                ("shared_memory_reads", SEED_SHARED)])
 
     def test_spills_and_tensor_cores(self):
         f = make_seed_facts()
@@ -115,6 +125,27 @@ class ArithmeticTest(unittest.TestCase):
         self.assertEqual(ex.compute(f).cause_names, ["spills"])
         f.tf32, f.kernel.tensor_cores = True, ex.TensorCores()
         self.assertEqual(ex.compute(f).cause_names, ["spills"])
+
+    def test_shared_memory_reads_model(self):
+        f = make_seed_facts()
+        # wgmma: one warpgroup reads K and V once, 64 + 64 KiB = 1024 cycles
+        # against 1108: no cause.
+        f.kernel.tensor_cores = ex.TensorCores("sass", 512, "cuobjdump -sass", 512)
+        self.assertEqual(ex.compute(f).causes, [])
+        # bf16, 128x32, 4 warps of mma.sync at the f16/bf16 peak: 64 KiB read,
+        # 16 written (640 cycles) against 2 * 128 * 32 * 256 FLOPs (554).
+        f = make_seed_facts()
+        f.dtype, f.tf32 = "bf16", False
+        f.device.peak_tflops = 989.4
+        f.kernel.block_m, f.kernel.block_n = 128, 32
+        self.assertEqual(ex.compute(f).causes, [(
+            "shared_memory_reads",
+            "each warp reads all of K and V from shared memory: 64.0 KiB read and 16.0 KiB "
+            "written per program and key block, 640 cycles at 128 B per cycle and SM against "
+            "554 cycles of its FLOPs at the peak")])
+        # Without the config or the evidence, no model.
+        f.kernel.block_n = 0
+        self.assertEqual(ex.compute(f).causes, [])
 
     def test_count_tensor_core_instructions(self):
         sass = ("        /*0310*/  HMMA.16816.F32.BF16 R8, R4, R12, R8 ;\n"
@@ -140,10 +171,10 @@ class ArithmeticTest(unittest.TestCase):
                       lines)
         self.assertIn("explain: problem=B=32 Hq=96 Hkv=96 Tq=512 Tk=512 D=128 Dv=128 f32 tf32 "
                       "causal=none mask=f32[262144]", lines)
-        self.assertEqual(lines[-1], "explain: causes=spills")
+        self.assertEqual(lines[-1], "explain: causes=spills,shared_memory_reads")
         self.assertEqual(r.text().count("\n"), len(lines))
         data = json.loads(json.dumps(ex.to_json(r)))
-        self.assertEqual(data["causes"], ["spills"])
+        self.assertEqual(data["causes"], ["spills", "shared_memory_reads"])
         self.assertEqual(data["occupancy_blocks_per_sm"], 3)
         self.assertEqual(data["registers"], 168)
         self.assertEqual(data["flops"], r.flops)
@@ -274,8 +305,12 @@ class GatherTest(unittest.TestCase):
         self.assertEqual(facts.operands[3].strides, (0, 0, 77, 1))  # broadcast dims
         r = ex.compute(facts)
         self.assertEqual(r.blocks_per_sm, 2)
-        self.assertEqual(r.causes, [("uncoalesced", "mask (row pitch 77 bytes), "
-                                                    "o (base address not 16-byte aligned)")])
+        self.assertEqual(r.causes[0], ("uncoalesced", "mask (row pitch 77 bytes), "
+                                                      "o (base address not 16-byte aligned)"))
+        # Two mma.sync in the PTX, no wgmma: 4 warps read K and V (D = Dv = 96).
+        self.assertEqual(r.cause_names, ["uncoalesced", "shared_memory_reads"])
+        self.assertIn("each warp reads all of K and V from shared memory: 96.0 KiB read",
+                      r.causes[1][1])
 
 
 if __name__ == "__main__":

@@ -75,6 +75,23 @@ ExplainFacts makeSeedFacts() {
   return facts;
 }
 
+/// The seed facts' shared_memory_reads (test_explain.py's SEED_SHARED): 4
+/// warps x 64 keys x (128 + 128) x 4 bytes read, 64 KiB written; 2 * 64 * 64
+/// * 256 FLOPs at 494.7 TFLOP/s over 132 SMs at 1.98 GHz.
+constexpr const char *kSeedShared =
+    "each warp reads all of K and V from shared memory: 256.0 KiB read and "
+    "64.0 KiB written per program and key block, 2560 cycles at 128 B per "
+    "cycle and SM against 1108 cycles of its FLOPs at the peak";
+
+std::vector<std::string> causeNames(const ExplainReport &report) {
+  std::vector<std::string> names;
+  for (const ExplainCause &cause : report.causes)
+    names.push_back(cause.name);
+  return names;
+}
+
+using Names = std::vector<std::string>;
+
 TEST(ExplainTest, SeedWorkloadArithmetic) {
   ExplainFacts facts = makeSeedFacts();
   ExplainReport report = computeExplain(facts);
@@ -95,7 +112,9 @@ TEST(ExplainTest, SeedWorkloadArithmetic) {
   EXPECT_EQ(report.maxWarpsPerSM, 64);
   EXPECT_DOUBLE_EQ(report.occupancy, 12.0 / 64);
   EXPECT_DOUBLE_EQ(report.waves, 24576.0 / (132 * 3));
-  EXPECT_TRUE(report.causes.empty());
+  ASSERT_EQ(report.causes.size(), 1u);
+  EXPECT_EQ(report.causes[0].name, "shared_memory_reads");
+  EXPECT_EQ(report.causes[0].detail, kSeedShared);
 }
 
 TEST(ExplainTest, CausalHalvesFlopsOnlyWhenSquare) {
@@ -144,12 +163,13 @@ TEST(ExplainTest, LowOccupancyThresholds) {
   ExplainFacts facts = makeSeedFacts();
   // 2 blocks x 4 warps = 8 warps: at both thresholds, not low.
   facts.kernel.activeBlocksPerSM = 2;
-  EXPECT_TRUE(computeExplain(facts).causes.empty());
+  EXPECT_EQ(causeNames(computeExplain(facts)), Names{"shared_memory_reads"});
   // 1 block of 8 warps: one block is low.
   facts.kernel.activeBlocksPerSM = 1;
   facts.kernel.threadsPerBlock = 256;
   ExplainReport report = computeExplain(facts);
-  ASSERT_EQ(report.causes.size(), 1u);
+  ASSERT_EQ(report.causes.size(), 2u);
+  EXPECT_EQ(report.causes[1].name, "shared_memory_reads");
   EXPECT_EQ(report.causes[0].name, "low_occupancy");
   EXPECT_EQ(report.causes[0].detail,
             "1 blocks, 8 warps per SM (under 2 blocks or 8 warps)");
@@ -177,10 +197,12 @@ TEST(ExplainTest, UncoalescedOperands) {
 
   ExplainFacts facts = makeSeedFacts();
   facts.operands[1].strides = {96 * 512 * 128, 128, 96 * 128, 1};
-  EXPECT_TRUE(computeExplain(facts).causes.empty()); // a strided view is fine
+  // A strided view is fine.
+  EXPECT_EQ(causeNames(computeExplain(facts)), Names{"shared_memory_reads"});
   facts.operands[1].strides = {96 * 512 * 130, 512 * 130, 130, 1};
   ExplainReport report = computeExplain(facts);
-  ASSERT_EQ(report.causes.size(), 1u);
+  ASSERT_EQ(report.causes.size(), 2u);
+  EXPECT_EQ(report.causes[1].name, "shared_memory_reads");
   EXPECT_EQ(report.causes[0].name, "uncoalesced");
   EXPECT_EQ(report.causes[0].detail, "k (row pitch 520 bytes)");
 }
@@ -203,6 +225,34 @@ TEST(ExplainTest, SpillsAndTensorCores) {
   facts.tf32 = true;
   facts.kernel.tensorCores = {};
   EXPECT_EQ(computeExplain(facts).causes.size(), 1u);
+}
+
+TEST(ExplainTest, SharedMemoryReadsModel) {
+  // wgmma: one warpgroup reads K and V once, 64 + 64 KiB = 1024 cycles
+  // against 1108: no cause.
+  ExplainFacts facts = makeSeedFacts();
+  facts.kernel.tensorCores = {TensorCoreSource::Sass, 512, "cuobjdump -sass",
+                              512};
+  EXPECT_TRUE(computeExplain(facts).causes.empty());
+  // bf16, 128x32, 4 warps of mma.sync at the f16/bf16 peak: 64 KiB read, 16
+  // written (640 cycles) against 2 * 128 * 32 * 256 FLOPs (554).
+  facts = makeSeedFacts();
+  facts.type = ElementType::BF16;
+  facts.tf32 = false;
+  facts.device.peakTflops = 989.4;
+  facts.kernel.blockM = 128;
+  facts.kernel.blockN = 32;
+  ExplainReport report = computeExplain(facts);
+  ASSERT_EQ(report.causes.size(), 1u);
+  EXPECT_EQ(report.causes[0].name, "shared_memory_reads");
+  EXPECT_EQ(report.causes[0].detail,
+            "each warp reads all of K and V from shared memory: 64.0 KiB read "
+            "and 16.0 KiB written per program and key block, 640 cycles at "
+            "128 B per cycle and SM against 554 cycles of its FLOPs at the "
+            "peak");
+  // Without the config or the evidence, no model.
+  facts.kernel.blockN = 0;
+  EXPECT_TRUE(computeExplain(facts).causes.empty());
 }
 
 TEST(ExplainTest, CountTensorCoreInstructions) {
@@ -239,12 +289,14 @@ TEST(ExplainTest, LinesAndJson) {
             std::string::npos)
       << text;
   // The causes line is last.
-  std::string last = "explain: causes=spills\n";
+  std::string last = "explain: causes=spills,shared_memory_reads\n";
   ASSERT_GE(text.size(), last.size());
   EXPECT_EQ(text.substr(text.size() - last.size()), last);
 
   std::string json = writeJson(explainToJson(facts, report), 0);
-  EXPECT_NE(json.find("\"causes\": [\"spills\"]"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"causes\": [\"spills\", \"shared_memory_reads\"]"),
+            std::string::npos)
+      << json;
   EXPECT_NE(json.find("\"occupancy_blocks_per_sm\": 3"), std::string::npos);
   EXPECT_NE(json.find("\"registers\": 168"), std::string::npos);
   JsonValue parsed;

@@ -21,6 +21,13 @@
 //   no_tensor_cores  f16/bf16, or f32 with tf32, but no HMMA/HGMMA in the
 //                    SASS (cuobjdump), or, without cuobjdump, no
 //                    mma.sync/wgmma in the PTX
+//   shared_memory_reads
+//                    a model of one program and key block: the shared
+//                    memory the MMAs' K and V operands take (every warp
+//                    reads all of them with mma.sync, every warpgroup with
+//                    wgmma, plus the copy that writes them) at
+//                    kSharedBytesPerCycle per SM takes longer than the
+//                    block's FLOPs at the tensor-core peak
 //
 // The arithmetic here takes plain facts (ExplainFacts) and needs no CUDA:
 // the CUDA runner (CudaRunner.h, gatherExplainFacts) fills them from the
@@ -54,6 +61,8 @@ constexpr int kLowOccupancyWarps = 8;
 /// Rows (and base addresses) must be aligned to this many bytes for 16-byte
 /// vector loads.
 constexpr int64_t kCoalescedAlignmentBytes = 16;
+/// Shared-memory bandwidth of an SM, bytes per cycle (sm_80 and sm_90).
+constexpr double kSharedBytesPerCycle = 128.0;
 
 /// The device, as the driver reports it.
 struct ExplainDevice {
@@ -86,6 +95,8 @@ struct TensorCoreEvidence {
   /// How the evidence was gathered, e.g. "cuobjdump -sass" or "ptx
   /// (cuobjdump not found)".
   std::string detail;
+  /// Of `count`, warpgroup MMAs (HGMMA, wgmma.mma_async).
+  int warpgroupCount = 0;
 };
 
 /// The compiled kernel and its launch.
@@ -136,7 +147,8 @@ struct ExplainFacts {
 
 /// One cause that applies, with the numbers behind it.
 struct ExplainCause {
-  /// "spills", "low_occupancy", "uncoalesced", "no_tensor_cores".
+  /// "spills", "low_occupancy", "uncoalesced", "no_tensor_cores",
+  /// "shared_memory_reads".
   std::string name;
   std::string detail;
 };
