@@ -63,13 +63,29 @@ func.func @gqa_causal(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: 
 // CHECK-SAME:        mask memref<1x1x100x77xi1, strided<[?, ?, ?, 1], offset: ?>>
 // CHECK:         } {attn.config = {{.*}}, attn.precision = #attn.precision<ieee>}
 
-// f32 with a mask tensor: 64x32, one stage (the block map skips the loads of
-// removed blocks under the skip branch).
+// Exact f32 (precision = ieee) with a mask tensor: 64x32, one stage (with
+// two its three-pass products spill).
 // SM90-LABEL: func @static_mask
 // SM90:         config = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 1, target = "sm_90a">
 func.func @static_mask(%q: tensor<2x4x100x128xf32>, %k: tensor<2x4x77x128xf32>, %v: tensor<2x4x77x128xf32>, %m: tensor<1x1x100x77xi1>) -> tensor<2x4x100x128xf32> {
   %o = attn.attention %q, %k, %v mask(%m) {precision = #attn.precision<ieee>} : tensor<2x4x100x128xf32>, tensor<2x4x77x128xf32>, tensor<2x4x77x128xf32>, tensor<1x1x100x77xi1> -> tensor<2x4x100x128xf32>
   return %o : tensor<2x4x100x128xf32>
+}
+
+// tf32 (the seed's kernels), with a mask tensor and without: 64x32, two
+// stages (the pipelined mask loop runs over the block map's live range).
+// SM90-LABEL: func @tf32_mask
+// SM90:         config = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 2, target = "sm_90a">
+func.func @tf32_mask(%q: tensor<?x96x?x128xf32>, %m: tensor<1x1x?x?xf32>) -> tensor<?x96x?x128xf32> {
+  %o = attn.attention %q, %q, %q mask(%m) : tensor<?x96x?x128xf32>, tensor<?x96x?x128xf32>, tensor<?x96x?x128xf32>, tensor<1x1x?x?xf32> -> tensor<?x96x?x128xf32>
+  return %o : tensor<?x96x?x128xf32>
+}
+
+// SM90-LABEL: func @tf32_causal
+// SM90:         config = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 2, target = "sm_90a">
+func.func @tf32_causal(%q: tensor<?x96x?x128xf32>) -> tensor<?x96x?x128xf32> {
+  %o = attn.attention %q, %q, %q {causal = #attn.causal<top_left>} : tensor<?x96x?x128xf32>, tensor<?x96x?x128xf32>, tensor<?x96x?x128xf32> -> tensor<?x96x?x128xf32>
+  return %o : tensor<?x96x?x128xf32>
 }
 
 // 16-bit with a mask tensor at head dim 128: 128x32, three stages, as without
