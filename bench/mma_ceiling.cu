@@ -36,6 +36,14 @@ __device__ __forceinline__ void mmaTf32(float (&d)[4], const unsigned (&a)[4],
                  "r"(b[1]));
 }
 
+__device__ __forceinline__ void mmaTf32K4(float (&d)[4], const unsigned (&a)[4],
+                                          const unsigned (&b)[2]) {
+  asm volatile("mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32 "
+               "{%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(b[0]));
+}
+
 template <bool BF16>
 __device__ __forceinline__ void mma16(float (&d)[4], const unsigned (&a)[4],
                                       const unsigned (&b)[2]) {
@@ -53,16 +61,20 @@ __device__ __forceinline__ void mma16(float (&d)[4], const unsigned (&a)[4],
                    "r"(b[1]));
 }
 
-// kind 0: tf32, 1: f16, 2: bf16. fromShared: B (and A every 4th mma) read
-// from shared memory per mma, as a Q K^T inner loop does.
-template <int Kind, bool FromShared>
+// kind 0: tf32, 1: f16, 2: bf16, 3: tf32 m16n8k4. fromShared: B (and A every 4th mma) read
+// from shared memory per mma, as a Q K^T inner loop does. Wide (tf32 only):
+// A stays in registers (cached Q, or P) and one 16-byte load gives the B
+// registers of two consecutive k steps (the head dim permuted so that a
+// lane's columns of two k steps are contiguous), rows padded to 144 words
+// so that the 8 lanes of each quarter warp hit distinct banks.
+template <int Kind, bool FromShared, bool Wide = false>
 __global__ void mmaLoop(float *out, unsigned seed) {
-  __shared__ unsigned smem[64 * 132];
+  __shared__ __align__(16) unsigned smem[64 * 144];
   int lane = threadIdx.x % 32;
-  for (int i = threadIdx.x; i < 64 * 132; i += blockDim.x)
+  for (int i = threadIdx.x; i < 64 * 144; i += blockDim.x)
     smem[i] = seed * (i + 1);
   __syncthreads();
-  unsigned a[4], b[2];
+  unsigned a[4], b[2], b2[2] = {0, 0};
   for (int i = 0; i < 4; ++i)
     a[i] = seed ^ (lane * 7 + i);
   for (int i = 0; i < 2; ++i)
@@ -72,7 +84,21 @@ __global__ void mmaLoop(float *out, unsigned seed) {
   for (int it = 0; it < kIters; ++it) {
 #pragma unroll
     for (int c = 0; c < kChains; ++c) {
-      if (FromShared) {
+      if (Wide) {
+        unsigned base = (threadIdx.x / 32) % 2 * 32 * 144;
+        if (c % 2 == 0) {
+          unsigned off = base + (lane / 4 + 8 * (c / 2 % 4)) * 144 +
+                         (lane % 4) * 4 + 16 * (it % 8);
+          uint4 v = *reinterpret_cast<const uint4 *>(&smem[off]);
+          b[0] = v.x;
+          b[1] = v.y;
+          b2[0] = v.z;
+          b2[1] = v.w;
+        } else {
+          b[0] = b2[0];
+          b[1] = b2[1];
+        }
+      } else if (FromShared) {
         // Row lane / 4, column lane % 4 of a padded 132-word row (the
         // kernel's layout): conflict-free 4-byte loads.
         unsigned off = warpBase + (lane / 4 + 8 * (c % 4)) * 132 + lane % 4 +
@@ -88,6 +114,8 @@ __global__ void mmaLoop(float *out, unsigned seed) {
       }
       if (Kind == 0)
         mmaTf32(d[c], a, b);
+      else if (Kind == 3)
+        mmaTf32K4(d[c], a, b);
       else
         mma16<Kind == 2>(d[c], a, b);
     }
@@ -98,7 +126,7 @@ __global__ void mmaLoop(float *out, unsigned seed) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
-template <int Kind, bool FromShared>
+template <int Kind, bool FromShared, bool Wide = false>
 static int run(const char *name, int blocksPerSm, int warps) {
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -109,12 +137,12 @@ static int run(const char *name, int blocksPerSm, int warps) {
   cudaEvent_t start, stop;
   CHECK(cudaEventCreate(&start));
   CHECK(cudaEventCreate(&stop));
-  mmaLoop<Kind, FromShared><<<blocks, threads>>>(out, 1);
+  mmaLoop<Kind, FromShared, Wide><<<blocks, threads>>>(out, 1);
   CHECK(cudaDeviceSynchronize());
   std::vector<float> ms;
   for (int r = 0; r < 5; ++r) {
     CHECK(cudaEventRecord(start));
-    mmaLoop<Kind, FromShared><<<blocks, threads>>>(out, r + 2);
+    mmaLoop<Kind, FromShared, Wide><<<blocks, threads>>>(out, r + 2);
     CHECK(cudaEventRecord(stop));
     CHECK(cudaEventSynchronize(stop));
     float t;
@@ -122,7 +150,9 @@ static int run(const char *name, int blocksPerSm, int warps) {
     ms.push_back(t);
   }
   std::sort(ms.begin(), ms.end());
-  double flopsPerMma = Kind == 0 ? 2.0 * 16 * 8 * 8 : 2.0 * 16 * 8 * 16;
+  double flopsPerMma = Kind == 3   ? 2.0 * 16 * 8 * 4
+                       : Kind == 0 ? 2.0 * 16 * 8 * 8
+                                   : 2.0 * 16 * 8 * 16;
   double flops = flopsPerMma * kChains * kIters * blocks * warps;
   std::printf("%-34s %4d warps/SM  %7.1f TFLOP/s\n", name, blocksPerSm * warps,
               flops / (ms[2] * 1e-3) / 1e12);
@@ -138,6 +168,8 @@ int main() {
     rc |= run<2, false>("bf16 m16n8k16 registers", w / 4, 4);
     rc |= run<0, true>("tf32 m16n8k8 B from shared", w / 4, 4);
     rc |= run<1, true>("f16 m16n8k16 B from shared", w / 4, 4);
+    rc |= run<0, false, true>("tf32 B from shared, 16-byte loads", w / 4, 4);
+    rc |= run<3, false>("tf32 m16n8k4 registers", w / 4, 4);
   }
   return rc;
 }
