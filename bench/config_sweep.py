@@ -33,11 +33,13 @@ import compile_bench_kernels as cbk  # noqa: E402
 # an experiment switch since removed: no faster). Sweep 3 times the stage
 # counts --attn-pipeline makes real (the GPU lowering used to stop at 2);
 # sweep 4 was its A/B (--baseline). Sweep 5 times the seed's key blocks
-# and stages again now that a mask tensor is read once per block.
+# and stages again now that a mask tensor is read once per block. Sweep 6
+# times the seed's shapes again once tf32 fragments are read 16 bytes at a
+# time (Tf32Fragments.cpp): 32-row warps, 8 warps, 3 stages.
 CONFIGS = {
     "bf16_d64": ["default"],
     "bf16_d128": ["default"],
-    "seed": ["default", "64x32x4x1", "64x32x4x2", "64x16x4x2"],
+    "seed": ["default", "128x32x4x2", "128x32x8x2", "64x32x4x3", "128x64x8x2"],
 }
 
 

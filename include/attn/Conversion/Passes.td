@@ -42,14 +42,16 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
     grid. Inside the kernel the block buffers and the block math are mapped
     onto warps and threads with explicit fragment layouts:
 
-    - Q, K and V tiles in dynamic shared memory, rows padded by 16 bytes,
-      filled with 16-byte vector loads (tails zeroed);
+    - Q, K and V tiles in dynamic shared memory, rows padded by 16 bytes
+      (64 for tf32 K), filled with 16-byte vector loads (tails zeroed);
     - the score block S/P and the accumulator in registers, in the
       `mma.sync` m16n8 accumulator layout (each warp owns 16-row tiles);
     - the running max and sum in registers, one value per owned row;
     - `Q K^T` and `P V` as `nvvm.mma.sync` (m16n8k16 for f16/bf16, tf32
       m16n8k8 for f32; FMAs for f32 with `precision = ieee`), P converted to
-      the input type in registers and fed to `P V` directly;
+      the input type in registers and fed to `P V` directly; tf32 K and V
+      fragments read in 16-byte loads, the head dim renumbered so that a
+      lane's registers are contiguous (docs/GPU.md);
     - row max and row sum as in-thread reductions plus two quad shuffles;
     - `exp2` as `ex2.approx`; masks on diagonal and tail blocks only, as the
       block IR says.

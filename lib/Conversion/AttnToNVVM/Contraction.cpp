@@ -68,12 +68,10 @@ SmallVector<Value> Distributor::loadMatrix(Buffer &buf, Value row, Value col,
   return regs;
 }
 
-/// One `mma.sync.aligned.m16n8k{16,8}.row.col.f32.{f16,bf16,tf32}` on
-/// registers: `aRegs` 4 and `bRegs` 2 values of vector<2xT> (T = f16/bf16)
-/// or f32 (tf32), `c` 4 f32. Returns the 4 f32 of D.
-static SmallVector<Value> emitMma(OpBuilder &b, Location loc, Type elt,
-                                  ArrayRef<Value> aRegs, ArrayRef<Value> bRegs,
-                                  ArrayRef<Value> c) {
+SmallVector<Value> mlir::attn::detail::emitMma(OpBuilder &b, Location loc,
+                                               Type elt, ArrayRef<Value> aRegs,
+                                               ArrayRef<Value> bRegs,
+                                               ArrayRef<Value> c) {
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
   NVVM::MMATypes type = elt.isF16()    ? NVVM::MMATypes::f16
                         : elt.isBF16() ? NVVM::MMATypes::bf16
@@ -111,12 +109,23 @@ SmallVector<Value> Distributor::loadTf32AFragment(Buffer &a, int64_t mt,
   // and K's; measured no faster on the seed workload, e.g. 2.78 vs 2.64 ms
   // with `causal` at T=512: bench/results/2026-11-30-h200-config-sweep-2.log.)
   SmallVector<Value> regs;
-  Value colBase = arith::AddIOp::create(b, loc, quadCol, cIndex(kt * 8));
   for (int64_t half = 0; half < 2; ++half) {
-    Value col = arith::AddIOp::create(b, loc, colBase, cIndex(half * 4));
+    Value col = tf32Column(a, kt, half);
     for (int64_t i = 0; i < 2; ++i)
       regs.push_back(loadShared(a, rowOfLane(mt, i), col, 1));
   }
+  return regs;
+}
+
+SmallVector<Value> Distributor::loadTf32A(Buffer &a, int64_t mt, int64_t kt,
+                                          int64_t k) {
+  auto it = fragmentCache.find(a.storage);
+  if (it == fragmentCache.end())
+    return loadTf32AFragment(a, mt, kt);
+  // Read once before the key loops (cacheFragments).
+  SmallVector<Value> regs;
+  for (int64_t r = 0; r < 4; ++r)
+    regs.push_back(loadPrivate(it->second, (mt * (k / 8) + kt) * 4 + r));
   return regs;
 }
 
@@ -215,14 +224,8 @@ void Distributor::contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c,
           b, loc, arith::MulIOp::create(b, loc, laneHi, cIndex(8)),
           cIndex(kt * 16));
       aRegs = loadMatrix(a, row, col, 4, /*transpose=*/false);
-    } else if (auto it = fragmentCache.find(a.storage);
-               it != fragmentCache.end()) {
-      // Read once before the key loops (cacheFragments).
-      for (int64_t r = 0; r < 4; ++r)
-        aRegs.push_back(
-            loadPrivate(it->second, (mt * (k / kStep) + kt) * 4 + r));
     } else {
-      aRegs = loadTf32AFragment(a, mt, kt);
+      aRegs = loadTf32A(a, mt, kt, k);
     }
     return aRegs;
   };
@@ -614,6 +617,8 @@ LogicalResult Distributor::rewriteContraction(linalg::GenericOp op) {
       return failure();
   } else if (elt.isF32() && ieee)
     contractWithFMA(*a, *bBuf, *c, bTransposed, k);
+  else if (wideContractions.contains(op))
+    contractWithWideTf32(*a, *bBuf, *c, bTransposed, k);
   else
     contractWithMMA(*a, *bBuf, *c, bTransposed, k);
   b.eraseOp(op);

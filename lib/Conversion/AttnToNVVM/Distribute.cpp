@@ -275,12 +275,20 @@ LogicalResult Distributor::rewriteElementwise(linalg::GenericOp op) {
   unsigned numLoops = op.getNumLoops();
   int64_t cols = numLoops == 2 ? op.getStaticLoopRanges()[1] : 1;
   int64_t nTiles = numLoops == 2 ? cols / 8 : 1;
+  // The accumulators of one op number their columns alike
+  // (selectWideTf32Operands).
+  Buffer *acc = nullptr;
+  for (Buffer *buf : operands)
+    if (buf->layout == Layout::Acc && !acc)
+      acc = buf;
   for (int64_t mt = 0; mt < rowTiles; ++mt) {
     for (int64_t i = 0; i < 2; ++i) {
       Value row = rowOfLane(mt, i);
       for (int64_t nt = 0; nt < nTiles; ++nt) {
         for (int64_t j = 0; j < (numLoops == 2 ? 2 : 1); ++j) {
-          Value col = numLoops == 2 ? colOfLane(nt, j) : Value();
+          Value col = numLoops != 2 ? Value()
+                      : acc         ? accColumn(*acc, nt, j)
+                                    : colOfLane(nt, j);
           auto index = [&](Buffer *buf) {
             return buf->layout == Layout::Row ? mt * 2 + i
                                               : accIndex(*buf, mt, nt, i, j);
@@ -367,7 +375,7 @@ LogicalResult Distributor::rewriteBlockAny(linalg::GenericOp op, Buffer &out) {
               op,
               ValueRange{loadPrivate(*in, accIndex(*in, mt, nt, i, j)),
                          partial},
-              {rowOfLane(mt, i), colOfLane(nt, j)})[0];
+              {rowOfLane(mt, i), accColumn(*in, nt, j)})[0];
   // Then the warp ORs its lanes' predicates, where every op that the flag
   // guards works on the warp's own rows (each warp then skips the blocks
   // that are masked for its rows, with no barrier); else the thread block
@@ -419,24 +427,35 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
         MemRefType::get({src.rows, ld}, elt, MemRefLayoutAttrInterface{},
                         workgroup),
         dynamicShared, cIndex(0), ValueRange{});
-    auto pairType = VectorType::get({2}, elt);
     // A prefetched tile (Q) may still be landing when no key loop ran.
     NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
     barrier();
+    // Plain accumulators: the pairs (nt, 0), (nt, 1), 2 columns apart;
+    // wideColumns ones: (4c, j) .. (4c + 3, j), 4 contiguous columns.
+    int64_t width = src.wideColumns ? 4 : 2;
+    auto groupType = VectorType::get({width}, elt);
     for (int64_t mt = 0; mt < rowTiles; ++mt)
       for (int64_t i = 0; i < 2; ++i) {
         Value row = rowOfLane(mt, i);
-        for (int64_t nt = 0; nt < nTiles; ++nt) {
-          SmallVector<Value> pair;
-          for (int64_t j = 0; j < 2; ++j) {
+        for (int64_t g = 0; g < nTiles * 2 / width; ++g) {
+          // Element e of group g: tile and column half.
+          auto element = [&](int64_t e) -> std::pair<int64_t, int64_t> {
+            if (src.wideColumns)
+              return {g / 2 * 4 + e, g % 2};
+            return {g, e};
+          };
+          SmallVector<Value> group;
+          for (int64_t e = 0; e < width; ++e) {
+            auto [nt, j] = element(e);
             Value v = loadPrivate(src, accIndex(src, mt, nt, i, j));
-            pair.push_back(
-                cloneBody(op, ValueRange{v, v}, {row, colOfLane(nt, j)})[0]);
+            group.push_back(cloneBody(op, ValueRange{v, v},
+                                      {row, accColumn(src, nt, j)})[0]);
           }
-          Value vec = vector::FromElementsOp::create(b, loc, pairType, pair);
+          Value vec = vector::FromElementsOp::create(b, loc, groupType, group);
+          auto [nt0, j0] = element(0);
           vector::StoreOp::create(
-              b, loc, vec, staging, ValueRange{row, colOfLane(nt, 0)},
-              /*nontemporal=*/false, llvm::MaybeAlign(2 * bytes));
+              b, loc, vec, staging, ValueRange{row, accColumn(src, nt0, j0)},
+              /*nontemporal=*/false, llvm::MaybeAlign(width * bytes));
         }
       }
     barrier();
@@ -491,7 +510,7 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       for (int64_t nt = 0; nt < nTiles; ++nt) {
         for (int64_t j = 0; j < 2; ++j) {
-          Value col = colOfLane(nt, j);
+          Value col = accColumn(src, nt, j);
           Value v = loadPrivate(src, accIndex(src, mt, nt, i, j));
           Value converted = cloneBody(op, ValueRange{v, v}, {row, col})[0];
           memref::StoreOp::create(b, loc, converted, dst, ValueRange{row, col});
@@ -514,7 +533,7 @@ void Distributor::allocateSharedView(int64_t rows, int64_t cols, Type elt,
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
   // Core-matrix tiles (wgmma operands) are conflict-free unpadded.
-  buf.ld = buf.coreMatrix ? cols : cols + 16 / bytes;
+  buf.ld = buf.coreMatrix ? cols : cols + buf.padBytes / bytes;
   auto type = MemRefType::get({rows, buf.ld}, elt, MemRefLayoutAttrInterface{},
                               workgroup);
   buf.storage = memref::ViewOp::create(b, loc, type, dynamicShared,
@@ -595,6 +614,8 @@ FailureOr<int64_t> Distributor::run() {
   // Q K^T and tf32 P V on wgmma where they can be: their shared tiles in
   // core-matrix layout.
   selectWgmmaOperands();
+  // tf32 mma.sync operands read 16 bytes at a time where they can be.
+  selectWideTf32Operands();
 
   // Storage: shared views, register arrays, ieee P scratch.
   auto workgroup =

@@ -60,6 +60,15 @@ struct Buffer {
   /// A [k][n] tile that P V reads on wgmma: its transposed copy, an index
   /// into Distributor::transposedTiles.
   int64_t transposedTile = -1;
+  /// Shared buffers (not core-matrix): the bytes that pad each row.
+  int64_t padBytes = 16;
+  /// A tf32 Q tile whose fragments renumber the head dim so that K's are
+  /// read 16 bytes at a time (Distributor::tf32Column, Tf32Fragments.cpp).
+  bool wideHeadDim = false;
+  /// An accumulator written by tf32 P V from 16-byte V loads: its element
+  /// (nt, j) holds column (nt / 4) * 32 + (2 (lane % 4) + j) * 4 + nt % 4
+  /// (Distributor::accColumn, Tf32Fragments.cpp).
+  bool wideColumns = false;
 };
 
 /// The shared-memory byte address (an index) of element (row, col) of `buf`.
@@ -94,6 +103,12 @@ private:
   Value colOfLane(int64_t nt, int64_t j) {
     return arith::AddIOp::create(b, loc, quadCol2, cIndex(nt * 8 + j));
   }
+  /// The column of element (nt, j) of this lane in accumulator `buf`:
+  /// colOfLane, or its renumbering for wideColumns.
+  Value accColumn(const Buffer &buf, int64_t nt, int64_t j);
+  /// The column of the tf32 A (and B) registers of k step kt, half `half`
+  /// (k = lane % 4 + 4 half) of Q K^T with A tile `a` (wideHeadDim or not).
+  Value tf32Column(const Buffer &a, int64_t kt, int64_t half);
   int64_t accIndex(const Buffer &buf, int64_t mt, int64_t nt, int64_t i,
                    int64_t j) {
     return ((mt * (buf.cols / 8) + nt) * 2 + i) * 2 + j;
@@ -181,6 +196,16 @@ private:
   DenseSet<Operation *> wgmmaContractions;
   void contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c, bool bTransposed,
                        int64_t k);
+  /// tf32 contractions whose operands are read 16 bytes at a time
+  /// (Tf32Fragments.cpp): Q K^T over a renumbered head dim, and P V into a
+  /// wideColumns accumulator. Marks the buffers; pads K's rows.
+  void selectWideTf32Operands();
+  void contractWithWideTf32(Buffer &a, Buffer &bBuf, Buffer &c,
+                            bool bTransposed, int64_t k);
+  DenseSet<Operation *> wideContractions;
+  /// The tf32 A registers of row tile mt at k step kt of Q K^T (k wide):
+  /// from the fragment cache, or read from shared memory.
+  SmallVector<Value> loadTf32A(Buffer &a, int64_t mt, int64_t kt, int64_t k);
   /// The tf32 A registers of row tile mt at k step kt of a shared tile:
   /// (r, c), (r + 8, c), (r, c + 4), (r + 8, c + 4), c = lane % 4 + 8 kt.
   SmallVector<Value> loadTf32AFragment(Buffer &a, int64_t mt, int64_t kt);
@@ -259,6 +284,13 @@ private:
 
 /// A linalg.generic of the form C[i][j] += A[i][k] * B[..] (Q K^T, P V).
 bool isContraction(linalg::GenericOp op);
+
+/// One `mma.sync.aligned.m16n8k{16,8}.row.col.f32.{f16,bf16,tf32}` on
+/// registers: `aRegs` 4 and `bRegs` 2 values of vector<2xT> (T = f16/bf16)
+/// or f32 (tf32), `c` 4 f32. Returns the 4 f32 of D.
+SmallVector<Value> emitMma(OpBuilder &b, Location loc, Type elt,
+                           ArrayRef<Value> aRegs, ArrayRef<Value> bRegs,
+                           ArrayRef<Value> c);
 
 } // namespace detail
 } // namespace attn
