@@ -662,8 +662,10 @@ FailureOr<int64_t> Distributor::run() {
   selectCachedFragments();
   allocateTransposedTiles();
 
-  // The loops --attn-pipeline expanded wait for their tiles at their head.
+  // The loops --attn-pipeline expanded wait for their tiles at their head;
+  // prefetched Q tiles are waited for before the first one.
   waitInPipelinedLoops();
+  cachePrefetchedFragments();
 
   // Rewrite the block math in program order.
   SmallVector<Operation *> work;

@@ -161,6 +161,11 @@ private:
   // iteration waits for its own groups at its head.
   /// Waits at the head of every pipelined loop.
   void waitInPipelinedLoops();
+  /// Tiles whose fragments are cached (cacheFragments) but whose copy is a
+  /// prefetch (`attn.async_copy` before the loops): before the first
+  /// pipelined loop after the copy, waits for every copy issued so far
+  /// (the tile, K and V of the loop's first block) and caches them.
+  void cachePrefetchedFragments();
   /// Consecutive `attn.async_copy`s with the same rows (K and V of one
   /// block): cp.async of the valid rows (zero-filling the others) when there
   /// are any, then a commit per copy.

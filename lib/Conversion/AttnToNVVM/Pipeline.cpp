@@ -166,3 +166,33 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
   }
   return success();
 }
+
+void Distributor::cachePrefetchedFragments() {
+  SmallVector<linalg::CopyOp> prefetches;
+  kernel.walk([&](linalg::CopyOp copy) {
+    if (!copy->hasAttr(kAsyncCopyAttrName) ||
+        copy->getParentOfType<scf::ForOp>())
+      return;
+    Buffer *to = lookup(copy.getDpsInits()[0]);
+    if (to && to->slots == 1 && fragmentTiles.count(to->storage))
+      prefetches.push_back(copy);
+  });
+  for (linalg::CopyOp copy : prefetches) {
+    // The first op after the copy, in its block, that is or holds a
+    // pipelined loop: every reader of the tile is in such a loop.
+    Operation *first = nullptr;
+    for (Operation *op = copy->getNextNode(); op && !first;
+         op = op->getNextNode()) {
+      op->walk([&](scf::ForOp loop) {
+        if (!first && loop->hasAttr(kPipelinedAttrName))
+          first = op;
+      });
+    }
+    if (!first)
+      continue;
+    b.setInsertionPoint(first);
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
+    barrier();
+    cacheFragments(*lookup(copy.getDpsInits()[0]));
+  }
+}

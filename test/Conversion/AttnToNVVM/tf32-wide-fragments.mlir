@@ -5,7 +5,9 @@
 // accumulator's columns so that one load of a V row gives the B registers
 // of 4 n tiles (4 k steps x 2 column groups x 2 rows = 16 loads); V keeps
 // its 16-byte padding. O leaves through the staging tile in 16-byte
-// stores (4 columns that the renumbering makes adjacent).
+// stores (4 columns that the renumbering makes adjacent). Q is prefetched
+// with cp.async together with the first K/V block: before the first loop
+// the kernel waits for all of them and reads Q's 32 fragment registers.
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax --attn-pipeline \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm -cse | FileCheck %s --check-prefixes=CHECK,D48
@@ -14,6 +16,13 @@
 // CHECK:         %[[Q:.*]] = memref.view %{{.*}}[%c0][] : {{.*}} to memref<64x68xf32, #gpu.address_space<workgroup>>
 // CHECK:         %[[K:.*]] = memref.view %{{.*}} to memref<2x32x80xf32, #gpu.address_space<workgroup>>
 // CHECK:         %[[V:.*]] = memref.view %{{.*}} to memref<2x32x68xf32, #gpu.address_space<workgroup>>
+// CHECK:         nvvm.cp.async.commit.group
+// CHECK:         nvvm.cp.async.commit.group
+// CHECK-NEXT:    nvvm.cp.async.commit.group
+// CHECK-NEXT:    nvvm.cp.async.wait.group 0
+// CHECK-NEXT:    gpu.barrier
+// CHECK-COUNT-32: memref.load %[[Q]]
+// CHECK-NOT:     memref.load %[[Q]]
 // CHECK:         scf.for
 // CHECK-NOT:       memref.load %[[K]]
 // CHECK-COUNT-16:  vector.load %[[K]][{{.*}}] {alignment = 16 : i64} : memref<2x32x80xf32, #gpu.address_space<workgroup>>, vector<4xf32>

@@ -122,18 +122,18 @@ func.func @prefetch_q(%q: memref<?x4x?x64xf16>, %k: memref<?x4x?x64xf16>, %v: me
 
 #cfg = #attn.config<block_m = 16, block_n = 16, num_warps = 1, num_stages = 2, target = "sm_90a">
 
-// An f32 Q tile (rows of 256 bytes) stays a synchronous load before the
-// loops, where the GPU lowering reads its tf32 fragments into registers
-// once; the K/V loads are still pipelined.
-// ALL-LABEL: func @f32_q_in_place
+// An f32 Q tile (rows of 256 bytes) is prefetched as well: the GPU lowering
+// waits for it (with the first K/V block) before the first loop and reads
+// its tf32 fragments into registers there.
+// ALL-LABEL: func @f32_q_prefetched
 // ALL:         linalg.fill
 // ALL-NEXT:    memref.subview %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, 0] [1, 1, %{{.*}}, 64]
 // ALL-NEXT:    memref.subview
-// ALL-NEXT:    linalg.copy ins(
+// ALL-NEXT:    linalg.copy {attn.async_copy}
 // ALL:         linalg.copy {attn.async_copy}
 // ALL:         scf.for
 // ALL:         } {attn.pipelined = 2 : i64}
-func.func @f32_q_in_place(%q: memref<?x4x?x64xf32>, %k: memref<?x4x?x64xf32>, %v: memref<?x4x?x64xf32>, %o: memref<?x4x?x64xf32>, %b: index, %h: index, %qb: index) {
+func.func @f32_q_prefetched(%q: memref<?x4x?x64xf32>, %k: memref<?x4x?x64xf32>, %v: memref<?x4x?x64xf32>, %o: memref<?x4x?x64xf32>, %b: index, %h: index, %qb: index) {
   scf.forall (%i) in (1) {
     attn.block_attention ins(%q, %k, %v) outs(%o) at [%b, %h, %qb] {config = #cfg, scale = 0.125 : f32} : memref<?x4x?x64xf32>, memref<?x4x?x64xf32>, memref<?x4x?x64xf32> outs memref<?x4x?x64xf32>
   } {attn.config = #cfg}

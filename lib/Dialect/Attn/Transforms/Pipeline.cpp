@@ -394,13 +394,10 @@ void mlir::attn::markPrefetchedTiles(Operation *root) {
     MemRefType type = tile.getType();
     if (type.getDimSize(1) * type.getElementTypeBitWidth() / 8 < 128)
       return;
-    // f32 tiles are loaded before the loops: the GPU lowering reads a tf32
-    // Q tile's fragments into registers once, right after its copy, which
-    // needs the tile landed there (H200: the seed's mask-tensor kernel 3%
-    // faster at T=512, 3% slower at T=128, where a program has only four
-    // key blocks; bench/results/2026-11-30-h200-f32-q-sync-ab.log).
-    if (type.getElementType().isF32())
-      return;
+    // f32 tiles too: the GPU lowering reads a tf32 Q tile's fragments into
+    // registers once, after waiting for the copies issued before the first
+    // pipelined loop (Q, K and V of its first block), so Q's load overlaps
+    // theirs.
     // Every reader of the tile sits in a pipelined loop, whose head waits for
     // all but the newest groups: the copy may stay in flight until then.
     bool read = false;
