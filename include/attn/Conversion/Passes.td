@@ -49,9 +49,10 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
     - the running max and sum in registers, one value per owned row;
     - `Q K^T` and `P V` as `nvvm.mma.sync` (m16n8k16 for f16/bf16, tf32
       m16n8k8 for f32; FMAs for f32 with `precision = ieee`), P converted to
-      the input type in registers and fed to `P V` directly; tf32 K and V
-      fragments read in 16-byte loads, the head dim renumbered so that a
-      lane's registers are contiguous (docs/GPU.md);
+      the input type in registers and fed to `P V` directly; tf32 K
+      fragments read in 16-byte loads over a renumbered head dim, and tf32
+      `P V` transposed (O^T = V^T P^T: P's registers as they sit, V in
+      8-byte loads; docs/GPU.md);
     - row max and row sum as in-thread reductions plus two quad shuffles;
     - `exp2` as `ex2.approx`; masks on diagonal and tail blocks only, as the
       block IR says.

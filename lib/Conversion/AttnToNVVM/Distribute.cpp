@@ -272,23 +272,17 @@ LogicalResult Distributor::rewriteElementwise(linalg::GenericOp op) {
     auto ifOp = scf::IfOp::create(b, loc, any, /*withElseRegion=*/false);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
   }
+  if (llvm::any_of(operands, [](Buffer *buf) { return buf->transposedAcc; }))
+    return rewriteTransposedElementwise(op, operands);
   unsigned numLoops = op.getNumLoops();
   int64_t cols = numLoops == 2 ? op.getStaticLoopRanges()[1] : 1;
   int64_t nTiles = numLoops == 2 ? cols / 8 : 1;
-  // The accumulators of one op number their columns alike
-  // (selectWideTf32Operands).
-  Buffer *acc = nullptr;
-  for (Buffer *buf : operands)
-    if (buf->layout == Layout::Acc && !acc)
-      acc = buf;
   for (int64_t mt = 0; mt < rowTiles; ++mt) {
     for (int64_t i = 0; i < 2; ++i) {
       Value row = rowOfLane(mt, i);
       for (int64_t nt = 0; nt < nTiles; ++nt) {
         for (int64_t j = 0; j < (numLoops == 2 ? 2 : 1); ++j) {
-          Value col = numLoops != 2 ? Value()
-                      : acc         ? accColumn(*acc, nt, j)
-                                    : colOfLane(nt, j);
+          Value col = numLoops == 2 ? colOfLane(nt, j) : Value();
           auto index = [&](Buffer *buf) {
             return buf->layout == Layout::Row ? mt * 2 + i
                                               : accIndex(*buf, mt, nt, i, j);
@@ -375,7 +369,7 @@ LogicalResult Distributor::rewriteBlockAny(linalg::GenericOp op, Buffer &out) {
               op,
               ValueRange{loadPrivate(*in, accIndex(*in, mt, nt, i, j)),
                          partial},
-              {rowOfLane(mt, i), accColumn(*in, nt, j)})[0];
+              {rowOfLane(mt, i), colOfLane(nt, j)})[0];
   // Then the warp ORs its lanes' predicates, where every op that the flag
   // guards works on the warp's own rows (each warp then skips the blocks
   // that are masked for its rows, with no barrier); else the thread block
@@ -430,32 +424,40 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
     // A prefetched tile (Q) may still be landing when no key loop ran.
     NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
     barrier();
-    // Plain accumulators: the pairs (nt, 0), (nt, 1), 2 columns apart;
-    // wideColumns ones: (4c, j) .. (4c + 3, j), 4 contiguous columns.
-    int64_t width = src.wideColumns ? 4 : 2;
-    auto groupType = VectorType::get({width}, elt);
-    for (int64_t mt = 0; mt < rowTiles; ++mt)
+    auto pairType = VectorType::get({2}, elt);
+    if (src.transposedAcc) {
+      // Element pairs (dm, qn, 0, j), (dm, qn, 1, j): 2 adjacent columns.
+      for (int64_t dm = 0; dm < src.cols / 16; ++dm)
+        for (int64_t qn = 0; qn < 2 * rowTiles; ++qn)
+          for (int64_t j = 0; j < 2; ++j) {
+            Value row = transposedRow(qn, j), col = transposedCol(dm, 0);
+            SmallVector<Value> pair;
+            for (int64_t i = 0; i < 2; ++i) {
+              Value v = loadPrivate(src, transposedIndex(dm, qn, i, j));
+              pair.push_back(cloneBody(op, ValueRange{v, v},
+                                       {row, transposedCol(dm, i)})[0]);
+            }
+            Value vec = vector::FromElementsOp::create(b, loc, pairType, pair);
+            vector::StoreOp::create(b, loc, vec, staging, ValueRange{row, col},
+                                    /*nontemporal=*/false,
+                                    llvm::MaybeAlign(2 * bytes));
+          }
+    }
+    // Plain accumulators: the pairs (nt, 0), (nt, 1), 2 columns apart.
+    for (int64_t mt = 0; mt < (src.transposedAcc ? 0 : rowTiles); ++mt)
       for (int64_t i = 0; i < 2; ++i) {
         Value row = rowOfLane(mt, i);
-        for (int64_t g = 0; g < nTiles * 2 / width; ++g) {
-          // Element e of group g: tile and column half.
-          auto element = [&](int64_t e) -> std::pair<int64_t, int64_t> {
-            if (src.wideColumns)
-              return {g / 2 * 4 + e, g % 2};
-            return {g, e};
-          };
-          SmallVector<Value> group;
-          for (int64_t e = 0; e < width; ++e) {
-            auto [nt, j] = element(e);
+        for (int64_t nt = 0; nt < nTiles; ++nt) {
+          SmallVector<Value> pair;
+          for (int64_t j = 0; j < 2; ++j) {
             Value v = loadPrivate(src, accIndex(src, mt, nt, i, j));
-            group.push_back(cloneBody(op, ValueRange{v, v},
-                                      {row, accColumn(src, nt, j)})[0]);
+            pair.push_back(
+                cloneBody(op, ValueRange{v, v}, {row, colOfLane(nt, j)})[0]);
           }
-          Value vec = vector::FromElementsOp::create(b, loc, groupType, group);
-          auto [nt0, j0] = element(0);
+          Value vec = vector::FromElementsOp::create(b, loc, pairType, pair);
           vector::StoreOp::create(
-              b, loc, vec, staging, ValueRange{row, accColumn(src, nt0, j0)},
-              /*nontemporal=*/false, llvm::MaybeAlign(width * bytes));
+              b, loc, vec, staging, ValueRange{row, colOfLane(nt, 0)},
+              /*nontemporal=*/false, llvm::MaybeAlign(2 * bytes));
         }
       }
     barrier();
@@ -500,6 +502,27 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
     b.eraseOp(op);
     return success();
   }
+  if (src.transposedAcc) {
+    for (int64_t qn = 0; qn < 2 * rowTiles; ++qn)
+      for (int64_t j = 0; j < 2; ++j) {
+        Value row = transposedRow(qn, j);
+        Value inside =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rows);
+        auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        for (int64_t dm = 0; dm < src.cols / 16; ++dm)
+          for (int64_t i = 0; i < 2; ++i) {
+            Value col = transposedCol(dm, i);
+            Value v = loadPrivate(src, transposedIndex(dm, qn, i, j));
+            Value converted = cloneBody(op, ValueRange{v, v}, {row, col})[0];
+            memref::StoreOp::create(b, loc, converted, dst,
+                                    ValueRange{row, col});
+          }
+      }
+    b.eraseOp(op);
+    return success();
+  }
   for (int64_t mt = 0; mt < rowTiles; ++mt) {
     for (int64_t i = 0; i < 2; ++i) {
       Value row = rowOfLane(mt, i);
@@ -510,7 +533,7 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       for (int64_t nt = 0; nt < nTiles; ++nt) {
         for (int64_t j = 0; j < 2; ++j) {
-          Value col = accColumn(src, nt, j);
+          Value col = colOfLane(nt, j);
           Value v = loadPrivate(src, accIndex(src, mt, nt, i, j));
           Value converted = cloneBody(op, ValueRange{v, v}, {row, col})[0];
           memref::StoreOp::create(b, loc, converted, dst, ValueRange{row, col});

@@ -65,10 +65,11 @@ struct Buffer {
   /// A tf32 Q tile whose fragments renumber the head dim so that K's are
   /// read 16 bytes at a time (Distributor::tf32Column, Tf32Fragments.cpp).
   bool wideHeadDim = false;
-  /// An accumulator written by tf32 P V from 16-byte V loads: its element
-  /// (nt, j) holds column (nt / 4) * 32 + (2 (lane % 4) + j) * 4 + nt % 4
-  /// (Distributor::accColumn, Tf32Fragments.cpp).
-  bool wideColumns = false;
+  /// An accumulator that tf32 P V writes transposed (O^T = V^T P^T,
+  /// Tf32Fragments.cpp): element (dm, qn, i, j) of a lane, at
+  /// Distributor::transposedIndex, holds row qn * 8 + 2 (lane % 4) + j of
+  /// the warp and column dm * 16 + 2 (lane / 4) + i.
+  bool transposedAcc = false;
 };
 
 /// The shared-memory byte address (an index) of element (row, col) of `buf`.
@@ -103,9 +104,6 @@ private:
   Value colOfLane(int64_t nt, int64_t j) {
     return arith::AddIOp::create(b, loc, quadCol2, cIndex(nt * 8 + j));
   }
-  /// The column of element (nt, j) of this lane in accumulator `buf`:
-  /// colOfLane, or its renumbering for wideColumns.
-  Value accColumn(const Buffer &buf, int64_t nt, int64_t j);
   /// The column of the tf32 A (and B) registers of k step kt, half `half`
   /// (k = lane % 4 + 4 half) of Q K^T with A tile `a` (wideHeadDim or not).
   Value tf32Column(const Buffer &a, int64_t kt, int64_t half);
@@ -201,9 +199,24 @@ private:
   DenseSet<Operation *> wgmmaContractions;
   void contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c, bool bTransposed,
                        int64_t k);
+  /// Transposed accumulators (Buffer::transposedAcc): the register index,
+  /// row (in the program's block) and column of element (dm, qn, i, j).
+  int64_t transposedIndex(int64_t dm, int64_t qn, int64_t i, int64_t j) const {
+    return ((dm * 2 * rowTiles + qn) * 2 + i) * 2 + j;
+  }
+  Value transposedRow(int64_t qn, int64_t j);
+  Value transposedCol(int64_t dm, int64_t i);
+  /// The value of row buffer `row` for row qn * 8 + 2 (lane % 4) + j of the
+  /// warp: a shuffle from the lane that holds it.
+  Value rowValueForTransposed(const Buffer &row, int64_t qn, int64_t j);
+  /// Elementwise math whose accumulators are transposed (row factors
+  /// shuffled in); erases `op`.
+  LogicalResult rewriteTransposedElementwise(linalg::GenericOp op,
+                                             ArrayRef<Buffer *> operands);
   /// tf32 contractions whose operands are read 16 bytes at a time
-  /// (Tf32Fragments.cpp): Q K^T over a renumbered head dim, and P V into a
-  /// wideColumns accumulator. Marks the buffers; pads K's rows.
+  /// (Tf32Fragments.cpp): Q K^T over a renumbered head dim (16-byte loads
+  /// of K), and P V into a transposed accumulator (8-byte loads of V).
+  /// Marks the buffers; pads K's rows.
   void selectWideTf32Operands();
   void contractWithWideTf32(Buffer &a, Buffer &bBuf, Buffer &c,
                             bool bTransposed, int64_t k);

@@ -1,4 +1,4 @@
-//===- Tf32Fragments.cpp - tf32 mma.sync operands in 16-byte loads -*- C++ -*-//
+//===- Tf32Fragments.cpp - tf32 mma.sync operands in wide loads -*- C++ -*-===//
 //
 // Part of the attn-mlir project.
 //
@@ -6,7 +6,7 @@
 // they sit ([n][k] K, [k][n] V), every B register of every mma is its own
 // 4-byte shared load, two per mma. The head dim is a free index of both
 // contractions, so it is renumbered where that makes a lane's registers
-// contiguous in shared memory, and each 16-byte load feeds several mmas:
+// contiguous in shared memory:
 //
 //  - Q K^T: the reduction runs over the head dim in any order, so Q and K
 //    agree on one: k step kt, register half h (k = lane % 4 + 4 h) reads
@@ -15,23 +15,25 @@
 //    fragments are read the same way. K's rows are padded by 64 bytes so
 //    that the 8 lanes of a quarter warp (two rows, four 16-byte chunks
 //    each) hit distinct banks.
-//  - P V: the accumulator's n index is renumbered instead: the mma column
-//    x of n tile nt stands for head-dim column (nt / 4) * 32 + x * 4 +
-//    nt % 4. A lane's B registers of n tiles 4c..4c+3 (x = lane / 4) are
-//    then 16 contiguous bytes of a V row, and its accumulator elements of
-//    those tiles are 16 contiguous bytes of an O row (accColumn). V keeps
-//    its 16-byte row padding, which puts the quarter warp's rows (keys
-//    2 (lane % 4) + i, two rows apart) in distinct banks.
+//  - P V runs transposed, O^T += V^T P^T (M = head dim, N = query rows):
+//    B (P^T) is then the pair of P's accumulator registers as they sit, and
+//    A (V^T) two 8-byte loads of V rows with the head-dim rows lane / 4
+//    and + 8 renumbered to adjacent columns. Read as C = P V instead, each
+//    B pair would come from two V rows (two loads, then register moves);
+//    O's accumulator is transposed (Buffer::transposedAcc), so the row
+//    factors that scale it are shuffled in from the lanes that own them.
 //
-// A 64x32 block of the seed's D = 128 kernel thus issues 64 16-byte loads
-// per warp for its 128 mma.sync instead of 256 4-byte ones
-// (bench/mma_ceiling.cu: 142 -> 219 TFLOP/s at 8 warps per SM).
+// Per warp and 64x32 block of the seed's D = 128 kernel: 32 16-byte loads
+// of K and 64 8-byte loads of V for 128 mma.sync, instead of 256 4-byte
+// loads (bench/mma_ceiling.cu: B in 16-byte loads reaches 219 TFLOP/s at
+// 8 warps per SM against 142 in 4-byte ones).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Distributor.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -80,15 +82,15 @@ void Distributor::selectWideTf32Operands() {
       continue;
     }
     if (a->layout == Layout::Acc && eligible && maps[1] == dims(2, 1) &&
-        c->cols % 32 == 0 && bBuf->cols == c->cols && bBuf->rows == k &&
+        c->cols % 16 == 0 && bBuf->cols == c->cols && bBuf->rows == k &&
         a->cols == k && k % 8 == 0) {
-      c->wideColumns = true;
+      c->transposedAcc = true;
       pv.push_back(op);
     }
   }
-  // A renumbered accumulator must only meet accumulators renumbered alike
-  // (elementwise math), fills, its P V and the store; anything else keeps
-  // the plain order.
+  // A transposed accumulator must only meet transposed accumulators and row
+  // factors (elementwise math into accumulators), fills, its P V and the
+  // store; anything else keeps the plain layout.
   bool changed = true;
   while (changed) {
     changed = false;
@@ -101,7 +103,7 @@ void Distributor::selectWideTf32Operands() {
         if (Buffer *buf = lookup(v); buf && buf->layout == Layout::Acc)
           accs.push_back(buf);
       bool anyWide =
-          llvm::any_of(accs, [](Buffer *x) { return x->wideColumns; });
+          llvm::any_of(accs, [](Buffer *x) { return x->transposedAcc; });
       if (!anyWide)
         return;
       auto generic = dyn_cast<linalg::GenericOp>(op);
@@ -109,18 +111,23 @@ void Distributor::selectWideTf32Operands() {
       if (generic && llvm::is_contained(pv, generic))
         allowed = true;
       else if (generic && !isContraction(generic))
-        allowed = llvm::all_of(accs, [](Buffer *x) { return x->wideColumns; });
+        allowed =
+            llvm::all_of(accs, [](Buffer *x) { return x->transposedAcc; }) &&
+            llvm::none_of(generic.getDpsInits(), [&](Value init) {
+              Buffer *out = lookup(init);
+              return out && out->layout != Layout::Acc;
+            });
       if (allowed)
         return;
       for (Buffer *x : accs)
-        if (x->wideColumns) {
-          x->wideColumns = false;
+        if (x->transposedAcc) {
+          x->transposedAcc = false;
           changed = true;
         }
     });
   }
   for (linalg::GenericOp op : pv)
-    if (lookup(op.getDpsInits()[0])->wideColumns)
+    if (lookup(op.getDpsInits()[0])->transposedAcc)
       wideContractions.insert(op);
   for (linalg::GenericOp op : qk) {
     Buffer *a = lookup(op.getDpsInputs()[0]);
@@ -130,16 +137,6 @@ void Distributor::selectWideTf32Operands() {
     lookup(op.getDpsInputs()[1])->padBytes = kWideKPaddingBytes;
     wideContractions.insert(op);
   }
-}
-
-Value Distributor::accColumn(const Buffer &buf, int64_t nt, int64_t j) {
-  if (!buf.wideColumns)
-    return colOfLane(nt, j);
-  // (nt / 4) * 32 + (2 (lane % 4) + j) * 4 + nt % 4.
-  Value x = arith::AddIOp::create(b, loc, quadCol2, cIndex(j));
-  return arith::AddIOp::create(b, loc,
-                               arith::MulIOp::create(b, loc, x, cIndex(4)),
-                               cIndex(nt / 4 * 32 + nt % 4));
 }
 
 Value Distributor::tf32Column(const Buffer &a, int64_t kt, int64_t half) {
@@ -201,30 +198,106 @@ void Distributor::contractWithWideTf32(Buffer &a, Buffer &bBuf, Buffer &c,
     }
     return;
   }
-  // P V: A is P in registers (keys 2q and 2q + 1 of step kt stand for
-  // k = q and q + 4); per step and 4 n tiles, two 16-byte loads of V. (The
-  // B pairs take registers of both loads, which costs moves; m16n8k4, whose
-  // B is one register, was 2% slower for `causal`, 2% faster with the mask
-  // tensor: bench/results/2026-12-01-h200-tf32-wide-loads-ab.log.)
+  // P V transposed, O^T += V^T P^T (m16n8k8 with M the head dim, N the
+  // query rows, K the keys). Keys 2 (lane % 4) and 2 (lane % 4) + 1 of step
+  // kt stand for k = lane % 4 and + 4, so that B (P^T) is the pair of P's
+  // accumulator registers (r, 2 (lane % 4)) and (r, 2 (lane % 4) + 1) as
+  // they sit; the head-dim rows lane / 4 and + 8 of m tile dm stand for
+  // columns dm * 16 + 2 (lane / 4) and + 1, so that A (V^T) is two 8-byte
+  // loads of V, rows 2 (lane % 4) and + 1, each an aligned register pair.
+  // No register moves, and the rows' 8-byte chunks of a half warp fall in
+  // distinct banks (V's rows padded by 16 bytes).
+  int64_t queryTiles = 2 * rowTiles;
+  auto i32x2 = VectorType::get({2}, b.getI32Type());
+  auto load2 = [&](Value row, Value col) {
+    Value v =
+        vector::BitCastOp::create(b, loc, i32x2, loadShared(bBuf, row, col, 2));
+    return std::make_pair(Value(vector::ExtractOp::create(b, loc, v, 0)),
+                          Value(vector::ExtractOp::create(b, loc, v, 1)));
+  };
   for (int64_t kt = 0; kt < k / 8; ++kt) {
-    SmallVector<SmallVector<Value>> aRegs;
-    for (int64_t mt = 0; mt < rowTiles; ++mt) {
-      SmallVector<Value> regs;
-      for (int64_t j = 0; j < 2; ++j)
-        for (int64_t i = 0; i < 2; ++i)
-          regs.push_back(loadPrivate(a, accIndex(a, mt, kt, i, j)));
-      aRegs.push_back(regs);
-    }
+    SmallVector<SmallVector<Value>> bRegs;
+    for (int64_t qn = 0; qn < queryTiles; ++qn)
+      bRegs.push_back({loadPrivate(a, accIndex(a, qn / 2, kt, qn % 2, 0)),
+                       loadPrivate(a, accIndex(a, qn / 2, kt, qn % 2, 1))});
     Value row0 = arith::AddIOp::create(b, loc, quadCol2, cIndex(kt * 8));
     Value row1 = arith::AddIOp::create(b, loc, row0, cIndex(1));
-    for (int64_t chunk = 0; chunk < c.cols / 32; ++chunk) {
+    for (int64_t dm = 0; dm < c.cols / 16; ++dm) {
       Value col = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, quadRow, cIndex(4)),
-          cIndex(chunk * 32));
-      SmallVector<Value> v0 = load4(row0, col), v1 = load4(row1, col);
-      for (int64_t e = 0; e < 4; ++e)
-        for (int64_t mt = 0; mt < rowTiles; ++mt)
-          mma(mt, chunk * 4 + e, aRegs[mt], {v0[e], v1[e]});
+          b, loc, arith::MulIOp::create(b, loc, quadRow, cIndex(2)),
+          cIndex(dm * 16));
+      auto [a0, a1] = load2(row0, col);
+      auto [a2, a3] = load2(row1, col);
+      for (int64_t qn = 0; qn < queryTiles; ++qn) {
+        SmallVector<Value> cElems;
+        for (int64_t i = 0; i < 2; ++i)
+          for (int64_t j = 0; j < 2; ++j)
+            cElems.push_back(loadPrivate(c, transposedIndex(dm, qn, i, j)));
+        SmallVector<Value> d =
+            emitMma(b, loc, f32, {a0, a1, a2, a3}, bRegs[qn], cElems);
+        for (int64_t i = 0; i < 2; ++i)
+          for (int64_t j = 0; j < 2; ++j)
+            storePrivate(c, transposedIndex(dm, qn, i, j), d[i * 2 + j]);
+      }
     }
   }
+}
+
+Value Distributor::transposedRow(int64_t qn, int64_t j) {
+  return arith::AddIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, warpRow0, quadCol2),
+      cIndex(qn * 8 + j));
+}
+
+Value Distributor::transposedCol(int64_t dm, int64_t i) {
+  return arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, quadRow, cIndex(2)),
+      cIndex(dm * 16 + i));
+}
+
+Value Distributor::rowValueForTransposed(const Buffer &row, int64_t qn,
+                                         int64_t j) {
+  // Row qn * 8 + g of the warp is register qn of lanes 4 g .. 4 g + 3.
+  Type i32 = b.getI32Type();
+  Value lane = arith::AddIOp::create(
+      b, loc,
+      arith::IndexCastOp::create(
+          b, loc, i32, arith::MulIOp::create(b, loc, quadCol, cIndex(8))),
+      arith::ConstantIntOp::create(b, loc, 4 * j, 32));
+  Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
+  return gpu::ShuffleOp::create(b, loc, loadPrivate(row, qn), lane, width,
+                                gpu::ShuffleMode::IDX)
+      .getShuffleResult();
+}
+
+LogicalResult
+Distributor::rewriteTransposedElementwise(linalg::GenericOp op,
+                                          ArrayRef<Buffer *> operands) {
+  if (op.getNumLoops() != 2)
+    return op.emitOpError("expects 2-d math on a transposed accumulator");
+  int64_t queryTiles = 2 * rowTiles, cols = op.getStaticLoopRanges()[1];
+  // The row factors of every (qn, j), shuffled in once.
+  DenseMap<Buffer *, SmallVector<Value>> rowValues;
+  for (Buffer *buf : operands)
+    if (buf->layout == Layout::Row && !rowValues.count(buf))
+      for (int64_t qn = 0; qn < queryTiles; ++qn)
+        for (int64_t j = 0; j < 2; ++j)
+          rowValues[buf].push_back(rowValueForTransposed(*buf, qn, j));
+  for (int64_t dm = 0; dm < cols / 16; ++dm)
+    for (int64_t qn = 0; qn < queryTiles; ++qn)
+      for (int64_t i = 0; i < 2; ++i)
+        for (int64_t j = 0; j < 2; ++j) {
+          int64_t index = transposedIndex(dm, qn, i, j);
+          SmallVector<Value> args;
+          for (Buffer *buf : operands)
+            args.push_back(buf->layout == Layout::Row
+                               ? rowValues[buf][qn * 2 + j]
+                               : loadPrivate(*buf, index));
+          SmallVector<Value> results =
+              cloneBody(op, args, {transposedRow(qn, j), transposedCol(dm, i)});
+          for (auto [k, result] : llvm::enumerate(results))
+            storePrivate(*operands[op.getNumDpsInputs() + k], index, result);
+        }
+  b.eraseOp(op);
+  return success();
 }
