@@ -321,10 +321,8 @@ void Distributor::selectWgmmaOperands() {
   if (!wgmma || config.getTarget() != "sm_90a" || ieee || rowTiles != 1 ||
       warps % 4)
     return;
-  MLIRContext *ctx = kernel.getContext();
-  auto dims = [&](unsigned x, unsigned y) {
-    return AffineMap::get(
-        3, 0, {getAffineDimExpr(x, ctx), getAffineDimExpr(y, ctx)}, ctx);
+  auto dims = [ctx = kernel.getContext()](unsigned x, unsigned y) {
+    return contractionMap(ctx, x, y);
   };
   SmallVector<linalg::GenericOp> generics;
   kernel.walk([&](linalg::GenericOp op) { generics.push_back(op); });
@@ -600,10 +598,8 @@ LogicalResult Distributor::rewriteContraction(linalg::GenericOp op) {
     return op.emitOpError("expects a contraction of block buffers into a "
                           "register block");
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  MLIRContext *ctx = op.getContext();
-  auto dims = [&](unsigned x, unsigned y) {
-    return AffineMap::get(
-        3, 0, {getAffineDimExpr(x, ctx), getAffineDimExpr(y, ctx)}, ctx);
+  auto dims = [ctx = op.getContext()](unsigned x, unsigned y) {
+    return contractionMap(ctx, x, y);
   };
   if (maps[0] != dims(0, 2) || maps[2] != dims(0, 1) ||
       (maps[1] != dims(1, 2) && maps[1] != dims(2, 1)))

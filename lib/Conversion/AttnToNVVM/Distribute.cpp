@@ -502,44 +502,37 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
     b.eraseOp(op);
     return success();
   }
+  // Element stores under each row's bound: `elements` calls `store` with
+  // the column and register of each element of the row.
+  using StoreFn = function_ref<void(Value, int64_t)>;
+  auto storeRow = [&](Value row, function_ref<void(StoreFn)> elements) {
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rows);
+    auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    elements([&](Value col, int64_t index) {
+      Value v = loadPrivate(src, index);
+      Value converted = cloneBody(op, ValueRange{v, v}, {row, col})[0];
+      memref::StoreOp::create(b, loc, converted, dst, ValueRange{row, col});
+    });
+  };
   if (src.transposedAcc) {
     for (int64_t qn = 0; qn < 2 * rowTiles; ++qn)
-      for (int64_t j = 0; j < 2; ++j) {
-        Value row = transposedRow(qn, j);
-        Value inside =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rows);
-        auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-        for (int64_t dm = 0; dm < src.cols / 16; ++dm)
-          for (int64_t i = 0; i < 2; ++i) {
-            Value col = transposedCol(dm, i);
-            Value v = loadPrivate(src, transposedIndex(dm, qn, i, j));
-            Value converted = cloneBody(op, ValueRange{v, v}, {row, col})[0];
-            memref::StoreOp::create(b, loc, converted, dst,
-                                    ValueRange{row, col});
-          }
-      }
-    b.eraseOp(op);
-    return success();
-  }
-  for (int64_t mt = 0; mt < rowTiles; ++mt) {
-    for (int64_t i = 0; i < 2; ++i) {
-      Value row = rowOfLane(mt, i);
-      Value inside =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rows);
-      auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      for (int64_t nt = 0; nt < nTiles; ++nt) {
-        for (int64_t j = 0; j < 2; ++j) {
-          Value col = colOfLane(nt, j);
-          Value v = loadPrivate(src, accIndex(src, mt, nt, i, j));
-          Value converted = cloneBody(op, ValueRange{v, v}, {row, col})[0];
-          memref::StoreOp::create(b, loc, converted, dst, ValueRange{row, col});
-        }
-      }
-    }
+      for (int64_t j = 0; j < 2; ++j)
+        storeRow(transposedRow(qn, j), [&](StoreFn store) {
+          for (int64_t dm = 0; dm < src.cols / 16; ++dm)
+            for (int64_t i = 0; i < 2; ++i)
+              store(transposedCol(dm, i), transposedIndex(dm, qn, i, j));
+        });
+  } else {
+    for (int64_t mt = 0; mt < rowTiles; ++mt)
+      for (int64_t i = 0; i < 2; ++i)
+        storeRow(rowOfLane(mt, i), [&](StoreFn store) {
+          for (int64_t nt = 0; nt < nTiles; ++nt)
+            for (int64_t j = 0; j < 2; ++j)
+              store(colOfLane(nt, j), accIndex(src, mt, nt, i, j));
+        });
   }
   b.eraseOp(op);
   return success();

@@ -303,6 +303,12 @@ private:
 /// A linalg.generic of the form C[i][j] += A[i][k] * B[..] (Q K^T, P V).
 bool isContraction(linalg::GenericOp op);
 
+/// The indexing map (d0, d1, d2) -> (dx, dy) of a contraction operand.
+inline AffineMap contractionMap(MLIRContext *ctx, unsigned x, unsigned y) {
+  return AffineMap::get(
+      3, 0, {getAffineDimExpr(x, ctx), getAffineDimExpr(y, ctx)}, ctx);
+}
+
 /// One `mma.sync.aligned.m16n8k{16,8}.row.col.f32.{f16,bf16,tf32}` on
 /// registers: `aRegs` 4 and `bRegs` 2 values of vector<2xT> (T = f16/bf16)
 /// or f32 (tf32), `c` 4 f32. Returns the 4 f32 of D.

@@ -48,10 +48,8 @@ static constexpr int64_t kWideKPaddingBytes = 64;
 void Distributor::selectWideTf32Operands() {
   if (ieee)
     return;
-  MLIRContext *ctx = kernel.getContext();
-  auto dims = [&](unsigned x, unsigned y) {
-    return AffineMap::get(
-        3, 0, {getAffineDimExpr(x, ctx), getAffineDimExpr(y, ctx)}, ctx);
+  auto dims = [ctx = kernel.getContext()](unsigned x, unsigned y) {
+    return contractionMap(ctx, x, y);
   };
   SmallVector<linalg::GenericOp> generics;
   kernel.walk([&](linalg::GenericOp op) { generics.push_back(op); });
