@@ -352,17 +352,25 @@ LogicalResult Distributor::rewriteBlockAny(linalg::GenericOp op, Buffer &out) {
   auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
   auto combiner = yield.getValues()[0].getDefiningOp<arith::OrIOp>();
   Value acc = op.getBlock()->getArguments().back();
-  if (!in || in->layout != Layout::Acc || !combiner ||
+  bool overRows = in && in->layout == Layout::Row && op.getNumLoops() == 1;
+  if (!in || (in->layout != Layout::Acc && !overRows) || !combiner ||
       (combiner.getLhs() != acc && combiner.getRhs() != acc))
-    return op.emitOpError("expects an i1 OR over a register block into a "
-                          "0-d buffer");
+    return op.emitOpError("expects an i1 OR over a register block or a row "
+                          "block into a 0-d buffer");
   b.setInsertionPoint(op);
   // Each thread ORs the elements it owns in the accumulator layout (the
   // scores pass reads the same mask elements right after; a row-major
-  // mapping measured more spills in the ptxas matrix).
+  // mapping measured more spills in the ptxas matrix), or over rows the
+  // rows it holds.
   Value partial = loadPrivate(out, 0);
   for (int64_t mt = 0; mt < rowTiles; ++mt)
-    for (int64_t i = 0; i < 2; ++i)
+    for (int64_t i = 0; i < 2; ++i) {
+      if (overRows) {
+        partial =
+            cloneBody(op, ValueRange{loadPrivate(*in, mt * 2 + i), partial},
+                      {rowOfLane(mt, i)})[0];
+        continue;
+      }
       for (int64_t nt = 0; nt < in->cols / 8; ++nt)
         for (int64_t j = 0; j < 2; ++j)
           partial = cloneBody(

@@ -24,6 +24,7 @@
 // CHECK-DAG:     %[[VT:.*]] = memref.alloca() : memref<8x32xf16>
 // CHECK-DAG:     %[[S:.*]] = memref.alloca() : memref<16x8xf32>
 // CHECK-DAG:     %[[ACC:.*]] = memref.alloca() : memref<16x32xf32>
+// CHECK-NOT:     memref<i1>
 // Q rows past Tq are zero.
 // CHECK:         linalg.fill ins(%{{.*}} : f16) outs(%[[QT]]
 // CHECK:         memref.subview %[[Q]][%[[B]], %[[H]], %[[ROW0]], 0] [1, 1, %[[ROWS]], 32]
@@ -264,6 +265,55 @@ func.func @bool_mask(%q: memref<?x4x?x32xf16>, %k: memref<?x4x?x32xf16>, %v: mem
 // CHECK:         return
 func.func @negative_scale(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v: memref<?x4x?x32xf32>, %o: memref<?x4x?x32xf32>, %b: index, %h: index, %qb: index) {
   attn.block_attention ins(%q, %k, %v) outs(%o) at [%b, %h, %qb] {config = #cfg, scale = -0.25 : f32} : memref<?x4x?x32xf32>, memref<?x4x?x32xf32>, memref<?x4x?x32xf32> outs memref<?x4x?x32xf32>
+  return
+}
+
+// -----
+
+#cfg = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 1, target = "sm_90a">
+
+// A GPU target: each diagonal block first ORs "row i sees key col0" over
+// the program's rows (the first key of the block: a row that sees any key
+// of it sees col0) into a flag, then Q K^T and the rest of the block's
+// math run under two scf.if on it; the GPU lowering ORs over each warp's
+// rows, so a warp above the block skips it. The unmasked loop has none,
+// and the CPU target (@causal_program above) none at all.
+// CHECK-LABEL: func @causal_gpu
+// CHECK:         %[[FLAG:.*]] = memref.alloca() : memref<i1>
+// CHECK:         scf.for
+// CHECK-NOT:       memref<i1>
+// CHECK:         }
+// CHECK:         scf.for %[[KB:.*]] = %{{.*}} to %{{.*}} step %c1 {
+// CHECK:           %[[COL0:.*]] = arith.muli %[[KB]], %c8
+// CHECK:           linalg.fill ins(%false : i1) outs(%[[FLAG]] : memref<i1>)
+// CHECK:           linalg.generic {{.*}}iterator_types = ["reduction"]} ins(%{{.*}} : memref<16xf32>) outs(%[[FLAG]] : memref<i1>)
+// CHECK-NEXT:      ^bb0(%{{.*}}: f32, %[[OR:.*]]: i1):
+// CHECK-NEXT:        %[[I:.*]] = linalg.index 0
+// CHECK-NEXT:        %[[ROW:.*]] = arith.addi %{{.*}}, %[[I]]
+// CHECK-NEXT:        %[[TAIL:.*]] = arith.cmpi slt, %[[COL0]], %{{.*}}
+// CHECK-NEXT:        %[[LIMIT:.*]] = arith.addi %[[ROW]], %{{.*}}
+// CHECK-NEXT:        %[[DIAG:.*]] = arith.cmpi sle, %[[COL0]], %[[LIMIT]]
+// CHECK-NEXT:        %[[SEES:.*]] = arith.andi %[[TAIL]], %[[DIAG]]
+// CHECK-NEXT:        %[[ANY:.*]] = arith.ori %[[OR]], %[[SEES]]
+// CHECK-NEXT:        linalg.yield %[[ANY]]
+// CHECK:           %[[LIVE:.*]] = memref.load %[[FLAG]][]
+// CHECK-NEXT:      scf.if %[[LIVE]] {
+// CHECK-NEXT:        linalg.fill
+// CHECK-NEXT:        linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK:               linalg.yield
+// CHECK-NEXT:        }
+// CHECK-NEXT:      }
+// CHECK-NEXT:      scf.if %[[LIVE]] {
+// CHECK:             arith.cmpi sle
+// CHECK:             math.exp2
+// CHECK:             linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK:               linalg.yield
+// CHECK-NEXT:        }
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK:         return
+func.func @causal_gpu(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v: memref<?x4x?x32xf32>, %o: memref<?x4x?x32xf32>, %b: index, %h: index, %qb: index) {
+  attn.block_attention ins(%q, %k, %v) outs(%o) at [%b, %h, %qb] {causal = #attn.causal<top_left>, config = #cfg, scale = 0.25 : f32} : memref<?x4x?x32xf32>, memref<?x4x?x32xf32>, memref<?x4x?x32xf32> outs memref<?x4x?x32xf32>
   return
 }
 

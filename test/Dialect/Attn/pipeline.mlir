@@ -78,6 +78,37 @@ func.func @causal_program(%q: memref<?x4x?x32xf16>, %k: memref<?x2x?x32xf16>, %v
 
 // -----
 
+#cfg = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 2, target = "sm_90a">
+
+// An f32 causal program for a GPU: the diagonal blocks' Q K^T sits alone
+// under the live check's scf.if; the loads of the next block come after
+// that scf.if, before the one that guards the rest of the block's math on
+// the same flag (as after a plain Q K^T).
+// ALL-LABEL: func @causal_f32_program
+// ALL:         } {attn.pipelined = 2 : i64}
+// ALL:         scf.for
+// ALL-NOT:       linalg.copy {attn.async_copy}
+// ALL:           linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}}outs(%{{.*}} : memref<i1>)
+// ALL:           %[[LIVE:.*]] = memref.load %{{.*}}[] : memref<i1>
+// ALL-NOT:       linalg.copy {attn.async_copy}
+// ALL:           scf.if %[[LIVE]] {
+// ALL-NOT:         linalg.copy
+// ALL:             linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// ALL:           }
+// ALL-COUNT-2:   linalg.copy {attn.async_copy}
+// ALL-NOT:       linalg.copy {attn.async_copy}
+// ALL:           scf.if %[[LIVE]] {
+// ALL-NOT:         linalg.copy {attn.async_copy}
+// ALL:         } {attn.pipelined = 2 : i64}
+func.func @causal_f32_program(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v: memref<?x4x?x32xf32>, %o: memref<?x4x?x32xf32>, %b: index, %h: index, %qb: index) {
+  scf.forall (%i) in (1) {
+    attn.block_attention ins(%q, %k, %v) outs(%o) at [%b, %h, %qb] {causal = #attn.causal<top_left>, config = #cfg, scale = 0.25 : f32} : memref<?x4x?x32xf32>, memref<?x4x?x32xf32>, memref<?x4x?x32xf32> outs memref<?x4x?x32xf32>
+  } {attn.config = #cfg}
+  return
+}
+
+// -----
+
 #cfg = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 1, target = "cpu">
 
 // One stage: nothing to pipeline.

@@ -322,17 +322,34 @@ FailureOr<scf::ForOp> mlir::attn::expandPipelinedLoop(RewriterBase &rewriter,
     (attr.getInt() == 0 ? loads : math).push_back(&op);
   }
   // The loads of block i + S - 1 go after the first contraction of block i
-  // (S = Q K^T) when it is not nested (under a mask tensor it sits in the
-  // block-skip `scf.if`, and the loads stay first). On the GPU the cp.async
-  // then no longer sits just before the first fragment loads, which waited
-  // on its address registers (ncu); the slot it fills was freed by the
-  // barrier at the head of the iteration either way.
+  // (S = Q K^T), or after the `scf.if` that guards it alone (a causal
+  // diagonal block's live check); under a mask tensor it sits in the
+  // block-skip `scf.if` with the rest of the math, and the loads stay
+  // first. On the GPU the cp.async then no longer sits just before the
+  // first fragment loads, which waited on its address registers (ncu); the
+  // slot it fills was freed by the barrier at the head of the iteration
+  // either way.
   auto isContraction = [](Operation *op) {
     auto generic = dyn_cast<linalg::GenericOp>(op);
     return generic && generic.getNumReductionLoops() == 1 &&
            generic.getNumLoops() == 3;
   };
-  auto split = llvm::find_if(math, isContraction);
+  auto guardsContraction = [&](Operation *op) {
+    auto ifOp = dyn_cast<scf::IfOp>(op);
+    if (!ifOp || ifOp.elseBlock())
+      return false;
+    int64_t contractions = 0;
+    for (Operation &inner : ifOp.thenBlock()->without_terminator()) {
+      if (isContraction(&inner))
+        ++contractions;
+      else if (!isa<linalg::FillOp>(inner) && !isPure(&inner))
+        return false;
+    }
+    return contractions == 1;
+  };
+  auto split = llvm::find_if(math, [&](Operation *op) {
+    return isContraction(op) || guardsContraction(op);
+  });
   if (split != math.end())
     ++split;
   else
