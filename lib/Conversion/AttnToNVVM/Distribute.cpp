@@ -378,6 +378,7 @@ LogicalResult Distributor::rewriteBlockAny(linalg::GenericOp op, Buffer &out) {
               ValueRange{loadPrivate(*in, accIndex(*in, mt, nt, i, j)),
                          partial},
               {rowOfLane(mt, i), colOfLane(nt, j)})[0];
+    }
   // Then the warp ORs its lanes' predicates, where every op that the flag
   // guards works on the warp's own rows (each warp then skips the blocks
   // that are masked for its rows, with no barrier); else the thread block
@@ -415,6 +416,15 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
   auto dstType = cast<MemRefType>(dst.getType());
   Type elt = dstType.getElementType();
   int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  // Transposed accumulators store straight from registers (see
+  // storeTransposedPairs) from head dim 32 on: at 16, ptxas spilled the row
+  // bounds of a boolean-mask kernel kept alive for the stores (20 bytes).
+  if (src.transposedAcc && dstType.getRank() == 2 && src.cols >= 32 &&
+      src.cols * bytes % 16 == 0) {
+    storeTransposedPairs(op, src, dst, rows);
+    b.eraseOp(op);
+    return success();
+  }
   if (dstType.getRank() == 2 && src.cols * bytes % 16 == 0) {
     // Through shared memory, so that global memory sees whole rows in
     // 16-byte vectors: each thread puts its fragment pairs into a staging

@@ -206,6 +206,11 @@ private:
   }
   Value transposedRow(int64_t qn, int64_t j);
   Value transposedCol(int64_t dm, int64_t i);
+  /// The store of a transposed accumulator into the 2-d global `dst` (the
+  /// rows below `rows`), straight from registers in pairs of adjacent
+  /// columns.
+  void storeTransposedPairs(linalg::GenericOp op, Buffer &src, Value dst,
+                            Value rows);
   /// The value of row buffer `row` for row qn * 8 + 2 (lane % 4) + j of the
   /// warp: a shuffle from the lane that holds it.
   Value rowValueForTransposed(const Buffer &row, int64_t qn, int64_t j);

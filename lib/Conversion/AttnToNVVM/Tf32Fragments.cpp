@@ -34,7 +34,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -251,6 +253,58 @@ Value Distributor::transposedCol(int64_t dm, int64_t i) {
   return arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, quadRow, cIndex(2)),
       cIndex(dm * 16 + i));
+}
+
+void Distributor::storeTransposedPairs(linalg::GenericOp op, Buffer &src,
+                                       Value dst, Value rows) {
+  // Element pairs (dm, qn, 0, j), (dm, qn, 1, j) are 2 adjacent columns of
+  // row qn * 8 + 2 (lane % 4) + j. For one (qn, j, dm) the 8 lanes that
+  // hold a row write 16 adjacent columns, so every store fills whole
+  // 32-byte sectors of 4 rows: staged through shared memory to store 16
+  // bytes a thread, as plain accumulators are, it only adds two barriers and
+  // a shared-memory round trip. The wait: a prefetched tile (Q) may still
+  // be landing when no key loop ran.
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
+  Type elt = cast<MemRefType>(dst.getType()).getElementType();
+  int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  auto pairType = VectorType::get({2}, elt);
+  // Rows and columns from %laneid read here: LLVM cannot tell them from the
+  // lane geometry of the loads before the key loops, which it would
+  // otherwise reuse and keep alive through the whole kernel (ptxas then
+  // spilled the addresses of a head-dim-16 kernel).
+  Value lane = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(), NVVM::LaneIdOp::create(b, loc, b.getI32Type()));
+  Value warpRow = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, tid, cIndex(32)),
+      cIndex(rowsPerWarp));
+  Value rowBase = arith::AddIOp::create(
+      b, loc, warpRow,
+      arith::MulIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, lane, cIndex(4)), cIndex(2)));
+  Value colBase = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, lane, cIndex(4)), cIndex(2));
+  for (int64_t qn = 0; qn < 2 * rowTiles; ++qn)
+    for (int64_t j = 0; j < 2; ++j) {
+      Value row = arith::AddIOp::create(b, loc, rowBase, cIndex(qn * 8 + j));
+      Value inside =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rows);
+      auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      for (int64_t dm = 0; dm < src.cols / 16; ++dm) {
+        SmallVector<Value> pair;
+        Value col = arith::AddIOp::create(b, loc, colBase, cIndex(dm * 16));
+        for (int64_t i = 0; i < 2; ++i) {
+          Value v = loadPrivate(src, transposedIndex(dm, qn, i, j));
+          Value coli = arith::AddIOp::create(b, loc, col, cIndex(i));
+          pair.push_back(cloneBody(op, ValueRange{v, v}, {row, coli})[0]);
+        }
+        vector::StoreOp::create(
+            b, loc, vector::FromElementsOp::create(b, loc, pairType, pair), dst,
+            ValueRange{row, col}, /*nontemporal=*/false,
+            llvm::MaybeAlign(2 * bytes));
+      }
+    }
 }
 
 Value Distributor::rowValueForTransposed(const Buffer &row, int64_t qn,

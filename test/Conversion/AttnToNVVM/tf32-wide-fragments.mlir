@@ -6,8 +6,10 @@
 // registers are two 8-byte loads of V per head-dim tile and k step (4 k
 // steps x 4 tiles x 2 = 32 loads); V keeps its 16-byte padding. O's
 // accumulator is then transposed: the rescale by alpha shuffles each lane's
-// 4 row factors in (gpu.shuffle idx), and O leaves through the staging
-// tile in 8-byte stores of 2 adjacent columns. Q is prefetched with
+// 4 row factors in (gpu.shuffle idx), and O leaves straight from the
+// registers, no staging tile and no barrier: per row of the lane (4, each
+// under its bound) one 8-byte global store of 2 adjacent columns per
+// head-dim tile, the 8 lanes of a row covering 64 contiguous bytes. Q is prefetched with
 // cp.async together with the first K/V block: before the first loop the
 // kernel waits for all of them and reads Q's 32 fragment registers.
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax --attn-pipeline \
@@ -32,13 +34,48 @@
 // CHECK-NOT:       memref.load %[[V]]
 // CHECK-COUNT-32:  vector.load %[[V]][{{.*}}] {alignment = 8 : i64} : memref<2x32x68xf32, #gpu.address_space<workgroup>>, vector<2xf32>
 // CHECK-NOT:       vector.load %[[V]]
+// The diagonal blocks (f32 causal): each lane tests the block's first key
+// against its 2 rows, the warp ORs them (vote), and a warp none of whose
+// rows sees the block skips its Q K^T and the rest of its math (two scf.if
+// on the flag); the next block's cp.async runs between them, outside.
 // CHECK:         scf.for
-// CHECK-COUNT-16:  vector.load %[[K]]
-// CHECK-COUNT-4:   gpu.shuffle idx
-// CHECK-COUNT-32:  vector.load %[[V]]
+// CHECK:           nvvm.cp.async.wait.group 0
+// CHECK-NEXT:      gpu.barrier
+// CHECK:           memref.store %false, %[[FLAG:.*]][%c0] : memref<1xi1>
+// CHECK-COUNT-2:   arith.cmpi sle
+// CHECK-NOT:       arith.cmpi sle
+// CHECK:           %[[ANY:.*]] = nvvm.vote.sync any
+// CHECK-NEXT:      memref.store %[[ANY]], %[[FLAG]]
+// CHECK-NEXT:      %[[LIVE:.*]] = memref.load %[[FLAG]]
+// CHECK-NEXT:      scf.if %[[LIVE]] {
+// CHECK-NOT:         nvvm.cp.async.shared.global
+// CHECK-COUNT-16:    vector.load %[[K]]
+// CHECK-NOT:         nvvm.cp.async.shared.global
+// CHECK:           }
+// CHECK:           nvvm.cp.async.shared.global
+// CHECK:           scf.if %[[LIVE]] {
+// CHECK-NOT:         nvvm.cp.async.shared.global
+// CHECK-COUNT-4:     gpu.shuffle idx
+// CHECK-COUNT-32:    vector.load %[[V]]
 // CHECK-NOT:       memref.load %[[V]]
 // CHECK-COUNT-4: gpu.shuffle idx
-// CHECK-COUNT-16: vector.store %{{.*}}, %[[Q]][{{.*}}] {alignment = 8 : i64} : memref<64x68xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK-NOT:     vector.store %{{.*}}, %[[Q]]
+// CHECK:         nvvm.cp.async.wait.group 0
+// CHECK-NEXT:    nvvm.read.ptx.sreg.laneid
+// CHECK-NOT:     gpu.barrier
+// CHECK:         scf.if
+// CHECK-COUNT-4:   vector.store %{{.*}} {alignment = 8 : i64} : memref<?x64xf32, strided<[64, 1], offset: ?>>, vector<2xf32>
+// CHECK-NEXT:    }
+// CHECK:         scf.if
+// CHECK-COUNT-4:   vector.store %{{.*}} {alignment = 8 : i64} : memref<?x64xf32, strided<[64, 1], offset: ?>>, vector<2xf32>
+// CHECK-NEXT:    }
+// CHECK:         scf.if
+// CHECK-COUNT-4:   vector.store %{{.*}} {alignment = 8 : i64} : memref<?x64xf32, strided<[64, 1], offset: ?>>, vector<2xf32>
+// CHECK-NEXT:    }
+// CHECK:         scf.if
+// CHECK-COUNT-4:   vector.store %{{.*}} {alignment = 8 : i64} : memref<?x64xf32, strided<[64, 1], offset: ?>>, vector<2xf32>
+// CHECK-NEXT:    }
+// CHECK-NOT:     vector.store
 // CHECK:         gpu.return
 func.func @wide(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>, %v: tensor<?x4x?x64xf32>) -> tensor<?x4x?x64xf32> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32> -> tensor<?x4x?x64xf32>
@@ -58,7 +95,7 @@ func.func @wide(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>, %v: tensor<?
 // D48:         scf.for
 // D48-COUNT-12:  vector.load %[[K]]
 // D48-COUNT-24:  vector.load %[[V]]{{.*}} vector<2xf32>
-// D48:         vector.store {{.*}} vector<2xf32>
+// D48-COUNT-3:  vector.store {{.*}} : memref<?x48xf32, strided<[48, 1], offset: ?>>, vector<2xf32>
 // D48:         gpu.return
 func.func @d48(%q: tensor<?x4x?x48xf32>, %k: tensor<?x4x?x48xf32>, %v: tensor<?x4x?x48xf32>) -> tensor<?x4x?x48xf32> {
   %o = attn.attention %q, %k, %v : tensor<?x4x?x48xf32>, tensor<?x4x?x48xf32>, tensor<?x4x?x48xf32> -> tensor<?x4x?x48xf32>
