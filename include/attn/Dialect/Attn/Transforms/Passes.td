@@ -82,6 +82,14 @@ def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
     applies the masks), and blocks wholly above the causal diagonal, which
     are never visited or loaded. A row whose keys are all masked out keeps
     `m = -inf`, its `P` is 0 and its output 0.
+
+    For an f32 causal program on a GPU target, each diagonal block first
+    ORs "row i sees the block's first key" over the program's rows into an
+    `i1` flag, and `Q K^T` and the rest of the block run under two `scf.if`
+    on it. The GPU lowering ORs the flag over each warp's rows, so a warp
+    whose rows are all above the block skips it (H200: the seed's causal
+    kernel 1.7-2.5% faster; on 16-bit kernels ptxas reordered the unmasked
+    loop and it measured slower, so they have none).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
