@@ -54,6 +54,15 @@
 // CHECK: %[[LIVE:.*]] = arith.cmpi ne, %[[CLS]], %c0_i8
 // CHECK: scf.if %[[LIVE]] {
 // CHECK-NOT: nvvm.barrier #nvvm.reduction
+// A mixed block's terms flag is ORed over the warp (vote, no barrier); a
+// warp none of whose terms keeps a key skips the rest of the block.
+// CHECK: %[[ANY:.*]] = nvvm.vote.sync any
+// CHECK-NEXT: memref.store %[[ANY]], %[[FLAG:.*]][%c0] : memref<1xi1>
+// CHECK: %[[KEEP:.*]] = memref.load %[[FLAG]][%c0] : memref<1xi1>
+// CHECK-NEXT: scf.if %[[KEEP]] {
+// CHECK-NOT: nvvm.barrier #nvvm.reduction
+// CHECK: nvvm.mma.sync
+// CHECK-NOT: nvvm.barrier #nvvm.reduction
 // CHECK: gpu.return
 func.func @seed_like(%q: tensor<?x4x?x64xf32>, %m: tensor<1x1x?x?xf32>) -> tensor<?x4x?x64xf32> {
   %o = attn.attention %q, %q, %q mask(%m) : tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32>, tensor<1x1x?x?xf32> -> tensor<?x4x?x64xf32>

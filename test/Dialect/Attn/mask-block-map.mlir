@@ -43,9 +43,18 @@
 // PROG:     linalg.copy
 // PROG:     linalg.copy
 // PROG:     linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// An f32 program for a GPU also ORs "term != -inf" of a mixed block into a
+// flag (true for other blocks) and runs the rest of the block under it:
+// the GPU lowering ORs over each warp's elements, so a warp whose rows see
+// no key of the block skips its softmax and P V.
+// PROG:     linalg.fill ins(%true : i1) outs(%[[FLAG:.*]] : memref<i1>)
 // PROG:     scf.if %[[MIXED]] {
 // PROG:       linalg.generic {{.*}} outs(%[[TERMS:.*]] : memref<64x32xf32>)
 // PROG:         memref.load %{{.*}} : memref<1x1x?x?xf32
+// PROG:       linalg.fill ins(%false : i1) outs(%[[FLAG]] : memref<i1>)
+// PROG:       linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[TERMS]] : memref<64x32xf32>) outs(%[[FLAG]] : memref<i1>)
+// PROG:         arith.cmpf une
+// PROG:         arith.ori
 // PROG:       linalg.generic {{.*}} ins(%[[TERMS]] : memref<64x32xf32>) outs(%[[S:.*]] : memref<64x32xf32>)
 // PROG:     } else {
 // A block of zero terms is only scaled: no mask read, no select.
@@ -55,6 +64,10 @@
 // PROG-NEXT:    linalg.yield %[[SC]] : f32
 // PROG-NEXT:  }
 // PROG-NEXT: }
+// PROG-NEXT: %[[KEEP:.*]] = memref.load %[[FLAG]][] : memref<i1>
+// PROG-NEXT: scf.if %[[KEEP]] {
+// PROG:        math.exp2
+// PROG:        linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
 // Two stages: the pipeliner would load every block of its loop a block
 // ahead, removed or not, so the program first scans its map row for the
 // first and one past the last live block (starting from numVisit and 0, an
@@ -109,6 +122,9 @@ func.func @broadcast(%q: tensor<?x8x?x64xf32>, %m: tensor<1x1x?x?xf32>) -> tenso
 // PROG: } {attn.mask_block_map
 // PROG: scf.forall (%[[PB:.*]], %[[PH:.*]], %[[PQB:.*]]) in
 // PROG: memref.load %{{.*}}[%[[PB]], %c0, %[[PQB]], %{{.*}}] : memref<?x1x?x?xi8>
+// f16: no terms flag.
+// PROG-NOT: memref<i1>
+// PROG: return
 func.func @per_batch(%q: tensor<?x8x?x64xf16>, %m: tensor<?x1x?x?xf16>) -> tensor<?x8x?x64xf16> {
   %o = attn.attention %q, %q, %q mask(%m) {causal = #attn.causal<bottom_right>} : tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x1x?x?xf16> -> tensor<?x8x?x64xf16>
   return %o : tensor<?x8x?x64xf16>

@@ -171,8 +171,12 @@ private:
   Value qTile, kTile, vTile, sTile, mRow, mNewRow, alphaRow, lRow, accTile;
   /// Per row, the exponent's addend: -e * mu (see buildStep).
   Value offsetRow;
-  /// memref<i1>: the block-skip flag of masked blocks under a user mask.
+  /// memref<i1>: the block-skip flag of masked blocks under a user mask
+  /// (or of causal diagonal blocks, see buildCausalLiveCheck).
   Value liveFlag;
+  /// memref<i1>: under a block map, whether a mixed block's terms keep any
+  /// key (true for the other blocks); f32 kernels for GPU targets only.
+  Value termsFlag;
   /// Under a mask tensor: per (row, key) of the block, the term its score
   /// gets (log2(e) * bias, 0 for an i1 mask) or -inf for a removed key;
   /// read from the mask once for the block check and the scores.
@@ -255,6 +259,10 @@ void ProgramBuilder::build() {
                          op.getConfig().getTarget() != "cpu";
   if (causalLiveCheck)
     liveFlag = allocBuffer({}, b.getI1Type());
+  // Likewise, with a block map, the mixed blocks' terms (see buildStep).
+  if (op.getMask() && op.getBlockMap() && elementType == f32 &&
+      op.getConfig().getTarget() != "cpu")
+    termsFlag = allocBuffer({}, b.getI1Type());
   if (op.getMask()) {
     if (!op.getBlockMap())
       liveFlag = allocBuffer({}, b.getI1Type());
@@ -598,18 +606,41 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
     // Block map: a mixed block reads its terms and applies them; a block of
     // zero terms (nothing removed, no bias) is only scaled, as a block that
     // needs no mask.
+    // With a terms flag (f32, GPU), a mixed block also ORs "term != -inf"
+    // into it, and the rest of the block runs under `scf.if` on it (true for
+    // other blocks): the GPU lowering ORs over each warp's elements, so a
+    // warp that sees no key of the block skips its softmax and P V.
     buildContraction();
+    if (termsFlag)
+      fill(termsFlag, arith::ConstantIntOp::create(b, loc, 1, 1));
     auto ifOp =
         scf::IfOp::create(b, loc, pendingMixed, /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
       buildMaskTerms(col0);
+      if (termsFlag) {
+        Value negInf = f32Const(-std::numeric_limits<double>::infinity());
+        fill(termsFlag, arith::ConstantIntOp::create(b, loc, 0, 1));
+        generic(ValueRange{addTile}, ValueRange{termsFlag},
+                {map(2, {0, 1}), AffineMap::get(2, 0, {}, b.getContext())},
+                {IteratorType::reduction, IteratorType::reduction},
+                [&](OpBuilder &nb, Location l, ValueRange args) {
+                  Value keep = arith::CmpFOp::create(
+                      nb, l, arith::CmpFPredicate::UNE, args[0], negInf);
+                  yieldValue(nb, l, arith::OrIOp::create(nb, l, args[1], keep));
+                });
+      }
       buildScoreScaleAndMasks(col0, /*masked=*/true);
       b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
       buildScoreScaleAndMasks(col0, /*masked=*/false);
     }
     pendingMixed = Value();
+    if (termsFlag) {
+      Value live = memref::LoadOp::create(b, loc, termsFlag, ValueRange{});
+      auto rest = scf::IfOp::create(b, loc, live, /*withElseRegion=*/false);
+      b.setInsertionPoint(rest.thenBlock()->getTerminator());
+    }
   } else {
     buildScores(col0, masked);
   }
