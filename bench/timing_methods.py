@@ -53,41 +53,30 @@ def main():
     def median(xs):
         return sorted(xs)[len(xs) // 2]
 
-    def call(fn):
+    def timed(fn, sleep, calls, reps):
+        """Median ms per call of `reps` event-timed runs of `calls` calls,
+        each after an optional GPU sleep (about 1 ms ahead of the host)."""
         times = []
-        for _ in range(args.reps):
+        for _ in range(reps):
+            if sleep:
+                torch.cuda._sleep(2_000_000)
             s, e = event(), event()
             s.record()
-            fn()
-            e.record()
-            e.synchronize()
-            times.append(s.elapsed_time(e))
-        return median(times)
-
-    def queued(fn):
-        times = []
-        for _ in range(args.reps):
-            torch.cuda._sleep(2_000_000)  # about 1 ms of GPU time ahead of the host
-            s, e = event(), event()
-            s.record()
-            fn()
-            e.record()
-            e.synchronize()
-            times.append(s.elapsed_time(e))
-        return median(times)
-
-    def batch(fn, n=10):
-        times = []
-        for _ in range(max(args.reps // 3, 5)):
-            torch.cuda._sleep(2_000_000)
-            s, e = event(), event()
-            s.record()
-            for _ in range(n):
+            for _ in range(calls):
                 fn()
             e.record()
             e.synchronize()
-            times.append(s.elapsed_time(e) / n)
+            times.append(s.elapsed_time(e) / calls)
         return median(times)
+
+    def call(fn):
+        return timed(fn, sleep=False, calls=1, reps=args.reps)
+
+    def queued(fn):
+        return timed(fn, sleep=True, calls=1, reps=args.reps)
+
+    def batch(fn):
+        return timed(fn, sleep=True, calls=10, reps=max(args.reps // 3, 5))
 
     methods = (("call", call), ("queued", queued), ("batch", batch))
     b, h, d = 32, 96, 128
