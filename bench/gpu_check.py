@@ -5,7 +5,8 @@
 
 DIR holds PTX + manifests and cases.json from compile_gpu_cases.py. Each case
 gets fresh random inputs (never zeros; masks with -inf and a fully masked
-row, optional NaN query row), its output buffer poisoned with NaN first, a
+row, structured as the CPU matrix's for seeds divisible by 3, optional NaN
+query row), its output buffer poisoned with NaN first, a
 launch through attn_mlir.runtime (CUDA driver, PyTorch's stream), and a
 comparison with a float64 reference of SPEC section 1 computed with torch
 on the GPU. Tolerances (rel_l2, max_abs) per dtype, as docs/Testing.md
@@ -25,6 +26,13 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 from attn_mlir.runtime import Kernel  # noqa: E402
+
+sys.path.insert(0, os.path.join(HERE, "..", "test", "Integration"))
+try:  # the CPU matrix's structured masks need numpy
+    import numpy as np
+    import attn_cases
+except ImportError:
+    attn_cases = None
 
 TOL = {"f32-ieee": (1e-5, 1e-4), "f32-tf32": (2e-3, 1e-2), "f16": (2e-3, 1e-2), "bf16": (1e-2, 5e-2)}
 DTYPE = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
@@ -48,7 +56,15 @@ def make_inputs(case, gen):
         q[0, 0, tq // 2, 0] = float("nan")
     mask = None
     ms = mask_shape(case)
-    if ms is not None:
+    if ms is not None and case["seed"] % 3 == 0 and attn_cases is None:
+        raise RuntimeError("structured masks need numpy")
+    if ms is not None and case["seed"] % 3 == 0:
+        # The CPU matrix's structured masks (whole removed, zero-term,
+        # triangular and mixed blocks of the block map), from the seed.
+        m = attn_cases._mask_array(case, np.random.default_rng(case["seed"]))
+        mask = torch.from_numpy(np.ascontiguousarray(m)).to("cuda")
+        mask = mask if mask.dtype == torch.bool else mask.to(dt)
+    elif ms is not None:
         if case["mask"].startswith("bool"):
             mask = torch.rand(*ms, generator=gen, device="cuda") < 0.7
             mask.view(-1, ms[-1])[0, :] = False

@@ -99,16 +99,24 @@ def mlir_text(case):
             f"  return %o : {ot}\n}}\n")
 
 
-def _structured_visible(ms):
+def _structured_visible(case, ms):
     """A causal-like pattern whose diagonal moves with the mask's batch or
     head slice: whole blocks are removed, whole blocks see every key, and
-    the ones across the diagonal mix (the three classes of the block map of
-    --attn-mask-block-map, which differ per slice)."""
+    the ones across the diagonal mix (the classes of the block map of
+    --attn-mask-block-map, which differ per slice). For seeds divisible by
+    15 the first slice's diagonal is the block map's triangular one (key j
+    seen from row i when j <= i + off, off the causal offset or 0), as in
+    the seed's causal mask tensor; the others move by 32 keys a slice."""
     tq, tk = ms[-2], ms[-1]
     slices = int(np.prod(ms[:-2])) if len(ms) > 2 else 1
     i = np.arange(tq)[:, None]
     j = np.arange(tk)[None, :]
-    visible = np.stack([j <= i + 7 * s - 3 for s in range(slices)])
+    if case["seed"] % 15 == 0:
+        off = tk - tq if case["causal"] == "bottom_right" else 0
+        diagonals = [off - 32 * s for s in range(slices)]
+    else:
+        diagonals = [7 * s - 3 for s in range(slices)]
+    visible = np.stack([j <= i + d for d in diagonals])
     return visible.reshape(ms)
 
 
@@ -116,7 +124,7 @@ def _mask_array(case, rng):
     ms = mask_shape(case)
     structured = case["seed"] % 3 == 0
     if structured:
-        visible = _structured_visible(ms)
+        visible = _structured_visible(case, ms)
         visible.reshape(-1, ms[-1])[0, :] = False  # one fully masked row
         if case["mask"].startswith("bool"):
             return visible
@@ -254,6 +262,21 @@ def matrix_cases():
     add(stages=2, dtype="f32-tf32", mask="float4", b=2, hq=2, hkv=2, tq=200,
         tk=200, causal="top_left", seed=3006)
     add(stages=2, dtype="bf16", mask="bool2", tq=129, tk=257, seed=3009)
+    # Triangular blocks (the seed's causal mask tensor: seeds divisible by
+    # 15), top-left and bottom-right, with the blocks that the fully masked
+    # row and the band of biased rows make mixed; one and two stages; T = 1
+    # and 17; an i1 mask; 16-bit programs, which read their terms.
+    add(stages=2, dtype="f32-tf32", mask="float2", tq=300, tk=300, d=128,
+        dv=128, seed=3015)
+    add(stages=2, dtype="f32-tf32", mask="float4", b=2, hq=2, hkv=1, tq=129,
+        tk=300, causal="bottom_right", seed=3030)
+    add(stages=1, dtype="f32-tf32", mask="float2", tq=200, tk=200, seed=3045)
+    add(dtype="f32-tf32", mask="float2", tq=1, tk=1, seed=3060)
+    add(dtype="f32-tf32", mask="float4", tq=17, tk=17, causal="top_left",
+        seed=3075)
+    add(dtype="f32-tf32", mask="bool4", b=2, hq=2, hkv=2, tq=1000, tk=1000,
+        d=16, dv=16, seed=3090)
+    add(stages=2, dtype="bf16", mask="float2", tq=129, tk=129, seed=3105)
     # Static shapes.
     add(dynamic=False, tq=129, tk=17, mask="float4", causal="top_left")
     return cases

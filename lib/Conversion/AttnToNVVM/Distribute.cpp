@@ -310,7 +310,11 @@ bool Distributor::isWarpUniformFlag(linalg::GenericOp op) {
   // that pass P through shared memory.
   Value flag = op.getDpsInits()[0];
   for (Operation *user : flag.getUsers()) {
-    if (user == op || isa<linalg::FillOp>(user))
+    // Writers: fills and the ORs into it (this one and any other, e.g. a
+    // triangular and a mixed mask block's, which are reduced alike).
+    auto writer = dyn_cast<DestinationStyleOpInterface>(user);
+    if (writer && isa<linalg::FillOp, linalg::GenericOp>(user) &&
+        llvm::is_contained(writer.getDpsInits(), flag))
       continue;
     auto load = dyn_cast<memref::LoadOp>(user);
     if (!load)

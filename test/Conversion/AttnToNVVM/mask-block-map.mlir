@@ -1,7 +1,7 @@
 // The classification grid of --attn-mask-block-map becomes a kernel of its
 // own, launched before the attention kernel with the map as an argument of
 // both: one thread block of 128 threads per map entry, the block's (row, key)
-// pairs split over the threads, the two flags ORed across the thread block,
+// pairs split over the threads, the three flags ORed across the thread block,
 // the class stored by thread 0. The attention kernel reads the class instead
 // of reducing its mask elements (no bar.red).
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-mask-block-map \
@@ -22,13 +22,15 @@
 // CHECK-DAG: %[[BX:.*]] = gpu.block_id  x
 // CHECK-DAG: %[[BY:.*]] = gpu.block_id  y
 // CHECK-DAG: %[[TID:.*]] = gpu.thread_id  x
-// CHECK: %[[R:.*]]:2 = scf.for %{{.*}} = %[[TID]] to %c2048 step %c128 iter_args
+// CHECK: %[[R:.*]]:3 = scf.for %{{.*}} = %[[TID]] to %c2048 step %c128 iter_args
 // CHECK:   memref.load %[[M]]
 // CHECK: } {attn.block_reduce}
 // CHECK: %[[L:.*]] = arith.extui %[[R]]#0 : i1 to i32
 // CHECK: nvvm.barrier #nvvm.reduction<or> %[[L]] -> i32
 // CHECK: %[[N:.*]] = arith.extui %[[R]]#1 : i1 to i32
 // CHECK: nvvm.barrier #nvvm.reduction<or> %[[N]] -> i32
+// CHECK: %[[T:.*]] = arith.extui %[[R]]#2 : i1 to i32
+// CHECK: nvvm.barrier #nvvm.reduction<or> %[[T]] -> i32
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %c0
 // CHECK: scf.if %[[FIRST]] {
 // CHECK:   memref.store %{{.*}}, %[[W]][%{{.*}}, %{{.*}}, %[[BY]], %[[BX]]] : memref<1x1x?x?xi8>
@@ -54,10 +56,22 @@
 // CHECK: %[[LIVE:.*]] = arith.cmpi ne, %[[CLS]], %c0_i8
 // CHECK: scf.if %[[LIVE]] {
 // CHECK-NOT: nvvm.barrier #nvvm.reduction
+// A triangular block's flag is ORed over the warp's rows (vote, no
+// barrier) before Q K^T: a warp whose rows see no key of it skips Q K^T
+// and the rest of the block.
+// CHECK: %[[TRI:.*]] = arith.cmpi eq, %[[CLS]], %c3_i8
+// CHECK-NEXT: scf.if %[[TRI]] {
+// CHECK-NOT: nvvm.barrier #nvvm.reduction
+// CHECK: %[[ROWS:.*]] = nvvm.vote.sync any
+// CHECK-NEXT: memref.store %[[ROWS]], %[[FLAG:.*]][%c0] : memref<1xi1>
+// CHECK: %[[QK:.*]] = memref.load %[[FLAG]][%c0] : memref<1xi1>
+// CHECK-NEXT: scf.if %[[QK]] {
+// CHECK: nvvm.mma.sync
+// CHECK-NOT: nvvm.barrier #nvvm.reduction
 // A mixed block's terms flag is ORed over the warp (vote, no barrier); a
 // warp none of whose terms keeps a key skips the rest of the block.
 // CHECK: %[[ANY:.*]] = nvvm.vote.sync any
-// CHECK-NEXT: memref.store %[[ANY]], %[[FLAG:.*]][%c0] : memref<1xi1>
+// CHECK-NEXT: memref.store %[[ANY]], %[[FLAG]][%c0] : memref<1xi1>
 // CHECK: %[[KEEP:.*]] = memref.load %[[FLAG]][%c0] : memref<1xi1>
 // CHECK-NEXT: scf.if %[[KEEP]] {
 // CHECK-NOT: nvvm.barrier #nvvm.reduction

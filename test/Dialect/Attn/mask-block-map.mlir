@@ -14,11 +14,26 @@
 // MAP: %[[NJ:.*]] = arith.ceildivui %{{.*}}, %c32
 // MAP: %[[MAP:.*]] = memref.alloc(%[[NI]], %[[NJ]]) {attn.workspace = "mask_block_map"} : memref<1x1x?x?xi8>
 // MAP: scf.forall (%[[B:.*]], %[[H:.*]], %[[QB:.*]], %[[KB:.*]]) in (1, 1, %[[NI]], %[[NJ]])
-// MAP:   %[[R:.*]]:2 = scf.for %{{.*}} = %c0 to %c2048 step %c1 iter_args(%{{.*}} = %false, %{{.*}} = %false) -> (i1, i1)
+// MAP:   %[[ROW0:.*]] = arith.muli %[[QB]], %c64
+// MAP:   %[[COL0:.*]] = arith.muli %[[KB]], %c32
+// MAP:   %[[R:.*]]:3 = scf.for %{{.*}} = %c0 to %c2048 step %c1 iter_args(%{{.*}} = %false, %{{.*}} = %false, %{{.*}} = %false) -> (i1, i1, i1)
+// MAP:     %[[I:.*]] = arith.addi %[[ROW0]], %{{.*}} : index
+// MAP:     %[[J:.*]] = arith.addi %[[COL0]], %{{.*}} : index
+// MAP:     %[[INSIDE:.*]] = arith.cmpi slt, %[[J]], %[[TK:.*]] : index
 // MAP:     memref.load %{{.*}} : memref<1x1x?x?xf32
-// MAP:     arith.cmpf une, %{{.*}}, %cst
+// MAP:     %[[TERM:.*]] = arith.select %{{.*}}, %{{.*}}, %[[NEGINF:.*]] : f32
+// MAP:     %[[LIVE:.*]] = arith.cmpf une, %[[TERM]], %[[NEGINF]]
+// MAP:     %[[NONZERO:.*]] = arith.cmpf une, %[[TERM]], %[[ZERO:.*]] : f32
+// The triangular class's term: 0 up to the diagonal (top-left without
+// causal) and before Tk, else -inf.
+// MAP:     %[[DIAG:.*]] = arith.addi %[[I]], %c0 : index
+// MAP:     %[[BELOW:.*]] = arith.cmpi sle, %[[J]], %[[DIAG]] : index
+// MAP:     %[[SEEN:.*]] = arith.andi %[[INSIDE]], %[[BELOW]] : i1
+// MAP:     %[[TRI:.*]] = arith.select %[[SEEN]], %[[ZERO]], %[[NEGINF]] : f32
+// MAP:     %[[NOTTRI:.*]] = arith.cmpf une, %[[TERM]], %[[TRI]] : f32
 // MAP:   } {attn.block_reduce}
-// MAP:   %[[NZ:.*]] = arith.select %[[R]]#1, %c2_i8, %c1_i8 : i8
+// MAP:   %[[TERMS:.*]] = arith.select %[[R]]#2, %c2_i8, %c3_i8 : i8
+// MAP:   %[[NZ:.*]] = arith.select %[[R]]#1, %[[TERMS]], %c1_i8 : i8
 // MAP:   %[[CLS:.*]] = arith.select %[[R]]#0, %[[NZ]], %c0_i8 : i8
 // MAP:   memref.store %[[CLS]], %[[MAP]][%[[B]], %[[H]], %[[QB]], %[[KB]]]
 // MAP: } {attn.mask_block_map = #attn.config<block_m = 64, block_n = 32
@@ -38,31 +53,61 @@
 // PROG-NOT: linalg.generic
 // PROG:   %[[CLS:.*]] = memref.load %{{.*}}[%c0, %c0, %[[PQB]], %[[KB]]] : memref<1x1x?x?xi8>
 // PROG:   %[[LIVE:.*]] = arith.cmpi ne, %[[CLS]], %c0_i8
-// PROG:   %[[MIXED:.*]] = arith.cmpi eq, %[[CLS]], %c2_i8
 // PROG:   scf.if %[[LIVE]] {
 // PROG:     linalg.copy
 // PROG:     linalg.copy
-// PROG:     linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
-// An f32 program for a GPU also ORs "term != -inf" of a mixed block into a
-// flag (true for other blocks) and runs the rest of the block under it:
-// the GPU lowering ORs over each warp's elements, so a warp whose rows see
-// no key of the block skips its softmax and P V.
-// PROG:     linalg.fill ins(%true : i1) outs(%[[FLAG:.*]] : memref<i1>)
-// PROG:     scf.if %[[MIXED]] {
-// PROG:       linalg.generic {{.*}} outs(%[[TERMS:.*]] : memref<64x32xf32>)
-// PROG:         memref.load %{{.*}} : memref<1x1x?x?xf32
-// PROG:       linalg.fill ins(%false : i1) outs(%[[FLAG]] : memref<i1>)
-// PROG:       linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[TERMS]] : memref<64x32xf32>) outs(%[[FLAG]] : memref<i1>)
-// PROG:         arith.cmpf une
-// PROG:         arith.ori
-// PROG:       linalg.generic {{.*}} ins(%[[TERMS]] : memref<64x32xf32>) outs(%[[S:.*]] : memref<64x32xf32>)
+// An f32 program for a GPU has a flag of whether the rows see any key of
+// the block, and runs the rest of the block under it; the GPU lowering ORs
+// it over each warp's rows or elements, so a warp whose rows see no key of
+// the block skips its softmax and P V. A triangular block (class 3) sets it
+// before Q K^T from the diagonal alone (some row sees the block's first
+// key), and Q K^T runs under it too.
+// PROG:     %[[TRI:.*]] = arith.cmpi eq, %[[CLS]], %c3_i8
+// PROG:     scf.if %[[TRI]] {
+// PROG-NEXT:  linalg.fill ins(%false : i1) outs(%[[FLAG:.*]] : memref<i1>)
+// PROG-NEXT:  linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%{{.*}} : memref<64xf32>) outs(%[[FLAG]] : memref<i1>)
+// PROG:         arith.cmpi sle, %[[COL0:.*]], %{{.*}} : index
 // PROG:     } else {
+// PROG-NEXT:  linalg.fill ins(%true : i1) outs(%[[FLAG]] : memref<i1>)
+// PROG-NEXT: }
+// PROG-NEXT: %[[QK:.*]] = memref.load %[[FLAG]][] : memref<i1>
+// PROG-NEXT: scf.if %[[QK]] {
+// PROG-NEXT:   linalg.fill
+// PROG-NEXT:   linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// PROG:          linalg.yield
+// PROG-NEXT:   }
+// PROG-NEXT: }
+// Its scores: -inf past the diagonal and Tk, from indices alone (no mask
+// read).
+// PROG-NEXT: scf.if %[[TRI]] {
+// PROG-NEXT:   linalg.generic {{.*}} outs(%[[S:.*]] : memref<64x32xf32>)
+// PROG-NOT:      memref.load
+// PROG:          arith.mulf
+// PROG:          arith.cmpi sle
+// PROG-NOT:      memref.load
+// PROG:          arith.select
+// PROG:      } else {
 // A block of zero terms is only scaled: no mask read, no select.
-// PROG-NEXT:  linalg.generic {{.*}} outs(%[[S]] : memref<64x32xf32>)
-// PROG-NEXT:  ^bb0(%[[OUT:.*]]: f32):
-// PROG-NEXT:    %[[SC:.*]] = arith.mulf %[[OUT]], %{{.*}} : f32
-// PROG-NEXT:    linalg.yield %[[SC]] : f32
-// PROG-NEXT:  }
+// PROG-NEXT:   %[[ZERO:.*]] = arith.cmpi eq, %[[CLS]], %c1_i8
+// PROG-NEXT:   scf.if %[[ZERO]] {
+// PROG-NEXT:     linalg.generic {{.*}} outs(%[[S]] : memref<64x32xf32>)
+// PROG-NEXT:     ^bb0(%[[OUT:.*]]: f32):
+// PROG-NEXT:       %[[SC:.*]] = arith.mulf %[[OUT]], %{{.*}} : f32
+// PROG-NEXT:       linalg.yield %[[SC]] : f32
+// PROG-NEXT:     }
+// A mixed block reads its terms, ORs "term != -inf" into the flag and
+// applies them.
+// PROG-NEXT:   } else {
+// PROG-NEXT:     linalg.generic {{.*}} outs(%[[TERMS:.*]] : memref<64x32xf32>)
+// PROG:            memref.load %{{.*}} : memref<1x1x?x?xf32
+// PROG:          linalg.fill ins(%false : i1) outs(%[[FLAG]] : memref<i1>)
+// PROG-NEXT:     linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[TERMS]] : memref<64x32xf32>) outs(%[[FLAG]] : memref<i1>)
+// PROG:            arith.cmpf une
+// PROG:            arith.ori
+// PROG:          linalg.generic {{.*}} ins(%[[TERMS]] : memref<64x32xf32>) outs(%[[S]] : memref<64x32xf32>)
+// PROG:            linalg.yield
+// PROG-NEXT:     }
+// PROG-NEXT:   }
 // PROG-NEXT: }
 // PROG-NEXT: %[[KEEP:.*]] = memref.load %[[FLAG]][] : memref<i1>
 // PROG-NEXT: scf.if %[[KEEP]] {
@@ -122,7 +167,13 @@ func.func @broadcast(%q: tensor<?x8x?x64xf32>, %m: tensor<1x1x?x?xf32>) -> tenso
 // PROG: } {attn.mask_block_map
 // PROG: scf.forall (%[[PB:.*]], %[[PH:.*]], %[[PQB:.*]]) in
 // PROG: memref.load %{{.*}}[%[[PB]], %c0, %[[PQB]], %{{.*}}] : memref<?x1x?x?xi8>
-// f16: no terms flag.
+// f16: no terms flag; triangular blocks read their terms as mixed ones.
+// PROG-NOT: memref<i1>
+// PROG: %[[Z16:.*]] = arith.cmpi eq, %{{.*}}, %c1_i8 : i8
+// PROG-NEXT: scf.if %[[Z16]] {
+// PROG-NOT: memref<1x1x?x?xf16
+// PROG: } else {
+// PROG: memref.load %{{.*}} : memref<?x1x?x?xf16
 // PROG-NOT: memref<i1>
 // PROG: return
 func.func @per_batch(%q: tensor<?x8x?x64xf16>, %m: tensor<?x1x?x?xf16>) -> tensor<?x8x?x64xf16> {

@@ -3,8 +3,8 @@
 // Part of the attn-mlir project.
 //
 // `--attn-mask-block-map`: gives each program grid that reads a mask tensor
-// a map of block classes (removed / zero / mixed) written by a grid of its
-// own before it, so that programs skip removed blocks and read mask
+// a map of block classes (removed / zero / triangular / mixed) written by a
+// grid of its own before it, so that programs skip removed blocks and read mask
 // elements only for mixed ones (see the pass description).
 //
 //===----------------------------------------------------------------------===//
@@ -107,9 +107,14 @@ FailureOr<scf::ForallOp> mlir::attn::addMaskBlockMap(RewriterBase &rewriter,
         Value row0 = arith::MulIOp::create(b, l, ivs[2], cIndex(b, blockM));
         Value col0 = arith::MulIOp::create(b, l, ivs[3], cIndex(b, blockN));
         Value no = arith::ConstantIntOp::create(b, l, 0, 1);
+        // The triangular class's diagonal (see MaskBlockClass).
+        KeyVisibility diagonal;
+        diagonal.keyLen = visibility.keyLen;
+        diagonal.causalOffset =
+            visibility.causalOffset ? visibility.causalOffset : cIndex(b, 0);
         auto loop = scf::ForOp::create(
             b, l, cIndex(b, 0), cIndex(b, blockM * blockN), cIndex(b, 1),
-            ValueRange{no, no},
+            ValueRange{no, no, no},
             [&](OpBuilder &nb, Location nl, Value e, ValueRange acc) {
               Value bn = cIndex(nb, blockN);
               Value i = arith::AddIOp::create(
@@ -117,25 +122,37 @@ FailureOr<scf::ForallOp> mlir::attn::addMaskBlockMap(RewriterBase &rewriter,
               Value j = arith::AddIOp::create(
                   nb, nl, col0, arith::RemUIOp::create(nb, nl, e, bn));
               Value term = visibility.buildTerm(nb, nl, i, j);
-              auto differs = [&](double v) -> Value {
-                return arith::CmpFOp::create(
-                    nb, nl, arith::CmpFPredicate::UNE, term,
-                    arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(v)));
+              auto constant = [&](double v) -> Value {
+                return arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(v));
               };
-              Value live = arith::OrIOp::create(
-                  nb, nl, acc[0],
-                  differs(-std::numeric_limits<double>::infinity()));
+              auto differs = [&](Value v) -> Value {
+                return arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::UNE,
+                                             term, v);
+              };
+              Value negInf = constant(-std::numeric_limits<double>::infinity());
+              Value zero = constant(0.0);
+              Value live =
+                  arith::OrIOp::create(nb, nl, acc[0], differs(negInf));
               Value nonzero =
-                  arith::OrIOp::create(nb, nl, acc[1], differs(0.0));
-              scf::YieldOp::create(nb, nl, ValueRange{live, nonzero});
+                  arith::OrIOp::create(nb, nl, acc[1], differs(zero));
+              Value triangular = arith::SelectOp::create(
+                  nb, nl, diagonal.buildVisible(nb, nl, i, j, nullptr), zero,
+                  negInf);
+              Value notTriangular =
+                  arith::OrIOp::create(nb, nl, acc[2], differs(triangular));
+              scf::YieldOp::create(nb, nl,
+                                   ValueRange{live, nonzero, notTriangular});
             });
         loop->setAttr(kBlockReduceAttrName, b.getUnitAttr());
         auto classConst = [&](MaskBlockClass c) -> Value {
           return arith::ConstantIntOp::create(b, l, static_cast<int64_t>(c), 8);
         };
-        Value nonzeroClass = arith::SelectOp::create(
-            b, l, loop.getResult(1), classConst(MaskBlockClass::Mixed),
-            classConst(MaskBlockClass::Zero));
+        Value termsClass = arith::SelectOp::create(
+            b, l, loop.getResult(2), classConst(MaskBlockClass::Mixed),
+            classConst(MaskBlockClass::Triangular));
+        Value nonzeroClass =
+            arith::SelectOp::create(b, l, loop.getResult(1), termsClass,
+                                    classConst(MaskBlockClass::Zero));
         Value cls =
             arith::SelectOp::create(b, l, loop.getResult(0), nonzeroClass,
                                     classConst(MaskBlockClass::Removed));

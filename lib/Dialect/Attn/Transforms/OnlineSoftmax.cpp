@@ -22,8 +22,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ProgramBuilder.h"
+
 #include "attn/Dialect/Attn/Transforms/Passes.h"
-#include "attn/Dialect/Attn/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -44,149 +45,7 @@ namespace attn {
 
 using namespace mlir;
 using namespace mlir::attn;
-
-/// Terminates a linalg.generic body with one value.
-static void yieldValue(OpBuilder &b, Location loc, Value value) {
-  linalg::YieldOp::create(b, loc, ValueRange{value});
-}
-
-namespace {
-using utils::IteratorType;
-
-/// Builds the expansion of one `attn.block_attention`. All block buffers are
-/// allocated once per program; the key loop reuses them.
-class ProgramBuilder {
-public:
-  ProgramBuilder(OpBuilder &b, Location loc, BlockAttentionOp op)
-      : b(b), loc(loc), op(op), f32(b.getF32Type()),
-        elementType(op.getQuery().getType().getElementType()) {
-    KernelConfigAttr config = op.getConfig();
-    blockM = config.getBlockM();
-    blockN = config.getBlockN();
-    headDim = op.getQuery().getType().getDimSize(3);
-    valueHeadDim = op.getValue().getType().getDimSize(3);
-    constexpr double log2e = 1.4426950408889634;
-    scaleLog2e = op.getScale().convertToDouble() * log2e;
-    Value mask = op.getMask();
-    bool floatMask =
-        mask && !cast<MemRefType>(mask.getType()).getElementType().isInteger(1);
-    foldScale = scaleLog2e > 0.0 && !floatMask;
-  }
-
-  void build();
-
-private:
-  // Small helpers.
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value f32Const(double v) {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-  }
-  Value dim(Value memref, int64_t d) {
-    return memref::DimOp::create(b, loc, memref, d);
-  }
-  Value allocBuffer(ArrayRef<int64_t> shape, Type type) {
-    return memref::AllocaOp::create(b, loc, MemRefType::get(shape, type));
-  }
-  void fill(Value buffer, Value value) {
-    linalg::FillOp::create(b, loc, ValueRange{value}, ValueRange{buffer});
-  }
-  Value extend(OpBuilder &nb, Location l, Value v) {
-    return v.getType() == f32 ? v : arith::ExtFOp::create(nb, l, f32, v);
-  }
-  AffineMap map(unsigned numDims, ArrayRef<unsigned> results) {
-    SmallVector<AffineExpr> exprs;
-    for (unsigned r : results)
-      exprs.push_back(b.getAffineDimExpr(r));
-    return AffineMap::get(numDims, 0, exprs, b.getContext());
-  }
-  void generic(ValueRange inputs, ValueRange outputs, ArrayRef<AffineMap> maps,
-               ArrayRef<IteratorType> iterators,
-               function_ref<void(OpBuilder &, Location, ValueRange)> body) {
-    linalg::GenericOp::create(b, loc, inputs, outputs, maps, iterators, body);
-  }
-
-  /// A 2-D view `source[b0, b1, row0 : row0 + rows, 0 : cols]`.
-  Value rowsView(Value source, Value b0, Value b1, Value row0,
-                 OpFoldResult rows, int64_t cols);
-  /// A 2-D view `buffer[0 : rows, :]` of a block buffer.
-  Value prefixView(Value buffer, OpFoldResult rows);
-  /// Copies `rows` rows of `source[b0, b1, row0 ...]` into `tile`; rows past
-  /// `rows` are zero when `padded`.
-  void loadTile(Value source, Value b0, Value b1, Value row0, OpFoldResult rows,
-                Value tile, bool padded);
-
-  /// One step of the key loop over block `kb`; `masked` blocks apply the
-  /// tail, causal and user masks.
-  void buildStep(Value kb, bool masked);
-  /// S = c * Q K^T, with the masks on masked blocks.
-  void buildScores(Value col0, bool masked) {
-    buildContraction();
-    buildScoreScaleAndMasks(col0, masked);
-  }
-  /// S = Q K^T.
-  void buildContraction();
-  /// S = c * S (unless folded), with the masks on masked blocks.
-  void buildScoreScaleAndMasks(Value col0, bool masked);
-  /// Inside a block generic over (row, key): the query row and key index.
-  std::pair<Value, Value> position(OpBuilder &nb, Location l, Value col0) {
-    return {
-        arith::AddIOp::create(nb, l, row0, linalg::IndexOp::create(nb, l, 0)),
-        arith::AddIOp::create(nb, l, col0, linalg::IndexOp::create(nb, l, 1))};
-  }
-  /// addTile = the mask terms of the block at col0 (KeyVisibility::buildTerm).
-  void buildMaskTerms(Value col0);
-  /// live = any key of the block at col0 visible from any row: a block of a
-  /// user mask whose keys are all masked out is skipped at run time. With a
-  /// block map, its class says so (and whether the terms are all 0) without
-  /// reading the mask; else the terms are read and reduced.
-  Value buildLiveCheck(Value kb, Value col0);
-  /// live = some row of the program sees key col0, the first of a causal
-  /// block (then it sees a key of the block; and a row that sees any key of
-  /// the block sees col0): an OR over the rows, which the GPU lowering
-  /// takes over each warp's rows.
-  Value buildCausalLiveCheck(Value col0);
-  /// The class of key block `kb` in the program's row of the block map.
-  Value loadBlockClass(Value kb);
-  /// With a block map and pipelined key loops, from a scan of the
-  /// program's map row before the loops: the first and one past the last
-  /// block of [0, numVisit) the map does not remove (numVisit and 0 when
-  /// it removes all), and the end of the run of zero-term blocks that
-  /// starts at the first (numVisit when it reaches the end).
-  struct LiveRange {
-    Value first, last, zeroEnd;
-  };
-  LiveRange buildLiveRange(Value numVisit);
-
-  OpBuilder &b;
-  Location loc;
-  BlockAttentionOp op;
-  Type f32, elementType;
-  int64_t blockM, blockN, headDim, valueHeadDim;
-  /// c = scale * log2(e); whether it is folded into the exponent.
-  double scaleLog2e;
-  bool foldScale;
-
-  // Values shared by the steps.
-  Value kvHead, row0, queryLen, keyLen, causalOffset;
-  Value qTile, kTile, vTile, sTile, mRow, mNewRow, alphaRow, lRow, accTile;
-  /// Per row, the exponent's addend: -e * mu (see buildStep).
-  Value offsetRow;
-  /// memref<i1>: the block-skip flag of masked blocks under a user mask
-  /// (or of causal diagonal blocks, see buildCausalLiveCheck).
-  Value liveFlag;
-  /// memref<i1>: under a block map, whether a mixed block's terms keep any
-  /// key (true for the other blocks); f32 kernels for GPU targets only.
-  Value termsFlag;
-  /// Under a mask tensor: per (row, key) of the block, the term its score
-  /// gets (log2(e) * bias, 0 for an i1 mask) or -inf for a removed key;
-  /// read from the mask once for the block check and the scores.
-  Value addTile;
-  /// Which keys a row sees (its mask sizes are read per step).
-  KeyVisibility visibility;
-  /// With a block map: whether the current block is of the mixed class.
-  Value pendingMixed;
-};
-} // namespace
+using namespace mlir::attn::detail;
 
 Value ProgramBuilder::rowsView(Value source, Value b0, Value b1, Value row0,
                                OpFoldResult rows, int64_t cols) {
@@ -305,6 +164,8 @@ void ProgramBuilder::build() {
   visibility.queryLen = queryLen;
   visibility.keyLen = keyLen;
   visibility.causalOffset = causalOffset;
+  if (op.getBlockMap())
+    triOffset = causalOffset ? causalOffset : zero;
   visibility.mask = op.getMask();
   visibility.batch = batch;
   visibility.head = head;
@@ -391,163 +252,6 @@ void ProgramBuilder::buildContraction() {
       });
 }
 
-void ProgramBuilder::buildScoreScaleAndMasks(Value col0, bool masked) {
-  // c = scale * log2(e), folded into one multiply (or into the exponent,
-  // see foldScale); the bias of a float mask is scaled by log2(e) so that
-  // exp2 of the sum is exp of the original.
-  constexpr double log2e = 1.4426950408889634;
-  Value c = f32Const(scaleLog2e);
-  // Scales S unless the scale is folded into the exponent.
-  auto scaled = [&](OpBuilder &nb, Location l, Value s) -> Value {
-    return foldScale ? s : arith::MulFOp::create(nb, l, s, c).getResult();
-  };
-  if (!masked) {
-    if (foldScale)
-      return;
-    generic(ValueRange{}, ValueRange{sTile}, {map(2, {0, 1})},
-            {IteratorType::parallel, IteratorType::parallel},
-            [&](OpBuilder &nb, Location l, ValueRange args) {
-              yieldValue(nb, l, arith::MulFOp::create(nb, l, args[0], c));
-            });
-    return;
-  }
-
-  Value negInf = f32Const(-std::numeric_limits<double>::infinity());
-  Value log2eConst = f32Const(log2e);
-  if (addTile) {
-    // The block check read the mask into addTile: S = c * S + add (S for an
-    // i1 mask with the scale folded: add is 0 there), or -inf
-    // where the key is removed (a NaN score of a removed key stays out).
-    generic(ValueRange{addTile}, ValueRange{sTile},
-            {map(2, {0, 1}), map(2, {0, 1})},
-            {IteratorType::parallel, IteratorType::parallel},
-            [&](OpBuilder &nb, Location l, ValueRange args) {
-              Value removed = arith::CmpFOp::create(
-                  nb, l, arith::CmpFPredicate::OEQ, args[0], negInf);
-              Value s = scaled(nb, l, args[1]);
-              if (!foldScale)
-                s = arith::AddFOp::create(nb, l, s, args[0]);
-              yieldValue(nb, l,
-                         arith::SelectOp::create(nb, l, removed, negInf, s));
-            });
-    return;
-  }
-  generic(ValueRange{}, ValueRange{sTile}, {map(2, {0, 1})},
-          {IteratorType::parallel, IteratorType::parallel},
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            auto [i, j] = position(nb, l, col0);
-            Value s = scaled(nb, l, args[0]);
-            Value bias;
-            Value keep = visibility.buildVisible(nb, l, i, j, &bias);
-            if (bias)
-              s = arith::AddFOp::create(
-                  nb, l, s, arith::MulFOp::create(nb, l, bias, log2eConst));
-            yieldValue(nb, l, arith::SelectOp::create(nb, l, keep, s, negInf));
-          });
-}
-
-void ProgramBuilder::buildMaskTerms(Value col0) {
-  // The mask read once into addTile: the term each score gets, -inf for a
-  // removed key.
-  generic(ValueRange{}, ValueRange{addTile}, {map(2, {0, 1})},
-          {IteratorType::parallel, IteratorType::parallel},
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            auto [i, j] = position(nb, l, col0);
-            yieldValue(nb, l, visibility.buildTerm(nb, l, i, j));
-          });
-}
-
-Value ProgramBuilder::loadBlockClass(Value kb) {
-  Value blockMap = op.getBlockMap();
-  auto mapType = cast<MemRefType>(blockMap.getType());
-  Value zero = index(0);
-  Value mapBatch = mapType.getDimSize(0) == 1 ? zero : op.getBatch();
-  Value mapHead = mapType.getDimSize(1) == 1 ? zero : op.getHead();
-  return memref::LoadOp::create(
-      b, loc, blockMap, ValueRange{mapBatch, mapHead, op.getQueryBlock(), kb});
-}
-
-ProgramBuilder::LiveRange ProgramBuilder::buildLiveRange(Value numVisit) {
-  Value zero = index(0), one = index(1);
-  auto classConst = [&](MaskBlockClass c) {
-    return arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(c), 8);
-  };
-  Value removed = classConst(MaskBlockClass::Removed);
-  Value zeroTerms = classConst(MaskBlockClass::Zero);
-  auto scan = scf::ForOp::create(
-      b, loc, zero, numVisit, one, ValueRange{numVisit, zero, numVisit},
-      [&](OpBuilder &nb, Location l, Value kb, ValueRange range) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToEnd(nb.getInsertionBlock());
-        Value cls = loadBlockClass(kb);
-        Value live =
-            arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, cls, removed);
-        Value first = arith::SelectOp::create(
-            b, l, live, arith::MinSIOp::create(b, l, range[0], kb), range[0]);
-        Value last = arith::SelectOp::create(
-            b, l, live, arith::AddIOp::create(b, l, kb, one), range[1]);
-        // The zero run ends at the first block from `first` on that is not
-        // of zero terms (removed or mixed); zeroEnd < numVisit once it has.
-        Value started =
-            arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, first, kb);
-        Value running = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
-                                              range[2], numVisit);
-        Value notZero = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne,
-                                              cls, zeroTerms);
-        Value ends = arith::AndIOp::create(
-            b, l, arith::AndIOp::create(b, l, started, running), notZero);
-        Value zeroEnd = arith::SelectOp::create(b, l, ends, kb, range[2]);
-        scf::YieldOp::create(b, l, ValueRange{first, last, zeroEnd});
-      });
-  return {scan.getResult(0), scan.getResult(1), scan.getResult(2)};
-}
-
-Value ProgramBuilder::buildLiveCheck(Value kb, Value col0) {
-  if (op.getBlockMap()) {
-    // The class of the block: 0 skips it, 1 gives every score a 0 term (no
-    // mask read), 2 reads the terms.
-    Value cls = loadBlockClass(kb);
-    auto classConst = [&](MaskBlockClass c) {
-      return arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(c), 8);
-    };
-    Value live = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, cls,
-                                       classConst(MaskBlockClass::Removed));
-    Value mixed = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, cls,
-                                        classConst(MaskBlockClass::Mixed));
-    // The terms are read under the skip branch (see buildStep).
-    pendingMixed = mixed;
-    return live;
-  }
-  buildMaskTerms(col0);
-  Value negInf = f32Const(-std::numeric_limits<double>::infinity());
-  fill(liveFlag, arith::ConstantIntOp::create(b, loc, 0, 1));
-  MLIRContext *ctx = b.getContext();
-  generic(ValueRange{addTile}, ValueRange{liveFlag},
-          {map(2, {0, 1}), AffineMap::get(2, 0, {}, ctx)},
-          {IteratorType::reduction, IteratorType::reduction},
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value keep = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNE,
-                                               args[0], negInf);
-            yieldValue(nb, l, arith::OrIOp::create(nb, l, args[1], keep));
-          });
-  return memref::LoadOp::create(b, loc, liveFlag, ValueRange{});
-}
-
-Value ProgramBuilder::buildCausalLiveCheck(Value col0) {
-  fill(liveFlag, arith::ConstantIntOp::create(b, loc, 0, 1));
-  // Over the rows of mRow (its values unused: it gives the row domain).
-  generic(ValueRange{mRow}, ValueRange{liveFlag},
-          {map(1, {0}), AffineMap::get(1, 0, {}, b.getContext())},
-          {IteratorType::reduction},
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value row = arith::AddIOp::create(
-                nb, l, row0, linalg::IndexOp::create(nb, l, 0));
-            Value keep = visibility.buildVisible(nb, l, row, col0, nullptr);
-            yieldValue(nb, l, arith::OrIOp::create(nb, l, args[1], keep));
-          });
-  return memref::LoadOp::create(b, loc, liveFlag, ValueRange{});
-}
-
 void ProgramBuilder::buildStep(Value kb, bool masked) {
   Value col0 = arith::MulIOp::create(b, loc, kb, index(blockN));
   OpFoldResult cols = b.getIndexAttr(blockN);
@@ -602,45 +306,8 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
     loadTiles();
   if (masked && liveFlag && !op.getMask()) {
     // Scores built above.
-  } else if (pendingMixed) {
-    // Block map: a mixed block reads its terms and applies them; a block of
-    // zero terms (nothing removed, no bias) is only scaled, as a block that
-    // needs no mask.
-    // With a terms flag (f32, GPU), a mixed block also ORs "term != -inf"
-    // into it, and the rest of the block runs under `scf.if` on it (true for
-    // other blocks): the GPU lowering ORs over each warp's elements, so a
-    // warp that sees no key of the block skips its softmax and P V.
-    buildContraction();
-    if (termsFlag)
-      fill(termsFlag, arith::ConstantIntOp::create(b, loc, 1, 1));
-    auto ifOp =
-        scf::IfOp::create(b, loc, pendingMixed, /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-      buildMaskTerms(col0);
-      if (termsFlag) {
-        Value negInf = f32Const(-std::numeric_limits<double>::infinity());
-        fill(termsFlag, arith::ConstantIntOp::create(b, loc, 0, 1));
-        generic(ValueRange{addTile}, ValueRange{termsFlag},
-                {map(2, {0, 1}), AffineMap::get(2, 0, {}, b.getContext())},
-                {IteratorType::reduction, IteratorType::reduction},
-                [&](OpBuilder &nb, Location l, ValueRange args) {
-                  Value keep = arith::CmpFOp::create(
-                      nb, l, arith::CmpFPredicate::UNE, args[0], negInf);
-                  yieldValue(nb, l, arith::OrIOp::create(nb, l, args[1], keep));
-                });
-      }
-      buildScoreScaleAndMasks(col0, /*masked=*/true);
-      b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
-      buildScoreScaleAndMasks(col0, /*masked=*/false);
-    }
-    pendingMixed = Value();
-    if (termsFlag) {
-      Value live = memref::LoadOp::create(b, loc, termsFlag, ValueRange{});
-      auto rest = scf::IfOp::create(b, loc, live, /*withElseRegion=*/false);
-      b.setInsertionPoint(rest.thenBlock()->getTerminator());
-    }
+  } else if (pendingClass) {
+    buildMapScores(col0);
   } else {
     buildScores(col0, masked);
   }

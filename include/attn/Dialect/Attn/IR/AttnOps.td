@@ -108,7 +108,9 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
     byte per (mask batch, mask head, query block, key block): 0 when the
     mask removes every key of the block for every row of the program, 1
     when it adds exactly 0 to every score of the block (no tail or causal
-    cut either), 2 otherwise. Dimensions 0 and 1 have size 1 where the
+    cut either), 3 when its terms are a triangular mask's (0 for keys up to
+    the diagonal `j <= i + off`, `off` the causal offset or 0, and before
+    `Tk`; -inf elsewhere), 2 otherwise. Dimensions 0 and 1 have size 1 where the
     mask broadcasts over batch or heads (index 0 is read there).
 
     The loop over key/value blocks is not explicit yet: `--attn-online-softmax`

@@ -92,7 +92,9 @@ def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
     loop and it measured slower, so they have none). Likewise, under a
     block map, an f32 GPU program ORs "term != -inf" of each mixed block's
     mask terms into a flag and runs the block's softmax and `P V` under it
-    (1% faster).
+    (1% faster); for a triangular block (class 3 of
+    `--attn-mask-block-map`) it ORs "row i sees the block's first key" over
+    the rows before `Q K^T`, which runs under the flag too.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
@@ -121,7 +123,14 @@ def AttnMaskBlockMap : Pass<"attn-mask-block-map", "func::FuncOp"> {
       diagonal or the key tail): its program skips it;
     - 1: the mask adds exactly 0 to every score and nothing is removed: its
       program reads no mask element for it;
-    - 2: anything else: its program reads the block's mask elements.
+    - 2: any other block (mixed): its program reads the block's mask
+      elements;
+    - 3: the mask's terms are those of a triangular mask: 0 where key
+      `j <= i + off` (and `j < Tk`), -inf elsewhere, with `off` the causal
+      offset (0, top-left, without `causal`), as in the blocks across the
+      diagonal of a causal mask tensor: f32 GPU programs build its scores
+      from the diagonal as a causal diagonal block, reading no mask
+      element (other programs treat it as class 2).
 
     The classes are computed from the same terms the scores use
     (`KeyVisibility`), over the same rows (padded rows read the last row),

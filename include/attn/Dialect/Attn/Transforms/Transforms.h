@@ -88,8 +88,16 @@ inline constexpr llvm::StringLiteral kWorkspaceAttrName = "attn.workspace";
 /// loop whose iteration results are ORs (the GPU splits it over threads).
 inline constexpr llvm::StringLiteral kBlockReduceAttrName = "attn.block_reduce";
 
-/// Block classes of the map (see `attn.block_attention`).
-enum class MaskBlockClass : int8_t { Removed = 0, Zero = 1, Mixed = 2 };
+/// Block classes of the map (see `attn.block_attention`): every term -inf
+/// (Removed), every term 0 (Zero), the terms of a triangular mask: 0 where
+/// key j <= row i + off and j < Tk, else -inf, with off the causal offset
+/// (0 without causal) (Triangular), anything else (Mixed).
+enum class MaskBlockClass : int8_t {
+  Removed = 0,
+  Zero = 1,
+  Mixed = 2,
+  Triangular = 3
+};
 
 /// Gives `op` (a program of a grid, with a mask and no block map yet) a
 /// block map: allocates it before the grid, fills it with a classification

@@ -1,0 +1,185 @@
+//===- ProgramBuilder.h - the expansion of one program ----------*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+// The builder behind `--attn-online-softmax` (see OnlineSoftmax.cpp), shared
+// by OnlineSoftmax.cpp (the key loops and the softmax step) and
+// ProgramMasks.cpp (masks, block-skip checks and the mask block map).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_DIALECT_ATTN_TRANSFORMS_PROGRAMBUILDER_H
+#define ATTN_LIB_DIALECT_ATTN_TRANSFORMS_PROGRAMBUILDER_H
+
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace mlir {
+namespace attn {
+namespace detail {
+
+/// Terminates a linalg.generic body with one value.
+inline void yieldValue(OpBuilder &b, Location loc, Value value) {
+  linalg::YieldOp::create(b, loc, ValueRange{value});
+}
+
+using utils::IteratorType;
+
+/// Builds the expansion of one `attn.block_attention`. All block buffers are
+/// allocated once per program; the key loop reuses them.
+class ProgramBuilder {
+public:
+  ProgramBuilder(OpBuilder &b, Location loc, BlockAttentionOp op)
+      : b(b), loc(loc), op(op), f32(b.getF32Type()),
+        elementType(op.getQuery().getType().getElementType()) {
+    KernelConfigAttr config = op.getConfig();
+    blockM = config.getBlockM();
+    blockN = config.getBlockN();
+    headDim = op.getQuery().getType().getDimSize(3);
+    valueHeadDim = op.getValue().getType().getDimSize(3);
+    constexpr double log2e = 1.4426950408889634;
+    scaleLog2e = op.getScale().convertToDouble() * log2e;
+    Value mask = op.getMask();
+    bool floatMask =
+        mask && !cast<MemRefType>(mask.getType()).getElementType().isInteger(1);
+    foldScale = scaleLog2e > 0.0 && !floatMask;
+  }
+
+  void build();
+
+private:
+  // Small helpers.
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32Const(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value dim(Value memref, int64_t d) {
+    return memref::DimOp::create(b, loc, memref, d);
+  }
+  Value allocBuffer(ArrayRef<int64_t> shape, Type type) {
+    return memref::AllocaOp::create(b, loc, MemRefType::get(shape, type));
+  }
+  void fill(Value buffer, Value value) {
+    linalg::FillOp::create(b, loc, ValueRange{value}, ValueRange{buffer});
+  }
+  Value extend(OpBuilder &nb, Location l, Value v) {
+    return v.getType() == f32 ? v : arith::ExtFOp::create(nb, l, f32, v);
+  }
+  AffineMap map(unsigned numDims, ArrayRef<unsigned> results) {
+    SmallVector<AffineExpr> exprs;
+    for (unsigned r : results)
+      exprs.push_back(b.getAffineDimExpr(r));
+    return AffineMap::get(numDims, 0, exprs, b.getContext());
+  }
+  void generic(ValueRange inputs, ValueRange outputs, ArrayRef<AffineMap> maps,
+               ArrayRef<IteratorType> iterators,
+               function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+    linalg::GenericOp::create(b, loc, inputs, outputs, maps, iterators, body);
+  }
+
+  /// A 2-D view `source[b0, b1, row0 : row0 + rows, 0 : cols]`.
+  Value rowsView(Value source, Value b0, Value b1, Value row0,
+                 OpFoldResult rows, int64_t cols);
+  /// A 2-D view `buffer[0 : rows, :]` of a block buffer.
+  Value prefixView(Value buffer, OpFoldResult rows);
+  /// Copies `rows` rows of `source[b0, b1, row0 ...]` into `tile`; rows past
+  /// `rows` are zero when `padded`.
+  void loadTile(Value source, Value b0, Value b1, Value row0, OpFoldResult rows,
+                Value tile, bool padded);
+
+  /// One step of the key loop over block `kb`; `masked` blocks apply the
+  /// tail, causal and user masks.
+  void buildStep(Value kb, bool masked);
+  /// S = c * Q K^T, with the masks on masked blocks.
+  void buildScores(Value col0, bool masked) {
+    buildContraction();
+    buildScoreScaleAndMasks(col0, masked);
+  }
+  /// S = Q K^T.
+  void buildContraction();
+  /// S = c * S (unless folded), with the masks on masked blocks.
+  void buildScoreScaleAndMasks(Value col0, bool masked);
+  /// Inside a block generic over (row, key): the query row and key index.
+  std::pair<Value, Value> position(OpBuilder &nb, Location l, Value col0) {
+    return {
+        arith::AddIOp::create(nb, l, row0, linalg::IndexOp::create(nb, l, 0)),
+        arith::AddIOp::create(nb, l, col0, linalg::IndexOp::create(nb, l, 1))};
+  }
+  /// addTile = the mask terms of the block at col0 (KeyVisibility::buildTerm).
+  void buildMaskTerms(Value col0);
+  /// live = any key of the block at col0 visible from any row: a block of a
+  /// user mask whose keys are all masked out is skipped at run time. With a
+  /// block map, its class says so (and whether the terms are all 0) without
+  /// reading the mask; else the terms are read and reduced.
+  Value buildLiveCheck(Value kb, Value col0);
+  /// live = some row of the program sees key col0, the first of a causal
+  /// block (then it sees a key of the block; and a row that sees any key of
+  /// the block sees col0): an OR over the rows, which the GPU lowering
+  /// takes over each warp's rows.
+  Value buildCausalLiveCheck(Value col0);
+  /// ORs into `flag` over the program's rows whether a row sees key col0
+  /// under `vis` (see buildCausalLiveCheck).
+  void orRowsSeeingKey(Value col0, const KeyVisibility &vis, Value flag);
+  /// The key tail and the diagonal of the block map's triangular class
+  /// (key j visible from row i when j <= i + triOffset), without the mask.
+  KeyVisibility triangular() const;
+  /// With a block map, after the block's skip check: S and its masks by the
+  /// block's class (pendingClass). With a terms flag, also sets it and
+  /// leaves the insertion point in the `scf.if` on it that the rest of the
+  /// step goes into.
+  void buildMapScores(Value col0);
+  /// The class of key block `kb` in the program's row of the block map.
+  Value loadBlockClass(Value kb);
+  /// With a block map and pipelined key loops, from a scan of the
+  /// program's map row before the loops: the first and one past the last
+  /// block of [0, numVisit) the map does not remove (numVisit and 0 when
+  /// it removes all), and the end of the run of zero-term blocks that
+  /// starts at the first (numVisit when it reaches the end).
+  struct LiveRange {
+    Value first, last, zeroEnd;
+  };
+  LiveRange buildLiveRange(Value numVisit);
+
+  OpBuilder &b;
+  Location loc;
+  BlockAttentionOp op;
+  Type f32, elementType;
+  int64_t blockM, blockN, headDim, valueHeadDim;
+  /// c = scale * log2(e); whether it is folded into the exponent.
+  double scaleLog2e;
+  bool foldScale;
+
+  // Values shared by the steps.
+  Value kvHead, row0, queryLen, keyLen, causalOffset;
+  /// The diagonal offset of the block map's triangular class: the causal
+  /// offset, 0 (top-left) without causal.
+  Value triOffset;
+  Value qTile, kTile, vTile, sTile, mRow, mNewRow, alphaRow, lRow, accTile;
+  /// Per row, the exponent's addend: -e * mu (see buildStep).
+  Value offsetRow;
+  /// memref<i1>: the block-skip flag of masked blocks under a user mask
+  /// (or of causal diagonal blocks, see buildCausalLiveCheck).
+  Value liveFlag;
+  /// memref<i1>: under a block map, whether the rows see any key of the
+  /// block (on the GPU: each warp's rows): by its terms for a mixed block,
+  /// by the diagonal for a triangular one, true for the others. f32
+  /// kernels for GPU targets only.
+  Value termsFlag;
+  /// Under a mask tensor: per (row, key) of the block, the term its score
+  /// gets (log2(e) * bias, 0 for an i1 mask) or -inf for a removed key;
+  /// read from the mask once for the block check and the scores.
+  Value addTile;
+  /// Which keys a row sees (its mask sizes are read per step).
+  KeyVisibility visibility;
+  /// With a block map: the class of the current block (i8).
+  Value pendingClass;
+};
+
+} // namespace detail
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_LIB_DIALECT_ATTN_TRANSFORMS_PROGRAMBUILDER_H

@@ -1,0 +1,275 @@
+//===- ProgramMasks.cpp - masks and block checks of a program ---*- C++ -*-===//
+//
+// Part of the attn-mlir project.
+//
+// The parts of `--attn-online-softmax`'s expansion that deal with masks:
+// the scores' scale and masks, the block-skip checks (user mask, causal
+// diagonal) and the classes of the mask block map.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProgramBuilder.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::detail;
+
+void ProgramBuilder::buildScoreScaleAndMasks(Value col0, bool masked) {
+  // c = scale * log2(e), folded into one multiply (or into the exponent,
+  // see foldScale); the bias of a float mask is scaled by log2(e) so that
+  // exp2 of the sum is exp of the original.
+  constexpr double log2e = 1.4426950408889634;
+  Value c = f32Const(scaleLog2e);
+  // Scales S unless the scale is folded into the exponent.
+  auto scaled = [&](OpBuilder &nb, Location l, Value s) -> Value {
+    return foldScale ? s : arith::MulFOp::create(nb, l, s, c).getResult();
+  };
+  if (!masked) {
+    if (foldScale)
+      return;
+    generic(ValueRange{}, ValueRange{sTile}, {map(2, {0, 1})},
+            {IteratorType::parallel, IteratorType::parallel},
+            [&](OpBuilder &nb, Location l, ValueRange args) {
+              yieldValue(nb, l, arith::MulFOp::create(nb, l, args[0], c));
+            });
+    return;
+  }
+
+  Value negInf = f32Const(-std::numeric_limits<double>::infinity());
+  Value log2eConst = f32Const(log2e);
+  if (addTile) {
+    // The block check read the mask into addTile: S = c * S + add (S for an
+    // i1 mask with the scale folded: add is 0 there), or -inf
+    // where the key is removed (a NaN score of a removed key stays out).
+    generic(ValueRange{addTile}, ValueRange{sTile},
+            {map(2, {0, 1}), map(2, {0, 1})},
+            {IteratorType::parallel, IteratorType::parallel},
+            [&](OpBuilder &nb, Location l, ValueRange args) {
+              Value removed = arith::CmpFOp::create(
+                  nb, l, arith::CmpFPredicate::OEQ, args[0], negInf);
+              Value s = scaled(nb, l, args[1]);
+              if (!foldScale)
+                s = arith::AddFOp::create(nb, l, s, args[0]);
+              yieldValue(nb, l,
+                         arith::SelectOp::create(nb, l, removed, negInf, s));
+            });
+    return;
+  }
+  generic(ValueRange{}, ValueRange{sTile}, {map(2, {0, 1})},
+          {IteratorType::parallel, IteratorType::parallel},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            auto [i, j] = position(nb, l, col0);
+            Value s = scaled(nb, l, args[0]);
+            Value bias;
+            Value keep = visibility.buildVisible(nb, l, i, j, &bias);
+            if (bias)
+              s = arith::AddFOp::create(
+                  nb, l, s, arith::MulFOp::create(nb, l, bias, log2eConst));
+            yieldValue(nb, l, arith::SelectOp::create(nb, l, keep, s, negInf));
+          });
+}
+
+void ProgramBuilder::buildMaskTerms(Value col0) {
+  // The mask read once into addTile: the term each score gets, -inf for a
+  // removed key.
+  generic(ValueRange{}, ValueRange{addTile}, {map(2, {0, 1})},
+          {IteratorType::parallel, IteratorType::parallel},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            auto [i, j] = position(nb, l, col0);
+            yieldValue(nb, l, visibility.buildTerm(nb, l, i, j));
+          });
+}
+
+Value ProgramBuilder::loadBlockClass(Value kb) {
+  Value blockMap = op.getBlockMap();
+  auto mapType = cast<MemRefType>(blockMap.getType());
+  Value zero = index(0);
+  Value mapBatch = mapType.getDimSize(0) == 1 ? zero : op.getBatch();
+  Value mapHead = mapType.getDimSize(1) == 1 ? zero : op.getHead();
+  return memref::LoadOp::create(
+      b, loc, blockMap, ValueRange{mapBatch, mapHead, op.getQueryBlock(), kb});
+}
+
+ProgramBuilder::LiveRange ProgramBuilder::buildLiveRange(Value numVisit) {
+  Value zero = index(0), one = index(1);
+  auto classConst = [&](MaskBlockClass c) {
+    return arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(c), 8);
+  };
+  Value removed = classConst(MaskBlockClass::Removed);
+  Value zeroTerms = classConst(MaskBlockClass::Zero);
+  auto scan = scf::ForOp::create(
+      b, loc, zero, numVisit, one, ValueRange{numVisit, zero, numVisit},
+      [&](OpBuilder &nb, Location l, Value kb, ValueRange range) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToEnd(nb.getInsertionBlock());
+        Value cls = loadBlockClass(kb);
+        Value live =
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, cls, removed);
+        Value first = arith::SelectOp::create(
+            b, l, live, arith::MinSIOp::create(b, l, range[0], kb), range[0]);
+        Value last = arith::SelectOp::create(
+            b, l, live, arith::AddIOp::create(b, l, kb, one), range[1]);
+        // The zero run ends at the first block from `first` on that is not
+        // of zero terms (removed or mixed); zeroEnd < numVisit once it has.
+        Value started =
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, first, kb);
+        Value running = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                              range[2], numVisit);
+        Value notZero = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne,
+                                              cls, zeroTerms);
+        Value ends = arith::AndIOp::create(
+            b, l, arith::AndIOp::create(b, l, started, running), notZero);
+        Value zeroEnd = arith::SelectOp::create(b, l, ends, kb, range[2]);
+        scf::YieldOp::create(b, l, ValueRange{first, last, zeroEnd});
+      });
+  return {scan.getResult(0), scan.getResult(1), scan.getResult(2)};
+}
+
+Value ProgramBuilder::buildLiveCheck(Value kb, Value col0) {
+  if (op.getBlockMap()) {
+    // The class of the block: removed blocks are skipped; the others'
+    // scores are built under the skip branch (buildMapScores).
+    pendingClass = loadBlockClass(kb);
+    return arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne, pendingClass,
+        arith::ConstantIntOp::create(
+            b, loc, static_cast<int64_t>(MaskBlockClass::Removed), 8));
+  }
+  buildMaskTerms(col0);
+  Value negInf = f32Const(-std::numeric_limits<double>::infinity());
+  fill(liveFlag, arith::ConstantIntOp::create(b, loc, 0, 1));
+  MLIRContext *ctx = b.getContext();
+  generic(ValueRange{addTile}, ValueRange{liveFlag},
+          {map(2, {0, 1}), AffineMap::get(2, 0, {}, ctx)},
+          {IteratorType::reduction, IteratorType::reduction},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value keep = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNE,
+                                               args[0], negInf);
+            yieldValue(nb, l, arith::OrIOp::create(nb, l, args[1], keep));
+          });
+  return memref::LoadOp::create(b, loc, liveFlag, ValueRange{});
+}
+
+Value ProgramBuilder::buildCausalLiveCheck(Value col0) {
+  fill(liveFlag, arith::ConstantIntOp::create(b, loc, 0, 1));
+  orRowsSeeingKey(col0, visibility, liveFlag);
+  return memref::LoadOp::create(b, loc, liveFlag, ValueRange{});
+}
+
+void ProgramBuilder::orRowsSeeingKey(Value col0, const KeyVisibility &vis,
+                                     Value flag) {
+  // Over the rows of mRow (its values unused: it gives the row domain).
+  generic(ValueRange{mRow}, ValueRange{flag},
+          {map(1, {0}), AffineMap::get(1, 0, {}, b.getContext())},
+          {IteratorType::reduction},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value row = arith::AddIOp::create(
+                nb, l, row0, linalg::IndexOp::create(nb, l, 0));
+            Value keep = vis.buildVisible(nb, l, row, col0, nullptr);
+            yieldValue(nb, l, arith::OrIOp::create(nb, l, args[1], keep));
+          });
+}
+
+KeyVisibility ProgramBuilder::triangular() const {
+  KeyVisibility tri;
+  tri.queryLen = queryLen;
+  tri.keyLen = keyLen;
+  tri.causalOffset = triOffset;
+  return tri;
+}
+
+void ProgramBuilder::buildMapScores(Value col0) {
+  Value cls = pendingClass;
+  pendingClass = Value();
+  auto is = [&](MaskBlockClass c) -> Value {
+    return arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, cls,
+        arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(c), 8));
+  };
+  Value negInf = f32Const(-std::numeric_limits<double>::infinity());
+  // A block of zero terms (nothing removed, no bias) is only scaled, as a
+  // block that needs no mask; a mixed block reads its terms and applies
+  // them.
+  auto buildZeroOrMixed = [&](Value zeroTerms) {
+    auto ifOp = scf::IfOp::create(b, loc, zeroTerms, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    buildScoreScaleAndMasks(col0, /*masked=*/false);
+    b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+    buildMaskTerms(col0);
+    if (termsFlag) {
+      fill(termsFlag, arith::ConstantIntOp::create(b, loc, 0, 1));
+      generic(ValueRange{addTile}, ValueRange{termsFlag},
+              {map(2, {0, 1}), AffineMap::get(2, 0, {}, b.getContext())},
+              {IteratorType::reduction, IteratorType::reduction},
+              [&](OpBuilder &nb, Location l, ValueRange args) {
+                Value keep = arith::CmpFOp::create(
+                    nb, l, arith::CmpFPredicate::UNE, args[0], negInf);
+                yieldValue(nb, l, arith::OrIOp::create(nb, l, args[1], keep));
+              });
+    }
+    buildScoreScaleAndMasks(col0, /*masked=*/true);
+  };
+  if (!termsFlag) {
+    // Triangular blocks read their terms as mixed ones do.
+    buildContraction();
+    buildZeroOrMixed(is(MaskBlockClass::Zero));
+    return;
+  }
+
+  // With a terms flag (f32, GPU), the rest of the block runs under `scf.if`
+  // on it; the GPU lowering ORs it over each warp's rows or elements, so a
+  // warp that sees no key of the block skips its softmax and P V. A
+  // triangular block sets it before Q K^T, from the diagonal alone (as a
+  // causal diagonal block), and its warps that see no key skip Q K^T too;
+  // its scores get the diagonal's -inf without reading the mask. A mixed
+  // block sets it from its terms, read after Q K^T (before, the terms
+  // measured slower: their registers live across the MMAs).
+  Value tri = is(MaskBlockClass::Triangular);
+  auto check = scf::IfOp::create(b, loc, tri, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(check.thenBlock()->getTerminator());
+    fill(termsFlag, arith::ConstantIntOp::create(b, loc, 0, 1));
+    orRowsSeeingKey(col0, triangular(), termsFlag);
+    b.setInsertionPoint(check.elseBlock()->getTerminator());
+    fill(termsFlag, arith::ConstantIntOp::create(b, loc, 1, 1));
+  }
+  auto guarded = [&]() {
+    Value live = memref::LoadOp::create(b, loc, termsFlag, ValueRange{});
+    auto ifOp = scf::IfOp::create(b, loc, live, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    return ifOp;
+  };
+  {
+    OpBuilder::InsertionGuard inner(b);
+    guarded();
+    buildContraction();
+  }
+  auto scores = scf::IfOp::create(b, loc, tri, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(scores.thenBlock()->getTerminator());
+    // S = c * S (unless folded), -inf past the diagonal and the key tail.
+    KeyVisibility diagonal = triangular();
+    Value c = f32Const(scaleLog2e);
+    generic(
+        ValueRange{}, ValueRange{sTile}, {map(2, {0, 1})},
+        {IteratorType::parallel, IteratorType::parallel},
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          auto [i, j] = position(nb, l, col0);
+          Value s = foldScale
+                        ? args[0]
+                        : arith::MulFOp::create(nb, l, args[0], c).getResult();
+          Value keep = diagonal.buildVisible(nb, l, i, j, nullptr);
+          yieldValue(nb, l, arith::SelectOp::create(nb, l, keep, s, negInf));
+        });
+    b.setInsertionPoint(scores.elseBlock()->getTerminator());
+    buildZeroOrMixed(is(MaskBlockClass::Zero));
+  }
+  guarded();
+}
