@@ -78,26 +78,20 @@
 // PROG-NEXT:   }
 // PROG-NEXT: }
 // Its scores: -inf past the diagonal and Tk, from indices alone (no mask
-// read).
+// read; the scale is folded into the exponent).
 // PROG-NEXT: scf.if %[[TRI]] {
 // PROG-NEXT:   linalg.generic {{.*}} outs(%[[S:.*]] : memref<64x32xf32>)
+// PROG-NEXT:   ^bb0(%[[OUT:.*]]: f32):
 // PROG-NOT:      memref.load
-// PROG:          arith.mulf
-// PROG:          arith.cmpi sle
+// PROG:          %[[SEEN:.*]] = arith.cmpi sle
 // PROG-NOT:      memref.load
-// PROG:          arith.select
-// PROG:      } else {
-// A block of zero terms is only scaled: no mask read, no select.
-// PROG-NEXT:   %[[ZERO:.*]] = arith.cmpi eq, %[[CLS]], %c1_i8
-// PROG-NEXT:   scf.if %[[ZERO]] {
-// PROG-NEXT:     linalg.generic {{.*}} outs(%[[S]] : memref<64x32xf32>)
-// PROG-NEXT:     ^bb0(%[[OUT:.*]]: f32):
-// PROG-NEXT:       %[[SC:.*]] = arith.mulf %[[OUT]], %{{.*}} : f32
-// PROG-NEXT:       linalg.yield %[[SC]] : f32
-// PROG-NEXT:     }
+// PROG:          arith.select %{{.*}}, %[[OUT]], %{{.*}} : f32
 // A mixed block reads its terms, ORs "term != -inf" into the flag and
-// applies them.
-// PROG-NEXT:   } else {
+// applies them; a block of zero terms needs nothing (no mask read, no
+// select, no scale).
+// PROG:      } else {
+// PROG-NEXT:   %[[MIXED:.*]] = arith.cmpi ne, %[[CLS]], %c1_i8
+// PROG-NEXT:   scf.if %[[MIXED]] {
 // PROG-NEXT:     linalg.generic {{.*}} outs(%[[TERMS:.*]] : memref<64x32xf32>)
 // PROG:            memref.load %{{.*}} : memref<1x1x?x?xf32
 // PROG:          linalg.fill ins(%false : i1) outs(%[[FLAG]] : memref<i1>)
@@ -105,6 +99,7 @@
 // PROG:            arith.cmpf une
 // PROG:            arith.ori
 // PROG:          linalg.generic {{.*}} ins(%[[TERMS]] : memref<64x32xf32>) outs(%[[S]] : memref<64x32xf32>)
+// PROG:            math.fma
 // PROG:            linalg.yield
 // PROG-NEXT:     }
 // PROG-NEXT:   }
@@ -169,11 +164,10 @@ func.func @broadcast(%q: tensor<?x8x?x64xf32>, %m: tensor<1x1x?x?xf32>) -> tenso
 // PROG: memref.load %{{.*}}[%[[PB]], %c0, %[[PQB]], %{{.*}}] : memref<?x1x?x?xi8>
 // f16: no terms flag; triangular blocks read their terms as mixed ones.
 // PROG-NOT: memref<i1>
-// PROG: %[[Z16:.*]] = arith.cmpi eq, %{{.*}}, %c1_i8 : i8
-// PROG-NEXT: scf.if %[[Z16]] {
-// PROG-NOT: memref<1x1x?x?xf16
-// PROG: } else {
+// PROG: %[[M16:.*]] = arith.cmpi ne, %{{.*}}, %c1_i8 : i8
+// PROG-NEXT: scf.if %[[M16]] {
 // PROG: memref.load %{{.*}} : memref<?x1x?x?xf16
+// PROG-NOT: } else {
 // PROG-NOT: memref<i1>
 // PROG: return
 func.func @per_batch(%q: tensor<?x8x?x64xf16>, %m: tensor<?x1x?x?xf16>) -> tensor<?x8x?x64xf16> {

@@ -167,6 +167,8 @@ func.func @bottom_right(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v: 
 // index.
 
 // CHECK-LABEL: func @float_mask
+// 1 / c = 1 / (0.25 * log2(e)):
+// CHECK:         %[[INVC:.*]] = arith.constant 2.77258{{[0-9]*}} : f32
 // CHECK:         %[[LIVE:.*]] = memref.alloca() : memref<i1>
 // CHECK:         %[[ADD:.*]] = memref.alloca() : memref<16x8xf32>
 // CHECK:         scf.for %{{.*}} = %c0 to %{{.*}} step %c1
@@ -200,12 +202,14 @@ func.func @bottom_right(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v: 
 // CHECK:             linalg.copy
 // CHECK:             linalg.generic
 // CHECK:               arith.mulf
-// S = c * S + term, or -inf where the term is (even for a NaN score).
+// The scale is folded into the exponent (c > 0): S = S + term / c, or -inf
+// where the term is (even for a NaN score); exp2(fma(S, c, -c * mu)) then
+// gives exp(scale * QK^T + bias - max).
 // CHECK:             linalg.generic {{{.*}}} ins(%[[ADD]] : memref<16x8xf32>) outs(%{{.*}} : memref<16x8xf32>)
-// CHECK:               %[[REMOVED:.*]] = arith.cmpf oeq, %{{.*}}, %[[NEGINF]]
-// CHECK:               %[[SC:.*]] = arith.mulf
-// CHECK:               %[[SUM:.*]] = arith.addf %[[SC]],
-// CHECK:               arith.select %[[REMOVED]], %[[NEGINF]], %[[SUM]]
+// CHECK-NEXT:        ^bb0(%[[T:.*]]: f32, %[[S:.*]]: f32):
+// CHECK-NEXT:          %[[REMOVED:.*]] = arith.cmpf oeq, %[[T]], %[[NEGINF]]
+// CHECK-NEXT:          %[[SUM:.*]] = math.fma %[[T]], %[[INVC]], %[[S]] : f32
+// CHECK-NEXT:          arith.select %[[REMOVED]], %[[NEGINF]], %[[SUM]]
 // CHECK-NOT:           memref.load %{{.*}} : memref<?x?xbf16>
 func.func @float_mask(%q: memref<?x4x?x32xbf16>, %k: memref<?x4x?x32xbf16>, %v: memref<?x4x?x32xbf16>, %m: memref<?x?xbf16>, %o: memref<?x4x?x32xbf16>, %b: index, %h: index, %qb: index) {
   attn.block_attention ins(%q, %k, %v mask(%m)) outs(%o) at [%b, %h, %qb] {config = #cfg, scale = 0.25 : f32} : memref<?x4x?x32xbf16>, memref<?x4x?x32xbf16>, memref<?x4x?x32xbf16> mask memref<?x?xbf16> outs memref<?x4x?x32xbf16>

@@ -14,11 +14,11 @@
 //   acc   = alpha * acc + P V;  m = m_new
 //   O     = acc * ((l == 0) ? 0 : 1 / l)   (once, after the loop)
 //
-// Without a float mask and with c > 0, the scale is folded into the
-// exponent instead (as FlashAttention-2 does): S stays Q K^T, the running
-// max is taken on unscaled scores (c > 0 keeps their order), and
-// P = exp2(fma(S, c, -c * mu)), alpha = exp2(fma(m, c, -c * mu)). That
-// saves one multiply per score.
+// With c > 0, the scale is folded into the exponent instead (as
+// FlashAttention-2 does): S stays Q K^T (plus log2(e) * bias / c under a
+// float mask), the running max is taken on unscaled scores (c > 0 keeps
+// their order), and P = exp2(fma(S, c, -c * mu)),
+// alpha = exp2(fma(m, c, -c * mu)). That saves one multiply per score.
 //
 //===----------------------------------------------------------------------===//
 

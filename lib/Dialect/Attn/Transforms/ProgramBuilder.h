@@ -43,9 +43,9 @@ public:
     constexpr double log2e = 1.4426950408889634;
     scaleLog2e = op.getScale().convertToDouble() * log2e;
     Value mask = op.getMask();
-    bool floatMask =
+    floatMask =
         mask && !cast<MemRefType>(mask.getType()).getElementType().isInteger(1);
-    foldScale = scaleLog2e > 0.0 && !floatMask;
+    foldScale = scaleLog2e > 0.0;
   }
 
   void build();
@@ -148,9 +148,10 @@ private:
   BlockAttentionOp op;
   Type f32, elementType;
   int64_t blockM, blockN, headDim, valueHeadDim;
-  /// c = scale * log2(e); whether it is folded into the exponent.
+  /// c = scale * log2(e); whether it is folded into the exponent (then a
+  /// float mask's term t is added as t / c, see buildScoreScaleAndMasks).
   double scaleLog2e;
-  bool foldScale;
+  bool foldScale, floatMask;
 
   // Values shared by the steps.
   Value kvHead, row0, queryLen, keyLen, causalOffset;

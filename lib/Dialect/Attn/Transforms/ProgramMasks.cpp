@@ -10,6 +10,7 @@
 
 #include "ProgramBuilder.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <limits>
@@ -40,11 +41,14 @@ void ProgramBuilder::buildScoreScaleAndMasks(Value col0, bool masked) {
   }
 
   Value negInf = f32Const(-std::numeric_limits<double>::infinity());
-  Value log2eConst = f32Const(log2e);
+  // A bias b adds log2(e) * b to c * S, or log2(e) * b / c to S.
+  Value biasFactor = f32Const(foldScale ? log2e / scaleLog2e : log2e);
   if (addTile) {
-    // The block check read the mask into addTile: S = c * S + add (S for an
-    // i1 mask with the scale folded: add is 0 there), or -inf
-    // where the key is removed (a NaN score of a removed key stays out).
+    // The block check read the mask into addTile: S = c * S + add, or with
+    // the scale folded S + add / c (c > 0: the exponent multiplies it by c
+    // again; nothing for an i1 mask, whose add is 0), or -inf where the key
+    // is removed (a NaN score of a removed key stays out).
+    Value invC = f32Const(1.0 / scaleLog2e);
     generic(ValueRange{addTile}, ValueRange{sTile},
             {map(2, {0, 1}), map(2, {0, 1})},
             {IteratorType::parallel, IteratorType::parallel},
@@ -54,6 +58,8 @@ void ProgramBuilder::buildScoreScaleAndMasks(Value col0, bool masked) {
               Value s = scaled(nb, l, args[1]);
               if (!foldScale)
                 s = arith::AddFOp::create(nb, l, s, args[0]);
+              else if (floatMask)
+                s = math::FmaOp::create(nb, l, args[0], invC, s);
               yieldValue(nb, l,
                          arith::SelectOp::create(nb, l, removed, negInf, s));
             });
@@ -68,7 +74,7 @@ void ProgramBuilder::buildScoreScaleAndMasks(Value col0, bool masked) {
             Value keep = visibility.buildVisible(nb, l, i, j, &bias);
             if (bias)
               s = arith::AddFOp::create(
-                  nb, l, s, arith::MulFOp::create(nb, l, bias, log2eConst));
+                  nb, l, s, arith::MulFOp::create(nb, l, bias, biasFactor));
             yieldValue(nb, l, arith::SelectOp::create(nb, l, keep, s, negInf));
           });
 }
@@ -191,15 +197,17 @@ void ProgramBuilder::buildMapScores(Value col0) {
         arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(c), 8));
   };
   Value negInf = f32Const(-std::numeric_limits<double>::infinity());
-  // A block of zero terms (nothing removed, no bias) is only scaled, as a
-  // block that needs no mask; a mixed block reads its terms and applies
-  // them.
-  auto buildZeroOrMixed = [&](Value zeroTerms) {
-    auto ifOp = scf::IfOp::create(b, loc, zeroTerms, /*withElseRegion=*/true);
+  // A mixed block reads its terms and applies them; a block of zero terms
+  // (nothing removed, no bias) is only scaled, as a block that needs no
+  // mask (nothing to do when the scale is folded into the exponent).
+  auto buildZeroOrMixed = [&] {
+    Value mixed = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne, cls,
+        arith::ConstantIntOp::create(
+            b, loc, static_cast<int64_t>(MaskBlockClass::Zero), 8));
+    auto ifOp = scf::IfOp::create(b, loc, mixed, /*withElseRegion=*/!foldScale);
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    buildScoreScaleAndMasks(col0, /*masked=*/false);
-    b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
     buildMaskTerms(col0);
     if (termsFlag) {
       fill(termsFlag, arith::ConstantIntOp::create(b, loc, 0, 1));
@@ -213,11 +221,15 @@ void ProgramBuilder::buildMapScores(Value col0) {
               });
     }
     buildScoreScaleAndMasks(col0, /*masked=*/true);
+    if (!foldScale) {
+      b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+      buildScoreScaleAndMasks(col0, /*masked=*/false);
+    }
   };
   if (!termsFlag) {
     // Triangular blocks read their terms as mixed ones do.
     buildContraction();
-    buildZeroOrMixed(is(MaskBlockClass::Zero));
+    buildZeroOrMixed();
     return;
   }
 
@@ -269,7 +281,7 @@ void ProgramBuilder::buildMapScores(Value col0) {
           yieldValue(nb, l, arith::SelectOp::create(nb, l, keep, s, negInf));
         });
     b.setInsertionPoint(scores.elseBlock()->getTerminator());
-    buildZeroOrMixed(is(MaskBlockClass::Zero));
+    buildZeroOrMixed();
   }
   guarded();
 }
