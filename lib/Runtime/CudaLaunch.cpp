@@ -394,6 +394,31 @@ uint64_t ManifestKernel::getWorkspaceCapacity(const std::string &name) const {
              : it->second.back().getSize();
 }
 
+bool ManifestKernel::readWorkspace(const std::string &name,
+                                   const ProblemSizes &sizes,
+                                   std::vector<uint8_t> &out,
+                                   std::string &error) const {
+  const WorkspaceSpec *workspace = manifest.getWorkspace(name);
+  if (!workspace) {
+    error = "the kernel has no workspace '" + name + "'";
+    return false;
+  }
+  std::vector<int64_t> shape;
+  int64_t bytes;
+  if (!evaluateWorkspace(*workspace, sizes, shape, bytes, error))
+    return false;
+  auto it = workspaceBuffers.find(name);
+  if (it == workspaceBuffers.end() || it->second.empty() ||
+      it->second.back().getSize() < static_cast<uint64_t>(bytes)) {
+    error = "workspace '" + name +
+            "' was not written by a launch of these "
+            "sizes";
+    return false;
+  }
+  out.resize(static_cast<size_t>(bytes));
+  return it->second.back().copyToHost(out.data(), out.size(), error);
+}
+
 bool ManifestKernel::getOwnWorkspace(const WorkspaceSpec &workspace,
                                      const ProblemSizes &sizes, TensorArg &out,
                                      std::string &error) const {

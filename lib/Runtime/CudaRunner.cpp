@@ -167,6 +167,13 @@ bool KernelRunner::explain(const AttentionProblem &problem,
     facts.maskElements = problem.mask->getNumElements();
     facts.maskType = problem.mask->type;
   }
+  // The block map the last timed launch wrote.
+  if (manifest.getWorkspace("mask_block_map")) {
+    std::vector<uint8_t> map;
+    if (!kernel.readWorkspace("mask_block_map", facts.sizes, map, error))
+      return false;
+    facts.maskBlocks = countMaskBlocks(map.data(), map.size());
+  }
   facts.medianMs = medianMs;
 
   // The device.

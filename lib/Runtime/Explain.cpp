@@ -408,10 +408,29 @@ getExplainPairs(const ExplainFacts &facts, const ExplainReport &report) {
                       : " mma.sync/wgmma in the PTX; ") +
                  kernel.tensorCores.detail + ")"},
   };
+  if (facts.maskBlocks.size() == 4) {
+    // After "problem": how the block map sorted the mask's blocks.
+    const std::vector<int64_t> &n = facts.maskBlocks;
+    int64_t total = n[0] + n[1] + n[2] + n[3];
+    pairs.insert(pairs.begin() + 2,
+                 {"mask_blocks", std::to_string(n[0]) + " removed, " +
+                                     std::to_string(n[1]) + " zero, " +
+                                     std::to_string(n[3]) + " triangular, " +
+                                     std::to_string(n[2]) + " mixed (of " +
+                                     std::to_string(total) + ")"});
+  }
   for (const ExplainCause &cause : report.causes)
     pairs.push_back({"cause." + cause.name, cause.detail});
   pairs.push_back({"causes", causes.empty() ? "none" : causes});
   return pairs;
+}
+
+std::vector<int64_t> attn::runtime::countMaskBlocks(const uint8_t *map,
+                                                    size_t bytes) {
+  std::vector<int64_t> counts(4, 0);
+  for (size_t i = 0; i < bytes; ++i)
+    ++counts[map[i] < 4 ? map[i] : 2];
+  return counts;
 }
 
 std::string attn::runtime::formatExplainLines(const ExplainFacts &facts,
@@ -477,6 +496,13 @@ JsonValue attn::runtime::explainToJson(const ExplainFacts &facts,
       {"warps_per_sm", integer(report.warpsPerSM)},
       {"waves", number(report.waves)},
   };
+  if (facts.maskBlocks.size() == 4)
+    object.push_back(
+        {"mask_blocks",
+         JsonValue::makeObject({{"mixed", integer(facts.maskBlocks[2])},
+                                {"removed", integer(facts.maskBlocks[0])},
+                                {"triangular", integer(facts.maskBlocks[3])},
+                                {"zero", integer(facts.maskBlocks[1])}})});
   std::sort(object.begin(), object.end(),
             [](const JsonValue::Member &a, const JsonValue::Member &b) {
               return a.first < b.first;

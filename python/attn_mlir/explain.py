@@ -161,6 +161,19 @@ class Facts:
     device: Device = dataclasses.field(default_factory=Device)
     kernel: Kernel = dataclasses.field(default_factory=Kernel)
     operands: list = dataclasses.field(default_factory=list)
+    # With a mask block map: how many of its blocks the last launch put in
+    # each class, indexed by the class byte (removed, zero terms, mixed,
+    # triangular); () without a map.
+    mask_blocks: tuple = ()
+
+
+def count_mask_blocks(data):
+    """The class counts of a block map's bytes (countMaskBlocks): classes
+    0-3, a byte outside them counted as mixed."""
+    counts = [0, 0, 0, 0]
+    for byte in data:
+        counts[byte if byte < 4 else 2] += 1
+    return tuple(counts)
 
 
 @dataclasses.dataclass
@@ -361,6 +374,10 @@ def format_lines(r):
                       f"warps/SM = {r.occupancy:.3f} ({r.occupancy_source})"),
         ("tensor_cores", cores),
     ]
+    if len(f.mask_blocks) == 4:
+        n = f.mask_blocks
+        pairs.insert(2, ("mask_blocks", f"{n[0]} removed, {n[1]} zero, {n[3]} triangular, "
+                                        f"{n[2]} mixed (of {sum(n)})"))
     pairs += [("cause." + name, detail) for name, detail in r.causes]
     pairs.append(("causes", ",".join(r.cause_names) or "none"))
     return [f"explain: {key}={value}" for key, value in pairs]
@@ -369,7 +386,11 @@ def format_lines(r):
 def to_json(r):
     """The "explain" object of attn-run --json (explainToJson)."""
     d, k = r.facts.device, r.facts.kernel
+    blocks = r.facts.mask_blocks
+    extra = ({"mask_blocks": dict(mixed=blocks[2], removed=blocks[0], triangular=blocks[3],
+                                  zero=blocks[1])} if len(blocks) == 4 else {})
     return {
+        **extra,
         "bound": r.bound, "bytes": r.bytes, "causes": r.cause_names,
         "cause_details": dict(r.causes),
         "config": dict(block_m=k.block_m, block_n=k.block_n, num_stages=k.num_stages,
@@ -503,8 +524,17 @@ def gather(kernel, q, k, v, mask=None, out=None, median_ms=0.0):
         mask_elements = 1
         for n in mask.shape:
             mask_elements *= n
+    mask_blocks = ()
+    if "mask_block_map" in m.workspaces:
+        # The map the last call on this stream wrote.
+        nbytes = m.workspace_bytes("mask_block_map", shapes)
+        held = kernel.workspace("mask_block_map", q.device)
+        if held is None or held.numel() < nbytes:
+            raise RuntimeError("explain: no launch of these sizes wrote the mask block map")
+        mask_blocks = count_mask_blocks(held[:nbytes].cpu().tolist())
     return Facts(sizes, dtype, tf32, m.attributes.get("causal"), mask_elements,
-                 _dtype_name(mask) if mask is not None else "f32", median_ms, device, info, operands)
+                 _dtype_name(mask) if mask is not None else "f32", median_ms, device, info,
+                 operands, mask_blocks)
 
 
 def time_kernel(fn, reps=30, warmup=10):
@@ -527,7 +557,9 @@ def time_kernel(fn, reps=30, warmup=10):
 
 def explain(kernel, q, k, v, mask=None, median_ms=None, out=None):
     """The Report of `kernel` (attn_mlir.runtime.Kernel) on these tensors;
-    times it (median of 30 after 10 warm-ups) unless `median_ms` is given."""
+    times it (median of 30 after 10 warm-ups) unless `median_ms` is given
+    (then it runs once if the kernel has a mask block map, whose classes
+    the report counts)."""
     import torch
 
     if out is None:
@@ -535,4 +567,6 @@ def explain(kernel, q, k, v, mask=None, median_ms=None, out=None):
                           device=q.device)
     if median_ms is None:
         median_ms = time_kernel(lambda: kernel(q, k, v, mask, out=out))
+    elif "mask_block_map" in kernel.manifest.workspaces:
+        kernel(q, k, v, mask, out=out)  # the block map gather reads
     return compute(gather(kernel, q, k, v, mask, out, median_ms))

@@ -239,6 +239,21 @@ class Kernel:
                           m.shared_memory_bytes, stream, plan.args, None), "cuLaunchKernel")
         return out
 
+    def workspace(self, name, device, stream=None):
+        """The buffer (uint8 tensor, possibly larger than a call needs) of
+        workspace `name` that calls on `stream` of `device` use; its first
+        bytes hold what the last of them wrote once it ran. None before a
+        call allocated it. `stream` as in __call__ (None: PyTorch's current
+        one)."""
+        if stream is None:
+            import torch
+
+            stream = _current_stream(torch, device)
+        held = self._workspaces.get((device.index, stream or 0))
+        if held is None:
+            return None
+        return held[list(self.manifest.workspaces).index(name)]
+
     def _workspaces_for(self, torch, device, stream, external, nbytes):
         """The workspaces of a call on `stream`: kept per (device, stream)
         and grown when a call needs more, so that a call allocates nothing

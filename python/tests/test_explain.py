@@ -188,9 +188,30 @@ class ArithmeticTest(unittest.TestCase):
                       ex.TensorCores("ptx", 0, "cuobjdump not found"))
         f = ex.Facts(ex.Sizes(32, 96, 96, 512, 512, 128, 128), "f32", True, None, 512 * 512, "f32",
                      5.28, d, k, [ex.Operand("k", (32, 96, 512, 128),
-                                             (96 * 512 * 130, 512 * 130, 130, 1), 4)])
+                                             (96 * 512 * 130, 512 * 130, 130, 1), 4)],
+                     mask_blocks=(28, 28, 0, 8))
         with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "explain_golden.txt")) as g:
             self.assertEqual(ex.compute(f).text(), g.read())
+
+    def test_mask_blocks(self):
+        """The block map's classes as explain counts them (countMaskBlocks),
+        and the line and JSON member they give (ExplainTest.MaskBlocks)."""
+        counts = ex.count_mask_blocks(bytes([0, 0, 1, 3, 2, 1, 1, 3, 7]))
+        self.assertEqual(counts, (2, 3, 2, 2))  # 7 is not a class: mixed
+        self.assertEqual(ex.count_mask_blocks(b""), (0, 0, 0, 0))
+        f = ex.Facts(ex.Sizes(1, 1, 1, 128, 128, 64, 64), "f32", True, None, 128 * 128, "f32",
+                     1.0, make_device(), ex.Kernel())
+        r = ex.compute(f)
+        self.assertFalse(any("mask_blocks" in line for line in r.lines()))
+        self.assertNotIn("mask_blocks", ex.to_json(r))
+        f.mask_blocks = counts
+        r = ex.compute(f)
+        lines = r.lines()
+        i = lines.index("explain: mask_blocks=2 removed, 3 zero, 2 triangular, 2 mixed (of 9)")
+        self.assertTrue(lines[i - 1].startswith("explain: problem="))
+        self.assertTrue(lines[i + 1].startswith("explain: flops="))
+        self.assertEqual(ex.to_json(r)["mask_blocks"],
+                         dict(removed=2, zero=3, mixed=2, triangular=2))
 
     def test_peak_table(self):
         self.assertEqual(ex.peak_tflops("sm_90a", "NVIDIA H200", "bf16")[0], 989.4)
@@ -253,14 +274,47 @@ class FakeKernel:
         return 2
 
 
+class FakeBytes:
+    """What gather reads of a workspace buffer (a uint8 torch.Tensor)."""
+
+    def __init__(self, data):
+        self.data = list(data)
+
+    def numel(self):
+        return len(self.data)
+
+    def __getitem__(self, index):
+        return FakeBytes(self.data[index])
+
+    def cpu(self):
+        return self
+
+    def tolist(self):
+        return list(self.data)
+
+
+class FakeMapKernel(FakeKernel):
+    """A FakeKernel whose calls wrote a block map (the runtime's workspace
+    buffer, grown past what a call needs)."""
+
+    def __init__(self, manifest, held):
+        super().__init__(manifest)
+        self.held = held
+
+    def workspace(self, name, device, stream=None):
+        assert name == "mask_block_map" and device.index == 0
+        return self.held
+
+
 class GatherTest(unittest.TestCase):
     """gather's plumbing with the driver calls replaced (the GPU test,
     test_torch_gpu.py, runs the real ones)."""
 
-    def test_gather(self):
+    def gather(self, make_kernel, data):
+        """gather() of make_kernel(manifest of `data`) on the shapes below,
+        with the driver calls replaced."""
         from attn_mlir import runtime
         from attn_mlir.manifest import Manifest
-        from test_manifest import manifest_data
 
         attrs = {runtime.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: 9,
                  runtime.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: 0,
@@ -280,15 +334,20 @@ class GatherTest(unittest.TestCase):
             with tempfile.TemporaryDirectory() as d:
                 with open(os.path.join(d, "f.ptx"), "w") as f:
                     f.write("mma.sync.aligned.m16n8k16 a;\nmma.sync.aligned.m16n8k16 b;\n")
-                m = Manifest(manifest_data(), d)
+                m = Manifest(data, d)
                 q = FakeTensor((2, 32, 1000, 128))
                 k = FakeTensor((2, 8, 77, 128))
                 v = FakeTensor((2, 8, 77, 64))
                 mask = FakeTensor((1, 1, 1000, 77), "torch.bool")
                 out = FakeTensor((2, 32, 1000, 64), address=(1 << 40) + 8)
-                facts = ex.gather(FakeKernel(m), q, k, v, mask, out, median_ms=0.5)
+                return ex.gather(make_kernel(m), q, k, v, mask, out, median_ms=0.5)
         finally:
             runtime.device_attribute, runtime.device_name, ex.find_cuda_tool = saved
+
+    def test_gather(self):
+        from test_manifest import manifest_data
+
+        facts = self.gather(FakeKernel, manifest_data())
         self.assertEqual(facts.sizes, ex.Sizes(2, 32, 8, 1000, 77, 128, 64))
         self.assertEqual((facts.dtype, facts.tf32, facts.causal), ("bf16", False, "top_left"))
         self.assertEqual((facts.mask_elements, facts.mask_dtype), (77000, "i1"))
@@ -311,6 +370,20 @@ class GatherTest(unittest.TestCase):
         self.assertEqual(r.cause_names, ["uncoalesced", "shared_memory_reads"])
         self.assertIn("each warp reads all of K and V from shared memory: 96.0 KiB read",
                       r.causes[1][1])
+        self.assertEqual(facts.mask_blocks, ())
+
+    def test_gather_mask_blocks(self):
+        """With a block map, the classes of the bytes a call of these sizes
+        wrote (1 x 1 x 8 x 2 = 16; the buffer holds more)."""
+        from test_manifest import manifest_v2_data
+
+        held = FakeBytes([0] * 5 + [1] * 6 + [3] * 4 + [2] + [2] * 4)
+        facts = self.gather(lambda m: FakeMapKernel(m, held), manifest_v2_data())
+        self.assertEqual(facts.mask_blocks, (5, 6, 1, 4))
+        with self.assertRaisesRegex(RuntimeError, "no launch of these sizes wrote"):
+            self.gather(lambda m: FakeMapKernel(m, FakeBytes([0] * 15)), manifest_v2_data())
+        with self.assertRaisesRegex(RuntimeError, "no launch of these sizes wrote"):
+            self.gather(lambda m: FakeMapKernel(m, None), manifest_v2_data())
 
 
 if __name__ == "__main__":

@@ -151,6 +151,24 @@ class TorchAttentionTest(unittest.TestCase):
         qs = torch.randn(4, 4, 1024, 132, device="cuda", dtype=torch.bfloat16)[..., :128]
         report = explain(qs, k, v, causal=True, median_ms=1.0)
         self.assertIn("uncoalesced", report.cause_names)
+        self.assertEqual(report.facts.mask_blocks, ())
+        # A causal mask tensor (the seed's, 0 / -inf; the signature of the
+        # f32_float_mask case): its block map, read back after the timed
+        # calls, has as many removed blocks as zero-term ones, and the
+        # triangular ones across the diagonal.
+        qf, kf, vf = (torch.randn(1, 2, 1024, 64, device="cuda") for _ in range(3))
+        tri = torch.ones(1024, 1024, device="cuda", dtype=torch.bool).tril()
+        mask = torch.zeros(1, 1, 1024, 1024, device="cuda")
+        mask = mask.masked_fill(~tri, float("-inf"))
+        report = explain(qf, kf, vf, mask=mask)
+        print(report.text(), end="")
+        n = report.facts.mask_blocks
+        self.assertEqual(sum(n), (1024 // report.facts.kernel.block_m)
+                         * (1024 // report.facts.kernel.block_n))
+        self.assertEqual(n[2], 0)  # no mixed block
+        self.assertGreater(n[3], 0)
+        self.assertEqual(n[0], n[1])  # as many removed blocks as zero-term ones
+        self.assertIn("explain: mask_blocks=", report.text())
 
     def test_bad_arguments(self):
         from attn_mlir.torch import attention

@@ -334,11 +334,54 @@ TEST(ExplainTest, GoldenLinesSharedWithPython) {
   kernel.tensorCores = {TensorCoreSource::Ptx, 0, "cuobjdump not found"};
   facts.operands.push_back(
       {"k", {32, 96, 512, 128}, {96 * 512 * 130, 512 * 130, 130, 1}, 4, 0});
+  // The seed's causal mask tensor in 64x64 blocks: 8 x 8 map entries.
+  facts.maskBlocks = {28, 28, 0, 8};
   std::ifstream file(ATTN_EXPLAIN_GOLDEN);
   ASSERT_TRUE(file) << "cannot read " << ATTN_EXPLAIN_GOLDEN;
   std::stringstream golden;
   golden << file.rdbuf();
   EXPECT_EQ(formatExplainLines(facts, computeExplain(facts)), golden.str());
+}
+
+/// The block map's classes as explain counts them, and the line and JSON
+/// member they give.
+TEST(ExplainTest, MaskBlocks) {
+  const uint8_t map[] = {0, 0, 1, 3, 2, 1, 1, 3, 7};
+  std::vector<int64_t> counts = countMaskBlocks(map, sizeof(map));
+  // Classes 0-3; an unknown byte (7) counts as mixed.
+  EXPECT_EQ(counts, (std::vector<int64_t>{2, 3, 2, 2}));
+  EXPECT_EQ(countMaskBlocks(map, 0), (std::vector<int64_t>{0, 0, 0, 0}));
+
+  ExplainFacts facts;
+  facts.sizes.B = facts.sizes.Hq = facts.sizes.Hkv = 1;
+  facts.sizes.Tq = facts.sizes.Tk = 128;
+  facts.sizes.D = facts.sizes.Dv = 64;
+  facts.maskElements = 128 * 128;
+  facts.medianMs = 1.0;
+  facts.device = makeDevice();
+  ExplainReport report = computeExplain(facts);
+  // No map: no line, no member.
+  EXPECT_EQ(formatExplainLines(facts, report).find("mask_blocks"),
+            std::string::npos);
+  EXPECT_EQ(writeJson(explainToJson(facts, report), 0).find("mask_blocks"),
+            std::string::npos);
+  facts.maskBlocks = counts;
+  std::string text = formatExplainLines(facts, report);
+  EXPECT_NE(text.find("\nexplain: mask_blocks=2 removed, 3 zero, 2 triangular, "
+                      "2 mixed (of 9)\nexplain: flops="),
+            std::string::npos)
+      << text;
+  JsonValue parsed;
+  std::string error;
+  ASSERT_TRUE(
+      parseJson(writeJson(explainToJson(facts, report), 0), parsed, error))
+      << error;
+  const JsonValue *blocks = parsed.find("mask_blocks");
+  ASSERT_NE(blocks, nullptr);
+  EXPECT_EQ(blocks->find("removed")->getNumber(), 2);
+  EXPECT_EQ(blocks->find("zero")->getNumber(), 3);
+  EXPECT_EQ(blocks->find("mixed")->getNumber(), 2);
+  EXPECT_EQ(blocks->find("triangular")->getNumber(), 2);
 }
 
 } // namespace

@@ -149,6 +149,12 @@ public:
   /// The bytes of the kernel's own buffer for workspace `name` (0 before a
   /// launch needed it).
   uint64_t getWorkspaceCapacity(const std::string &name) const;
+  /// Copies the kernel's own buffer for workspace `name`, as a launch for
+  /// `sizes` uses it, to `out` (after the launches that wrote it: the copy
+  /// synchronizes with the default stream). Fails when no launch allocated
+  /// it yet.
+  bool readWorkspace(const std::string &name, const ProblemSizes &sizes,
+                     std::vector<uint8_t> &out, std::string &error) const;
 
 private:
   /// A TensorArg over the kernel's buffer for `workspace`, grown to fit

@@ -83,7 +83,8 @@ public:
   /// `medianMs`: the device's limits (cuDeviceGetAttribute), the kernel's
   /// resources (cuFuncGetAttribute) and occupancy
   /// (cuOccupancyMaxActiveBlocksPerMultiprocessor), the launch, the operands
-  /// as run() passes them, and the tensor-core evidence (findTensorCores).
+  /// as run() passes them, the tensor-core evidence (findTensorCores), and
+  /// the classes in the mask block map of the last launch (after time()).
   /// The kernel facts are the main kernel's; `medianMs` from time()
   /// includes the prologue kernels.
   bool explain(const AttentionProblem &problem, const HostTensor &output,

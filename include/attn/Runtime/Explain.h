@@ -139,6 +139,10 @@ struct ExplainFacts {
   /// none.
   int64_t maskElements = 0;
   ElementType maskType = ElementType::F32;
+  /// With a mask block map (`--attn-mask-block-map`), how many of its
+  /// blocks the last launch classified as each class, indexed by the class
+  /// byte (removed, zero terms, mixed, triangular); empty without a map.
+  std::vector<int64_t> maskBlocks;
   double medianMs = 0.0;
   ExplainDevice device;
   ExplainKernel kernel;
@@ -204,6 +208,10 @@ TensorCoreEvidence findTensorCores(const std::string &ptx,
 /// "q (row pitch 200 bytes)".
 std::vector<std::string>
 findUncoalesced(const std::vector<ExplainOperand> &ops);
+
+/// The class counts of a block map's bytes (ExplainFacts::maskBlocks):
+/// classes 0-3; a byte outside them is counted as mixed.
+std::vector<int64_t> countMaskBlocks(const uint8_t *map, size_t bytes);
 
 /// Computes the report.
 ExplainReport computeExplain(const ExplainFacts &facts);

@@ -8,7 +8,7 @@ func.func @f(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>, %v: tensor<?x
   return %o : tensor<?x8x?x64xbf16>
 }
 
-// RUN: attn-run %s --target=cuda --input=4x8x1024x64xbf16 --input=4x8x1024x64xbf16 \
+// RUN: attn-run %s -e f --target=cuda --input=4x8x1024x64xbf16 --input=4x8x1024x64xbf16 \
 // RUN:   --input=4x8x1024x64xbf16 --check --bench --iters=5 --explain \
 // RUN:   | FileCheck %s --match-full-lines
 // CHECK: attn-run: f on cuda: q=4x8x1024x64xbf16 k=4x8x1024x64xbf16 v=4x8x1024x64xbf16 -> o=4x8x1024x64xbf16
@@ -34,7 +34,7 @@ func.func @f(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>, %v: tensor<?x
 // CHECK: explain: causes={{[a-z_,]+}}
 // CHECK-NEXT: check: PASS rel_l2={{[0-9.e+-]+}} max_abs={{[0-9.e+-]+}}
 
-// RUN: rm -rf %t && attn-run %s --target=cuda --emit-kernel=%t > /dev/null
+// RUN: rm -rf %t && attn-run %s -e f --target=cuda --emit-kernel=%t > /dev/null
 // RUN: attn-run %t/f.json --input=4x8x1024x64xbf16 --input=4x8x1024x64xbf16 \
 // RUN:   --input=4x8x1024x64xbf16 --bench --iters=5 --explain | FileCheck %s --check-prefix=MANIFEST
 // MANIFEST: explain: flops=4.295e+09
@@ -43,3 +43,20 @@ func.func @f(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>, %v: tensor<?x
 // RUN: attn-run %t/f.json --input=4x8x1024x64xbf16 --input=4x8x1024x64xbf16 \
 // RUN:   --input=4x8x1024x64xbf16 --bench --iters=5 --explain --json | FileCheck %s --check-prefix=JSON
 // JSON: "explain":{"bound": "{{compute|memory}}", "bytes": 16777216, {{.*}}"causes": [{{.*}}], {{.*}}"flops": 4294967296, {{.*}}"registers": {{[0-9]+}}
+
+// With a mask tensor the report also counts the classes of the block map
+// the last timed launch wrote (--attn-mask-block-map), after the problem
+// line: for a causal 0 / -inf mask of 256 x 256 in 64 x 32 blocks (the f32
+// defaults), 4 x 8 map entries per slice: 12 removed, 12 zero, 8
+// triangular across the diagonal, none mixed.
+// RUN: %python -c "import array, struct, sys; T = 256; h = \"{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, %%d, %%d), }\" %% (T, T); h += ' ' * (63 - (10 + len(h)) %% 64) + '\n'; f = open(sys.argv[1], 'wb'); f.write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(h)) + h.encode()); array.array('f', [float('-inf') if j > i else 0.0 for i in range(T) for j in range(T)]).tofile(f)" %t.causal.npy
+// RUN: attn-run %s -e seed_mask --target=cuda --input=2x4x256x128xf32 --input=2x4x256x128xf32 \
+// RUN:   --input=2x4x256x128xf32 --input=@%t.causal.npy --bench --iters=5 --explain \
+// RUN:   | FileCheck %s --check-prefix=MASK
+// MASK: explain: problem=B=2 Hq=4 Hkv=4 Tq=256 Tk=256 D=128 Dv=128 f32 tf32 causal=none mask=f32[65536]
+// MASK-NEXT: explain: mask_blocks=12 removed, 12 zero, 8 triangular, 0 mixed (of 32)
+// MASK-NEXT: explain: flops=
+func.func @seed_mask(%q: tensor<?x4x?x128xf32>, %k: tensor<?x4x?x128xf32>, %v: tensor<?x4x?x128xf32>, %m: tensor<1x1x?x?xf32>) -> tensor<?x4x?x128xf32> {
+  %o = attn.attention %q, %k, %v mask(%m) : tensor<?x4x?x128xf32>, tensor<?x4x?x128xf32>, tensor<?x4x?x128xf32>, tensor<1x1x?x?xf32> -> tensor<?x4x?x128xf32>
+  return %o : tensor<?x4x?x128xf32>
+}
