@@ -5,7 +5,7 @@
 #   bash bench/gpu_session.sh run       # on the GPU machine, carrying .carry;
 #                                       # results under $OUT (or /tmp/gpu-session)
 # `prepare` runs prepare_gpu_run.sh (benchmark kernels, seed anchor, kernel
-# cache, runner-only attn-run), compiles the GPU matrix (454 cases) and the
+# cache, runner-only attn-run), compiles the GPU matrix (461 cases) and the
 # lazy-rescale cases. `run` runs the matrix (gpu_check.py), the lazy-rescale
 # cases, the GPU Python tests and the benchmark (attn_bench.py), then prints
 # one line per step. Each step has a time limit so that a hang does not eat
