@@ -162,9 +162,17 @@ func.func @broadcast(%q: tensor<?x8x?x64xf32>, %m: tensor<1x1x?x?xf32>) -> tenso
 // PROG: } {attn.mask_block_map
 // PROG: scf.forall (%[[PB:.*]], %[[PH:.*]], %[[PQB:.*]]) in
 // PROG: memref.load %{{.*}}[%[[PB]], %c0, %[[PQB]], %{{.*}}] : memref<?x1x?x?xi8>
-// f16: no terms flag; triangular blocks read their terms as mixed ones.
+// f16: no terms flag (Q K^T for every live block); a triangular block's
+// scores come from the diagonal (here bottom-right: Tk - Tq), with no mask
+// read; the others read their terms unless they are all zero.
 // PROG-NOT: memref<i1>
-// PROG: %[[M16:.*]] = arith.cmpi ne, %{{.*}}, %c1_i8 : i8
+// PROG: %[[T16:.*]] = arith.cmpi eq, %[[C16:.*]], %c3_i8 : i8
+// PROG-NEXT: scf.if %[[T16]] {
+// PROG-NOT: memref<?x1x?x?xf16
+// PROG: arith.cmpi sle
+// PROG-NOT: memref<?x1x?x?xf16
+// PROG: } else {
+// PROG-NEXT: %[[M16:.*]] = arith.cmpi ne, %[[C16]], %c1_i8 : i8
 // PROG-NEXT: scf.if %[[M16]] {
 // PROG: memref.load %{{.*}} : memref<?x1x?x?xf16
 // PROG-NOT: } else {

@@ -131,6 +131,9 @@ private:
   /// leaves the insertion point in the `scf.if` on it that the rest of the
   /// step goes into.
   void buildMapScores(Value col0);
+  /// S = c * S (unless folded) with -inf where the triangular class's
+  /// diagonal or the key tail removes the key: a triangular block's scores.
+  void buildTriangularScores(Value col0);
   /// The class of key block `kb` in the program's row of the block map.
   Value loadBlockClass(Value kb);
   /// With a block map and pipelined key loops, from a scan of the

@@ -188,6 +188,24 @@ KeyVisibility ProgramBuilder::triangular() const {
   return tri;
 }
 
+void ProgramBuilder::buildTriangularScores(Value col0) {
+  // S = c * S (unless folded), -inf past the diagonal and the key tail.
+  KeyVisibility diagonal = triangular();
+  Value c = f32Const(scaleLog2e);
+  Value negInf = f32Const(-std::numeric_limits<double>::infinity());
+  generic(ValueRange{}, ValueRange{sTile}, {map(2, {0, 1})},
+          {IteratorType::parallel, IteratorType::parallel},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            auto [i, j] = position(nb, l, col0);
+            Value s =
+                foldScale
+                    ? args[0]
+                    : arith::MulFOp::create(nb, l, args[0], c).getResult();
+            Value keep = diagonal.buildVisible(nb, l, i, j, nullptr);
+            yieldValue(nb, l, arith::SelectOp::create(nb, l, keep, s, negInf));
+          });
+}
+
 void ProgramBuilder::buildMapScores(Value col0) {
   Value cls = pendingClass;
   pendingClass = Value();
@@ -227,8 +245,15 @@ void ProgramBuilder::buildMapScores(Value col0) {
     }
   };
   if (!termsFlag) {
-    // Triangular blocks read their terms as mixed ones do.
+    // No flag: Q K^T for every block, then a triangular block's scores by
+    // the diagonal (no mask read), the others' as above.
     buildContraction();
+    auto scores = scf::IfOp::create(b, loc, is(MaskBlockClass::Triangular),
+                                    /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(scores.thenBlock()->getTerminator());
+    buildTriangularScores(col0);
+    b.setInsertionPoint(scores.elseBlock()->getTerminator());
     buildZeroOrMixed();
     return;
   }
@@ -266,20 +291,7 @@ void ProgramBuilder::buildMapScores(Value col0) {
   {
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPoint(scores.thenBlock()->getTerminator());
-    // S = c * S (unless folded), -inf past the diagonal and the key tail.
-    KeyVisibility diagonal = triangular();
-    Value c = f32Const(scaleLog2e);
-    generic(
-        ValueRange{}, ValueRange{sTile}, {map(2, {0, 1})},
-        {IteratorType::parallel, IteratorType::parallel},
-        [&](OpBuilder &nb, Location l, ValueRange args) {
-          auto [i, j] = position(nb, l, col0);
-          Value s = foldScale
-                        ? args[0]
-                        : arith::MulFOp::create(nb, l, args[0], c).getResult();
-          Value keep = diagonal.buildVisible(nb, l, i, j, nullptr);
-          yieldValue(nb, l, arith::SelectOp::create(nb, l, keep, s, negInf));
-        });
+    buildTriangularScores(col0);
     b.setInsertionPoint(scores.elseBlock()->getTerminator());
     buildZeroOrMixed();
   }

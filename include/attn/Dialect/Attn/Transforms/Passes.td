@@ -129,9 +129,9 @@ def AttnMaskBlockMap : Pass<"attn-mask-block-map", "func::FuncOp"> {
     - 3: the mask's terms are those of a triangular mask: 0 where key
       `j <= i + off` (and `j < Tk`), -inf elsewhere, with `off` the causal
       offset (0, top-left, without `causal`), as in the blocks across the
-      diagonal of a causal mask tensor: f32 GPU programs build its scores
-      from the diagonal as a causal diagonal block, reading no mask
-      element (other programs treat it as class 2).
+      diagonal of a causal mask tensor: its program builds its scores
+      from the diagonal, reading no mask element (f32 GPU programs also
+      skip its Q K^T per warp, as a causal diagonal block).
 
     The classes are computed from the same terms the scores use
     (`KeyVisibility`), over the same rows (padded rows read the last row),
