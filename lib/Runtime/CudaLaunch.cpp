@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -623,9 +624,32 @@ bool attn::runtime::benchmark(const ManifestKernel &kernel,
       return false;
   }
 
-  for (unsigned i = 0; i < options.warmupIterations; ++i)
-    if (!kernel.launch(configs[i % numCopies], stream, error))
+  // Warm-up: at least `warmupIterations` launches and `warmupMs` of GPU
+  // time, so that the timed launches run at the clocks of a sustained
+  // workload rather than at the boost clock of an idle GPU.
+  unsigned launched = 0;
+  auto warmUp = [&](uint64_t count) {
+    for (uint64_t i = 0; i < count; ++i, ++launched)
+      if (!kernel.launch(configs[launched % numCopies], stream, error))
+        return false;
+    return true;
+  };
+  CudaEvent warmStart, warmEnd;
+  if (!device.createEvent(warmStart, error) ||
+      !device.createEvent(warmEnd, error) || !warmStart.record(stream, error) ||
+      !warmUp(std::max(options.warmupIterations, 1u)) ||
+      !warmEnd.record(stream, error) || !warmEnd.synchronize(error))
+    return false;
+  float warmMs = 0.0f;
+  if (!CudaEvent::elapsedMs(warmStart, warmEnd, warmMs, error))
+    return false;
+  if (warmMs < options.warmupMs) {
+    double perLaunch = std::max(1e-3, static_cast<double>(warmMs) / launched);
+    double more = std::ceil((options.warmupMs - warmMs) / perLaunch);
+    if (!warmUp(static_cast<uint64_t>(
+            std::min(more, static_cast<double>(options.maxWarmupLaunches)))))
       return false;
+  }
 
   std::vector<CudaEvent> starts(options.iterations), ends(options.iterations);
   for (unsigned i = 0; i < options.iterations; ++i)
@@ -633,7 +657,7 @@ bool attn::runtime::benchmark(const ManifestKernel &kernel,
         !device.createEvent(ends[i], error))
       return false;
   for (unsigned i = 0; i < options.iterations; ++i) {
-    LaunchConfig &config = configs[(options.warmupIterations + i) % numCopies];
+    LaunchConfig &config = configs[(launched + i) % numCopies];
     if (!starts[i].record(stream, error) ||
         !kernel.launch(config, stream, error) || !ends[i].record(stream, error))
       return false;

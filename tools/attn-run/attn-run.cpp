@@ -82,7 +82,8 @@ int main(int argc, char **argv) {
       cl::cat(category));
   cl::opt<unsigned> iters(
       "iters",
-      cl::desc("Timed runs of --bench, after 2 warm-up runs (5 on cuda)"),
+      cl::desc("Timed runs of --bench, after 2 warm-up runs (on cuda: at "
+               "least 5 and 250 ms of GPU time)"),
       cl::init(20), cl::cat(category));
   cl::opt<bool> explain(
       "explain",

@@ -177,8 +177,16 @@ private:
 
 /// Options of benchmark().
 struct BenchmarkOptions {
-  /// Untimed launches first.
+  /// Untimed launches first: at least `warmupIterations`, and more until
+  /// they took `warmupMs` of GPU time (at most `maxWarmupLaunches` more).
+  /// An idle H200 runs at its 1980 MHz boost clock for the first tens of
+  /// milliseconds of a heavy kernel; within about 200 ms it reaches its
+  /// 700 W cap and settles at 1600-1830 MHz, where a sustained workload
+  /// runs (the seed's causal kernel: 1.76 ms over the first 20 launches,
+  /// 1.90 ms after, bench/results/2026-12-01-h200-power-cap.log).
   unsigned warmupIterations = 5;
+  double warmupMs = 250.0;
+  unsigned maxWarmupLaunches = 100000;
   /// Timed launches (each between its own pair of events).
   unsigned iterations = 20;
   /// Rotate among copies of the inputs (query, key, value, mask) so that
