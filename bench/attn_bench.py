@@ -28,8 +28,10 @@ device ("h200"):
 Workloads:
 - seed: fp32, B=32, H=96, D=128, T in {128, 256, 512}, the additive causal
   mask tensor exactly as the seed passes it: attn-mlir with the mask tensor
-  and with `causal`, the seed's Triton kernel (tf32), manual PyTorch (tf32
-  matmuls, softmax), SDPA with the mask tensor and with is_causal;
+  and with `causal`, the seed's Triton kernel (tf32), a tuned Triton kernel
+  in both forms (bench/triton_tuned_attn.py: causal by loop bounds, wgmma
+  tf32, autotuned), manual PyTorch (tf32 matmuls, softmax), SDPA with the
+  mask tensor and with is_causal;
 - modern (the FlashAttention papers' sweep): fp16 and bf16, head dim 64
   and 128, causal and not, 16k tokens per batch with hidden 2048
   (B = 16384 / T, H = 2048 / D), T from 512 to 16384: attn-mlir against
@@ -37,8 +39,10 @@ Workloads:
   only where its T x T scores fit in memory).
 
 FLOPs as FlashAttention counts them (4*B*H*T*T*D, halved for causal), except
-on the seed workload, counted as the seed does (no halving). Timing: CUDA
-events around each call, 10 warm-up calls, the median of 30; every input set
+on the seed workload, counted as the seed does (no halving). Timing: the
+providers of one shape interleaved (measure(): warm-up calls round-robin for
+at least 250 ms, the clocks a sustained workload runs at; then 30 rounds of
+one call each between CUDA events), the median of each; every input set
 is larger than the 60 MB L2. Each provider's output is compared first: with
 a float64 reference on the seed workload, with SDPA's default backend on the
 modern one (the float64 matrix check is bench/gpu_check.py). A provider that
@@ -71,19 +75,60 @@ def import_torch():
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
 
-def bench(fn, reps=30, warmup=10):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
+def measure(workload, shape, providers, ref, flops, meta, reps=30, warmup=10):
+    """Checks each of `providers` ([(name, fn)]) against `ref`, then times
+    them interleaved: warm-up calls round-robin (each at least `warmup`
+    times, together at least 250 ms: the GPU's sustained clocks, see
+    attn_mlir.explain.warm_up), then `reps` rounds of one CUDA-event-timed
+    call each, so that every provider meets the same power-cap clock swings
+    (the H200's SM clock moves between about 1600 and 1830 MHz with a
+    period near a second under a heavy kernel). A row per provider, with
+    the median; `meta` (t, b, h, d, dtype, causal) places it in its figure.
+    A provider that fails gets a row with the error instead of a time."""
+    rows, live = {}, []
+    for name, fn in providers:
+        try:
+            out = fn()
+            torch.cuda.synchronize()
+            err = rel_err(out, ref)
+            del out
+            live.append((name, fn))
+            rows[name] = dict(workload=workload, shape=shape, provider=name, rel_err=err, **meta)
+        except Exception as e:  # a provider that cannot run this shape
+            rows[name] = dict(workload=workload, shape=shape, provider=name, ms=None, tflops=None,
+                              rel_err=None, note=f"{type(e).__name__}: {str(e)[:80]}", **meta)
+            torch.cuda.empty_cache()
+
+    def round_robin():
+        for _, fn in live:
+            fn()
+
+    ex.warm_up(round_robin, warmup)
+    times = {name: [] for name, _ in live}
     for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return sorted(times)[len(times) // 2]
+        for name, fn in live:
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            fn()
+            e.record()
+            e.synchronize()
+            times[name].append(s.elapsed_time(e))
+    for name, ts in times.items():
+        ms = sorted(ts)[len(ts) // 2]
+        rows[name].update(ms=ms, tflops=flops / ms / 1e9)
+    for name, _ in providers:
+        row = rows[name]
+        ROWS.append(row)
+        ms = f"{row['ms']:.3f}" if row["ms"] else "-"
+        print(f"{workload} | {shape} | {name} | {ms} ms | {row['tflops'] or 0:.0f} TFLOP/s | "
+              f"err {row['rel_err'] if row['rel_err'] is not None else '-'}", flush=True)
+    return rows
+
+
+def bench(fn, reps=30, warmup=10):
+    """The median of `reps` CUDA-event timings of fn() alone, in ms, after
+    attn_mlir.explain.warm_up (bench/fa2_parity.py uses it)."""
+    return ex.time_kernel(fn, reps=reps, warmup=warmup)
 
 
 def rel_err(out, ref):
@@ -91,29 +136,6 @@ def rel_err(out, ref):
     if not torch.isfinite(out).all():
         return float("nan")
     return ((out - ref).norm() / ref.norm()).item()
-
-
-def record(workload, shape, provider, fn, ref, flops, meta):
-    """Checks and times one provider on one shape; `meta` (t, b, h, d, dtype,
-    causal) places the row in its figure."""
-    try:
-        out = fn()
-        torch.cuda.synchronize()
-        err = rel_err(out, ref)
-        del out
-        ms = bench(fn)
-        row = dict(workload=workload, shape=shape, provider=provider, ms=ms,
-                   tflops=flops / ms / 1e9, rel_err=err, **meta)
-    except Exception as e:  # a provider that cannot run this shape
-        row = dict(workload=workload, shape=shape, provider=provider, ms=None, tflops=None,
-                   rel_err=None, note=f"{type(e).__name__}: {str(e)[:80]}", **meta)
-        torch.cuda.empty_cache()
-    ROWS.append(row)
-    ms = f"{row['ms']:.3f}" if row["ms"] else "-"
-    print(f"{workload} | {shape} | {provider} | {ms} ms | "
-          f"{row['tflops'] or 0:.0f} TFLOP/s | err {row['rel_err'] if row['rel_err'] is not None else '-'}",
-          flush=True)
-    return row
 
 
 def explain_at(name, shape, kernel, row, q, k, v, mask, out):
@@ -134,6 +156,7 @@ def explain_at(name, shape, kernel, row, q, k, v, mask, out):
 def seed_workload(kernels, seed_dir, seqlens):
     sys.path.insert(0, seed_dir)
     import seed_triton_attn as seed  # noqa: E402
+    import triton_tuned_attn as tuned  # noqa: E402  (bench/)
 
     torch.backends.cuda.matmul.allow_tf32 = True
     km = Kernel(os.path.join(kernels, "seed_mask.json"))
@@ -148,26 +171,29 @@ def seed_workload(kernels, seed_dir, seqlens):
         flops = 4 * b * h * t * t * d  # as the seed counts it (no causal halving)
         out = torch.empty_like(q)
         meta = dict(t=t, b=b, h=h, d=d, dtype="f32", causal=True)
-        row_m = record("seed", shape, "attn-mlir (mask tensor)", lambda: km(q, k, v, mask, out=out),
-                       ref, flops, meta)
-        row_c = record("seed", shape, "attn-mlir (causal)", lambda: kc(q, k, v, out=out), ref,
-                       flops, meta)
-        if t == seqlens[-1]:
-            explain_at("seed_mask", shape, km, row_m, q, k, v, mask, out)
-            explain_at("seed_causal", shape, kc, row_c, q, k, v, None, out)
-        record("seed", shape, "seed triton (tf32)",
-               lambda: seed.flash_attn_forward(q, k, v, mask, DOTPROD_PRECISION="tf32"), ref, flops,
-               meta)
-
         def manual():
             s = (q @ k.transpose(-1, -2)) / math.sqrt(d) + mask
             return torch.softmax(s, dim=-1) @ v
 
-        record("seed", shape, "torch manual (tf32)", manual, ref, flops, meta)
-        record("seed", shape, "sdpa (mask tensor)",
-               lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask), ref, flops, meta)
-        record("seed", shape, "sdpa (is_causal)",
-               lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), ref, flops, meta)
+        providers = [
+            ("attn-mlir (mask tensor)", lambda: km(q, k, v, mask, out=out)),
+            ("attn-mlir (causal)", lambda: kc(q, k, v, out=out)),
+            ("seed triton (tf32)",
+             lambda: seed.flash_attn_forward(q, k, v, mask, DOTPROD_PRECISION="tf32")),
+            # The best Triton we wrote for this workload (bench/triton_tuned_attn.py).
+            ("triton tuned (causal)", lambda: tuned.attention(q, k, v, causal=True)),
+            ("triton tuned (mask tensor)", lambda: tuned.attention(q, k, v, mask=mask)),
+            ("torch manual (tf32)", manual),
+            ("sdpa (mask tensor)", lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask)),
+            ("sdpa (is_causal)", lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)),
+        ]
+        rows = measure("seed", shape, providers, ref, flops, meta)
+        for form, kwargs in (("causal", dict(causal=True)), ("mask tensor", dict(mask=mask))):
+            tuned.attention(q, k, v, **kwargs)  # the autotuner's choice for this shape
+            rows[f"triton tuned ({form})"]["config"] = tuned.best_config()
+        if t == seqlens[-1]:
+            explain_at("seed_mask", shape, km, rows["attn-mlir (mask tensor)"], q, k, v, mask, out)
+            explain_at("seed_causal", shape, kc, rows["attn-mlir (causal)"], q, k, v, None, out)
         del q, k, v, out
 
 
@@ -196,10 +222,7 @@ def modern_workload(kernels, seqlens):
                     flops = 4 * b * h * t * t * d / (2 if causal else 1)
                     out = torch.empty_like(q)
                     meta = dict(t=t, b=b, h=h, d=d, dtype=dtype_name, causal=causal)
-                    row = record("modern", shape, "attn-mlir", lambda: kernel(q, k, v, out=out), ref,
-                                 flops, meta)
-                    if t == seqlens[-1]:
-                        explain_at(name, shape, kernel, row, q, k, v, None, out)
+                    providers = [("attn-mlir", lambda: kernel(q, k, v, out=out))]
                     for label, backend in (("sdpa flash (FA2)", SDPBackend.FLASH_ATTENTION),
                                            ("sdpa cudnn", SDPBackend.CUDNN_ATTENTION),
                                            ("sdpa efficient", SDPBackend.EFFICIENT_ATTENTION),
@@ -210,7 +233,10 @@ def modern_workload(kernels, seqlens):
                         def run(backend=backend):
                             with sdpa_kernel(backend):
                                 return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-                        record("modern", shape, label, run, ref, flops, meta)
+                        providers.append((label, run))
+                    rows = measure("modern", shape, providers, ref, flops, meta)
+                    if t == seqlens[-1]:
+                        explain_at(name, shape, kernel, rows["attn-mlir"], q, k, v, None, out)
                     del q, k, v, out, ref
                     torch.cuda.empty_cache()
 

@@ -52,7 +52,7 @@ run)
   step lazy 60 python3 "$ROOT/test/Integration/CPU/lazy_rescale.py" --attn-run "$R" \
     --workdir /tmp/gpu-session-lr --manifests "$CARRY/lr"
   step torch 90 env ATTN_MLIR_CACHE_DIR="$CARRY/cache" python3 "$ROOT/python/tests/test_torch_gpu.py"
-  step bench 280 python3 "$ROOT/bench/attn_bench.py" --kernels "$CARRY/bk" \
+  step bench 380 python3 "$ROOT/bench/attn_bench.py" --kernels "$CARRY/bk" \
     --seed-dir "$CARRY/anchors" --out "$RES"
   (cd "$RES" && tar czf "$OUTDIR/gpu-session.tgz" .)
   printf '%s\n' "${summary[@]}"

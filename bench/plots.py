@@ -13,7 +13,8 @@ import os
 # Line order and styles: ours first.
 PROVIDER_ORDER = ["attn-mlir", "attn-mlir (mask tensor)", "attn-mlir (causal)",
                   "sdpa flash (FA2)", "sdpa cudnn", "sdpa efficient", "sdpa math",
-                  "seed triton (tf32)", "torch manual (tf32)", "sdpa (mask tensor)",
+                  "seed triton (tf32)", "triton tuned (causal)", "triton tuned (mask tensor)",
+                  "torch manual (tf32)", "sdpa (mask tensor)",
                   "sdpa (is_causal)"]
 
 

@@ -537,13 +537,37 @@ def gather(kernel, q, k, v, mask=None, out=None, median_ms=0.0):
                  operands, mask_blocks)
 
 
-def time_kernel(fn, reps=30, warmup=10):
-    """The median of `reps` CUDA-event timings of fn(), in ms."""
+WARMUP_MS = 250.0
+
+
+def warm_up(fn, calls=10, min_ms=WARMUP_MS):
+    """Calls fn() at least `calls` times and until `min_ms` of wall time
+    passed with the GPU busy, then synchronizes. An idle H200 boosts to
+    1980 MHz for the first tens of milliseconds of a heavy kernel, then
+    reaches its 700 W cap and settles at 1600-1830 MHz, where a sustained
+    workload runs: timing inside the boost flattered the seed's causal
+    kernel by 8% (bench/results/2026-12-01-h200-power-cap.log). attn-run's
+    --bench warms up the same way."""
+    import time
+
     import torch
 
-    for _ in range(warmup):
+    start = time.perf_counter()
+    done = 0
+    while done < calls or (time.perf_counter() - start) * 1e3 < min_ms:
         fn()
+        done += 1
+        if done >= calls:  # from here on, wall time is GPU time
+            torch.cuda.synchronize()
     torch.cuda.synchronize()
+
+
+def time_kernel(fn, reps=30, warmup=10):
+    """The median of `reps` CUDA-event timings of fn(), in ms, after
+    warm_up(fn, warmup)."""
+    import torch
+
+    warm_up(fn, warmup)
     times = []
     for _ in range(reps):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -557,7 +581,7 @@ def time_kernel(fn, reps=30, warmup=10):
 
 def explain(kernel, q, k, v, mask=None, median_ms=None, out=None):
     """The Report of `kernel` (attn_mlir.runtime.Kernel) on these tensors;
-    times it (median of 30 after 10 warm-ups) unless `median_ms` is given
+    times it (time_kernel: median of 30 after warm_up) unless `median_ms` is given
     (then it runs once if the kernel has a mask block map, whose classes
     the report counts)."""
     import torch
