@@ -1,96 +1,116 @@
 #!/usr/bin/env python3
 """Same-run A/B of two builds of the benchmark kernels, on the GPU.
 
-    ab_kernels.py --attn-run PATH --a DIR --b DIR [--masks DIR] [--reps 2]
-                  [--kernels NAME,...] [--seq 512,2048,16384]
+    ab_kernels.py --a DIR --b DIR [--kernels NAME,...] [--seq 512,2048,16384]
+                  [--seed-seq 128,256,512] [--rounds 60]
 
 DIR_A and DIR_B are two outputs of compile_bench_kernels.py (the compiler
-before and after a change). Each (kernel, T) point runs `attn-run --bench`
-on both, interleaved A B A B ..., so that clock and thermal drift hit both
-alike; the table gives each side's best median and B's time over A's.
+before and after a change). Each (kernel, T) point runs both kernels in one
+process through attn_mlir.runtime on the same torch.randn inputs: first a
+check that B's output matches A's, then a warm-up of both, round-robin, for
+at least 250 ms (the clocks a sustained workload runs at), then `--rounds`
+rounds of one CUDA-event-timed call of each, alternating which goes first.
+Under the H200's power cap the SM clock swings by up to 15% with a period
+near a second (bench/results/2026-12-01-h200-power-cap.log): timing A and
+B call by call lets both meet the same swings, where timing one after the
+other (separate attn-run processes, as this script did before) measured
+the swing as often as the change. The table gives each side's median and
+B's median over A's, and the median of the per-round ratios B / A.
+
 16-bit kernels run 16k tokens per batch with hidden 2048 (B = 16384 / T,
-H = 2048 / D); the seed kernels run B=32, H=96, D=128, and `seed_mask`
-reads the causal mask tensor `causal<T>.npy` from --masks (made by
-`bash bench/mask_cost.sh prepare`, T=512 only).
+H = 2048 / D); the seed kernels run B=32, H=96, D=128 in fp32, and
+`seed_mask` (or any kernel whose manifest takes a mask) gets the additive
+causal mask tensor (1, 1, T, T), as the seed passes it.
 """
 
 import argparse
+import json
 import os
-import re
-import subprocess
 import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 SIXTEEN = [f"{e}_d{d}_{c}" for e in ("bf16", "f16") for d in (64, 128)
            for c in ("full", "causal")]
 
 
-def inputs(name, t, masks):
+def problem(torch, name, t):
+    """(q, k, v, mask) of kernel `name` at T = t."""
     if name.startswith("seed"):
-        shape = f"32x96x{t}x128xf32"
-        extra = []
-        if name == "seed_mask":
-            path = os.path.join(masks or "", f"causal{t}.npy")
-            if t == 512 and masks and not os.path.exists(path):
-                path = os.path.join(masks, "causal.npy")
-            if not os.path.exists(path):
-                return None
-            extra = [f"--input=@{path}"]
-        return [f"--input={shape}"] * 3 + extra
-    elt, d = name.split("_")[0], int(name.split("_")[1][1:])
-    shape = f"{16384 // t}x{2048 // d}x{t}x{d}x{elt}"
-    return [f"--input={shape}"] * 3
-
-
-def bench(runner, manifest, args, iters):
-    out = subprocess.run([runner, manifest, *args, "--bench",
-                          f"--iters={iters}"], capture_output=True, text=True)
-    m = re.search(r"median_ms=([0-9.]+)", out.stdout)
-    if out.returncode != 0 or not m:
-        line = (out.stderr or out.stdout).strip().splitlines()
-        print(f"  {manifest}: failed: {line[-1] if line else out.returncode}",
-              file=sys.stderr)
-        return None
-    return float(m.group(1))
+        b, h, d, dtype = 32, 96, 128, torch.float32
+    else:
+        elt, d = name.split("_")[0], int(name.split("_")[1][1:])
+        b, h = 16384 // t, 2048 // d
+        dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[elt]
+    q, k, v = (torch.randn(b, h, t, d, device="cuda", dtype=dtype) for _ in range(3))
+    tril = torch.tril(torch.ones(t, t, device="cuda")).view(1, 1, t, t)
+    mask = torch.where(tril == 0, float("-inf"), 0.0).to(dtype)
+    return q, k, v, mask
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--attn-run", required=True)
     ap.add_argument("--a", required=True)
     ap.add_argument("--b", required=True)
-    ap.add_argument("--masks")
-    ap.add_argument("--reps", type=int, default=2)
-    ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--kernels", default=",".join(SIXTEEN +
-                                                  ["seed_causal", "seed_mask"]))
+    ap.add_argument("--rounds", type=int, default=60)
+    ap.add_argument("--kernels", default=",".join(SIXTEEN + ["seed_causal", "seed_mask"]))
     ap.add_argument("--seq", default="512,2048,16384")
     ap.add_argument("--seed-seq", default="128,256,512")
     args = ap.parse_args()
 
+    import torch
+
+    from attn_mlir.explain import warm_up
+    from attn_mlir.runtime import Kernel
+
     rows = []
     for name in args.kernels.split(","):
+        paths = {side: os.path.join(getattr(args, side), name + ".json") for side in ("a", "b")}
+        if not all(os.path.exists(p) for p in paths.values()):
+            print(f"{name}: not in both directories, skipped", flush=True)
+            continue
+        kernels = {side: Kernel(p) for side, p in paths.items()}
+        with open(paths["a"]) as f:
+            takes_mask = json.load(f).get("mask") is not None
         seqs = args.seed_seq if name.startswith("seed") else args.seq
         for t in (int(s) for s in seqs.split(",")):
-            ins = inputs(name, t, args.masks)
-            if ins is None:
-                continue
-            best = {"a": None, "b": None}
-            for _ in range(args.reps):
-                for side in ("a", "b"):
-                    manifest = os.path.join(getattr(args, side), name + ".json")
-                    ms = bench(args.attn_run, manifest, ins, args.iters)
-                    if ms is not None and (best[side] is None or ms < best[side]):
-                        best[side] = ms
-            rows.append((name, t, best["a"], best["b"]))
-            a, b = best["a"], best["b"]
-            ratio = f"{b / a:.3f}" if a and b else "-"
-            print(f"{name} T={t}: a={a} b={b} b/a={ratio}", flush=True)
+            q, k, v, mask = problem(torch, name, t)
+            m = mask if takes_mask else None
+            outs = {side: torch.empty_like(q) for side in ("a", "b")}
+            calls = {side: (lambda s=side: kernels[s](q, k, v, m, out=outs[s])) for side in outs}
+            calls["a"](), calls["b"]()
+            torch.cuda.synchronize()
+            diff = (outs["a"].float() - outs["b"].float()).abs().max().item()
+            if not diff <= 2e-2:
+                raise SystemExit(f"{name} T={t}: A and B differ by {diff} (max abs)")
 
-    print("\n| kernel | T | A ms | B ms | B / A |\n| --- | --- | --- | --- | --- |")
-    for name, t, a, b in rows:
-        ratio = f"{b / a:.3f}" if a and b else "-"
-        print(f"| {name} | {t} | {a} | {b} | {ratio} |")
+            def both():
+                calls["a"]()
+                calls["b"]()
+
+            warm_up(both)
+            times = {"a": [], "b": []}
+            for r in range(args.rounds):
+                for side in (("a", "b") if r % 2 == 0 else ("b", "a")):
+                    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    s.record()
+                    calls[side]()
+                    e.record()
+                    e.synchronize()
+                    times[side].append(s.elapsed_time(e))
+            med = {side: sorted(ts)[len(ts) // 2] for side, ts in times.items()}
+            ratios = sorted(b / a for a, b in zip(times["a"], times["b"]))
+            rows.append((name, t, med["a"], med["b"], ratios[len(ratios) // 2], diff))
+            print(f"{name} T={t}: a={med['a']:.4f} b={med['b']:.4f} b/a={med['b'] / med['a']:.3f} "
+                  f"(per round {ratios[len(ratios) // 2]:.3f}), max |a-b| {diff:.1e}", flush=True)
+            del q, k, v, mask, outs
+
+    print("\n| kernel | T | A ms | B ms | B / A | B / A per round | max abs diff |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for name, t, a, b, r, diff in rows:
+        print(f"| {name} | {t} | {a:.4f} | {b:.4f} | {b / a:.3f} | {r:.3f} | {diff:.1e} |")
 
 
 if __name__ == "__main__":
