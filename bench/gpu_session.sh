@@ -10,7 +10,7 @@
 # cases, the GPU Python tests and the benchmark (attn_bench.py), then prints
 # one line per step. Each step has a time limit so that a hang does not eat
 # the call, and together they fit one 600 s device call (on the H200 the
-# steps took 51-71 s, 10-12 s, 26-34 s and 92-99 s); `run` exits non-zero
+# steps took 51-71 s, 10-12 s, 26-34 s and 112-152 s); `run` exits non-zero
 # when a check failed.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
