@@ -35,9 +35,12 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSwitch.h"
 
 namespace mlir {
 namespace attn {
@@ -101,7 +104,8 @@ static int64_t stagesFor(scf::ForOp loop, int64_t numStages) {
 /// around the use, in `buffer` (`S x tile`).
 static void useSlots(RewriterBase &rewriter, memref::AllocaOp tile,
                      Value buffer, int64_t numStages,
-                     const DenseSet<Operation *> &loops) {
+                     const DenseSet<Operation *> &loops,
+                     const DenseMap<Operation *, Value> &slotBases) {
   MemRefType tileType = tile.getType();
   for (OpOperand &use : llvm::make_early_inc_range(tile->getUses())) {
     Operation *user = use.getOwner();
@@ -110,8 +114,9 @@ static void useSlots(RewriterBase &rewriter, memref::AllocaOp tile,
       loop = loop->getParentOfType<scf::ForOp>();
     Location loc = user->getLoc();
     rewriter.setInsertionPoint(user);
-    Value rel = arith::SubIOp::create(rewriter, loc, loop.getInductionVar(),
-                                      loop.getLowerBound());
+    Value rel =
+        arith::SubIOp::create(rewriter, loc, loop.getInductionVar(),
+                              slotBases.lookup_or(loop, loop.getLowerBound()));
     Value slot = arith::RemUIOp::create(
         rewriter, loc, rel,
         arith::ConstantIndexOp::create(rewriter, loc, numStages));
@@ -138,15 +143,51 @@ static void useSlots(RewriterBase &rewriter, memref::AllocaOp tile,
   }
 }
 
-/// Annotates the top-level ops of `loop`'s body: `loads` and the ops they
-/// depend on in stage 0, the others in stage S - 1. An op of stage 0 that
-/// stage S - 1 also uses is cloned for it.
-static void annotateStages(RewriterBase &rewriter, scf::ForOp loop,
-                           ArrayRef<Operation *> loads, int64_t numStages) {
+/// `copy` limited to its first `select(pred, rows, 0)` rows: a copy of an
+/// iteration past the end copies nothing.
+static Operation *predicateCopy(RewriterBase &rewriter, linalg::CopyOp copy,
+                                Value pred) {
+  Location loc = copy.getLoc();
+  Value src = copy.getDpsInputs()[0], dst = copy.getDpsInits()[0];
+  auto dstType = cast<MemRefType>(dst.getType());
+  if (dstType.getRank() != 2)
+    return nullptr;
+  rewriter.setInsertionPoint(copy);
+  // The rows the copy writes, without a memref.dim of a tile view where
+  // the view says them.
+  Value rows;
+  if (auto view = dst.getDefiningOp<memref::SubViewOp>();
+      view && view.getSourceType().getRank() == 2)
+    rows =
+        getValueOrCreateConstantIndexOp(rewriter, loc, view.getMixedSizes()[0]);
+  else if (!dstType.isDynamicDim(0))
+    rows = arith::ConstantIndexOp::create(rewriter, loc, dstType.getDimSize(0));
+  else
+    rows = memref::DimOp::create(rewriter, loc, dst, 0);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value n = arith::SelectOp::create(rewriter, loc, pred, rows, zero);
+  auto limit = [&](Value view) -> Value {
+    SmallVector<OpFoldResult> offsets(2, rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = {
+        n, rewriter.getIndexAttr(dstType.getDimSize(1))};
+    SmallVector<OpFoldResult> strides(2, rewriter.getIndexAttr(1));
+    return memref::SubViewOp::create(rewriter, loc, view, offsets, sizes,
+                                     strides);
+  };
+  auto predicated =
+      linalg::CopyOp::create(rewriter, loc, limit(src), limit(dst));
+  predicated->setDiscardableAttrs(copy->getDiscardableAttrDictionary());
+  rewriter.eraseOp(copy);
+  return predicated;
+}
+
+/// The ops of `loop`'s body that are `loads` or that they depend on.
+static SetVector<Operation *> loadSlice(scf::ForOp loop,
+                                        ArrayRef<Operation *> loads) {
   Block *body = loop.getBody();
-  SetVector<Operation *> first(loads.begin(), loads.end());
-  for (size_t i = 0; i < first.size(); ++i) {
-    first[i]->walk([&](Operation *nested) {
+  SetVector<Operation *> slice(loads.begin(), loads.end());
+  for (size_t i = 0; i < slice.size(); ++i) {
+    slice[i]->walk([&](Operation *nested) {
       for (Value operand : nested->getOperands()) {
         Operation *def = operand.getDefiningOp();
         while (def && def->getBlock() != body)
@@ -154,10 +195,138 @@ static void annotateStages(RewriterBase &rewriter, scf::ForOp loop,
                     ? def->getParentOp()
                     : nullptr;
         if (def)
-          first.insert(def);
+          slice.insert(def);
       }
     });
   }
+  return slice;
+}
+
+/// The tiles `loads` copy into, in order.
+static SmallVector<Operation *> copiedTiles(ArrayRef<Operation *> loads) {
+  SmallVector<Operation *> tiles;
+  for (Operation *load : loads)
+    if (auto copy = dyn_cast<linalg::CopyOp>(load))
+      tiles.push_back(tileOf(copy.getDpsInits()[0]));
+  return tiles;
+}
+
+/// The rows `copy` writes into its tile view.
+static OpFoldResult copiedRows(linalg::CopyOp copy) {
+  Value dst = copy.getDpsInits()[0];
+  if (auto view = dst.getDefiningOp<memref::SubViewOp>();
+      view && view.getSourceType().getRank() == 2)
+    return view.getMixedSizes()[0];
+  auto type = cast<MemRefType>(dst.getType());
+  if (!type.isDynamicDim(0))
+    return IntegerAttr::get(IndexType::get(copy.getContext()),
+                            type.getDimSize(0));
+  return OpFoldResult();
+}
+
+/// The key loop that `loop` continues: the candidate right before it (pure
+/// ops between) that ends where `loop` starts, with the same stage count,
+/// copying into the same tiles; the values `loop`'s loads take from outside
+/// it, and its upper bound, must be defined before that loop.
+static scf::ForOp chainedPredecessor(
+    scf::ForOp loop,
+    const llvm::MapVector<scf::ForOp, SmallVector<Operation *>> &candidates,
+    int64_t numStages, DominanceInfo &dom) {
+  Operation *prev = loop->getPrevNode();
+  while (prev && isPure(prev) && prev->getNumRegions() == 0)
+    prev = prev->getPrevNode();
+  auto before = dyn_cast_or_null<scf::ForOp>(prev);
+  if (!before || !candidates.contains(before) ||
+      before.getUpperBound() != loop.getLowerBound() ||
+      stagesFor(before, numStages) != stagesFor(loop, numStages))
+    return {};
+  ArrayRef<Operation *> loads = candidates.find(loop)->second;
+  if (copiedTiles(candidates.find(before)->second) != copiedTiles(loads) ||
+      !dom.properlyDominates(loop.getUpperBound(), before))
+    return {};
+  // `before` copies whole tiles, `loop` any number of rows.
+  for (Operation *load : candidates.find(before)->second) {
+    auto copy = dyn_cast<linalg::CopyOp>(load);
+    if (copy && (!copiedRows(copy) ||
+                 getConstantIntValue(copiedRows(copy)) !=
+                     tileOf(copy.getDpsInits()[0]).getType().getDimSize(0)))
+      return {};
+  }
+  for (Operation *load : loads)
+    if (auto copy = dyn_cast<linalg::CopyOp>(load); copy && !copiedRows(copy))
+      return {};
+  for (Operation *op : loadSlice(loop, loads)) {
+    WalkResult walk = op->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        if (!loop->isAncestor(operand.getParentRegion()->getParentOp()) &&
+            !dom.properlyDominates(operand, before))
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return {};
+  }
+  return before;
+}
+
+/// A copy of a loop that runs on past its loop's end, up to the chain's, and
+/// its predicate, applied once its tile is multi-buffered.
+struct ChainGuard {
+  Operation *copy;
+  Value pred;
+};
+
+/// Chains `before` to `loop`: `before`'s loads (whole tiles) run on past its
+/// end, up to `loop`'s, for the blocks that `loop` loads whole (its copies,
+/// which handle a key tail, have as many rows), so that its last iterations
+/// load `loop`'s first blocks; `loop`'s prologue is left the partial ones
+/// (expandPipelinedLoop). Records the predicate of `before`'s copies.
+static void extendLoads(RewriterBase &rewriter, scf::ForOp before,
+                        ArrayRef<Operation *> beforeLoads, scf::ForOp loop,
+                        ArrayRef<Operation *> loads,
+                        SmallVectorImpl<ChainGuard> &guards) {
+  Location loc = before.getLoc();
+  auto first = cast<linalg::CopyOp>(*llvm::find_if(
+      loads, [](Operation *op) { return isa<linalg::CopyOp>(op); }));
+  int64_t tileRows = tileOf(first.getDpsInits()[0]).getType().getDimSize(0);
+  rewriter.setInsertionPointToStart(before.getBody());
+  // The rows `loop` copies of block iv, computed in `before`.
+  IRMapping map;
+  map.map(loop.getInductionVar(), before.getInductionVar());
+  Value rows =
+      getValueOrCreateConstantIndexOp(rewriter, loc, copiedRows(first));
+  if (Operation *def = rows.getDefiningOp();
+      def && def->getBlock() == loop.getBody()) {
+    SetVector<Operation *> slice = loadSlice(loop, {def});
+    SmallVector<Operation *> ordered(slice.begin(), slice.end());
+    llvm::sort(ordered, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    for (Operation *op : ordered)
+      rewriter.clone(*op, map);
+  }
+  Value whole = arith::CmpIOp::create(
+      rewriter, loc, arith::CmpIPredicate::sge, map.lookupOrDefault(rows),
+      arith::ConstantIndexOp::create(rewriter, loc, tileRows));
+  Value inChain = arith::AndIOp::create(
+      rewriter, loc,
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt,
+                            before.getInductionVar(), loop.getUpperBound()),
+      whole);
+  for (Operation *load : beforeLoads) {
+    load->setAttr(kChainLoadAttrName, rewriter.getUnitAttr());
+    if (isa<linalg::CopyOp>(load))
+      guards.push_back({load, inChain});
+  }
+}
+
+/// Annotates the top-level ops of `loop`'s body: `loads` and the ops they
+/// depend on in stage 0, the others in stage S - 1. An op of stage 0 that
+/// stage S - 1 also uses is cloned for it.
+static void annotateStages(RewriterBase &rewriter, scf::ForOp loop,
+                           ArrayRef<Operation *> loads, int64_t numStages) {
+  Block *body = loop.getBody();
+  SetVector<Operation *> first = loadSlice(loop, loads);
   // Users before their operands: a clone's operands get cloned in turn.
   SmallVector<Operation *> ordered(first.begin(), first.end());
   llvm::sort(ordered,
@@ -188,7 +357,8 @@ static void annotateStages(RewriterBase &rewriter, scf::ForOp loop,
 
 FailureOr<int64_t> mlir::attn::scheduleKeyLoops(RewriterBase &rewriter,
                                                 Operation *root,
-                                                int64_t numStages) {
+                                                int64_t numStages,
+                                                LoopChaining chaining) {
   // Candidate loops and the tiles they load.
   llvm::MapVector<scf::ForOp, SmallVector<Operation *>> candidates;
   root->walk([&](scf::ForOp loop) {
@@ -249,6 +419,28 @@ FailureOr<int64_t> mlir::attn::scheduleKeyLoops(RewriterBase &rewriter,
   DenseSet<Operation *> loops;
   for (auto &[loop, loads] : candidates)
     loops.insert(loop);
+  // Chains of key loops (the unmasked blocks, then the masked ones): each
+  // loop's last iterations load the first blocks of the next, whose slots
+  // count from the chain's first lower bound.
+  DenseMap<Operation *, Value> slotBases;
+  DenseSet<Operation *> chained;
+  SmallVector<ChainGuard> guards;
+  DominanceInfo dom(root);
+  for (auto &[loop, loads] : candidates) {
+    if (chaining == LoopChaining::None)
+      break;
+    scf::ForOp before = chainedPredecessor(loop, candidates, numStages, dom);
+    if (!before || (chaining == LoopChaining::F32 &&
+                    llvm::any_of(copiedTiles(loads), [](Operation *tile) {
+                      return cast<memref::AllocaOp>(tile)
+                                 .getType()
+                                 .getElementTypeBitWidth() != 32;
+                    })))
+      continue;
+    extendLoads(rewriter, before, candidates[before], loop, loads, guards);
+    slotBases[loop] = slotBases.lookup_or(before, before.getLowerBound());
+    chained.insert(loop);
+  }
   for (auto &[tile, stages] : tiles) {
     MemRefType type = tile.getType();
     rewriter.setInsertionPoint(tile);
@@ -257,52 +449,35 @@ FailureOr<int64_t> mlir::attn::scheduleKeyLoops(RewriterBase &rewriter,
         MemRefLayoutAttrInterface{}, type.getMemorySpace());
     Value buffer =
         memref::AllocaOp::create(rewriter, tile.getLoc(), bufferType);
-    useSlots(rewriter, tile, buffer, stages, loops);
+    useSlots(rewriter, tile, buffer, stages, loops, slotBases);
     rewriter.eraseOp(tile);
+  }
+  // The loads a loop took from the next in its chain run up to the chain's
+  // end, not its own: they carry their own predicate.
+  for (ChainGuard &guard : guards) {
+    Operation *copy =
+        predicateCopy(rewriter, cast<linalg::CopyOp>(guard.copy), guard.pred);
+    for (auto &[loop, loads] : candidates)
+      llvm::replace(loads, guard.copy, copy);
   }
   // The copies and fills themselves survive multi-buffering (only their
   // tile operands changed).
-  for (auto &[loop, loads] : candidates)
+  for (auto &[loop, loads] : candidates) {
     annotateStages(rewriter, loop, loads, stagesFor(loop, numStages));
+    if (chained.contains(loop))
+      loop->setAttr(kPipelineChainedAttrName, rewriter.getUnitAttr());
+  }
   return static_cast<int64_t>(candidates.size());
 }
 
-/// `copy` limited to its first `select(pred, rows, 0)` rows: a copy of an
-/// iteration past the end copies nothing.
-static Operation *predicateCopy(RewriterBase &rewriter, linalg::CopyOp copy,
-                                Value pred) {
-  Location loc = copy.getLoc();
-  Value src = copy.getDpsInputs()[0], dst = copy.getDpsInits()[0];
-  auto dstType = cast<MemRefType>(dst.getType());
-  if (dstType.getRank() != 2)
-    return nullptr;
-  rewriter.setInsertionPoint(copy);
-  // The rows the copy writes, without a memref.dim of a tile view where
-  // the view says them.
-  Value rows;
-  if (auto view = dst.getDefiningOp<memref::SubViewOp>();
-      view && view.getSourceType().getRank() == 2)
-    rows =
-        getValueOrCreateConstantIndexOp(rewriter, loc, view.getMixedSizes()[0]);
-  else if (!dstType.isDynamicDim(0))
-    rows = arith::ConstantIndexOp::create(rewriter, loc, dstType.getDimSize(0));
-  else
-    rows = memref::DimOp::create(rewriter, loc, dst, 0);
-  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  Value n = arith::SelectOp::create(rewriter, loc, pred, rows, zero);
-  auto limit = [&](Value view) -> Value {
-    SmallVector<OpFoldResult> offsets(2, rewriter.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes = {
-        n, rewriter.getIndexAttr(dstType.getDimSize(1))};
-    SmallVector<OpFoldResult> strides(2, rewriter.getIndexAttr(1));
-    return memref::SubViewOp::create(rewriter, loc, view, offsets, sizes,
-                                     strides);
-  };
-  auto predicated =
-      linalg::CopyOp::create(rewriter, loc, limit(src), limit(dst));
-  predicated->setDiscardableAttrs(copy->getDiscardableAttrDictionary());
-  rewriter.eraseOp(copy);
-  return predicated;
+/// The rows of the tile slot `v` is, or views the first rows of.
+static int64_t slotRows(Value v) {
+  while (true) {
+    auto type = cast<MemRefType>(v.getType());
+    if (type.getRank() == 2 && !type.isDynamicDim(0))
+      return type.getDimSize(0);
+    v = v.getDefiningOp<memref::SubViewOp>().getSource();
+  }
 }
 
 FailureOr<scf::ForOp> mlir::attn::expandPipelinedLoop(RewriterBase &rewriter,
@@ -375,18 +550,23 @@ FailureOr<scf::ForOp> mlir::attn::expandPipelinedLoop(RewriterBase &rewriter,
     // Address arithmetic is harmless past the end; a zero fill writes a
     // slot no live iteration reads (the CPU runs it, the GPU folds it into
     // the copy that follows).
-    if (isPure(op) || isa<linalg::FillOp>(op))
+    if (isPure(op) || isa<linalg::FillOp>(op) ||
+        op->hasAttr(kChainLoadAttrName))
       return op;
     if (auto copy = dyn_cast<linalg::CopyOp>(op))
       return predicateCopy(rewriter, copy, pred);
     return nullptr;
   };
+  // A chained loop's first blocks were loaded by the loop before it: its
+  // prologue's loads go.
+  bool chained = loop->hasAttr(kPipelineChainedAttrName);
   options.annotateFn = [](Operation *op, scf::PipeliningOption::PipelinerPart,
                           unsigned) {
     auto attr = op->getAttrOfType<IntegerAttr>(kPipelineStageAttrName);
     if (attr && attr.getInt() == 0 && isa<linalg::CopyOp>(op))
       op->setAttr(kAsyncCopyAttrName, UnitAttr::get(op->getContext()));
     op->removeAttr(kPipelineStageAttrName);
+    op->removeAttr(kChainLoadAttrName);
   };
   // The prologue goes where the rewriter stands.
   rewriter.setInsertionPoint(loop);
@@ -395,7 +575,65 @@ FailureOr<scf::ForOp> mlir::attn::expandPipelinedLoop(RewriterBase &rewriter,
       scf::pipelineForLoop(rewriter, loop, options, &modified);
   if (failed(pipelined))
     return loop.emitOpError("could not be pipelined");
+  // The loop before loaded the whole ones of the prologue's blocks: the
+  // prologue loads a block only when it is partial (a key tail), and zeroes
+  // its slot only then, right before its copy.
+  if (chained) {
+    // The prologue: the ops since the loop before.
+    SmallVector<Operation *> prologue;
+    for (Operation *op = (*pipelined)->getPrevNode();
+         op && (isa<linalg::CopyOp, linalg::FillOp>(op) ||
+                (isPure(op) && op->getNumRegions() == 0));
+         op = op->getPrevNode())
+      prologue.insert(prologue.begin(), op);
+    for (auto [index, op] : llvm::enumerate(prologue)) {
+      auto fill = dyn_cast<linalg::FillOp>(op);
+      auto copy = dyn_cast<linalg::CopyOp>(op);
+      if (!fill && !copy)
+        continue;
+      if (fill) {
+        auto next = llvm::find_if(
+            ArrayRef(prologue).drop_front(index + 1),
+            [](Operation *later) { return isa<linalg::CopyOp>(later); });
+        if (next == prologue.end())
+          return fill.emitOpError("in a chained prologue, without a copy");
+        copy = cast<linalg::CopyOp>(*next);
+      }
+      int64_t tileRows = slotRows(copy.getDpsInits()[0]);
+      rewriter.setInsertionPoint(copy);
+      Location loc = copy.getLoc();
+      Value rows =
+          getValueOrCreateConstantIndexOp(rewriter, loc, copiedRows(copy));
+      Value partial = arith::AndIOp::create(
+          rewriter, loc,
+          arith::CmpIOp::create(
+              rewriter, loc, arith::CmpIPredicate::sgt, rows,
+              arith::ConstantIndexOp::create(rewriter, loc, 0)),
+          arith::CmpIOp::create(
+              rewriter, loc, arith::CmpIPredicate::slt, rows,
+              arith::ConstantIndexOp::create(rewriter, loc, tileRows)));
+      if (copy == op) {
+        predicateCopy(rewriter, copy, partial);
+        continue;
+      }
+      Value dst = fill.getDpsInits()[0];
+      auto type = cast<MemRefType>(dst.getType());
+      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      Value fillRows = arith::SelectOp::create(
+          rewriter, loc, partial,
+          arith::ConstantIndexOp::create(rewriter, loc, tileRows), zero);
+      SmallVector<OpFoldResult> offsets(2, rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes = {
+          fillRows, rewriter.getIndexAttr(type.getDimSize(1))};
+      SmallVector<OpFoldResult> strides(2, rewriter.getIndexAttr(1));
+      Value part = memref::SubViewOp::create(rewriter, loc, dst, offsets, sizes,
+                                             strides);
+      linalg::FillOp::create(rewriter, loc, fill.getDpsInputs()[0], part);
+      rewriter.eraseOp(fill);
+    }
+  }
   (*pipelined)->removeAttr(kPipelineStagesAttrName);
+  (*pipelined)->removeAttr(kPipelineChainedAttrName);
   (*pipelined)->setAttr(kPipelinedAttrName, stagesAttr);
   return pipelined;
 }
@@ -452,8 +690,20 @@ struct AttnPipelinePass
       return signalPassFailure();
     }
     IRRewriter rewriter(&getContext());
-    if (phase != "expand" &&
-        failed(scheduleKeyLoops(rewriter, getOperation(), numStages)))
+    std::optional<LoopChaining> chaining =
+        llvm::StringSwitch<std::optional<LoopChaining>>(chain)
+            .Case("none", LoopChaining::None)
+            .Case("f32", LoopChaining::F32)
+            .Case("all", LoopChaining::All)
+            .Default(std::nullopt);
+    if (!chaining) {
+      getOperation().emitError("--attn-pipeline: chain must be 'all', 'f32' "
+                               "or 'none', got '")
+          << chain << "'";
+      return signalPassFailure();
+    }
+    if (phase != "expand" && failed(scheduleKeyLoops(rewriter, getOperation(),
+                                                     numStages, *chaining)))
       return signalPassFailure();
     if (phase == "schedule")
       return;

@@ -123,6 +123,17 @@ inline constexpr llvm::StringLiteral kPipelinedAttrName = "attn.pipelined";
 inline constexpr llvm::StringLiteral kPipelineStageAttrName =
     "attn.pipeline_stage";
 inline constexpr llvm::StringLiteral kAsyncCopyAttrName = "attn.async_copy";
+/// A key loop whose first blocks the loop before it loads (its last
+/// iterations issue them): its expansion emits no prologue loads. And the
+/// loads such a loop before it took from it, predicated on the end of the
+/// chain rather than on their own loop's end.
+inline constexpr llvm::StringLiteral kPipelineChainedAttrName =
+    "attn.pipeline_chained";
+inline constexpr llvm::StringLiteral kChainLoadAttrName = "attn.chain_load";
+
+/// Which consecutive key loops `--attn-pipeline` chains (see its
+/// description): none, those whose tiles are 32-bit, or all.
+enum class LoopChaining { None, F32, All };
 
 /// The schedule of `--attn-pipeline` for the key loops under `root`:
 /// multi-buffers their K/V tiles into `numStages` slots and annotates each
@@ -130,7 +141,8 @@ inline constexpr llvm::StringLiteral kAsyncCopyAttrName = "attn.async_copy";
 /// the `num_stages` of each loop's program grid. Returns the number of loops
 /// scheduled.
 FailureOr<int64_t> scheduleKeyLoops(RewriterBase &rewriter, Operation *root,
-                                    int64_t numStages);
+                                    int64_t numStages,
+                                    LoopChaining chaining = LoopChaining::F32);
 /// The expansion of `--attn-pipeline`: rewrites one loop annotated by
 /// scheduleKeyLoops into prologue + pipelined loop (scf::pipelineForLoop,
 /// epilogue predicated, not peeled). Returns the new loop.
