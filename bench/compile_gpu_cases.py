@@ -37,6 +37,8 @@ def main():
     ap.add_argument("--chip", default="sm_90a")
     ap.add_argument("--wgmma", action="store_true",
                     help="compile with attn-translate --wgmma (Q K^T and tf32 P V on wgmma where the kernel allows it)")
+    ap.add_argument("--program-tiles", type=int, default=1,
+                    help="compile with attn-translate --program-tiles=N (programs per thread block)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -60,6 +62,8 @@ def main():
             f.write(text)
         cmd = [args.attn_translate, "--attn-to-ptx", mlir, "-o", os.path.join(args.out, key + ".ptx"),
                f"--chip={args.chip}"] + (["--wgmma"] if args.wgmma else [])
+        if args.program_tiles != 1:
+            cmd.append(f"--program-tiles={args.program_tiles}")
         if block:
             cmd += [f"--block-m={block[0]}", f"--block-n={block[1]}", f"--num-warps={block[2]}"]
         if stages:

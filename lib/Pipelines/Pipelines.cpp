@@ -66,6 +66,7 @@ void mlir::attn::buildAttnToGPUKernelsPipeline(
   addBufferization(pm);
   ConvertAttnToNVVMOptions convertOptions;
   convertOptions.wgmma = options.wgmma;
+  convertOptions.programTiles = options.programTiles;
   pm.addPass(createConvertAttnToNVVM(convertOptions));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -91,6 +91,7 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   pipelineOptions.numStages = options.overrides.numStages;
   pipelineOptions.wgmma = options.wgmma;
   pipelineOptions.maskBlockMap = options.maskBlockMap;
+  pipelineOptions.programTiles = options.programTiles;
   PassManager kernels(module.getContext());
   buildAttnToGPUKernelsPipeline(kernels, pipelineOptions);
   if (failed(kernels.run(*work)))
@@ -147,11 +148,15 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   manifest.config.numStages = config.getNumStages();
   for (int i = 0; i < 3; ++i)
     manifest.block[i] = static_cast<unsigned>((*blockSize)[i]);
-  // Grid: x = query blocks, y = batch * query heads (outlineProgramGrid).
+  // Grid: x = query blocks, y = batch * query heads (outlineProgramGrid), in
+  // groups of `attn.program_tiles` when a thread block runs several.
   manifest.grid[0] = rt::GridExpr::ceilDiv(
       rt::GridExpr::size("Tq"), rt::GridExpr::constant(config.getBlockM()));
   manifest.grid[1] =
       rt::GridExpr::mul(rt::GridExpr::size("B"), rt::GridExpr::size("Hq"));
+  if (auto tiles = kernel->getAttrOfType<IntegerAttr>(kProgramTilesAttrName))
+    manifest.grid[1] = rt::GridExpr::ceilDiv(
+        manifest.grid[1], rt::GridExpr::constant(tiles.getInt()));
   manifest.grid[2] = rt::GridExpr::constant(1);
   manifest.sharedMemoryBytes = shared.getInt();
   int64_t maskRank =

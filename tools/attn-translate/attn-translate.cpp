@@ -107,6 +107,11 @@ int main(int argc, char **argv) {
                       cl::desc("Q K^T and tf32 P V on wgmma where the kernel "
                                "allows it (sm_90a; experimental)"),
                       cl::cat(category));
+  cl::opt<int64_t> programTiles(
+      "program-tiles", cl::init(1),
+      cl::desc("Programs per thread block: k consecutive batch and head "
+               "pairs, one after the other (opt-in; measured slower)"),
+      cl::cat(category));
   cl::opt<bool> maskBlockMap(
       "mask-block-map", cl::init(true),
       cl::desc("Classify a mask tensor's blocks once per launch, in a "
@@ -122,6 +127,9 @@ int main(int argc, char **argv) {
   if (blockM < 0 || blockN < 0 || numWarps < 0 || numStages < 0)
     return fail("--block-m, --block-n, --num-warps and --num-stages must be "
                 ">= 0");
+  if (programTiles < 1)
+    return fail("--program-tiles must be >= 1, got " +
+                llvm::Twine(programTiles));
   if (action == Action::Cubin && outputFilename == "-")
     return fail("--attn-to-cubin writes a binary: give -o FILE");
 
@@ -156,6 +164,7 @@ int main(int argc, char **argv) {
   options.overrides = {blockM, blockN, numWarps, numStages};
   options.wgmma = wgmma;
   options.maskBlockMap = maskBlockMap;
+  options.programTiles = programTiles;
   FailureOr<mlir::attn::KernelArtifact> artifact =
       mlir::attn::compileToPTX(*module, funcName, options);
   if (failed(artifact))

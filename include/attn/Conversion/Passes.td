@@ -75,7 +75,12 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
   let options = [
     Option<"wgmma", "wgmma", "bool", /*default=*/"false",
            "Q K^T (and tf32 P V) on wgmma (sm_90a) where the kernel's "
-           "shape allows it">
+           "shape allows it">,
+    Option<"programTiles", "program-tiles", "int64_t", /*default=*/"1",
+           "Programs per thread block: k > 1 runs the programs of k "
+           "consecutive (batch, head) pairs at one query block one after "
+           "the other, in a loop (k times fewer thread blocks; opt-in, "
+           "measured slower, docs/GPU.md)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",

@@ -80,6 +80,11 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
       *this, "wgmma",
       llvm::cl::desc("Q K^T and tf32 P V on wgmma (sm_90a; experimental)"),
       llvm::cl::init(false)};
+  PassOptions::Option<int64_t> programTiles{
+      *this, "program-tiles",
+      llvm::cl::desc("Programs per thread block (k consecutive batch and "
+                     "head pairs, one after the other; opt-in)"),
+      llvm::cl::init(1)};
   PassOptions::Option<bool> maskBlockMap{
       *this, "mask-block-map",
       llvm::cl::desc("Classify a mask tensor's blocks once per launch "

@@ -36,6 +36,9 @@ struct PTXOptions {
   /// Classify a mask tensor's blocks once per launch (a prologue kernel and
   /// a workspace in the manifest).
   bool maskBlockMap = true;
+  /// Programs per thread block (k consecutive batch and head pairs at one
+  /// query block; outlineProgramGrid).
+  int64_t programTiles = 1;
 };
 
 struct KernelArtifact {

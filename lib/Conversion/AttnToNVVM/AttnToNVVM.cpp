@@ -73,7 +73,7 @@ struct ConvertAttnToNVVMPass
           grid->getAttrOfType<PrecisionKindAttr>(kPrecisionAttrName);
       bool ieee = precision && precision.getValue() == PrecisionKind::IEEE;
       FailureOr<gpu::GPUFuncOp> kernel =
-          outlineProgramGrid(rewriter, grid, "attn_kernels");
+          outlineProgramGrid(rewriter, grid, "attn_kernels", programTiles);
       if (failed(kernel))
         return signalPassFailure();
       FailureOr<int64_t> shared =

@@ -437,7 +437,7 @@ LogicalResult Distributor::rewriteTileLoads(ArrayRef<linalg::CopyOp> copies) {
   barrier();
   // A tile filled once, outside the key loops (Q): its tf32 fragments into
   // registers now, if selectCachedFragments chose it.
-  if (!copies.front()->getParentOfType<scf::ForOp>())
+  if (!enclosingKeyLoop(copies.front()))
     for (const TileLoad &load : loads)
       cacheFragments(*load.to);
   for (linalg::CopyOp op : copies)

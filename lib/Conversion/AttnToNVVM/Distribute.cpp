@@ -633,10 +633,35 @@ FailureOr<int64_t> Distributor::run() {
   if (failed(classify()))
     return failure();
 
-  // Thread geometry.
+  // Thread geometry. In a program loop (outlineProgramGrid), at the start
+  // of each program, from a thread id LLVM cannot hoist: hoisted, the
+  // addresses derived from it stay live across every program and ptxas
+  // spills (76 bytes in the seed's causal kernel).
   Block &entry = kernel.getBody().front();
-  b.setInsertionPointToStart(&entry);
-  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  scf::ForOp programLoop;
+  for (auto loop : entry.getOps<scf::ForOp>())
+    if (loop->hasAttr(kProgramLoopAttrName))
+      programLoop = loop;
+  if (programLoop) {
+    b.setInsertionPointToStart(programLoop.getBody());
+    Type i32 = b.getI32Type();
+    Value raw =
+        LLVM::InlineAsmOp::create(
+            b, loc, i32, ValueRange(), "mov.u32 $0, %tid.x;", "=r",
+            /*has_side_effects=*/true, /*is_align_stack=*/false,
+            LLVM::tailcallkind::TailCallKind::None,
+            LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+            /*operand_attrs=*/ArrayAttr())
+            .getResult(0);
+    // The block has 32 * num_warps threads: keep that range known.
+    Value bounded = arith::RemUIOp::create(
+        b, loc, raw,
+        arith::ConstantIntOp::create(b, loc, 32 * config.getNumWarps(), 32));
+    tid = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), bounded);
+  } else {
+    b.setInsertionPointToStart(&entry);
+    tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  }
   Value warp = arith::DivUIOp::create(b, loc, tid, cIndex(32));
   Value lane = arith::RemUIOp::create(b, loc, tid, cIndex(32));
   warpRow0 = arith::MulIOp::create(b, loc, warp, cIndex(rowsPerWarp));
@@ -655,7 +680,10 @@ FailureOr<int64_t> Distributor::run() {
   // tf32 mma.sync operands read 16 bytes at a time where they can be.
   selectWideTf32Operands();
 
-  // Storage: shared views, register arrays, ieee P scratch.
+  // Storage: shared views, register arrays, ieee P scratch (in the kernel's
+  // entry block, where LLVM promotes the register arrays).
+  if (programLoop)
+    b.setInsertionPoint(programLoop);
   auto workgroup =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   dynamicShared = gpu::DynamicSharedMemoryOp::create(

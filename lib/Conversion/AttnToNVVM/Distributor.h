@@ -305,6 +305,15 @@ private:
   int64_t sharedOffset = 0;
 };
 
+/// The innermost key loop around `op`: an enclosing `scf.for` other than the
+/// program loop of outlineProgramGrid (null when none).
+inline scf::ForOp enclosingKeyLoop(Operation *op) {
+  auto loop = op->getParentOfType<scf::ForOp>();
+  while (loop && loop->hasAttr(kProgramLoopAttrName))
+    loop = loop->getParentOfType<scf::ForOp>();
+  return loop;
+}
+
 /// A linalg.generic of the form C[i][j] += A[i][k] * B[..] (Q K^T, P V).
 bool isContraction(linalg::GenericOp op);
 

@@ -70,8 +70,8 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
   }
   // A prologue copy: once every thread is done with the slots (a loop
   // before may still read them), before the first of its loop's copies.
-  if (!first->getParentOfType<scf::ForOp>() ||
-      !first->getParentOfType<scf::ForOp>()->hasAttr(kPipelinedAttrName)) {
+  if (!enclosingKeyLoop(first) ||
+      !enclosingKeyLoop(first)->hasAttr(kPipelinedAttrName)) {
     Operation *loop = first;
     while (loop &&
            !(isa<scf::ForOp>(loop) && loop->hasAttr(kPipelinedAttrName)))
@@ -170,8 +170,7 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
 void Distributor::cachePrefetchedFragments() {
   SmallVector<linalg::CopyOp> prefetches;
   kernel.walk([&](linalg::CopyOp copy) {
-    if (!copy->hasAttr(kAsyncCopyAttrName) ||
-        copy->getParentOfType<scf::ForOp>())
+    if (!copy->hasAttr(kAsyncCopyAttrName) || enclosingKeyLoop(copy))
       return;
     Buffer *to = lookup(copy.getDpsInits()[0]);
     if (to && to->slots == 1 && fragmentTiles.count(to->storage))

@@ -105,7 +105,8 @@ void Distributor::selectDeferredRowSums(ArrayRef<Operation *> work) {
     Operation *first = others.front();
     for (Operation *parent = first->getParentOp(); parent != kernel;
          parent = parent->getParentOp())
-      if (isa<LoopLikeOpInterface>(parent))
+      if (isa<LoopLikeOpInterface>(parent) &&
+          !parent->hasAttr(kProgramLoopAttrName))
         ok = false;
     for (Operation *op : others)
       if (!first->getBlock()->findAncestorOpInBlock(*op))

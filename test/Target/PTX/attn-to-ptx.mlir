@@ -6,6 +6,11 @@
 // The same to stdout with an explicit manifest path and config overrides.
 // RUN: attn-translate --attn-to-ptx %s --manifest=%t/m.json --block-m=32 --num-warps=2 | FileCheck %s --check-prefix=PTX
 // RUN: FileCheck %s --check-prefix=OVERRIDE < %t/m.json
+// Two programs per thread block: half the thread blocks along y, and the
+// program loop in the PTX.
+// RUN: attn-translate --attn-to-ptx %s -o %t/tiles.ptx --manifest=%t/tiles.json --program-tiles=2
+// RUN: FileCheck %s --check-prefix=TILES < %t/tiles.json
+// RUN: FileCheck %s --check-prefix=TILES-PTX < %t/tiles.ptx
 
 // PTX: .version 8.0
 // PTX: .target sm_90a
@@ -54,6 +59,16 @@
 // OVERRIDE: "config": {"block_m": 32, "block_n": 64, "num_warps": 2, "num_stages": 3},
 // OVERRIDE: "block": [64, 1, 1],
 // OVERRIDE: "grid": [{"ceil_div": ["Tq", 32]}, {"mul": ["B", "Hq"]}, 1],
+
+// TILES:      "grid": [
+// TILES-NEXT:   {"ceil_div": ["Tq", 128]},
+// TILES-NEXT:   {"ceil_div": [{"mul": ["B", "Hq"]}, 2]},
+// TILES-NEXT:   1
+// TILES-NEXT: ],
+// TILES-PTX: .entry gqa_kernel(
+// TILES-PTX: mov.u32 %r{{[0-9]+}}, %tid.x;
+// TILES-PTX: mov.u32 %r{{[0-9]+}}, %ctaid.x;
+// TILES-PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 
 func.func @gqa(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>) -> tensor<?x8x?x64xbf16> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> -> tensor<?x8x?x64xbf16>

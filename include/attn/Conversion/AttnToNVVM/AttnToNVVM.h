@@ -38,11 +38,28 @@ inline constexpr llvm::StringLiteral kKernelWorkspacesAttrName =
 inline constexpr llvm::StringLiteral kSharedBytesAttrName =
     "attn.shared_memory_bytes";
 
+/// Name of the `gpu.func` attribute holding the query blocks each thread
+/// block runs (`programTiles` of outlineProgramGrid; absent when 1).
+inline constexpr llvm::StringLiteral kProgramTilesAttrName =
+    "attn.program_tiles";
+/// Name of the `scf.for` in a kernel that runs the programs of one thread
+/// block one after the other (not a key loop).
+inline constexpr llvm::StringLiteral kProgramLoopAttrName = "attn.program_loop";
+
 /// Outlines `grid` (which must carry `attn.config`) into a kernel of
 /// `gpu.module` `moduleName` and replaces it by a `gpu.launch_func`.
+///
+/// With `programTiles` = 1, one thread block runs one program: query block
+/// gridDim.x - 1 - blockIdx.x, batch and head from blockIdx.y. With
+/// `programTiles` = k > 1, one thread block runs, in an `scf.for` tagged
+/// `attn.program_loop`, the programs of k consecutive (batch, head) pairs
+/// (blockIdx.y * k, ...) at that query block, one after the other: k times
+/// fewer thread blocks (grid y = ceil(B * Hq / k)). Opt-in: measured slower
+/// on the H200 (docs/GPU.md, "Program loops").
 FailureOr<gpu::GPUFuncOp> outlineProgramGrid(RewriterBase &rewriter,
                                              scf::ForallOp grid,
-                                             StringRef moduleName);
+                                             StringRef moduleName,
+                                             int64_t programTiles = 1);
 
 /// Maps the block-level IR inside `kernel` onto warps and threads. Returns
 /// the dynamic shared memory it needs in bytes. With `wgmma`, Q K^T runs on
