@@ -49,6 +49,22 @@ def problem(torch, name, t):
     return q, k, v, mask
 
 
+def interleaved_times(torch, calls, rounds):
+    """CUDA-event times (ms) of each of the two `calls` (a dict), `rounds`
+    each, one call at a time, alternating which of the two goes first."""
+    first, second = calls
+    times = {side: [] for side in calls}
+    for r in range(rounds):
+        for side in ((first, second) if r % 2 == 0 else (second, first)):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            calls[side]()
+            e.record()
+            e.synchronize()
+            times[side].append(s.elapsed_time(e))
+    return times
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawTextHelpFormatter)
@@ -91,15 +107,7 @@ def main():
                 calls["b"]()
 
             warm_up(both)
-            times = {"a": [], "b": []}
-            for r in range(args.rounds):
-                for side in (("a", "b") if r % 2 == 0 else ("b", "a")):
-                    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    s.record()
-                    calls[side]()
-                    e.record()
-                    e.synchronize()
-                    times[side].append(s.elapsed_time(e))
+            times = interleaved_times(torch, calls, args.rounds)
             med = {side: sorted(ts)[len(ts) // 2] for side, ts in times.items()}
             ratios = sorted(b / a for a, b in zip(times["a"], times["b"]))
             rows.append((name, t, med["a"], med["b"], ratios[len(ratios) // 2], diff))

@@ -188,7 +188,7 @@ def main():
 
     import torch
 
-    from ab_kernels import problem
+    from ab_kernels import interleaved_times, problem
     from attn_mlir.explain import warm_up
     from attn_mlir.runtime import Kernel
 
@@ -208,15 +208,7 @@ def main():
             calls = {"plain": lambda: plain(q, k, v, mk, out=out_a),
                      "stamped": lambda: stamped(q, k, v, mk, out=out_b)}
             warm_up(lambda: (calls["plain"](), calls["stamped"]()))
-            times = {s: [] for s in calls}
-            for r in range(30):
-                for side in (("plain", "stamped") if r % 2 == 0 else ("stamped", "plain")):
-                    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    s.record()
-                    calls[side]()
-                    e.record()
-                    e.synchronize()
-                    times[side].append(s.elapsed_time(e))
+            times = interleaved_times(torch, calls, 30)
             diff = (out_a - out_b).abs().max().item()
             calls["stamped"]()
             torch.cuda.synchronize()
