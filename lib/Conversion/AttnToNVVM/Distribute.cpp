@@ -642,6 +642,7 @@ FailureOr<int64_t> Distributor::run() {
   for (auto loop : entry.getOps<scf::ForOp>())
     if (loop->hasAttr(kProgramLoopAttrName))
       programLoop = loop;
+  this->programLoop = static_cast<bool>(programLoop);
   if (programLoop) {
     b.setInsertionPointToStart(programLoop.getBody());
     Type i32 = b.getI32Type();

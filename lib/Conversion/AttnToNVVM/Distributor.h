@@ -231,7 +231,10 @@ private:
   SmallVector<Value> loadTf32A(Buffer &a, int64_t mt, int64_t kt, int64_t k);
   /// The tf32 A registers of row tile mt at k step kt of a shared tile:
   /// (r, c), (r + 8, c), (r, c + 4), (r + 8, c + 4), c = lane % 4 + 8 kt.
-  SmallVector<Value> loadTf32AFragment(Buffer &a, int64_t mt, int64_t kt);
+  /// With `separate`, one volatile 4-byte load per register, which neither
+  /// LLVM nor ptxas merge into wider loads (see cacheFragments).
+  SmallVector<Value> loadTf32AFragment(Buffer &a, int64_t mt, int64_t kt,
+                                       bool separate = false);
   /// Shared tiles whose tf32 A fragments are read into registers once,
   /// after the copy that fills them (outside the key loops), by
   /// `cacheFragments`: the Q tile of tf32 kernels, whose fragments would
@@ -290,6 +293,8 @@ private:
   KernelConfigAttr config;
   bool ieee;
   bool wgmma;
+  /// The kernel runs its programs in a program loop (outlineProgramGrid).
+  bool programLoop = false;
   Location loc = UnknownLoc::get(kernel.getContext());
 
   int64_t numThreads = 0, rowsPerWarp = 0, rowTiles = 0;

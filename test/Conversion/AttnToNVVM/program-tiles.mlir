@@ -41,6 +41,11 @@
 // of the one before.
 // CHECK:           gpu.barrier
 // CHECK:           nvvm.cp.async.shared.global
+// Q's tf32 fragments (64 columns: 8 k steps x 4 registers per lane) are
+// read once per program in 32 separate volatile loads, which ptxas does not
+// merge (merged, it permuted them into the mma quads at every use).
+// CHECK-COUNT-32:  llvm.load volatile %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
+// CHECK-NOT:       llvm.load volatile
 // CHECK:           nvvm.mma.sync
 // CHECK:         } {attn.program_loop}
 // CHECK-NEXT:    gpu.return
@@ -50,6 +55,7 @@
 // ONE-NOT:   attn.program_tiles
 // ONE-SAME:  {
 // ONE-NOT:   llvm.inline_asm
+// ONE-NOT:   llvm.load volatile
 // ONE-NOT:   attn.program_loop
 // ONE:       gpu.return
 
