@@ -39,6 +39,8 @@ def main():
                     help="compile with attn-translate --wgmma (Q K^T and tf32 P V on wgmma where the kernel allows it)")
     ap.add_argument("--program-tiles", type=int, default=1,
                     help="compile with attn-translate --program-tiles=N (programs per thread block)")
+    ap.add_argument("--translate-arg", action="append", default=[],
+                    help="one more attn-translate argument (repeatable), e.g. --translate-arg=--bulk-store")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -64,6 +66,7 @@ def main():
                f"--chip={args.chip}"] + (["--wgmma"] if args.wgmma else [])
         if args.program_tiles != 1:
             cmd.append(f"--program-tiles={args.program_tiles}")
+        cmd += args.translate_arg
         if block:
             cmd += [f"--block-m={block[0]}", f"--block-n={block[1]}", f"--num-warps={block[2]}"]
         if stages:
