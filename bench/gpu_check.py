@@ -6,7 +6,8 @@
 DIR holds PTX + manifests and cases.json from compile_gpu_cases.py. Each case
 gets fresh random inputs (never zeros; masks with -inf and a fully masked
 row, structured as the CPU matrix's for seeds divisible by 3, optional NaN
-query row), its output buffer poisoned with NaN first, a
+query row; for odd seeds Q, K, V and the output in (B, T, H, D) storage viewed
+as (B, H, T, D)), its output buffer poisoned with NaN first, a
 launch through attn_mlir.runtime (CUDA driver, PyTorch's stream), and a
 comparison with a float64 reference of SPEC section 1 computed with torch
 on the GPU. Tolerances (rel_l2, max_abs) per dtype, as docs/Testing.md
@@ -54,6 +55,8 @@ def make_inputs(case, gen):
     q, k, v = rnd(b, hq, tq, d), rnd(b, hkv, tk, d), rnd(b, hkv, tk, dv)
     if case["nan_row"]:
         q[0, 0, tq // 2, 0] = float("nan")
+    if case["seed"] % 2:  # (B, T, H, D) storage viewed as (B, H, T, D)
+        q, k, v = (t.transpose(1, 2).contiguous().transpose(1, 2) for t in (q, k, v))
     mask = None
     ms = mask_shape(case)
     if ms is not None and case["seed"] % 3 == 0 and attn_cases is None:
@@ -143,6 +146,8 @@ def main():
             q, k, v, mask = make_inputs(case, gen)
             out = torch.full((case["b"], case["hq"], case["tq"], case["dv"]), float("nan"),
                              dtype=q.dtype, device="cuda")
+            if case["seed"] % 2:  # the output in (B, T, H, Dv) storage too
+                out = out.transpose(1, 2).contiguous().transpose(1, 2)
             kernel(q, k, v, mask, out=out)
             torch.cuda.synchronize()
             scale = kernel.manifest.attributes["scale"]

@@ -48,6 +48,13 @@ bool ProblemSizes::operator==(const ProblemSizes &other) const {
 }
 
 /// Formats a shape as "?x32x?x128" (-1 as '?'); "scalar" for rank 0.
+static std::string formatHex(uint64_t value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "0x%llx",
+                static_cast<unsigned long long>(value));
+  return buffer;
+}
+
 static std::string formatDims(const std::vector<int64_t> &shape) {
   if (shape.empty())
     return "scalar";
@@ -408,6 +415,40 @@ std::string ParamPack::describe() const {
   return text;
 }
 
+/// Query, key, value and output move in 16-byte vectors (cp.async, vector
+/// stores): their rows must start 16-byte aligned, and the last dimension
+/// must be contiguous.
+static bool checkVectorLayout(const Manifest &manifest, const std::string &name,
+                              const TensorArg &arg, std::string &error) {
+  uint64_t bytes = manifest.elementType == ElementType::F32 ? 4 : 2;
+  size_t rank = arg.strides.size();
+  if (rank && arg.strides[rank - 1] != 1) {
+    error = "operand '" + name + "' has stride " +
+            std::to_string(arg.strides[rank - 1]) +
+            " in its last dimension; the kernel needs it contiguous (1)";
+    return false;
+  }
+  uint64_t start = arg.devicePtr + static_cast<uint64_t>(arg.offset) * bytes;
+  if (start % 16 != 0) {
+    error = "operand '" + name + "' starts at " + formatHex(start) +
+            " (pointer + offset " + std::to_string(arg.offset) +
+            " elements); the kernel moves 16-byte vectors and needs it "
+            "16-byte aligned";
+    return false;
+  }
+  for (size_t i = 0; i + 1 < rank; ++i)
+    if (static_cast<uint64_t>(arg.strides[i]) * bytes % 16 != 0) {
+      error = "operand '" + name + "' has stride " +
+              std::to_string(arg.strides[i]) + " in dimension " +
+              std::to_string(i) + " (" +
+              std::to_string(arg.strides[i] * static_cast<int64_t>(bytes)) +
+              " bytes); the kernel moves 16-byte vectors and needs every "
+              "stride but the last to be a multiple of 16 bytes";
+      return false;
+    }
+  return true;
+}
+
 bool attn::runtime::packParams(const Manifest &manifest,
                                const std::map<std::string, TensorArg> &operands,
                                const ProblemSizes &sizes, ParamPack &out,
@@ -504,6 +545,9 @@ bool attn::runtime::packParams(const Manifest &manifest,
               std::to_string(param.rank) + " memref";
       return false;
     }
+    if (param.operand != "mask" &&
+        !checkVectorLayout(manifest, param.operand, arg, error))
+      return false;
   }
   // The main kernel passes query, key, value and output (verifyManifest).
   for (const char *name : {"query", "key", "value", "output"}) {

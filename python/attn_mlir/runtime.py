@@ -219,6 +219,10 @@ class Kernel:
         if plan.grid is None:
             return out
         tensors = (q, k, v, out, mask)
+        for name, t in zip(_VECTOR_OPERANDS, tensors):
+            if t.data_ptr() % 16:
+                raise ValueError(f"{name}: the kernel moves 16-byte vectors: its data pointer must be "
+                                 f"16-byte aligned, got {t.data_ptr():#x}")
         external = stream is not None
         if stream is None:
             stream = _current_stream(torch, q.device)
@@ -306,6 +310,9 @@ class Kernel:
 
 
 _OPERAND_INDEX = dict(query=0, key=1, value=2, output=3, mask=4)
+# The operands the kernels read and write in 16-byte vectors.
+_VECTOR_OPERANDS = ("query", "key", "value", "output")
+_ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
 
 
 def _fill_pointers(plan, tensors):
@@ -345,6 +352,12 @@ def _pack(m, params, tensors, sizes, out_shape, workspace_shapes):
             raise ValueError(f"{operand}: rank {len(shape)}, the kernel wants {p['rank']}")
         if shape and strides[-1] != 1:
             raise ValueError(f"{operand}: the last dimension must be contiguous")
+        if operand in _VECTOR_OPERANDS:
+            nbytes = _ELEMENT_BYTES.get(m.element_type, 1)
+            if any(st * nbytes % 16 for st in strides[:-1]):
+                raise ValueError(f"{operand}: the kernel moves 16-byte vectors: every stride but the "
+                                 f"last must be a multiple of 16 bytes, got strides {strides} of "
+                                 f"{nbytes}-byte elements")
         pointers.append((len(values), _OPERAND_INDEX[operand]))
         values += [0, 0, 0] + list(shape) + list(strides)
     return values, pointers

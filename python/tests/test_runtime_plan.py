@@ -76,6 +76,13 @@ class PlanTest(unittest.TestCase):
             kernel()._plan(q, FakeTensor(k.shape, strides=(77 * 8 * 256, 256, 8 * 256, 2)), v, None, None)
         with self.assertRaisesRegex(ValueError, r"output: shape \(2, 32, 1000, 128\), expected \(2, 32, 1000, 64\)"):
             kernel()._plan(q, k, v, None, FakeTensor((2, 32, 1000, 128)))
+        # Rows of 16-byte vectors: a stride of 8 + 1 bf16 elements (18 bytes) is refused, with its name.
+        with self.assertRaisesRegex(ValueError, r"value: the kernel moves 16-byte vectors: every stride but "
+                                                r"the last must be a multiple of 16 bytes, got strides "
+                                                r"\(4928, 616, 9, 1\) of 2-byte elements"):
+            kernel()._plan(q, k, FakeTensor(v.shape, strides=(4928, 616, 9, 1)), None, None)
+        with self.assertRaisesRegex(ValueError, "output: the kernel moves 16-byte vectors"):
+            kernel()._plan(q, k, v, None, FakeTensor((2, 32, 1000, 64), strides=(32 * 1000 * 68, 1000 * 68, 68, 1)))
         params = [{"kind": "memref", "operand": n, "rank": 4} for n in ("query", "key", "value", "mask", "output")]
         with self.assertRaisesRegex(ValueError, "mask: the kernel needs this operand"):
             kernel(params=params)._plan(q, k, v, None, None)

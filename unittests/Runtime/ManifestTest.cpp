@@ -466,12 +466,13 @@ TEST(EvaluateTest, PackParamsWithCustomStrides) {
   ProblemSizes sizes = makeSizes(2, 32, 8, 100, 300, 128, 128);
   std::map<std::string, TensorArg> operands;
   // The query lives in a (B, T, H, D) buffer and is passed as (B, H, T, D)
-  // by permuting its strides, starting 5 elements into the buffer.
+  // by permuting its strides, starting 8 elements (16 bytes) into the
+  // buffer.
   TensorArg query;
   query.devicePtr = 0x7f0000001000;
   query.sizes = {2, 32, 100, 128};
   query.strides = {100 * 32 * 128, 128, 32 * 128, 1};
-  query.offset = 5;
+  query.offset = 8;
   operands["query"] = query;
   operands["key"] = makeContiguousTensorArg(0x7f0000100000, {2, 8, 300, 128});
   operands["value"] = makeContiguousTensorArg(0x7f0000200000, {2, 8, 300, 128});
@@ -488,7 +489,7 @@ TEST(EvaluateTest, PackParamsWithCustomStrides) {
   // query: allocated, aligned, offset, 4 sizes, 4 strides.
   std::vector<uint64_t> expectedQuery = {0x7f0000001000,
                                          0x7f0000001000,
-                                         5,
+                                         8,
                                          2,
                                          32,
                                          100,
@@ -514,7 +515,7 @@ TEST(EvaluateTest, PackParamsWithCustomStrides) {
   ParamPack moved = std::move(pack);
   void **args = moved.getArgs();
   EXPECT_EQ(*static_cast<uint64_t *>(args[0]), 0x7f0000001000u);
-  EXPECT_EQ(*static_cast<int64_t *>(args[2]), 5);
+  EXPECT_EQ(*static_cast<int64_t *>(args[2]), 8);
   EXPECT_EQ(*static_cast<int64_t *>(args[44]), 300);
   std::string description = moved.describe();
   EXPECT_NE(description.find("0 query.allocated = 0x7f0000001000\n"),
@@ -561,6 +562,31 @@ TEST(EvaluateTest, PackParamsWithCustomStrides) {
   EXPECT_EQ(packError(bad, sizes),
             "output: dimension 1 is 16 but the kernel was compiled for 32 "
             "(compiled shape ?x32x?x128, actual 2x16x100x128)");
+  // Query, key, value and output move in 16-byte vectors (bf16 here).
+  bad = operands;
+  bad["key"].offset = 5;
+  EXPECT_EQ(packError(bad, sizes),
+            "operand 'key' starts at 0x7f000010000a (pointer + offset 5 "
+            "elements); the kernel moves 16-byte vectors and needs it "
+            "16-byte aligned");
+  bad = operands;
+  bad["output"].strides = {32 * 100 * 136, 100 * 136, 129, 1};
+  EXPECT_EQ(packError(bad, sizes),
+            "operand 'output' has stride 129 in dimension 2 (258 bytes); the "
+            "kernel moves 16-byte vectors and needs every stride but the "
+            "last to be a multiple of 16 bytes");
+  bad = operands;
+  bad["value"].strides = {8 * 300 * 256, 300 * 256, 256, 2};
+  EXPECT_EQ(packError(bad, sizes),
+            "operand 'value' has stride 2 in its last dimension; the kernel "
+            "needs it contiguous (1)");
+  // An output in a (B, T, H, D) buffer, viewed as (B, H, T, D), is written
+  // through its strides.
+  bad = operands;
+  bad["output"].strides = {100 * 32 * 128, 128, 32 * 128, 1};
+  ParamPack strided;
+  std::string message;
+  EXPECT_TRUE(packParams(manifest, bad, sizes, strided, message)) << message;
 }
 
 } // namespace

@@ -151,6 +151,34 @@ createKernel(RewriterBase &rewriter, scf::ForallOp grid, func::FuncOp func,
   return kernel;
 }
 
+/// The layout the caller's strides need: every stride and the offset
+/// dynamic but the last stride, 1 (the manifest's memref parameters).
+static MemRefType withCallerStrides(MemRefType type) {
+  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+  if (!strides.empty())
+    strides.back() = 1;
+  return MemRefType::get(
+      type.getShape(), type.getElementType(),
+      StridedLayoutAttr::get(type.getContext(), ShapedType::kDynamic, strides),
+      type.getMemorySpace());
+}
+
+/// Re-infers the result types of the subviews of `value` (transitively),
+/// whose type was made less static.
+static void refineSubviewTypes(Value value) {
+  for (Operation *user : value.getUsers()) {
+    auto subview = dyn_cast<memref::SubViewOp>(user);
+    if (!subview || subview.getSource() != value)
+      continue;
+    MemRefType type = memref::SubViewOp::inferRankReducedResultType(
+        subview.getType().getShape(), subview.getSourceType(),
+        subview.getMixedOffsets(), subview.getMixedSizes(),
+        subview.getMixedStrides());
+    subview.getResult().setType(type);
+    refineSubviewTypes(subview.getResult());
+  }
+}
+
 FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
                                                          scf::ForallOp grid,
                                                          StringRef moduleName,
@@ -173,6 +201,19 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
   KernelArguments args = collectKernelArguments(grid, func);
   Location loc = grid.getLoc();
   OpBuilder::InsertionGuard guard(rewriter);
+  // The output, which the host function allocates (identity layout), is
+  // written through the strides the caller passes, as the inputs are read:
+  // a (B, T, H, Dv) buffer viewed as (B, H, T, Dv) takes no copy. (With the
+  // identity layout, the static row stride Dv was used whatever the caller
+  // passed.)
+  SmallVector<unsigned> outputs;
+  for (auto [i, hostArg] : llvm::enumerate(args.hostArgs)) {
+    auto type = dyn_cast<MemRefType>(args.types[i]);
+    if (hostArg == -1 && type && type.getLayout().isIdentity()) {
+      args.types[i] = withCallerStrides(type);
+      outputs.push_back(i);
+    }
+  }
   int32_t threads = static_cast<int32_t>(32 * config.getNumWarps());
   IRMapping mapping;
   FailureOr<gpu::GPUFuncOp> created = createKernel(
@@ -271,9 +312,14 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
                     rewriter.getI64IntegerAttr(programTiles));
   }
   gpu::ReturnOp::create(rewriter, loc);
+  for (unsigned i : outputs)
+    refineSubviewTypes(kernel.getArgument(i));
 
   // The launch, in place of the grid.
   rewriter.setInsertionPoint(grid);
+  for (unsigned i : outputs)
+    args.buffers[i] =
+        memref::CastOp::create(rewriter, loc, args.types[i], args.buffers[i]);
   auto toValue = [&](OpFoldResult ofr) -> Value {
     return getValueOrCreateConstantIndexOp(rewriter, loc, ofr);
   };

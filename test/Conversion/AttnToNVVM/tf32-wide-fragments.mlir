@@ -64,16 +64,16 @@
 // CHECK-NEXT:    nvvm.read.ptx.sreg.laneid
 // CHECK-NOT:     gpu.barrier
 // CHECK:         scf.if
-// CHECK-COUNT-4:   vector.store %{{.*}} {alignment = 8 : i64} : memref<?x64xf32, strided<[64, 1], offset: ?>>, vector<2xf32>
+// CHECK-COUNT-4:   vector.store %{{.*}} {alignment = 8 : i64} : memref<?x64xf32, strided<[?, 1], offset: ?>>, vector<2xf32>
 // CHECK-NEXT:    }
 // CHECK:         scf.if
-// CHECK-COUNT-4:   vector.store %{{.*}} {alignment = 8 : i64} : memref<?x64xf32, strided<[64, 1], offset: ?>>, vector<2xf32>
+// CHECK-COUNT-4:   vector.store %{{.*}} {alignment = 8 : i64} : memref<?x64xf32, strided<[?, 1], offset: ?>>, vector<2xf32>
 // CHECK-NEXT:    }
 // CHECK:         scf.if
-// CHECK-COUNT-4:   vector.store %{{.*}} {alignment = 8 : i64} : memref<?x64xf32, strided<[64, 1], offset: ?>>, vector<2xf32>
+// CHECK-COUNT-4:   vector.store %{{.*}} {alignment = 8 : i64} : memref<?x64xf32, strided<[?, 1], offset: ?>>, vector<2xf32>
 // CHECK-NEXT:    }
 // CHECK:         scf.if
-// CHECK-COUNT-4:   vector.store %{{.*}} {alignment = 8 : i64} : memref<?x64xf32, strided<[64, 1], offset: ?>>, vector<2xf32>
+// CHECK-COUNT-4:   vector.store %{{.*}} {alignment = 8 : i64} : memref<?x64xf32, strided<[?, 1], offset: ?>>, vector<2xf32>
 // CHECK-NEXT:    }
 // CHECK-NOT:     vector.store
 // CHECK:         gpu.return
@@ -95,7 +95,7 @@ func.func @wide(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>, %v: tensor<?
 // D48:         scf.for
 // D48-COUNT-12:  vector.load %[[K]]
 // D48-COUNT-24:  vector.load %[[V]]{{.*}} vector<2xf32>
-// D48-COUNT-3:  vector.store {{.*}} : memref<?x48xf32, strided<[48, 1], offset: ?>>, vector<2xf32>
+// D48-COUNT-3:  vector.store {{.*}} : memref<?x48xf32, strided<[?, 1], offset: ?>>, vector<2xf32>
 // D48:         gpu.return
 func.func @d48(%q: tensor<?x4x?x48xf32>, %k: tensor<?x4x?x48xf32>, %v: tensor<?x4x?x48xf32>) -> tensor<?x4x?x48xf32> {
   %o = attn.attention %q, %k, %v : tensor<?x4x?x48xf32>, tensor<?x4x?x48xf32>, tensor<?x4x?x48xf32> -> tensor<?x4x?x48xf32>
