@@ -206,8 +206,9 @@ class Kernel:
         import torch
 
         key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(), q.dtype,
-               None if mask is None else (mask.shape, mask.stride()),
-               None if out is None else (out.shape, out.stride()))
+               k.dtype, v.dtype, q.device,
+               None if mask is None else (mask.shape, mask.stride(), mask.dtype),
+               None if out is None else (out.shape, out.stride(), out.dtype))
         plan = self._plans.get(key)
         if plan is None:
             plan = self._plan(q, k, v, mask, out)
@@ -288,6 +289,16 @@ class Kernel:
     def _plan(self, q, k, v, mask, out):
         """The launch plan of one operand layout (see __call__)."""
         m = self.manifest
+        for name, t in (("query", q), ("key", k), ("value", v), ("output", out), ("mask", mask)):
+            if t is None:
+                continue
+            kind = m.element_type if name != "mask" else (m.mask or {}).get("element_type")
+            expected = _TORCH_DTYPE.get(kind)
+            if expected is not None and str(t.dtype) != expected:
+                raise ValueError(f"{name}: dtype {t.dtype}, but the kernel was compiled for {kind} ({expected})")
+            device = getattr(t, "device", None)
+            if device is not None and getattr(device, "type", "cuda") != "cuda":
+                raise ValueError(f"{name}: a tensor on {device}; the kernel runs on CUDA tensors")
         sizes = m.check_shapes(dict(query=q.shape, key=k.shape, value=v.shape))
         out_shape = (q.shape[0], q.shape[1], q.shape[2], v.shape[3])
         if out is not None and tuple(out.shape) != out_shape:
@@ -313,6 +324,8 @@ _OPERAND_INDEX = dict(query=0, key=1, value=2, output=3, mask=4)
 # The operands the kernels read and write in 16-byte vectors.
 _VECTOR_OPERANDS = ("query", "key", "value", "output")
 _ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+# The torch dtype of each manifest element type.
+_TORCH_DTYPE = {"f32": "torch.float32", "f16": "torch.float16", "bf16": "torch.bfloat16", "i1": "torch.bool"}
 
 
 def _fill_pointers(plan, tensors):

@@ -16,9 +16,10 @@ from test_manifest import manifest_data, manifest_v2_data  # noqa: E402
 class FakeTensor:
     """What a plan reads of a tensor: shape and strides."""
 
-    def __init__(self, shape, strides=None):
+    def __init__(self, shape, strides=None, dtype="torch.bfloat16"):
         self.shape = tuple(shape)
         self._strides = tuple(strides) if strides else runtime.torch_dense_strides(shape)
+        self.dtype = dtype
 
     def stride(self):
         return self._strides
@@ -83,13 +84,19 @@ class PlanTest(unittest.TestCase):
             kernel()._plan(q, k, FakeTensor(v.shape, strides=(4928, 616, 9, 1)), None, None)
         with self.assertRaisesRegex(ValueError, "output: the kernel moves 16-byte vectors"):
             kernel()._plan(q, k, v, None, FakeTensor((2, 32, 1000, 64), strides=(32 * 1000 * 68, 1000 * 68, 68, 1)))
+        # The element types the kernel was compiled for (bf16 here).
+        with self.assertRaisesRegex(ValueError, r"key: dtype torch.float32, but the kernel was compiled for "
+                                                r"bf16 \(torch.bfloat16\)"):
+            kernel()._plan(q, FakeTensor(k.shape, dtype="torch.float32"), v, None, None)
+        with self.assertRaisesRegex(ValueError, "output: dtype torch.float16"):
+            kernel()._plan(q, k, v, None, FakeTensor((2, 32, 1000, 64), dtype="torch.float16"))
         params = [{"kind": "memref", "operand": n, "rank": 4} for n in ("query", "key", "value", "mask", "output")]
         with self.assertRaisesRegex(ValueError, "mask: the kernel needs this operand"):
             kernel(params=params)._plan(q, k, v, None, None)
 
     def test_workspace_and_prologue(self):
         q, k, v = FakeTensor((2, 32, 1000, 128)), FakeTensor((2, 8, 77, 128)), FakeTensor((2, 8, 77, 64))
-        mask = FakeTensor((1, 1, 1000, 77))
+        mask = FakeTensor((1, 1, 1000, 77), dtype="torch.bool")
         plan = kernel_v2()._plan(q, k, v, mask, None)
         self.assertEqual(plan.grid, (16, 64, 1))
         # The map is 1 x 1 x ceil(1000 / 128) x ceil(77 / 64) bytes.
@@ -121,7 +128,7 @@ class PlanTest(unittest.TestCase):
                 return self.ptr
 
         q, k, v = FakeTensor((2, 32, 1000, 128)), FakeTensor((2, 8, 77, 128)), FakeTensor((2, 8, 77, 64))
-        plan = kernel_v2()._plan(q, k, v, FakeTensor((1, 1, 1000, 77)), None)
+        plan = kernel_v2()._plan(q, k, v, FakeTensor((1, 1, 1000, 77), dtype="torch.bool"), None)
         tensors = tuple(Data(0x1000 * (i + 1)) for i in range(6))
         runtime._fill_pointers(plan.prologue[0], tensors)
         self.assertEqual(list(plan.prologue[0].storage)[:2], [0x5000, 0x5000])  # mask
@@ -132,7 +139,7 @@ class PlanTest(unittest.TestCase):
         self.assertIsNone(kernel()._plan(q, k, v, None, None).grid)
         # Nothing runs, so no workspace is evaluated (Tq = 0 would fail).
         q = FakeTensor((2, 32, 0, 128))
-        plan = kernel_v2()._plan(q, k, v, FakeTensor((1, 1, 0, 77)), None)
+        plan = kernel_v2()._plan(q, k, v, FakeTensor((1, 1, 0, 77), dtype="torch.bool"), None)
         self.assertIsNone(plan.grid)
         self.assertEqual((plan.prologue, plan.workspaces), ([], ()))
 
