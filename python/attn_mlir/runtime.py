@@ -193,8 +193,11 @@ class Kernel:
         return blocks.value
 
     def __call__(self, q, k, v, mask=None, out=None, stream=None):
-        """Runs the kernel on CUDA tensors (any strides with a contiguous last
-        dim) and returns `out` (allocated when not given), on `stream` (a raw
+        """Runs the kernel on CUDA tensors of the manifest's element types
+        (strides with a contiguous last dim; query, key, value and `out` 16-byte
+        aligned, every other stride a multiple of 16 bytes, so a (B, T, H, D)
+        buffer viewed as (B, H, T, D) works, for `out` too) and returns `out`
+        (allocated dense when not given), on `stream` (a raw
         CUstream handle; PyTorch's current stream when None). With a version 2
         manifest the prologue kernels run first on that stream, with the
         workspaces the kernel keeps for that stream (_workspaces_for).
