@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -563,23 +564,32 @@ TEST(EvaluateTest, PackParamsWithCustomStrides) {
             "output: dimension 1 is 16 but the kernel was compiled for 32 "
             "(compiled shape ?x32x?x128, actual 2x16x100x128)");
   // Query, key, value and output move in 16-byte vectors (bf16 here).
-  bad = operands;
-  bad["key"].offset = 5;
-  EXPECT_EQ(packError(bad, sizes),
-            "operand 'key' starts at 0x7f000010000a (pointer + offset 5 "
-            "elements); the kernel moves 16-byte vectors and needs it "
-            "16-byte aligned");
-  bad = operands;
-  bad["output"].strides = {32 * 100 * 136, 100 * 136, 129, 1};
-  EXPECT_EQ(packError(bad, sizes),
-            "operand 'output' has stride 129 in dimension 2 (258 bytes); the "
-            "kernel moves 16-byte vectors and needs every stride but the "
-            "last to be a multiple of 16 bytes");
-  bad = operands;
-  bad["value"].strides = {8 * 300 * 256, 300 * 256, 256, 2};
-  EXPECT_EQ(packError(bad, sizes),
-            "operand 'value' has stride 2 in its last dimension; the kernel "
-            "needs it contiguous (1)");
+  struct Misaligned {
+    std::function<void(std::map<std::string, TensorArg> &)> change;
+    const char *error;
+  };
+  const Misaligned misaligned[] = {
+      {[](auto &ops) { ops["key"].offset = 5; },
+       "operand 'key' starts at 0x7f000010000a (pointer + offset 5 "
+       "elements); the kernel moves 16-byte vectors and needs it 16-byte "
+       "aligned"},
+      {[](auto &ops) {
+         ops["output"].strides = {32 * 100 * 136, 100 * 136, 129, 1};
+       },
+       "operand 'output' has stride 129 in dimension 2 (258 bytes); the "
+       "kernel moves 16-byte vectors and needs every stride but the last to "
+       "be a multiple of 16 bytes"},
+      {[](auto &ops) {
+         ops["value"].strides = {8 * 300 * 256, 300 * 256, 256, 2};
+       },
+       "operand 'value' has stride 2 in its last dimension; the kernel "
+       "needs it contiguous (1)"},
+  };
+  for (const Misaligned &c : misaligned) {
+    bad = operands;
+    c.change(bad);
+    EXPECT_EQ(packError(bad, sizes), c.error);
+  }
   // An output in a (B, T, H, D) buffer, viewed as (B, H, T, D), is written
   // through its strides.
   bad = operands;
