@@ -5,7 +5,8 @@
 // The copies and fills of distributeProgram (see Distribute.cpp): global ->
 // shared tile loads in 16-byte chunks (synchronous, or cp.async for the
 // loads --attn-pipeline moved ahead: Pipeline.cpp), zero fills folded into
-// the copies that follow them, and row-buffer copies in registers.
+// the copies that follow them, row-buffer copies in registers, and the
+// store of the output from its accumulator (rewriteStore).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -512,4 +514,154 @@ void Distributor::transposeForWgmma(Buffer &from, Buffer &to) {
       LLVM::StoreOp::create(b, loc, x, ptr, /*alignment=*/4);
     }
   }
+}
+
+LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
+  Value dst = op.getDpsInits()[0];
+  OpFoldResult rowsOfr;
+  lookup(op.getDpsInputs()[0], &rowsOfr);
+  b.setInsertionPoint(op);
+  Value rows = getValueOrCreateConstantIndexOp(b, loc, rowsOfr);
+  int64_t nTiles = src.cols / 8;
+  auto dstType = cast<MemRefType>(dst.getType());
+  Type elt = dstType.getElementType();
+  int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  // Transposed accumulators store straight from registers (see
+  // storeTransposedPairs) from head dim 32 on: at 16, ptxas spilled the row
+  // bounds of a boolean-mask kernel kept alive for the stores (20 bytes).
+  if (src.transposedAcc && dstType.getRank() == 2 && src.cols >= 32 &&
+      src.cols * bytes % 16 == 0) {
+    storeTransposedPairs(op, src, dst, rows);
+    b.eraseOp(op);
+    return success();
+  }
+  if (dstType.getRank() == 2 && src.cols * bytes % 16 == 0) {
+    // Through shared memory, so that global memory sees whole rows in
+    // 16-byte vectors: each thread puts its fragment pairs into a staging
+    // tile (over the K/V tiles and Q, which no thread reads any more), then
+    // the block copies the valid rows out.
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    int64_t ld = src.cols + 16 / bytes;
+    sharedOffset = std::max(sharedOffset, src.rows * ld * bytes);
+    Value staging = memref::ViewOp::create(
+        b, loc,
+        MemRefType::get({src.rows, ld}, elt, MemRefLayoutAttrInterface{},
+                        workgroup),
+        dynamicShared, cIndex(0), ValueRange{});
+    // A prefetched tile (Q) may still be landing when no key loop ran.
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
+    barrier();
+    auto pairType = VectorType::get({2}, elt);
+    if (src.transposedAcc) {
+      // Element pairs (dm, qn, 0, j), (dm, qn, 1, j): 2 adjacent columns.
+      for (int64_t dm = 0; dm < src.cols / 16; ++dm)
+        for (int64_t qn = 0; qn < 2 * rowTiles; ++qn)
+          for (int64_t j = 0; j < 2; ++j) {
+            Value row = transposedRow(qn, j), col = transposedCol(dm, 0);
+            SmallVector<Value> pair;
+            for (int64_t i = 0; i < 2; ++i) {
+              Value v = loadPrivate(src, transposedIndex(dm, qn, i, j));
+              pair.push_back(cloneBody(op, ValueRange{v, v},
+                                       {row, transposedCol(dm, i)})[0]);
+            }
+            Value vec = vector::FromElementsOp::create(b, loc, pairType, pair);
+            vector::StoreOp::create(b, loc, vec, staging, ValueRange{row, col},
+                                    /*nontemporal=*/false,
+                                    llvm::MaybeAlign(2 * bytes));
+          }
+    }
+    // Plain accumulators: the pairs (nt, 0), (nt, 1), 2 columns apart.
+    for (int64_t mt = 0; mt < (src.transposedAcc ? 0 : rowTiles); ++mt)
+      for (int64_t i = 0; i < 2; ++i) {
+        Value row = rowOfLane(mt, i);
+        for (int64_t nt = 0; nt < nTiles; ++nt) {
+          SmallVector<Value> pair;
+          for (int64_t j = 0; j < 2; ++j) {
+            Value v = loadPrivate(src, accIndex(src, mt, nt, i, j));
+            pair.push_back(
+                cloneBody(op, ValueRange{v, v}, {row, colOfLane(nt, j)})[0]);
+          }
+          Value vec = vector::FromElementsOp::create(b, loc, pairType, pair);
+          vector::StoreOp::create(
+              b, loc, vec, staging, ValueRange{row, colOfLane(nt, 0)},
+              /*nontemporal=*/false, llvm::MaybeAlign(2 * bytes));
+        }
+      }
+    barrier();
+    int64_t vec = 16 / bytes;
+    auto vecType = VectorType::get({vec}, elt);
+    int64_t chunksPerRow = src.cols / vec;
+    int64_t total = src.rows * chunksPerRow;
+    // The thread id as warp * 32 + %laneid: LLVM cannot tell it from the
+    // Q load's chunk geometry, which it would otherwise reuse here and keep
+    // alive through the whole kernel (ptxas then spills it).
+    Value laneId = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        NVVM::LaneIdOp::create(b, loc, b.getI32Type()));
+    Value threadId = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc,
+                              arith::DivUIOp::create(b, loc, tid, cIndex(32)),
+                              cIndex(32)),
+        laneId);
+    for (int64_t first = 0; first < total; first += numThreads) {
+      OpBuilder::InsertionGuard guard(b);
+      Value idx = arith::AddIOp::create(b, loc, threadId, cIndex(first));
+      Value r = arith::DivUIOp::create(b, loc, idx, cIndex(chunksPerRow));
+      Value c = arith::MulIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, idx, cIndex(chunksPerRow)),
+          cIndex(vec));
+      Value inside =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r, rows);
+      if (total % numThreads != 0)
+        inside = arith::AndIOp::create(
+            b, loc, inside,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, idx,
+                                  cIndex(total)));
+      auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value v =
+          vector::LoadOp::create(b, loc, vecType, staging, ValueRange{r, c},
+                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
+      vector::StoreOp::create(b, loc, v, dst, ValueRange{r, c},
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+    }
+    b.eraseOp(op);
+    return success();
+  }
+  // Element stores under each row's bound: `elements` calls `store` with
+  // the column and register of each element of the row.
+  using StoreFn = function_ref<void(Value, int64_t)>;
+  auto storeRow = [&](Value row, function_ref<void(StoreFn)> elements) {
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rows);
+    auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    elements([&](Value col, int64_t index) {
+      Value v = loadPrivate(src, index);
+      Value converted = cloneBody(op, ValueRange{v, v}, {row, col})[0];
+      memref::StoreOp::create(b, loc, converted, dst, ValueRange{row, col});
+    });
+  };
+  if (src.transposedAcc) {
+    for (int64_t qn = 0; qn < 2 * rowTiles; ++qn)
+      for (int64_t j = 0; j < 2; ++j)
+        storeRow(transposedRow(qn, j), [&](StoreFn store) {
+          for (int64_t dm = 0; dm < src.cols / 16; ++dm)
+            for (int64_t i = 0; i < 2; ++i)
+              store(transposedCol(dm, i), transposedIndex(dm, qn, i, j));
+        });
+  } else {
+    for (int64_t mt = 0; mt < rowTiles; ++mt)
+      for (int64_t i = 0; i < 2; ++i)
+        storeRow(rowOfLane(mt, i), [&](StoreFn store) {
+          for (int64_t nt = 0; nt < nTiles; ++nt)
+            for (int64_t j = 0; j < 2; ++j)
+              store(colOfLane(nt, j), accIndex(src, mt, nt, i, j));
+        });
+  }
+  b.eraseOp(op);
+  return success();
 }
