@@ -6,11 +6,14 @@
 #                                       # results under $OUT (or /tmp/gpu-session)
 # `prepare` runs prepare_gpu_run.sh (benchmark kernels, seed anchor, kernel
 # cache, runner-only attn-run), compiles the GPU matrix (461 cases) and the
-# lazy-rescale cases. `run` runs the matrix (gpu_check.py), the lazy-rescale
+# lazy-rescale cases. `run` runs the matrix twice (gpu_check.py through the
+# Python runtime against torch's float64 reference, then sweep.py
+# --manifests: every case through the runner-only attn-run --target=cuda
+# --check, against the runner's own float64 reference), the lazy-rescale
 # cases, the GPU Python tests and the benchmark (attn_bench.py), then prints
 # one line per step. Each step has a time limit so that a hang does not eat
 # the call, and together they fit one 600 s device call (on the H200 the
-# steps took 51-71 s, 10-12 s, 26-34 s and 112-152 s); `run` exits non-zero
+# steps took 51-71 s, 93 s, 10-12 s, 26-34 s and 112-152 s); `run` exits non-zero
 # when a check failed.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -49,6 +52,8 @@ run)
       "$(grep -v '^\s*$' "$RES/$name.log" | tail -1 | cut -c1-100)")")
   }
   step matrix 150 python3 "$ROOT/bench/gpu_check.py" "$CARRY/gk" --out "$RES"
+  step runner 150 python3 "$ROOT/test/Integration/CPU/sweep.py" --attn-run "$R" \
+    --manifests "$CARRY/gk" --workdir /tmp/gpu-session-runner --jobs 8
   step lazy 60 python3 "$ROOT/test/Integration/CPU/lazy_rescale.py" --attn-run "$R" \
     --workdir /tmp/gpu-session-lr --manifests "$CARRY/lr"
   step torch 90 env ATTN_MLIR_CACHE_DIR="$CARRY/cache" python3 "$ROOT/python/tests/test_torch_gpu.py"

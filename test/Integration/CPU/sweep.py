@@ -3,6 +3,7 @@
 
     sweep.py --attn-run PATH --matrix [--jobs 2] [--workdir DIR]
     sweep.py --attn-run PATH [--count 300] [--seed 1] [--jobs 2] [--workdir DIR]
+    sweep.py --attn-run PATH --manifests KDIR [--jobs 8] [--workdir DIR]   (GPU host)
 
 --matrix runs the fixed matrix (every dtype, head dim, sequence-length pair,
 causal alignment, mask kind and rank, GQA/MQA, NaN rows, block sizes).
@@ -12,10 +13,19 @@ with -inf and fully masked rows, NaN rows, dynamic or static shapes, block
 sizes) from `seed`, runs each through attn-run --check, and ends with
 `sweep: N passed, M failed`; each failure is printed with its case and the
 command that reproduces it. Exit code 1 if any case fails.
+
+--manifests runs on a GPU machine without MLIR: KDIR is the output of
+bench/compile_gpu_cases.py (the matrix plus its random cases, compiled to
+PTX and launch manifests where MLIR is), and each of its cases is one
+`attn-run KDIR/<kernel>.json --target=cuda --check` of a runner-only
+attn-run (ATTN_RUNNER_ONLY), with the same inputs as on the host (the
+random Q, K, V from the case's seed; masks and NaN rows as .npy files).
+A case whose kernel did not compile fails.
 """
 
 import argparse
 import concurrent.futures
+import json
 import os
 import random
 import subprocess
@@ -25,9 +35,21 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import attn_cases  # noqa: E402
 
 
-def run_case(attn_run, case, workdir, target):
+# Options that choose how attn-run compiles: a manifest's kernel is
+# compiled already (compile_gpu_cases.py passed them to attn-translate).
+COMPILE_OPTIONS = ("--block-m=", "--block-n=", "--num-stages=")
+
+
+def run_case(attn_run, case, workdir, target, manifests=None):
     mlir, files = attn_cases.write_case(case, workdir)
-    cmd = [attn_run] + attn_cases.attn_run_args(case, mlir, files, target)
+    if manifests:
+        if case.get("compile_error"):
+            return case, False, "compile error: " + case["compile_error"].splitlines()[0], []
+        manifest = os.path.join(manifests, case["kernel"] + ".json")
+        args = attn_cases.attn_run_args(case, manifest, files, "cuda")
+        cmd = [attn_run] + [a for a in args if not a.startswith(COMPILE_OPTIONS)]
+    else:
+        cmd = [attn_run] + attn_cases.attn_run_args(case, mlir, files, target)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     lines = proc.stdout.strip().splitlines()
     last = lines[-1] if lines else ""
@@ -46,16 +68,23 @@ def main():
     parser.add_argument("--max-work", type=float, default=3e7)
     parser.add_argument("--matrix", action="store_true",
                         help="run the fixed matrix instead of random cases")
+    parser.add_argument("--manifests", metavar="KDIR",
+                        help="run the cases of KDIR/cases.json (bench/compile_gpu_cases.py) "
+                             "from their PTX and launch manifests on the GPU")
     args = parser.parse_args()
 
-    if args.matrix:
+    if args.manifests:
+        with open(os.path.join(args.manifests, "cases.json")) as f:
+            cases = json.load(f)
+    elif args.matrix:
         cases = attn_cases.matrix_cases()
     else:
         rng = random.Random(args.seed)
         cases = [attn_cases.random_case(rng, i, args.max_work) for i in range(args.count)]
     passed, failed = 0, []
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [pool.submit(run_case, args.attn_run, c, args.workdir, args.target) for c in cases]
+        futures = [pool.submit(run_case, args.attn_run, c, args.workdir, args.target,
+                               args.manifests) for c in cases]
         for future in concurrent.futures.as_completed(futures):
             case, ok, last, cmd = future.result()
             if ok:
