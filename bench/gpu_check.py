@@ -59,11 +59,13 @@ def make_inputs(case, gen):
         q, k, v = (t.transpose(1, 2).contiguous().transpose(1, 2) for t in (q, k, v))
     mask = None
     ms = mask_shape(case)
-    if ms is not None and case["seed"] % 3 == 0 and attn_cases is None:
+    structured = case["seed"] % 3 == 0 or case.get("pattern")
+    if ms is not None and structured and attn_cases is None:
         raise RuntimeError("structured masks need numpy")
-    if ms is not None and case["seed"] % 3 == 0:
+    if ms is not None and structured:
         # The CPU matrix's structured masks (whole removed, zero-term,
-        # triangular and mixed blocks of the block map), from the seed.
+        # triangular and mixed blocks of the block map), from the seed, or
+        # its named pattern (the seed's causal mask tensor).
         m = attn_cases._mask_array(case, np.random.default_rng(case["seed"]))
         mask = torch.from_numpy(np.ascontiguousarray(m)).to("cuda")
         mask = mask if mask.dtype == torch.bool else mask.to(dt)

@@ -5,7 +5,7 @@
 #   bash bench/gpu_session.sh run       # on the GPU machine, carrying .carry;
 #                                       # results under $OUT (or /tmp/gpu-session)
 # `prepare` runs prepare_gpu_run.sh (benchmark kernels, seed anchor, kernel
-# cache, runner-only attn-run), compiles the GPU matrix (461 cases) and the
+# cache, runner-only attn-run), compiles the GPU matrix (473 cases) and the
 # lazy-rescale cases. `run` runs the matrix twice (gpu_check.py through the
 # Python runtime against torch's float64 reference, then sweep.py
 # --manifests: every case through the runner-only attn-run --target=cuda

@@ -122,6 +122,12 @@ def _structured_visible(case, ms):
 
 def _mask_array(case, rng):
     ms = mask_shape(case)
+    if case.get("pattern") == "causal":
+        # The seed's causal mask tensor: torch.where(tril(ones) == 0, -inf, 0).
+        tq, tk = ms[-2], ms[-1]
+        visible = np.arange(tk)[None, :] <= np.arange(tq)[:, None]
+        m = np.where(visible, 0.0, -np.inf).astype(np.float32)
+        return np.broadcast_to(m, ms).copy()
     structured = case["seed"] % 3 == 0
     if structured:
         visible = _structured_visible(case, ms)
@@ -198,7 +204,7 @@ def attn_run_args(case, mlir, files, target="cpu"):
 
 
 def describe(case):
-    keys = ("dtype", "b", "hq", "hkv", "tq", "tk", "d", "dv", "causal", "mask", "dynamic", "nan_row", "block", "stages", "seed")
+    keys = ("dtype", "b", "hq", "hkv", "tq", "tk", "d", "dv", "causal", "mask", "pattern", "dynamic", "nan_row", "block", "stages", "seed")
     return " ".join(f"{k}={case.get(k)}" for k in keys)
 
 
@@ -277,6 +283,19 @@ def matrix_cases():
     add(dtype="f32-tf32", mask="bool4", b=2, hq=2, hkv=2, tq=1000, tk=1000,
         d=16, dv=16, seed=3090)
     add(stages=2, dtype="bf16", mask="float2", tq=129, tk=129, seed=3105)
+    # The seed's own form: an additive causal mask tensor (0 on and below
+    # the diagonal, -inf above, top-left; pattern "causal"), no band, so
+    # that every diagonal block is triangular: f32 programs run them as
+    # the triangular run after the zero run. Query and key tails, Tq != Tk
+    # both ways, T = 1 and 1000, three stages, a NaN row, GQA.
+    for tq, tk in ((1, 1), (17, 17), (64, 64), (127, 127), (129, 129),
+                   (300, 300), (1000, 1000), (65, 129), (129, 65), (512, 300)):
+        add(dtype="f32-tf32", mask="float2", pattern="causal", d=128, dv=128,
+            tq=tq, tk=tk)
+    add(dtype="f32-tf32", mask="float4", pattern="causal", b=2, hq=4, hkv=2,
+        tq=200, tk=200, stages=3)
+    add(dtype="f32-ieee", mask="float2", pattern="causal", tq=129, tk=129,
+        nan_row=True)
     # Static shapes.
     add(dynamic=False, tq=129, tk=17, mask="float4", causal="top_left")
     return cases
