@@ -65,6 +65,20 @@ def interleaved_times(torch, calls, rounds):
     return times
 
 
+def timed_pair(torch, calls, rounds):
+    """Warms up both `calls` (a dict of two) together, times them with
+    interleaved_times, and returns each side's median (ms) and the median of
+    the per-round ratios second / first."""
+    from attn_mlir.explain import warm_up
+
+    first, second = calls
+    warm_up(lambda: (calls[first](), calls[second]()))
+    times = interleaved_times(torch, calls, rounds)
+    med = {side: sorted(ts)[len(ts) // 2] for side, ts in times.items()}
+    ratios = sorted(b / a for a, b in zip(times[first], times[second]))
+    return med, ratios[len(ratios) // 2]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawTextHelpFormatter)
@@ -78,7 +92,6 @@ def main():
 
     import torch
 
-    from attn_mlir.explain import warm_up
     from attn_mlir.runtime import Kernel
 
     rows = []
@@ -102,17 +115,10 @@ def main():
             if not diff <= 2e-2:
                 raise SystemExit(f"{name} T={t}: A and B differ by {diff} (max abs)")
 
-            def both():
-                calls["a"]()
-                calls["b"]()
-
-            warm_up(both)
-            times = interleaved_times(torch, calls, args.rounds)
-            med = {side: sorted(ts)[len(ts) // 2] for side, ts in times.items()}
-            ratios = sorted(b / a for a, b in zip(times["a"], times["b"]))
-            rows.append((name, t, med["a"], med["b"], ratios[len(ratios) // 2], diff))
+            med, ratio = timed_pair(torch, calls, args.rounds)
+            rows.append((name, t, med["a"], med["b"], ratio, diff))
             print(f"{name} T={t}: a={med['a']:.4f} b={med['b']:.4f} b/a={med['b'] / med['a']:.3f} "
-                  f"(per round {ratios[len(ratios) // 2]:.3f}), max |a-b| {diff:.1e}", flush=True)
+                  f"(per round {ratio:.3f}), max |a-b| {diff:.1e}", flush=True)
             del q, k, v, mask, outs
 
     print("\n| kernel | T | A ms | B ms | B / A | B / A per round | max abs diff |")

@@ -92,8 +92,7 @@ def main():
     import torch
 
     import attn_mlir.runtime as rt
-    from ab_kernels import interleaved_times, problem
-    from attn_mlir.explain import warm_up
+    from ab_kernels import problem, timed_pair
 
     plain_launch = rt._launch()
     launch_ex = rt._driver().cuLaunchKernelEx
@@ -138,13 +137,10 @@ def main():
             torch.cuda.synchronize()
             diff = (a.double() - b.double()).abs().max().item()
             calls = {"plain": lambda: plain(q, k, v, mask), "pdl": lambda: pdl(q, k, v, mask)}
-            warm_up(lambda: (calls["plain"](), calls["pdl"]()))
-            times = interleaved_times(torch, calls, args.rounds)
-            med = {s: sorted(x)[len(x) // 2] for s, x in times.items()}
-            ratios = sorted(p / a for a, p in zip(times["plain"], times["pdl"]))
-            rows.append((name, t, med["plain"], med["pdl"], ratios[len(ratios) // 2], diff))
+            med, ratio = timed_pair(torch, calls, args.rounds)
+            rows.append((name, t, med["plain"], med["pdl"], ratio, diff))
             print(f"{name} T={t}: plain {med['plain']:.4f} ms, pdl {med['pdl']:.4f} ms, "
-                  f"per round {ratios[len(ratios) // 2]:.3f}, max |diff| {diff:.1e}", flush=True)
+                  f"per round {ratio:.3f}, max |diff| {diff:.1e}", flush=True)
     print("\n| kernel | T | plain ms | PDL ms | PDL / plain per round | max abs diff |")
     print("| --- | --- | --- | --- | --- | --- |")
     for name, t, a, b, r, d in rows:
