@@ -474,7 +474,6 @@ LogicalResult Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
   int64_t regs = n / 2;
   auto structType =
       LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(regs, f32));
-  NVVM::WgmmaFenceAlignedOp::create(b, loc);
   Value acc = LLVM::UndefOp::create(b, loc, structType);
   for (int64_t r = 0; r < regs; ++r)
     acc = LLVM::InsertValueOp::create(b, loc, acc, loadPrivate(c, r), r);
@@ -506,6 +505,14 @@ LogicalResult Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
       os << (r ? ", $" : "$") << r;
     os << "}, {$" << regs << ", $" << regs + 1 << ", $" << regs + 2 << ", $"
        << regs + 3 << "}, $" << regs + 4 << ", 1, 1, 1;";
+    // The first one carries the wgmma.fence: every register it reads (the
+    // accumulators' initial values, A, the descriptor) is written before
+    // the fence, as the PTX ISA asks. As separate ops, the NVPTX backend
+    // put the accumulators' zeroing and the descriptor's arithmetic after
+    // the fence, and ptxas then serialized every wgmma of the 64x32x4x2
+    // causal kernel (C7511: about 7% of its time,
+    // bench/results/2026-12-01-h200-wgmma-c7511.log).
+    std::string firstAsm = "wgmma.fence.sync.aligned;\n\t" + asmString;
     std::string constraints;
     for (int64_t r = 0; r < regs; ++r)
       constraints += "=f,";
@@ -529,7 +536,8 @@ LogicalResult Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
       for (int64_t r = 0; r < regs; ++r)
         operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, r));
       acc = LLVM::InlineAsmOp::create(
-                b, loc, structType, operands, asmString, constraints,
+                b, loc, structType, operands, kt ? asmString : firstAsm,
+                constraints,
                 /*has_side_effects=*/true, /*is_align_stack=*/false,
                 LLVM::tailcallkind::TailCallKind::None,
                 LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
@@ -547,6 +555,7 @@ LogicalResult Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
                                              cIndex(8 * (a.cols / e) * 128))),
                    a.cols / e * 128);
     Value bDesc = descriptor(bBuf.base, bBuf.cols / e * 128);
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
     for (int64_t kt = 0; kt < k / kStep; ++kt)
       acc = NVVM::WgmmaMmaAsyncOp::create(
           b, loc, structType, acc, atStep(aDesc, kt), atStep(bDesc, kt),

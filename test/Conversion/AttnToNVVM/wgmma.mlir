@@ -56,22 +56,26 @@
 // CHECK:      llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
 // CHECK:      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: gpu.barrier
-// In the key loop, after K's loads and their fence, the wgmma fence and the
-// 16 accumulator registers of S; then the descriptors of Q (offset 8 row
-// groups x 1024 bytes per warpgroup) and K, start address in 16-byte
-// units, leading byte offset 128 (8 << 16) and stride 1024 (64 << 32), and
-// four k steps of 8 (32 bytes: +2 in the start field each).
+// In the key loop, after K's loads and their fence, the 16 accumulator
+// registers of S; then the descriptors of Q (offset 8 row groups x 1024
+// bytes per warpgroup) and K, start address in 16-byte units, leading byte
+// offset 128 (8 << 16) and stride 1024 (64 << 32), and four k steps of 8
+// (32 bytes: +2 in the start field each). The wgmma fence comes after all
+// of them, right before the first wgmma (ptxas serialized the wgmma of a
+// kernel whose accumulators were zeroed after the fence: C7511).
 // CHECK:      scf.for
 // CHECK:        nvvm.fence.proxy
 // CHECK-NEXT:   gpu.barrier
-// CHECK:        nvvm.wgmma.fence.aligned
+// CHECK-NOT:    nvvm.wgmma.fence.aligned
 // CHECK-COUNT-16: llvm.insertvalue
+// CHECK-NOT:    nvvm.wgmma.fence.aligned
 // CHECK:        %[[WG:.*]] = arith.divui %thread_id_x, %c128
 // CHECK:        arith.muli %[[WG]], %c8192
 // CHECK:        arith.andi %{{.*}}, %c262143_i64
 // CHECK:        arith.shrui %{{.*}}, %c4_i64
 // CHECK:        %[[QD:.*]] = arith.ori %{{.*}}, %c274878431232_i64
 // CHECK:        %[[KD:.*]] = arith.ori %{{.*}}, %c274878431232_i64
+// CHECK-NEXT:   nvvm.wgmma.fence.aligned
 // CHECK:        %[[A0:.*]] = arith.addi %[[QD]], %c0_i64
 // CHECK:        %[[B0:.*]] = arith.addi %[[KD]], %c0_i64
 // CHECK:        nvvm.wgmma.mma_async %[[A0]], %[[B0]], %{{.*}}, <m = 64, n = 32, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
@@ -99,7 +103,7 @@
 // CHECK-COUNT-4: llvm.store {{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<3>
 // CHECK-NEXT:   nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT:   gpu.barrier
-// CHECK-NEXT:   nvvm.wgmma.fence.aligned
+// CHECK-NOT:    nvvm.wgmma.fence.aligned
 // CHECK:        %[[VD:.*]] = arith.ori %{{.*}}, %c279173398528_i64
 // CHECK:        %[[P0:.*]] = memref.load %[[P:.*]][%c0{{.*}}] : memref<16xf32>
 // CHECK-NEXT:   %c2{{.*}} = arith.constant 2 : index
@@ -108,7 +112,8 @@
 // CHECK:        %[[P3:.*]] = memref.load %[[P]][%c3{{.*}}] : memref<16xf32>
 // CHECK:        %[[A0:.*]] = llvm.bitcast %[[P0]] : f32 to i32
 // CHECK:        %[[D0:.*]] = arith.addi %[[VD]], %c0_i64
-// CHECK:        llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 {$0, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15}, {$16, $17, $18, $19}, $20, 1, 1, 1;", "=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,r,r,r,r,l,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15" %[[A0]], %{{.*}}, %{{.*}}, %{{.*}}, %[[D0]],
+// The first one carries the wgmma fence, after every register it reads.
+// CHECK:        llvm.inline_asm has_side_effects asm_dialect = att "wgmma.fence.sync.aligned;\0A\09wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 {$0, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15}, {$16, $17, $18, $19}, $20, 1, 1, 1;", "=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,r,r,r,r,l,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15" %[[A0]], %{{.*}}, %{{.*}}, %{{.*}}, %[[D0]],
 // CHECK-COUNT-3: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32
 // CHECK-NEXT:   nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT:   nvvm.wgmma.wait.group.sync.aligned 0
@@ -133,10 +138,10 @@
 // REG:        %[[X:.*]] = memref.load %[[QV]][
 // REG:        memref.store %[[X]], %[[QF:.*]][%c0{{.*}}] : memref<32xf32>
 // REG:        scf.for
-// REG:          nvvm.wgmma.fence.aligned
+// REG-NOT:      nvvm.wgmma.fence.aligned
 // REG:          %[[Q0:.*]] = memref.load %[[QF]][%c0{{.*}}] : memref<32xf32>
 // REG:          llvm.bitcast %[[Q0]] : f32 to i32
-// REG:          llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32
+// REG:          llvm.inline_asm has_side_effects asm_dialect = att "wgmma.fence.sync.aligned;\0A\09wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32
 // REG-COUNT-7:  llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32
 // REG-NOT:      nvvm.wgmma.mma_async
 // REG:          nvvm.wgmma.commit.group.sync.aligned
