@@ -38,7 +38,9 @@ void mlir::attn::buildAttnToLLVMCPUPipeline(
   if (options.maskBlockMap)
     pm.addNestedPass<func::FuncOp>(createAttnMaskBlockMap());
   pm.addNestedPass<func::FuncOp>(createAttnOnlineSoftmax());
-  pm.addNestedPass<func::FuncOp>(createAttnPipeline());
+  AttnPipelineOptions pipelineOptions;
+  pipelineOptions.scoresAhead = options.scoresAhead;
+  pm.addNestedPass<func::FuncOp>(createAttnPipeline(pipelineOptions));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
@@ -59,7 +61,9 @@ void mlir::attn::buildAttnToGPUKernelsPipeline(
   if (options.maskBlockMap)
     pm.addNestedPass<func::FuncOp>(createAttnMaskBlockMap());
   pm.addNestedPass<func::FuncOp>(createAttnOnlineSoftmax());
-  pm.addNestedPass<func::FuncOp>(createAttnPipeline());
+  AttnPipelineOptions pipelineOptions;
+  pipelineOptions.scoresAhead = options.scoresAhead;
+  pm.addNestedPass<func::FuncOp>(createAttnPipeline(pipelineOptions));
   // CSE only: the canonicalizer would fold unit dims out of the program
   // grid, and the kernel's block coordinates come from its three dims.
   pm.addPass(createCSEPass());

@@ -205,6 +205,7 @@ llvm::Error CPUBackend::compile(ModuleOp module, EntryFunction &entry,
     pipelineOptions.blockM = options.blockM;
     pipelineOptions.blockN = options.blockN;
     pipelineOptions.numStages = options.numStages;
+    pipelineOptions.scoresAhead = options.scoresAhead;
     buildAttnToLLVMCPUPipeline(pm, pipelineOptions);
     if (failed(pm.run(*clone)))
       return makeError(prefix + diagnostics.getFirstError(

@@ -88,6 +88,7 @@ compileKernel(ModuleOp module, EntryFunction &entry,
   ptxOptions.overrides.blockN = options.blockN;
   ptxOptions.overrides.numWarps = options.numWarps;
   ptxOptions.overrides.numStages = options.numStages;
+  ptxOptions.scoresAhead = options.scoresAhead;
   std::string name = entry.getName().str();
   DiagnosticCollector diagnostics(module.getContext());
   FailureOr<KernelArtifact> artifact = compileToPTX(module, name, ptxOptions);

@@ -90,6 +90,7 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   pipelineOptions.numWarps = options.overrides.numWarps;
   pipelineOptions.numStages = options.overrides.numStages;
   pipelineOptions.wgmma = options.wgmma;
+  pipelineOptions.scoresAhead = options.scoresAhead;
   pipelineOptions.maskBlockMap = options.maskBlockMap;
   pipelineOptions.programTiles = options.programTiles;
   PassManager kernels(module.getContext());

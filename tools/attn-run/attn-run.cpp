@@ -113,6 +113,11 @@ int main(int argc, char **argv) {
       cl::desc("K/V pipeline stages of --attn-pipeline (0: the default "
                "config); on cpu the pipelined loop runs in order"),
       cl::init(0), cl::cat(category));
+  cl::opt<bool> scoresAhead(
+      "scores-ahead",
+      cl::desc("Compute the next key block's scores before this block's "
+               "softmax and P V (--attn-pipeline; opt-in)"),
+      cl::init(false), cl::cat(category));
   cl::opt<std::string> chip(
       "chip",
       cl::desc("cuda: the chip to compile for (default: the device's own, "
@@ -168,9 +173,10 @@ int main(int argc, char **argv) {
     if (!isCUDA)
       return fail("a launch manifest runs on --target=cuda only");
     if (entry.getNumOccurrences() || blockM || blockN || numWarps ||
-        numStages || chip.getNumOccurrences() || !jitCPU.empty() ||
-        emitKernel.getNumOccurrences())
-      return fail("-e, --block-m, --block-n, --num-warps, --chip, --jit-cpu "
+        numStages || scoresAhead || chip.getNumOccurrences() ||
+        !jitCPU.empty() || emitKernel.getNumOccurrences())
+      return fail("-e, --block-m, --block-n, --num-warps, --num-stages, "
+                  "--scores-ahead, --chip, --jit-cpu "
                   "and --emit-kernel do not apply to a launch manifest (it is "
                   "compiled already)");
     ::attn::runtime::ManifestRunOptions manifestOptions;
@@ -206,6 +212,7 @@ int main(int argc, char **argv) {
   options.compile.blockN = blockN;
   options.compile.numWarps = numWarps;
   options.compile.numStages = numStages;
+  options.compile.scoresAhead = scoresAhead;
   options.compile.chip = chip;
   options.compile.jitCPU = jitCPU;
   options.compile.configurePassManager = [](PassManager &pm) {

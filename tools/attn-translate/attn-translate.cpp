@@ -107,6 +107,11 @@ int main(int argc, char **argv) {
                       cl::desc("Q K^T and tf32 P V on wgmma where the kernel "
                                "allows it (sm_90a; experimental)"),
                       cl::cat(category));
+  cl::opt<bool> scoresAhead(
+      "scores-ahead", cl::init(false),
+      cl::desc("Compute the next key block's scores before this block's "
+               "softmax and P V (asynchronously with --wgmma; opt-in)"),
+      cl::cat(category));
   cl::opt<int64_t> programTiles(
       "program-tiles", cl::init(1),
       cl::desc("Programs per thread block: k consecutive batch and head "
@@ -163,6 +168,7 @@ int main(int argc, char **argv) {
   options.features = features;
   options.overrides = {blockM, blockN, numWarps, numStages};
   options.wgmma = wgmma;
+  options.scoresAhead = scoresAhead;
   options.maskBlockMap = maskBlockMap;
   options.programTiles = programTiles;
   FailureOr<mlir::attn::KernelArtifact> artifact =

@@ -30,6 +30,11 @@ struct AttnToLLVMCPUOptions : public PassPipelineOptions<AttnToLLVMCPUOptions> {
       *this, "num-stages",
       llvm::cl::desc("K/V pipeline stages (the loop runs in order on the CPU)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> scoresAhead{
+      *this, "scores-ahead",
+      llvm::cl::desc("Compute the next key block's scores before this "
+                     "block's softmax and P V (--attn-pipeline; opt-in)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> maskBlockMap{
       *this, "mask-block-map",
       llvm::cl::desc("Classify a mask tensor's blocks once per launch "
@@ -76,6 +81,11 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
   PassOptions::Option<int64_t> numStages{*this, "num-stages",
                                          llvm::cl::desc("K/V pipeline stages"),
                                          llvm::cl::init(0)};
+  PassOptions::Option<bool> scoresAhead{
+      *this, "scores-ahead",
+      llvm::cl::desc("Compute the next key block's scores before this "
+                     "block's softmax and P V (--attn-pipeline; opt-in)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> wgmma{
       *this, "wgmma",
       llvm::cl::desc("Q K^T and tf32 P V on wgmma (sm_90a; experimental)"),

@@ -33,6 +33,9 @@ struct PTXOptions {
   /// Q K^T and tf32 P V on wgmma where the kernel allows it (sm_90a;
   /// experimental).
   bool wgmma = false;
+  /// The next key block's scores computed before this block's softmax and
+  /// P V (--attn-pipeline's scores-ahead; with wgmma, asynchronously).
+  bool scoresAhead = false;
   /// Classify a mask tensor's blocks once per launch (a prologue kernel and
   /// a workspace in the manifest).
   bool maskBlockMap = true;

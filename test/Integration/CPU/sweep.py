@@ -4,11 +4,11 @@
     sweep.py --attn-run PATH --matrix [--jobs 2] [--workdir DIR]
     sweep.py --attn-run PATH [--count 300] [--seed 1] [--jobs 2] [--workdir DIR]
     sweep.py --attn-run PATH --manifests KDIR [--jobs 8] [--workdir DIR]   (GPU host)
+    sweep.py ... --scores-ahead    (every case with two stages and --scores-ahead)
 
 --matrix runs the fixed matrix (every dtype, head dim, sequence-length pair,
 causal alignment, mask kind and rank, GQA/MQA, NaN rows, block sizes).
-Otherwise 
-it draws `count` cases (dtype, head dims, sequence lengths, GQA, causal, masks
+Otherwise it draws `count` cases (dtype, head dims, sequence lengths, GQA, causal, masks
 with -inf and fully masked rows, NaN rows, dynamic or static shapes, block
 sizes) from `seed`, runs each through attn-run --check, and ends with
 `sweep: N passed, M failed`; each failure is printed with its case and the
@@ -40,7 +40,10 @@ import attn_cases  # noqa: E402
 COMPILE_OPTIONS = ("--block-m=", "--block-n=", "--num-stages=")
 
 
-def run_case(attn_run, case, workdir, target, manifests=None):
+def run_case(attn_run, case, workdir, target, manifests=None, scores_ahead=False):
+    if scores_ahead:
+        # --attn-pipeline's scores-ahead applies to two-stage loops.
+        case = dict(case, stages=2)
     mlir, files = attn_cases.write_case(case, workdir)
     if manifests:
         if case.get("compile_error"):
@@ -50,6 +53,8 @@ def run_case(attn_run, case, workdir, target, manifests=None):
         cmd = [attn_run] + [a for a in args if not a.startswith(COMPILE_OPTIONS)]
     else:
         cmd = [attn_run] + attn_cases.attn_run_args(case, mlir, files, target)
+        if scores_ahead:
+            cmd.append("--scores-ahead")
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     lines = proc.stdout.strip().splitlines()
     last = lines[-1] if lines else ""
@@ -71,7 +76,13 @@ def main():
     parser.add_argument("--manifests", metavar="KDIR",
                         help="run the cases of KDIR/cases.json (bench/compile_gpu_cases.py) "
                              "from their PTX and launch manifests on the GPU")
+    parser.add_argument("--scores-ahead", action="store_true",
+                        help="compile every case with two stages and --scores-ahead "
+                             "(the next key block's scores first)")
     args = parser.parse_args()
+    if args.scores_ahead and args.manifests:
+        parser.error("--scores-ahead chooses how attn-run compiles; a manifest's "
+                     "kernel is compiled already")
 
     if args.manifests:
         with open(os.path.join(args.manifests, "cases.json")) as f:
@@ -84,7 +95,7 @@ def main():
     passed, failed = 0, []
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         futures = [pool.submit(run_case, args.attn_run, c, args.workdir, args.target,
-                               args.manifests) for c in cases]
+                               args.manifests, args.scores_ahead) for c in cases]
         for future in concurrent.futures.as_completed(futures):
             case, ok, last, cmd = future.result()
             if ok:

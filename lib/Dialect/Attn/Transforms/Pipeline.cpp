@@ -355,10 +355,149 @@ static void annotateStages(RewriterBase &rewriter, scf::ForOp loop,
   loop->setAttr(kPipelineStagesAttrName, IntegerAttr::get(i64, numStages));
 }
 
+/// The scores contraction `scores-ahead` moves one block ahead: right after
+/// the loads (pure ops between), `S = 0; S += A * K^T` with S a register
+/// block (a 2-d alloca), K a tile the loads fill and A not one; nothing
+/// else in the loop reads K's tile.
+struct ScoresAhead {
+  linalg::FillOp fill;
+  linalg::GenericOp contraction;
+  /// The loads of K's tile (stage 0); the other loads are stage 1.
+  SmallVector<Operation *> keyLoads;
+};
+
+static std::optional<ScoresAhead> findScoresAhead(scf::ForOp loop,
+                                                  ArrayRef<Operation *> loads) {
+  Block *body = loop.getBody();
+  auto nextEffect = [&](Operation *op) {
+    while (op && op != body->getTerminator() && isPure(op) &&
+           op->getNumRegions() == 0)
+      op = op->getNextNode();
+    return op;
+  };
+  auto fill =
+      dyn_cast_or_null<linalg::FillOp>(nextEffect(loads.back()->getNextNode()));
+  if (!fill || !matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat()))
+    return std::nullopt;
+  auto scores = fill.getDpsInits()[0].getDefiningOp<memref::AllocaOp>();
+  if (!scores || scores.getType().getRank() != 2 ||
+      !scores.getType().hasStaticShape())
+    return std::nullopt;
+  auto contraction =
+      dyn_cast_or_null<linalg::GenericOp>(nextEffect(fill->getNextNode()));
+  if (!contraction || contraction.getNumLoops() != 3 ||
+      contraction.getNumReductionLoops() != 1 ||
+      contraction.getNumDpsInputs() != 2 ||
+      contraction.getDpsInits()[0] != scores.getResult())
+    return std::nullopt;
+  MLIRContext *ctx = loop.getContext();
+  auto map = [&](unsigned x, unsigned y) {
+    return AffineMap::get(
+        3, 0, {getAffineDimExpr(x, ctx), getAffineDimExpr(y, ctx)}, ctx);
+  };
+  if (contraction.getIndexingMapsArray() !=
+      SmallVector<AffineMap>{map(0, 2), map(1, 2), map(0, 1)})
+    return std::nullopt;
+  SmallVector<Operation *> tiles = copiedTiles(loads);
+  memref::AllocaOp keys = tileOf(contraction.getDpsInputs()[1]);
+  memref::AllocaOp lhs = tileOf(contraction.getDpsInputs()[0]);
+  if (!keys || !llvm::is_contained(tiles, keys.getOperation()) ||
+      (lhs && llvm::is_contained(tiles, lhs.getOperation())))
+    return std::nullopt;
+  ScoresAhead ahead{fill, contraction, {}};
+  for (Operation *load : loads)
+    if (tileOf(cast<DestinationStyleOpInterface>(load).getDpsInits()[0]) ==
+        keys)
+      ahead.keyLoads.push_back(load);
+  // K's tile, through its views: only its loads and the contraction in here.
+  SmallVector<Value> views = {keys.getResult()};
+  for (size_t i = 0; i < views.size(); ++i) {
+    for (Operation *user : views[i].getUsers()) {
+      if (auto view = dyn_cast<memref::SubViewOp>(user)) {
+        views.push_back(view.getResult());
+        continue;
+      }
+      if (!loop->isAncestor(user))
+        continue;
+      Operation *top = body->findAncestorOpInBlock(*user);
+      if (top != contraction && !llvm::is_contained(ahead.keyLoads, top))
+        return std::nullopt;
+    }
+  }
+  return ahead;
+}
+
+/// The stages of a `scores-ahead` loop (see scheduleKeyLoops): K's loads
+/// and what they need in stage 0; the other loads, the scores of the next
+/// block (into a second register block) and what they need in stage 1;
+/// the rest in stage 2; then, in stage 1 at the end, the copy of the next
+/// block's scores into S. Ops that later stages also use are cloned.
+static void annotateScoresAhead(RewriterBase &rewriter, scf::ForOp loop,
+                                ArrayRef<Operation *> loads,
+                                ScoresAhead ahead) {
+  Block *body = loop.getBody();
+  auto scores = ahead.fill.getDpsInits()[0].getDefiningOp<memref::AllocaOp>();
+  rewriter.setInsertionPoint(scores);
+  auto next =
+      memref::AllocaOp::create(rewriter, scores.getLoc(), scores.getType());
+  rewriter.modifyOpInPlace(ahead.fill, [&] {
+    ahead.fill.getDpsInitsMutable()[0].set(next.getResult());
+  });
+  rewriter.modifyOpInPlace(ahead.contraction, [&] {
+    ahead.contraction.getDpsInitsMutable()[0].set(next.getResult());
+  });
+  rewriter.setInsertionPoint(body->getTerminator());
+  auto move = linalg::CopyOp::create(rewriter, ahead.contraction.getLoc(),
+                                     next.getResult(), scores.getResult());
+  UnitAttr unit = rewriter.getUnitAttr();
+  for (Operation *op : {ahead.fill.getOperation(),
+                        ahead.contraction.getOperation(), move.getOperation()})
+    op->setAttr(kScoresAheadAttrName, unit);
+  SmallVector<Operation *> early = {ahead.fill, ahead.contraction};
+  for (Operation *load : loads)
+    if (!llvm::is_contained(ahead.keyLoads, load))
+      early.push_back(load);
+  SetVector<Operation *> first = loadSlice(loop, ahead.keyLoads);
+  SetVector<Operation *> second = loadSlice(loop, early);
+  DenseMap<Operation *, int64_t> stage;
+  SmallVector<Operation *> ordered;
+  for (Operation &op : body->without_terminator()) {
+    stage[&op] = first.contains(&op)                                  ? 0
+                 : second.contains(&op) || &op == move.getOperation() ? 1
+                                                                      : 2;
+    ordered.push_back(&op);
+  }
+  // Users before their operands: a clone's operands get cloned in turn.
+  for (Operation *op : llvm::reverse(ordered)) {
+    llvm::MapVector<int64_t, SmallVector<OpOperand *>> later;
+    for (OpOperand &use : op->getUses()) {
+      Operation *owner = body->findAncestorOpInBlock(*use.getOwner());
+      if (owner && stage.lookup(owner) != stage[op])
+        later[stage.lookup(owner)].push_back(&use);
+    }
+    for (auto &[userStage, uses] : later) {
+      rewriter.setInsertionPoint(op);
+      Operation *clone = rewriter.clone(*op);
+      stage[clone] = userStage;
+      for (OpOperand *use : uses)
+        rewriter.modifyOpInPlace(use->getOwner(), [&] {
+          use->set(
+              clone->getResult(cast<OpResult>(use->get()).getResultNumber()));
+        });
+    }
+  }
+  auto i64 = rewriter.getI64Type();
+  for (Operation &op : body->without_terminator())
+    op.setAttr(kPipelineStageAttrName, IntegerAttr::get(i64, stage[&op]));
+  loop->setAttr(kPipelineStagesAttrName, IntegerAttr::get(i64, 3));
+  loop->setAttr(kScoresAheadAttrName, unit);
+}
+
 FailureOr<int64_t> mlir::attn::scheduleKeyLoops(RewriterBase &rewriter,
                                                 Operation *root,
                                                 int64_t numStages,
-                                                LoopChaining chaining) {
+                                                LoopChaining chaining,
+                                                bool scoresAhead) {
   // Candidate loops and the tiles they load.
   llvm::MapVector<scf::ForOp, SmallVector<Operation *>> candidates;
   root->walk([&](scf::ForOp loop) {
@@ -419,6 +558,13 @@ FailureOr<int64_t> mlir::attn::scheduleKeyLoops(RewriterBase &rewriter,
   DenseSet<Operation *> loops;
   for (auto &[loop, loads] : candidates)
     loops.insert(loop);
+  // Loops that compute the next block's scores ahead (two stages only).
+  DenseMap<Operation *, ScoresAhead> ahead;
+  if (scoresAhead)
+    for (auto &[loop, loads] : candidates)
+      if (stagesFor(loop, numStages) == 2)
+        if (std::optional<ScoresAhead> found = findScoresAhead(loop, loads))
+          ahead[loop] = *found;
   // Chains of key loops (the unmasked blocks, then the masked ones): each
   // loop's last iterations load the first blocks of the next, whose slots
   // count from the chain's first lower bound.
@@ -430,12 +576,13 @@ FailureOr<int64_t> mlir::attn::scheduleKeyLoops(RewriterBase &rewriter,
     if (chaining == LoopChaining::None)
       break;
     scf::ForOp before = chainedPredecessor(loop, candidates, numStages, dom);
-    if (!before || (chaining == LoopChaining::F32 &&
-                    llvm::any_of(copiedTiles(loads), [](Operation *tile) {
-                      return cast<memref::AllocaOp>(tile)
-                                 .getType()
-                                 .getElementTypeBitWidth() != 32;
-                    })))
+    if (!before || ahead.contains(loop) || ahead.contains(before) ||
+        (chaining == LoopChaining::F32 &&
+         llvm::any_of(copiedTiles(loads), [](Operation *tile) {
+           return cast<memref::AllocaOp>(tile)
+                      .getType()
+                      .getElementTypeBitWidth() != 32;
+         })))
       continue;
     extendLoads(rewriter, before, candidates[before], loop, loads, guards);
     slotBases[loop] = slotBases.lookup_or(before, before.getLowerBound());
@@ -463,6 +610,10 @@ FailureOr<int64_t> mlir::attn::scheduleKeyLoops(RewriterBase &rewriter,
   // The copies and fills themselves survive multi-buffering (only their
   // tile operands changed).
   for (auto &[loop, loads] : candidates) {
+    if (auto it = ahead.find(loop); it != ahead.end()) {
+      annotateScoresAhead(rewriter, loop, loads, it->second);
+      continue;
+    }
     annotateStages(rewriter, loop, loads, stagesFor(loop, numStages));
     if (chained.contains(loop))
       loop->setAttr(kPipelineChainedAttrName, rewriter.getUnitAttr());
@@ -486,15 +637,33 @@ FailureOr<scf::ForOp> mlir::attn::expandPipelinedLoop(RewriterBase &rewriter,
   if (!stagesAttr)
     return loop.emitOpError("has no ") << kPipelineStagesAttrName;
   int64_t numStages = stagesAttr.getInt();
-  SmallVector<Operation *> loads, math;
+  bool ahead = loop->hasAttr(kScoresAheadAttrName);
+  if (ahead && numStages != 3)
+    return loop.emitOpError("with ") << kScoresAheadAttrName << " needs "
+                                     << kPipelineStagesAttrName << " = 3";
+  // Scores ahead: the loads of stage 0, then those of stage 1 and the next
+  // block's scores (`ahead`, in order), the math of stage 2, and the copy of
+  // the next block's scores into S last.
+  SmallVector<Operation *> loads, math, next, last;
   for (Operation &op : loop.getBody()->without_terminator()) {
     auto attr = op.getAttrOfType<IntegerAttr>(kPipelineStageAttrName);
-    if (!attr || (attr.getInt() != 0 && attr.getInt() != numStages - 1)) {
+    bool valid =
+        attr && (attr.getInt() == 0 || attr.getInt() == numStages - 1 ||
+                 (ahead && attr.getInt() == 1));
+    if (!valid) {
       op.emitOpError("in a pipelined loop needs ")
-          << kPipelineStageAttrName << " 0 or " << numStages - 1;
+          << kPipelineStageAttrName << " 0 or " << numStages - 1
+          << (ahead ? " (or 1)" : "");
       return failure();
     }
-    (attr.getInt() == 0 ? loads : math).push_back(&op);
+    if (attr.getInt() == 0)
+      loads.push_back(&op);
+    else if (attr.getInt() == numStages - 1)
+      math.push_back(&op);
+    else if (isa<linalg::CopyOp>(op) && op.hasAttr(kScoresAheadAttrName))
+      last.push_back(&op);
+    else
+      next.push_back(&op);
   }
   // The loads of block i + S - 1 go after the first contraction of block i
   // (S = Q K^T), or after the `scf.if` that guards it alone (a causal
@@ -534,10 +703,17 @@ FailureOr<scf::ForOp> mlir::attn::expandPipelinedLoop(RewriterBase &rewriter,
     for (Operation *op : ops)
       schedule.emplace_back(op, static_cast<unsigned>(stage));
   };
-  size_t cut = split - math.begin();
-  add(ArrayRef(math).take_front(cut), numStages - 1);
-  add(loads, 0);
-  add(ArrayRef(math).drop_front(cut), numStages - 1);
+  if (ahead) {
+    add(loads, 0);
+    add(next, 1);
+    add(math, 2);
+    add(last, 1);
+  } else {
+    size_t cut = split - math.begin();
+    add(ArrayRef(math).take_front(cut), numStages - 1);
+    add(loads, 0);
+    add(ArrayRef(math).drop_front(cut), numStages - 1);
+  }
   scf::PipeliningOption options;
   options.getScheduleFn =
       [&](scf::ForOp, std::vector<std::pair<Operation *, unsigned>> &out) {
@@ -550,8 +726,9 @@ FailureOr<scf::ForOp> mlir::attn::expandPipelinedLoop(RewriterBase &rewriter,
     // Address arithmetic is harmless past the end; a zero fill writes a
     // slot no live iteration reads (the CPU runs it, the GPU folds it into
     // the copy that follows).
+    // The scores of a block past the end are computed and never read.
     if (isPure(op) || isa<linalg::FillOp>(op) ||
-        op->hasAttr(kChainLoadAttrName))
+        op->hasAttr(kChainLoadAttrName) || op->hasAttr(kScoresAheadAttrName))
       return op;
     if (auto copy = dyn_cast<linalg::CopyOp>(op))
       return predicateCopy(rewriter, copy, pred);
@@ -560,10 +737,12 @@ FailureOr<scf::ForOp> mlir::attn::expandPipelinedLoop(RewriterBase &rewriter,
   // A chained loop's first blocks were loaded by the loop before it: its
   // prologue's loads go.
   bool chained = loop->hasAttr(kPipelineChainedAttrName);
-  options.annotateFn = [](Operation *op, scf::PipeliningOption::PipelinerPart,
-                          unsigned) {
+  options.annotateFn = [numStages](Operation *op,
+                                   scf::PipeliningOption::PipelinerPart,
+                                   unsigned) {
     auto attr = op->getAttrOfType<IntegerAttr>(kPipelineStageAttrName);
-    if (attr && attr.getInt() == 0 && isa<linalg::CopyOp>(op))
+    if (attr && attr.getInt() < numStages - 1 && isa<linalg::CopyOp>(op) &&
+        !op->hasAttr(kScoresAheadAttrName))
       op->setAttr(kAsyncCopyAttrName, UnitAttr::get(op->getContext()));
     op->removeAttr(kPipelineStageAttrName);
     op->removeAttr(kChainLoadAttrName);
@@ -634,7 +813,14 @@ FailureOr<scf::ForOp> mlir::attn::expandPipelinedLoop(RewriterBase &rewriter,
   }
   (*pipelined)->removeAttr(kPipelineStagesAttrName);
   (*pipelined)->removeAttr(kPipelineChainedAttrName);
-  (*pipelined)->setAttr(kPipelinedAttrName, stagesAttr);
+  // The slots of its tiles: two for a scores-ahead loop, whose copies of
+  // iteration i (K of block i + 2, V of i + 1) are all waited for at the
+  // head of iteration i + 1.
+  (*pipelined)
+      ->setAttr(kPipelinedAttrName,
+                ahead ? rewriter.getI64IntegerAttr(2) : stagesAttr);
+  if (ahead)
+    (*pipelined)->setAttr(kScoresAheadAttrName, rewriter.getUnitAttr());
   return pipelined;
 }
 
@@ -664,7 +850,9 @@ void mlir::attn::markPrefetchedTiles(Operation *root) {
       auto loop = user->getParentOfType<scf::ForOp>();
       while (loop && !loop->hasAttr(kPipelinedAttrName))
         loop = loop->getParentOfType<scf::ForOp>();
-      if (!loop)
+      // The scores a scores-ahead loop's prologue computes: the GPU waits for
+      // every copy before them.
+      if (!loop && !user->hasAttr(kScoresAheadAttrName))
         return;
       read = true;
     }
@@ -702,8 +890,9 @@ struct AttnPipelinePass
           << chain << "'";
       return signalPassFailure();
     }
-    if (phase != "expand" && failed(scheduleKeyLoops(rewriter, getOperation(),
-                                                     numStages, *chaining)))
+    if (phase != "expand" &&
+        failed(scheduleKeyLoops(rewriter, getOperation(), numStages, *chaining,
+                                scoresAhead)))
       return signalPassFailure();
     if (phase == "schedule")
       return;

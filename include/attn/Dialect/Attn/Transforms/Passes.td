@@ -218,6 +218,26 @@ def AttnPipeline : Pass<"attn-pipeline", "func::FuncOp"> {
     are left alone. On the CPU the result is the same computation in a
     different order, which `attn-run --target=cpu --num-stages=N --check`
     verifies.
+
+    With `scores-ahead`, a two-stage key loop whose block math starts with
+    the scores `S = 0; S += Q K^T` runs them one block ahead, in three
+    pipeline stages over the same two slots per tile:
+
+    ```
+    load K(lb), K(lb + 1), V(lb); S' = Q K(lb)^T; S = S'          (prologue)
+    scf.for %i = lb to ub {
+      load K(%i + 2), V(%i + 1)                       (stages 0 and 1)
+      S' = Q K(%i + 1)^T                              (stage 1)
+      softmax(S), O = O * alpha + P V(%i)             (stage 2)
+      S = S'                                          (stage 1)
+    }
+    ```
+
+    On sm_90a with `wgmma`, `S'` is issued asynchronously and waited for
+    only before `S = S'`, so the tensor cores compute the next block's
+    scores while the warps run this block's softmax and `P V` (which stays
+    on `mma.sync`). Such loops are not chained. The last iteration computes
+    the scores of a block past the end, which nothing reads.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
@@ -231,7 +251,10 @@ def AttnPipeline : Pass<"attn-pipeline", "func::FuncOp"> {
            "tiles) or 'none'">,
     Option<"phase", "phase", "std::string", /*default=*/"\"all\"",
            "'schedule' (annotate only), 'expand' (expand annotated loops "
-           "only) or 'all'">
+           "only) or 'all'">,
+    Option<"scoresAhead", "scores-ahead", "bool", /*default=*/"false",
+           "Compute the next block's scores (Q K^T) before this block's "
+           "softmax and P V (two-stage loops whose math starts with them)">
   ];
   let statistics = [
     Statistic<"numPipelined", "num-pipelined", "Number of key loops pipelined">

@@ -130,6 +130,12 @@ inline constexpr llvm::StringLiteral kAsyncCopyAttrName = "attn.async_copy";
 inline constexpr llvm::StringLiteral kPipelineChainedAttrName =
     "attn.pipeline_chained";
 inline constexpr llvm::StringLiteral kChainLoadAttrName = "attn.chain_load";
+/// `scores-ahead`: a key loop that computes the scores of the next block
+/// (S' = Q K'^T) while the softmax and P V of this one run, and the ops of
+/// that contraction (the zero fill of S', the contraction, and the copy
+/// S' -> S at the end of the iteration). On the GPU a wgmma contraction so
+/// marked is waited for only at that copy.
+inline constexpr llvm::StringLiteral kScoresAheadAttrName = "attn.scores_ahead";
 
 /// Which consecutive key loops `--attn-pipeline` chains (see its
 /// description): none, those whose tiles are 32-bit, or all.
@@ -140,9 +146,16 @@ enum class LoopChaining { None, F32, All };
 /// loop and the ops of its body with their stages. `numStages` <= 0 takes
 /// the `num_stages` of each loop's program grid. Returns the number of loops
 /// scheduled.
+/// With `scoresAhead`, a two-stage loop whose block math starts with
+/// `S = 0; S += A K^T` (K one of its tiles) is instead scheduled in three
+/// stages: K's loads two blocks ahead, the other loads and the scores of
+/// the next block one ahead (into a second register block, copied into S
+/// at the end of the iteration), the rest of the math on this block; its
+/// tiles keep two slots and it is not chained.
 FailureOr<int64_t> scheduleKeyLoops(RewriterBase &rewriter, Operation *root,
                                     int64_t numStages,
-                                    LoopChaining chaining = LoopChaining::F32);
+                                    LoopChaining chaining = LoopChaining::F32,
+                                    bool scoresAhead = false);
 /// The expansion of `--attn-pipeline`: rewrites one loop annotated by
 /// scheduleKeyLoops into prologue + pipelined loop (scf::pipelineForLoop,
 /// epilogue predicated, not peeled). Returns the new loop.
