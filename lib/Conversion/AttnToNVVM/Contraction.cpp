@@ -340,6 +340,9 @@ void Distributor::selectWgmmaOperands() {
   };
   SmallVector<linalg::GenericOp> generics;
   kernel.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+  bool scoresAhead = llvm::any_of(generics, [](linalg::GenericOp op) {
+    return op->hasAttr(kScoresAheadAttrName);
+  });
   DenseSet<Buffer *> operands;
   for (linalg::GenericOp op : generics) {
     if (!isContraction(op))
@@ -353,6 +356,10 @@ void Distributor::selectWgmmaOperands() {
       continue;
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     if (a->layout == Layout::Acc) {
+      // With the next block's scores in flight on wgmma, P V stays on
+      // mma.sync: a wgmma P V would wait for them too.
+      if (scoresAhead)
+        continue;
       // tf32 P V: C[i][j] += P[i][k] * V[k][j] with P in registers (the
       // accumulator of S) and V stored transposed (K-major, as tf32 needs).
       int64_t k = op.getStaticLoopRanges()[2];
@@ -399,6 +406,12 @@ void Distributor::selectWgmmaOperands() {
     if (shared.contains(lookup(op->getOperand(0))) ||
         shared.contains(lookup(op->getOperand(1))))
       wgmmaContractions.erase(op);
+  // Tiles of 8-row groups and whole 128-byte atoms take the swizzled layout.
+  auto swizzles = [](const Buffer &buf) {
+    int64_t rowBytes =
+        buf.cols * buf.type.getElementType().getIntOrFloatBitWidth() / 8;
+    return buf.rows % 8 == 0 && rowBytes % 128 == 0;
+  };
   for (Operation *op : wgmmaContractions) {
     Buffer *a = lookup(op->getOperand(0)), *bBuf = lookup(op->getOperand(1));
     if (a->layout == Layout::Acc) {
@@ -417,9 +430,13 @@ void Distributor::selectWgmmaOperands() {
       continue;
     }
     bBuf->coreMatrix = true;
+    bBuf->swizzle = swizzles(*bBuf);
     if (!a->type.getElementType().isF32() ||
-        !cachesFragments(cast<linalg::GenericOp>(op).getStaticLoopRanges()[2]))
+        !cachesFragments(
+            cast<linalg::GenericOp>(op).getStaticLoopRanges()[2])) {
       a->coreMatrix = true; // tf32 Q in registers where it fits
+      a->swizzle = swizzles(*a);
+    }
   }
 }
 
@@ -431,7 +448,7 @@ void Distributor::fenceForAsyncProxy() {
 }
 
 LogicalResult Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
-                                             int64_t k) {
+                                             int64_t k, bool async) {
   MLIRContext *ctx = b.getContext();
   Type elt = bBuf.type.getElementType();
   int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
@@ -442,21 +459,31 @@ LogicalResult Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
   // stride byte offset (the next 8 rows), each in 16-byte units. A k step
   // (32 bytes) is two core matrices along K: +16 in the start field, which
   // cannot carry out of it (shared addresses are below 2^18).
-  auto descriptor = [&](Value base, int64_t stride) -> Value {
+  // A swizzled tile (Buffer::swizzle): swizzle mode 1 (128 bytes, bits
+  // 62-63), stride byte offset 1024 (the next 8 rows of a 128-byte atom),
+  // leading byte offset unused (a k step stays in one atom); a k step is 32
+  // bytes further in the atom, and the next atom `rows * 128` bytes on.
+  auto descriptor = [&](const Buffer &tile, Value base,
+                        int64_t stride) -> Value {
     Value address = arith::IndexCastOp::create(b, loc, i64, base);
     Value start = arith::ShRUIOp::create(
         b, loc,
         arith::AndIOp::create(
             b, loc, address, arith::ConstantIntOp::create(b, loc, 0x3FFFF, 64)),
         arith::ConstantIntOp::create(b, loc, 4, 64));
-    int64_t fields = (int64_t(128 >> 4) << 16) | (int64_t(stride >> 4) << 32);
+    int64_t fields =
+        tile.swizzle ? (int64_t(1) << 16) | (int64_t(1024 >> 4) << 32) |
+                           (int64_t(1) << 62)
+                     : (int64_t(128 >> 4) << 16) | (int64_t(stride >> 4) << 32);
     return arith::OrIOp::create(
         b, loc, start, arith::ConstantIntOp::create(b, loc, fields, 64));
   };
-  auto atStep = [&](Value desc, int64_t kt) -> Value {
+  auto atStep = [&](const Buffer &tile, Value desc, int64_t kt) -> Value {
+    int64_t offset = tile.swizzle
+                         ? kt * 32 / 128 * tile.rows * 128 + kt * 32 % 128
+                         : kt * 256;
     return arith::AddIOp::create(
-        b, loc, desc,
-        arith::ConstantIntOp::create(b, loc, kt * (256 >> 4), 64));
+        b, loc, desc, arith::ConstantIntOp::create(b, loc, offset >> 4, 64));
   };
   // tf32 P V: V's transposed copy (K-major for wgmma), published to the
   // async proxy. The barrier before the copy that filled V's tile (or the
@@ -494,10 +521,10 @@ LogicalResult Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
     // (r + 8, 2q + 1) of n tile kt, which stand for k = q and q + 4: the
     // slots of V's transposed tile. MLIR 22's nvvm.wgmma.mma_async takes A
     // only by descriptor, so this form is inline PTX, one instruction.
-    Value bDesc =
-        a.layout == Layout::Acc
-            ? descriptor(transposedV.base, transposedV.rows / e * 128 + 16)
-            : descriptor(bBuf.base, bBuf.cols / e * 128);
+    Value bDesc = a.layout == Layout::Acc
+                      ? descriptor(transposedV, transposedV.base,
+                                   transposedV.rows / e * 128 + 16)
+                      : descriptor(bBuf, bBuf.base, bBuf.cols / e * 128);
     std::string asmString;
     llvm::raw_string_ostream os(asmString);
     os << "wgmma.mma_async.sync.aligned.m64n" << n << "k8.f32.tf32.tf32 {";
@@ -532,7 +559,8 @@ LogicalResult Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
       }
       for (Value &v : operands)
         v = LLVM::BitcastOp::create(b, loc, i32, v);
-      operands.push_back(atStep(bDesc, kt));
+      operands.push_back(
+          atStep(a.layout == Layout::Acc ? transposedV : bBuf, bDesc, kt));
       for (int64_t r = 0; r < regs; ++r)
         operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, r));
       acc = LLVM::InlineAsmOp::create(
@@ -548,25 +576,30 @@ LogicalResult Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
     // Warpgroup g computes rows [64 g, 64 g + 64): its A starts 8 row
     // groups of core matrices further per warpgroup.
     Value group = arith::DivUIOp::create(b, loc, tid, cIndex(128));
-    Value aDesc =
-        descriptor(arith::AddIOp::create(
-                       b, loc, a.base,
-                       arith::MulIOp::create(b, loc, group,
-                                             cIndex(8 * (a.cols / e) * 128))),
-                   a.cols / e * 128);
-    Value bDesc = descriptor(bBuf.base, bBuf.cols / e * 128);
+    int64_t groupBytes = a.swizzle ? 8 * 1024 : 8 * (a.cols / e) * 128;
+    Value aDesc = descriptor(
+        a,
+        arith::AddIOp::create(
+            b, loc, a.base,
+            arith::MulIOp::create(b, loc, group, cIndex(groupBytes))),
+        a.cols / e * 128);
+    Value bDesc = descriptor(bBuf, bBuf.base, bBuf.cols / e * 128);
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     for (int64_t kt = 0; kt < k / kStep; ++kt)
       acc = NVVM::WgmmaMmaAsyncOp::create(
-          b, loc, structType, acc, atStep(aDesc, kt), atStep(bDesc, kt),
-          NVVM::MMAShapeAttr::get(ctx, 64, n, kStep), type, type,
-          NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+          b, loc, structType, acc, atStep(a, aDesc, kt),
+          atStep(bBuf, bDesc, kt), NVVM::MMAShapeAttr::get(ctx, 64, n, kStep),
+          type, type, NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
           NVVM::MMALayout::row, NVVM::MMALayout::col,
           /*satfinite=*/nullptr);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  // An async one is waited for where its accumulators are first read.
+  if (async)
+    asyncAccumulators.insert(c.storage);
+  else
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   for (int64_t r = 0; r < regs; ++r)
     storePrivate(c, r, LLVM::ExtractValueOp::create(b, loc, acc, r));
   return success();
@@ -631,8 +664,20 @@ LogicalResult Distributor::rewriteContraction(linalg::GenericOp op) {
   int64_t k = op.getStaticLoopRanges()[2];
   b.setInsertionPoint(op);
   Type elt = bBuf->type.getElementType();
+  // The scores a scores-ahead loop's prologue computes (outside the loop)
+  // read the first K block: every copy issued so far is waited for.
+  bool ahead = op->hasAttr(kScoresAheadAttrName);
+  if (ahead && !enclosingKeyLoop(op)) {
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
+    if (wgmmaContractions.contains(op))
+      fenceForAsyncProxy();
+    barrier();
+  }
   if (wgmmaContractions.contains(op)) {
-    if (failed(contractWithWgmma(*a, *bBuf, *c, k)))
+    // In the loop, the next block's scores run on while this block's softmax
+    // and P V do.
+    if (failed(contractWithWgmma(*a, *bBuf, *c, k,
+                                 /*async=*/ahead && enclosingKeyLoop(op))))
       return failure();
   } else if (elt.isF32() && ieee)
     contractWithFMA(*a, *bBuf, *c, bTransposed, k);

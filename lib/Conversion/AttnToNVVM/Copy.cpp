@@ -34,6 +34,33 @@ Value mlir::attn::detail::sharedAddress(OpBuilder &b, Location loc,
     return arith::ConstantIndexOp::create(b, loc, v);
   };
   int64_t bytes = buf.type.getElementType().getIntOrFloatBitWidth() / 8;
+  if (buf.swizzle) {
+    // (col bytes / 128) * rows * 128 + (row / 8) * 1024 + (row % 8) * 128
+    //   + ((col bytes / 16) % 8 ^ row % 8) * 16 + col bytes % 16.
+    Value byteCol = arith::MulIOp::create(b, loc, col, cIndex(bytes));
+    Value inGroup = arith::RemUIOp::create(b, loc, row, cIndex(8));
+    Value chunk = arith::XOrIOp::create(
+        b, loc,
+        arith::RemUIOp::create(
+            b, loc, arith::DivUIOp::create(b, loc, byteCol, cIndex(16)),
+            cIndex(8)),
+        inGroup);
+    Value atom = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, byteCol, cIndex(128)),
+        cIndex(buf.rows * 128));
+    Value group = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, row, cIndex(8)), cIndex(1024));
+    Value inAtom = arith::AddIOp::create(
+        b, loc,
+        arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, inGroup, cIndex(128)),
+            arith::MulIOp::create(b, loc, chunk, cIndex(16))),
+        arith::RemUIOp::create(b, loc, byteCol, cIndex(16)));
+    return arith::AddIOp::create(
+        b, loc, buf.base,
+        arith::AddIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, atom, group), inAtom));
+  }
   if (!buf.coreMatrix) {
     Value elem = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, row, cIndex(buf.ld)), col);
@@ -87,7 +114,8 @@ mlir::attn::detail::chunkPosition(OpBuilder &b, Location loc, const Buffer &to,
     return arith::ConstantIndexOp::create(b, loc, v);
   };
   int64_t chunksPerRow = to.cols / vec;
-  if (!to.coreMatrix) {
+  // Swizzled tiles too: 8 lanes copy 128 contiguous bytes of a row.
+  if (!to.coreMatrix || to.swizzle) {
     Value r = arith::DivUIOp::create(b, loc, idx, cIndex(chunksPerRow));
     Value c = arith::MulIOp::create(
         b, loc, arith::RemUIOp::create(b, loc, idx, cIndex(chunksPerRow)),
@@ -266,6 +294,16 @@ LogicalResult Distributor::rewriteFill(linalg::FillOp op) {
     barrier();
     forEachSharedChunk(buf->rows, buf->cols, vec, [&](Value r, Value c) {
       Value splat = vector::BroadcastOp::create(b, loc, vecType, value);
+      if (buf->coreMatrix) {
+        // Its layout is not the view's (and a swizzled tile's base is
+        // aligned past the view's start).
+        Value address = arith::IndexCastOp::create(
+            b, loc, b.getI64Type(), sharedAddress(b, loc, *buf, r, c));
+        Value ptr = LLVM::IntToPtrOp::create(
+            b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
+        LLVM::StoreOp::create(b, loc, splat, ptr, /*alignment=*/16);
+        return;
+      }
       vector::StoreOp::create(b, loc, splat, buf->storage, ValueRange{r, c},
                               /*nontemporal=*/false, llvm::MaybeAlign(16));
     });
@@ -289,6 +327,17 @@ LogicalResult Distributor::rewriteCopy(linalg::CopyOp op) {
   b.setInsertionPoint(op);
   if (to && from && to->layout == Layout::Row && from->layout == Layout::Row) {
     for (int64_t k = 0; k < rowTiles * 2; ++k)
+      storePrivate(*to, k, loadPrivate(*from, k));
+    b.eraseOp(op);
+    return success();
+  }
+  if (to && from && to->layout == Layout::Acc && from->layout == Layout::Acc &&
+      to->cols == from->cols && !to->transposedAcc && !from->transposedAcc) {
+    // The next block's scores into S: a wgmma issued for them is waited
+    // for here, the end of the iteration that overlapped it.
+    if (asyncAccumulators.erase(from->storage))
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    for (int64_t k = 0, e = rowTiles * (from->cols / 8) * 4; k < e; ++k)
       storePrivate(*to, k, loadPrivate(*from, k));
     b.eraseOp(op);
     return success();

@@ -129,6 +129,16 @@ LogicalResult Distributor::classify() {
     if (Buffer *out = lookup(op.getDpsInits()[0]))
       out->layout = Layout::Acc;
   });
+  // A block copied from an accumulator block (the next key block's scores
+  // into S, --attn-pipeline's scores-ahead) is one too.
+  kernel.walk([&](linalg::CopyOp op) {
+    Buffer *from = lookup(op.getDpsInputs()[0]);
+    Buffer *to = lookup(op.getDpsInits()[0]);
+    if (from && to && from->layout == Layout::Acc && to->slots == 1 &&
+        to->rows == from->rows && to->cols == from->cols &&
+        op.getDpsInits()[0].getDefiningOp<memref::AllocaOp>())
+      to->layout = Layout::Acc;
+  });
   // A block read elementwise into an accumulator block of its shape (the
   // mask terms added to S) is laid out like it, in registers.
   kernel.walk([&](linalg::GenericOp op) {
@@ -429,6 +439,27 @@ void Distributor::allocateSharedView(int64_t rows, int64_t cols, Type elt,
   buf.base =
       memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buf.storage);
   buf.stageBytes = (rows * buf.ld * bytes + 15) / 16 * 16;
+  if (buf.swizzle) {
+    // The swizzle repeats every 1024 bytes of the shared address, and
+    // dynamic shared memory is only 16-byte aligned: the swizzled tiles,
+    // allocated first and one after the other, start at the first 1024-byte
+    // boundary of the 1024 bytes the first one reserves more. Their slots
+    // are whole 1024-byte blocks (8-row groups of 128-byte atoms).
+    assert((!swizzleBase || sharedOffset == swizzleEnd) &&
+           "swizzled tiles are allocated first, together");
+    if (!swizzleBase) {
+      swizzleBase = arith::AndIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, buf.base, cIndex(1023)),
+          cIndex(~int64_t(1023)));
+      sharedOffset += 1024;
+    }
+    buf.base = swizzleUsed ? arith::AddIOp::create(b, loc, swizzleBase,
+                                                   cIndex(swizzleUsed))
+                                 .getResult()
+                           : swizzleBase;
+    swizzleUsed += numStages * buf.stageBytes;
+    swizzleEnd = sharedOffset + numStages * buf.stageBytes;
+  }
   if (numStages > 1) {
     // Stage s at base + s * stageBytes; stageBytes is a whole number of rows.
     auto stagesType =
@@ -542,7 +573,14 @@ FailureOr<int64_t> Distributor::run() {
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface{}, workgroup));
   Type f32 = b.getF32Type();
+  // Swizzled tiles first, together (allocateSharedView).
+  for (auto &[value, buf] : buffers)
+    if (buf.layout == Layout::Shared && buf.swizzle)
+      allocateSharedView(buf.rows, buf.cols, buf.type.getElementType(), buf,
+                         buf.slots);
   for (auto &[value, buf] : buffers) {
+    if (buf.layout == Layout::Shared && buf.swizzle)
+      continue;
     if (buf.layout == Layout::Shared) {
       allocateSharedView(buf.rows, buf.cols, buf.type.getElementType(), buf,
                          buf.slots);

@@ -50,6 +50,15 @@ struct Buffer {
   /// A wgmma operand: 8-row x 16-byte core matrices, each 128 contiguous
   /// bytes, row-major over (row / 8, col / (16 / bytes)); no padding.
   bool coreMatrix = false;
+  /// A coreMatrix tile in the 128-byte swizzled layout instead (wgmma's
+  /// swizzle mode 1): rows of 128-byte atoms, atom a (bytes [128 a, 128 a +
+  /// 128) of every row) a `rows x 128` block of its own, 8-row groups 1024
+  /// bytes apart, and in row r the 16-byte chunk j at chunk j ^ (r % 8).
+  /// A warp's copy of whole rows then reads 128 contiguous global bytes and
+  /// writes 8 banks apart per 8 lanes: one L2 request per 8 lanes, where the
+  /// plain core-matrix order (8 lanes down 8 rows) made one per lane. Its
+  /// base is aligned to 1024 bytes at run time (the pattern repeats there).
+  bool swizzle = false;
   /// A wgmma B operand that tf32 needs K-major but whose tile is [k][n] (V
   /// of `P V`), written by transposeForWgmma: element (row, col) lives at
   /// (col, slot(row)) of a core-matrix tile of `cols x rows`, where slot
@@ -187,8 +196,8 @@ private:
   /// shared memory (core-matrix layout), one warpgroup per 64 rows; or, for
   /// an `a` in registers (tf32 P), `c += a * b` with A from the accumulator
   /// registers of P and b a `transposed` tile.
-  LogicalResult contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
-                                  int64_t k);
+  LogicalResult contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c, int64_t k,
+                                  bool async = false);
   /// Copies the [k][n] tile `from` into its `transposed` copy `to`: one
   /// 16-byte shared load and four 4-byte stores per thread and step, each
   /// step a base register plus immediates where the shape allows.
@@ -197,6 +206,9 @@ private:
   SmallVector<Buffer> transposedTiles;
   /// Contractions selectWgmmaOperands chose.
   DenseSet<Operation *> wgmmaContractions;
+  /// Accumulators (by storage) of a wgmma issued and not yet waited for:
+  /// scores-ahead contractions, waited for at their copy into S.
+  DenseSet<Value> asyncAccumulators;
   void contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c, bool bTransposed,
                        int64_t k);
   /// Transposed accumulators (Buffer::transposedAcc): the register index,
@@ -308,6 +320,10 @@ private:
   DenseMap<Value, Buffer> scratch;
   Value dynamicShared;
   int64_t sharedOffset = 0;
+  /// The swizzled tiles' region (allocateSharedView): its first 1024-byte
+  /// boundary, the bytes allocated in it, and the shared offset it ends at.
+  Value swizzleBase;
+  int64_t swizzleUsed = 0, swizzleEnd = 0;
 };
 
 /// The innermost key loop around `op`: an enclosing `scf.for` other than the

@@ -178,12 +178,15 @@ void Distributor::cachePrefetchedFragments() {
   });
   for (linalg::CopyOp copy : prefetches) {
     // The first op after the copy, in its block, that is or holds a
-    // pipelined loop: every reader of the tile is in such a loop.
+    // pipelined loop or the scores a scores-ahead loop's prologue computes:
+    // every reader of the tile is one of those.
     Operation *first = nullptr;
     for (Operation *op = copy->getNextNode(); op && !first;
          op = op->getNextNode()) {
-      op->walk([&](scf::ForOp loop) {
-        if (!first && loop->hasAttr(kPipelinedAttrName))
+      op->walk([&](Operation *inner) {
+        if (!first &&
+            ((isa<scf::ForOp>(inner) && inner->hasAttr(kPipelinedAttrName)) ||
+             inner->hasAttr(kScoresAheadAttrName)))
           first = op;
       });
     }

