@@ -205,7 +205,8 @@ llvm::Error CPUBackend::compile(ModuleOp module, EntryFunction &entry,
     pipelineOptions.blockM = options.blockM;
     pipelineOptions.blockN = options.blockN;
     pipelineOptions.numStages = options.numStages;
-    pipelineOptions.scoresAhead = options.scoresAhead;
+    if (!options.scoresAhead.empty())
+      pipelineOptions.scoresAhead = options.scoresAhead;
     buildAttnToLLVMCPUPipeline(pm, pipelineOptions);
     if (failed(pm.run(*clone)))
       return makeError(prefix + diagnostics.getFirstError(

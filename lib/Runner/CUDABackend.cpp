@@ -88,7 +88,8 @@ compileKernel(ModuleOp module, EntryFunction &entry,
   ptxOptions.overrides.blockN = options.blockN;
   ptxOptions.overrides.numWarps = options.numWarps;
   ptxOptions.overrides.numStages = options.numStages;
-  ptxOptions.scoresAhead = options.scoresAhead;
+  if (!options.scoresAhead.empty())
+    ptxOptions.scoresAhead = options.scoresAhead;
   std::string name = entry.getName().str();
   DiagnosticCollector diagnostics(module.getContext());
   FailureOr<KernelArtifact> artifact = compileToPTX(module, name, ptxOptions);

@@ -113,11 +113,12 @@ int main(int argc, char **argv) {
       cl::desc("K/V pipeline stages of --attn-pipeline (0: the default "
                "config); on cpu the pipelined loop runs in order"),
       cl::init(0), cl::cat(category));
-  cl::opt<bool> scoresAhead(
-      "scores-ahead",
-      cl::desc("Compute the next key block's scores before this block's "
-               "softmax and P V (--attn-pipeline; opt-in)"),
-      cl::init(false), cl::cat(category));
+  cl::opt<std::string> scoresAhead(
+      "scores-ahead", cl::ValueOptional, cl::value_desc("none|tf32|all"),
+      cl::desc("--attn-pipeline's scores-ahead: the next key block's Q K^T "
+               "before this block's softmax and P V (cuda: on wgmma). "
+               "Default: tf32 on cuda, none on cpu; alone: all"),
+      cl::cat(category));
   cl::opt<std::string> chip(
       "chip",
       cl::desc("cuda: the chip to compile for (default: the device's own, "
@@ -152,6 +153,10 @@ int main(int argc, char **argv) {
     return fail("--num-warps must be >= 0");
   if (numStages < 0)
     return fail("--num-stages must be >= 0");
+  if (!scoresAhead.empty() && scoresAhead != "none" && scoresAhead != "tf32" &&
+      scoresAhead != "all")
+    return fail("--scores-ahead must be none, tf32 or all, got '" +
+                scoresAhead + "'");
   if (emitKernel.getNumOccurrences() && emitKernel.empty())
     return fail("--emit-kernel needs a directory, as in --emit-kernel=out");
   bool isCUDA =
@@ -173,8 +178,9 @@ int main(int argc, char **argv) {
     if (!isCUDA)
       return fail("a launch manifest runs on --target=cuda only");
     if (entry.getNumOccurrences() || blockM || blockN || numWarps ||
-        numStages || scoresAhead || chip.getNumOccurrences() ||
-        !jitCPU.empty() || emitKernel.getNumOccurrences())
+        numStages || scoresAhead.getNumOccurrences() ||
+        chip.getNumOccurrences() || !jitCPU.empty() ||
+        emitKernel.getNumOccurrences())
       return fail("-e, --block-m, --block-n, --num-warps, --num-stages, "
                   "--scores-ahead, --chip, --jit-cpu "
                   "and --emit-kernel do not apply to a launch manifest (it is "
@@ -212,7 +218,9 @@ int main(int argc, char **argv) {
   options.compile.blockN = blockN;
   options.compile.numWarps = numWarps;
   options.compile.numStages = numStages;
-  options.compile.scoresAhead = scoresAhead;
+  if (scoresAhead.getNumOccurrences())
+    options.compile.scoresAhead =
+        scoresAhead.empty() ? std::string("all") : scoresAhead.getValue();
   options.compile.chip = chip;
   options.compile.jitCPU = jitCPU;
   options.compile.configurePassManager = [](PassManager &pm) {

@@ -107,10 +107,13 @@ int main(int argc, char **argv) {
                       cl::desc("Q K^T and tf32 P V on wgmma where the kernel "
                                "allows it (sm_90a; experimental)"),
                       cl::cat(category));
-  cl::opt<bool> scoresAhead(
-      "scores-ahead", cl::init(false),
-      cl::desc("Compute the next key block's scores before this block's "
-               "softmax and P V (asynchronously with --wgmma; opt-in)"),
+  cl::opt<std::string> scoresAhead(
+      "scores-ahead", cl::init("tf32"), cl::ValueOptional,
+      cl::value_desc("none|tf32|all"),
+      cl::desc("The next key block's Q K^T on wgmma, in flight across this "
+               "block's softmax and P V: tf32 (the default: f32 kernels on "
+               "sm_90a with 16-row warps in warpgroups), all (--scores-ahead "
+               "alone), or none"),
       cl::cat(category));
   cl::opt<int64_t> programTiles(
       "program-tiles", cl::init(1),
@@ -132,6 +135,11 @@ int main(int argc, char **argv) {
   if (blockM < 0 || blockN < 0 || numWarps < 0 || numStages < 0)
     return fail("--block-m, --block-n, --num-warps and --num-stages must be "
                 ">= 0");
+  if (scoresAhead.empty())
+    scoresAhead = "all";
+  if (scoresAhead != "none" && scoresAhead != "tf32" && scoresAhead != "all")
+    return fail("--scores-ahead must be none, tf32 or all, got '" +
+                scoresAhead + "'");
   if (programTiles < 1)
     return fail("--program-tiles must be >= 1, got " +
                 llvm::Twine(programTiles));

@@ -60,13 +60,18 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
     With `wgmma` on an `sm_90a` kernel whose warps form whole warpgroups of
     16-row warps, `Q K^T` is instead one `wgmma.mma_async` m64nNk{8,16} per
     k step for each warpgroup, K read from shared memory in the core-matrix
-    layout (8 rows x 16 bytes per 128-byte matrix, no swizzle) and Q too, or,
-    for tf32 with head dim 64-128, Q's fragments from registers. tf32 `P V`
-    also runs on wgmma: P from the accumulator registers of S, V copied
-    into a transposed, K-major core-matrix tile. Each is issued and waited
-    for in place. It is correct on the GPU matrix but faster than
-    `mma.sync` only for 128-row tf32 programs with `causal` at T=512
-    (docs/GPU.md, "wgmma"), so it is off by default.
+    layout (128-byte swizzled where rows are whole 128-byte atoms: one L2
+    request per 8 lanes of its copies) and Q too, or, for tf32 with head
+    dim 64-128, Q's fragments from registers. tf32 `P V` also runs on
+    wgmma: P from the accumulator registers of S, V copied into a
+    transposed, K-major core-matrix tile. Each is issued and waited for in
+    place, except the next block's scores of an `--attn-pipeline`
+    scores-ahead loop (`attn.scores_ahead`): those are waited for where they
+    are copied into S, after this block's softmax and `P V` (which then
+    stays on `mma.sync`). A kernel with such loops runs its `Q K^T` on
+    wgmma without the `wgmma` option; `--attn-to-nvvm` schedules them by
+    default for f32 kernels at head dim 64-128 (`scores-ahead=tf32`): the
+    seed's kernels are 4-4.5% faster for it at T=512 (docs/Wgmma.md).
 
     Each kernel records the host arguments it takes (`attn.kernel_args`) and
     its dynamic shared memory (`attn.shared_memory_bytes`) for the launch

@@ -30,11 +30,11 @@ struct AttnToLLVMCPUOptions : public PassPipelineOptions<AttnToLLVMCPUOptions> {
       *this, "num-stages",
       llvm::cl::desc("K/V pipeline stages (the loop runs in order on the CPU)"),
       llvm::cl::init(0)};
-  PassOptions::Option<bool> scoresAhead{
+  PassOptions::Option<std::string> scoresAhead{
       *this, "scores-ahead",
-      llvm::cl::desc("Compute the next key block's scores before this "
-                     "block's softmax and P V (--attn-pipeline; opt-in)"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("--attn-pipeline's scores-ahead: 'none', 'tf32' or "
+                     "'all' (the host runs the schedule in order)"),
+      llvm::cl::init("none")};
   PassOptions::Option<bool> maskBlockMap{
       *this, "mask-block-map",
       llvm::cl::desc("Classify a mask tensor's blocks once per launch "
@@ -81,11 +81,14 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
   PassOptions::Option<int64_t> numStages{*this, "num-stages",
                                          llvm::cl::desc("K/V pipeline stages"),
                                          llvm::cl::init(0)};
-  PassOptions::Option<bool> scoresAhead{
+  PassOptions::Option<std::string> scoresAhead{
       *this, "scores-ahead",
-      llvm::cl::desc("Compute the next key block's scores before this "
-                     "block's softmax and P V (--attn-pipeline; opt-in)"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("--attn-pipeline's scores-ahead: the next key block's "
+                     "Q K^T on wgmma in flight across this block's softmax "
+                     "and P V. 'tf32' (f32 programs that can run on wgmma: "
+                     "sm_90a, 16-row warps in whole warpgroups), 'all' or "
+                     "'none'"),
+      llvm::cl::init("tf32")};
   PassOptions::Option<bool> wgmma{
       *this, "wgmma",
       llvm::cl::desc("Q K^T and tf32 P V on wgmma (sm_90a; experimental)"),

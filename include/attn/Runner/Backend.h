@@ -40,8 +40,9 @@ struct CompileOptions {
   /// K/V pipeline stages of `--attn-pipeline` (0 keeps the default; the
   /// CPU runs the pipelined loop sequentially, which checks its expansion).
   int64_t numStages = 0;
-  /// --attn-pipeline's scores-ahead (the next block's scores first).
-  bool scoresAhead = false;
+  /// --attn-pipeline's scores-ahead ("none", "tf32", "all"); empty keeps
+  /// the target's default (cpu: none; cuda: tf32).
+  std::string scoresAhead;
   /// CUDA only: warps per program (0 keeps the default config).
   int64_t numWarps = 0;
   /// CUDA only: the chip to compile for, e.g. sm_90a; empty means the

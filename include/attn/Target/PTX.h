@@ -33,9 +33,10 @@ struct PTXOptions {
   /// Q K^T and tf32 P V on wgmma where the kernel allows it (sm_90a;
   /// experimental).
   bool wgmma = false;
-  /// The next key block's scores computed before this block's softmax and
-  /// P V (--attn-pipeline's scores-ahead; with wgmma, asynchronously).
-  bool scoresAhead = false;
+  /// --attn-pipeline's scores-ahead: the next key block's Q K^T on wgmma,
+  /// in flight across this block's softmax and P V: "tf32" (f32 programs
+  /// that can run on wgmma), "all" or "none".
+  std::string scoresAhead = "tf32";
   /// Classify a mask tensor's blocks once per launch (a prologue kernel and
   /// a workspace in the manifest).
   bool maskBlockMap = true;

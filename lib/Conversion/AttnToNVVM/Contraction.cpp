@@ -332,17 +332,20 @@ void Distributor::contractWithMMA(Buffer &a, Buffer &bBuf, Buffer &c,
 
 void Distributor::selectWgmmaOperands() {
   int64_t warps = numThreads / 32;
-  if (!wgmma || config.getTarget() != "sm_90a" || ieee || rowTiles != 1 ||
-      warps % 4)
+  SmallVector<linalg::GenericOp> generics;
+  kernel.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+  // A kernel with scores-ahead loops (--attn-pipeline) runs its Q K^T on
+  // wgmma: the schedule exists to overlap the next block's wgmma with this
+  // block's math.
+  bool scoresAhead = llvm::any_of(generics, [](linalg::GenericOp op) {
+    return op->hasAttr(kScoresAheadAttrName);
+  });
+  if (!(wgmma || scoresAhead) || config.getTarget() != "sm_90a" || ieee ||
+      rowTiles != 1 || warps % 4)
     return;
   auto dims = [ctx = kernel.getContext()](unsigned x, unsigned y) {
     return contractionMap(ctx, x, y);
   };
-  SmallVector<linalg::GenericOp> generics;
-  kernel.walk([&](linalg::GenericOp op) { generics.push_back(op); });
-  bool scoresAhead = llvm::any_of(generics, [](linalg::GenericOp op) {
-    return op->hasAttr(kScoresAheadAttrName);
-  });
   DenseSet<Buffer *> operands;
   for (linalg::GenericOp op : generics) {
     if (!isContraction(op))

@@ -1,18 +1,36 @@
-// --attn-pipeline="scores-ahead=true" on the GPU (tf32, head dim 64, 64-row
+// --attn-pipeline="scores-ahead=all" on the GPU (tf32, head dim 64, 64-row
 // programs of one warpgroup, two stages). With wgmma, the next block's
 // scores are issued asynchronously and waited for only where they are
 // copied into S, at the end of the iteration, after this block's P V (on
 // mma.sync: a wgmma P V would wait for them too).
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
-// RUN:   --attn-pipeline="scores-ahead=true" \
+// RUN:   --attn-pipeline="scores-ahead=all" \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm="wgmma=true" | FileCheck %s
-// Without wgmma the same schedule runs on mma.sync, each contraction in
-// place:
+// Scores-ahead loops put the kernel's Q K^T on wgmma without the wgmma
+// option too (the schedule exists for it):
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
-// RUN:   --attn-pipeline="scores-ahead=true" \
+// RUN:   --attn-pipeline="scores-ahead=all" \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s
+// On sm_80 (no wgmma) the same schedule runs on mma.sync, each contraction
+// in place:
+// RUN: attn-opt %s --attn-tile="target=sm_80 block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
+// RUN:   --attn-pipeline="scores-ahead=all" \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s --check-prefix=MMA
+// --attn-pipeline="scores-ahead=tf32" (the default of --attn-to-nvvm) takes
+// this loop on sm_90a (f32, head dim 64, 16-row warps in a warpgroup), not
+// on sm_80:
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
+// RUN:   --attn-pipeline="scores-ahead=tf32" | FileCheck %s --check-prefix=TF32
+// RUN: attn-opt %s --attn-tile="target=sm_80 block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
+// RUN:   --attn-pipeline="scores-ahead=tf32" | FileCheck %s --check-prefix=TF32-80
+// TF32:        } {attn.pipelined = 2 : i64, attn.scores_ahead}
+// TF32-80-NOT: scores_ahead
+// A bad value is an error:
+// RUN: not attn-opt %s --attn-pipeline="scores-ahead=yes" 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: --attn-pipeline: scores-ahead must be 'none', 'tf32' or 'all', got 'yes'
 
 // The prologue's scores (block lb) wait for every copy issued so far (Q, K
 // of lb and lb + 1, V of lb), after Q's fragments are read into registers,

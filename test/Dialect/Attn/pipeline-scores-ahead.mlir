@@ -1,9 +1,9 @@
-// --attn-pipeline="scores-ahead=true": a two-stage key loop whose block
+// --attn-pipeline="scores-ahead=all": a two-stage key loop whose block
 // math starts with the scores (the unmasked loop) computes the next block's
 // scores into a second register block before this block's softmax and P V,
 // and copies them into S at the end of the iteration: K's loads run two
 // blocks ahead, V's one, and both tiles keep two slots.
-// RUN: attn-opt %s --split-input-file --attn-online-softmax --attn-pipeline="scores-ahead=true" --verify-each \
+// RUN: attn-opt %s --split-input-file --attn-online-softmax --attn-pipeline="scores-ahead=all" --verify-each \
 // RUN:   --canonicalize --cse | FileCheck %s
 // Without the option, nothing is scores-ahead:
 // RUN: attn-opt %s --split-input-file --attn-online-softmax --attn-pipeline \
@@ -32,8 +32,12 @@
 // The loop: K of block i + 2 into slot (i + 2) mod 2, V of i + 1 into slot
 // (i + 1) mod 2, the scores of i + 1 on K's slot (i + 1) mod 2; then the
 // softmax of S, P V on V's slot i mod 2, and S = the next scores.
-// CHECK-NEXT:    scf.for %[[I:.*]] = %c0 to %{{.*}} step
+// Chained to the diagonal loop, K's and V's copies run on into its first
+// block only (block <= this loop's end %UB1), whole tiles below its end.
+// CHECK-NEXT:    scf.for %[[I:.*]] = %c0 to %[[UB1:[^ ]*]] step
 // CHECK:           %[[B2:.*]] = arith.addi %[[I]], %c2
+// CHECK:           arith.cmpi slt, %[[B2]], %[[UB2:[^ ]*]] : index
+// CHECK:           arith.cmpi sle, %[[B2]], %[[UB1]] : index
 // CHECK:           %[[S2:.*]] = arith.remui %[[B2]], %c2
 // CHECK-NEXT:      memref.subview %[[K]][%[[S2]], 0, 0]
 // CHECK:           linalg.copy {attn.async_copy}
@@ -51,10 +55,14 @@
 // CHECK:           linalg.copy {attn.scores_ahead} ins(%[[NEXT]] : memref<16x8xf32>) outs(%[[S]] : memref<16x8xf32>)
 // CHECK-NEXT:    } {attn.pipelined = 2 : i64, attn.scores_ahead}
 // The diagonal loop (its scores under the block-skip branch) keeps the
-// two-stage schedule, with a prologue of its own (not chained).
+// two-stage schedule; the loop before loaded its first block, so its
+// prologue copies only a partial block.
+// CHECK:         %[[GT:.*]] = arith.cmpi sgt, %[[ROWS:.*]], %c0 : index
+// CHECK:         %[[LT:.*]] = arith.cmpi slt, %[[ROWS]], %c8 : index
+// CHECK:         arith.andi %[[GT]], %[[LT]] : i1
 // CHECK:         linalg.copy {attn.async_copy}
 // CHECK:         linalg.copy {attn.async_copy}
-// CHECK:         scf.for
+// CHECK:         scf.for %{{.*}} = %[[UB1]] to %[[UB2]] step
 // CHECK:           scf.if
 // CHECK-NEXT:        linalg.fill ins(%{{.*}} : f32) outs(%[[S]] : memref<16x8xf32>)
 // CHECK:         } {attn.pipelined = 2 : i64}

@@ -1,15 +1,16 @@
-// The opt-in wgmma kernels of the seed's shape (f32/tf32, head dim 128,
-// 64x32x4 programs, two stages, `causal` and with a mask tensor) assemble
-// with their wgmma pipelined: ptxas warns C7511 when it serializes them
+// The wgmma kernels of the seed's shape (f32/tf32, head dim 128, 64x32x4
+// programs, two stages, `causal` and with a mask tensor; scores-ahead on
+// wgmma is their default) assemble with their wgmma pipelined: ptxas warns
+// C7511 when it serializes them
 // (it did while the NVPTX backend put the accumulators' zeroing after the
-// wgmma fence: docs/GPU.md, wgmma), and with no spills or stack. Checked
+// wgmma fence: docs/Wgmma.md), and with no spills or stack. Checked
 // with --scores-ahead (the next block's scores in flight over this block's
 // softmax and P V), and for the mask kernel with --wgmma alone. (With
 // --wgmma alone, the causal kernel's in-place wgmma of Q K^T and P V are
 // serialized again since the swizzled layout: C7511 at 250 registers.)
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: attn-translate --attn-to-ptx %s -e causal --chip=sm_90a --wgmma --scores-ahead -o %t/causal.ptx
+// RUN: attn-translate --attn-to-ptx %s -e causal --chip=sm_90a -o %t/causal.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/causal.ptx -o %t/causal.cubin 2>&1 | FileCheck %s
 // RUN: attn-translate --attn-to-ptx %s -e masked --chip=sm_90a --wgmma --scores-ahead -o %t/masked-ahead.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/masked-ahead.ptx -o %t/masked-ahead.cubin 2>&1 | FileCheck %s

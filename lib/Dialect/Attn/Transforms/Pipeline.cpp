@@ -280,11 +280,14 @@ struct ChainGuard {
 /// end, up to `loop`'s, for the blocks that `loop` loads whole (its copies,
 /// which handle a key tail, have as many rows), so that its last iterations
 /// load `loop`'s first blocks; `loop`'s prologue is left the partial ones
-/// (expandPipelinedLoop). Records the predicate of `before`'s copies.
+/// (expandPipelinedLoop). Records the predicate of `before`'s copies. With
+/// `firstBlockOnly` (a scores-ahead `before`, whose K loads run two blocks
+/// ahead), they stop at `loop`'s first block.
 static void extendLoads(RewriterBase &rewriter, scf::ForOp before,
                         ArrayRef<Operation *> beforeLoads, scf::ForOp loop,
                         ArrayRef<Operation *> loads,
-                        SmallVectorImpl<ChainGuard> &guards) {
+                        SmallVectorImpl<ChainGuard> &guards,
+                        bool firstBlockOnly) {
   Location loc = before.getLoc();
   auto first = cast<linalg::CopyOp>(*llvm::find_if(
       loads, [](Operation *op) { return isa<linalg::CopyOp>(op); }));
@@ -313,6 +316,14 @@ static void extendLoads(RewriterBase &rewriter, scf::ForOp before,
       arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt,
                             before.getInductionVar(), loop.getUpperBound()),
       whole);
+  // A scores-ahead loop loads K two blocks ahead: of `loop`'s blocks, only
+  // the first (two stages) is its to load.
+  if (firstBlockOnly)
+    inChain = arith::AndIOp::create(
+        rewriter, loc, inChain,
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle,
+                              before.getInductionVar(),
+                              before.getUpperBound()));
   for (Operation *load : beforeLoads) {
     load->setAttr(kChainLoadAttrName, rewriter.getUnitAttr());
     if (isa<linalg::CopyOp>(load))
@@ -427,6 +438,33 @@ static std::optional<ScoresAhead> findScoresAhead(scf::ForOp loop,
   return ahead;
 }
 
+/// Whether `mode` asks for `loop` to compute its scores ahead: with Tf32,
+/// when its tiles are f32 and its program's Q K^T runs on wgmma (the GPU
+/// lowering's conditions: sm_90a, 16-row warps in whole warpgroups, not
+/// `precision = ieee`), where the next block's scores run on while this
+/// block's math does; on mma.sync the schedule alone only costs registers.
+/// (scheduleKeyLoops also asks a head dim of 64-128 of Tf32.)
+static bool wantsScoresAhead(scf::ForOp loop, ArrayRef<Operation *> loads,
+                             ScoresAheadMode mode) {
+  if (mode != ScoresAheadMode::Tf32)
+    return mode == ScoresAheadMode::All;
+  if (llvm::any_of(copiedTiles(loads), [](Operation *tile) {
+        return !cast<memref::AllocaOp>(tile).getType().getElementType().isF32();
+      }))
+    return false;
+  for (Operation *p = loop->getParentOp(); p; p = p->getParentOp()) {
+    auto config = p->getAttrOfType<KernelConfigAttr>(kConfigAttrName);
+    if (!config)
+      continue;
+    auto precision = p->getAttrOfType<PrecisionKindAttr>(kPrecisionAttrName);
+    return config.getTarget() == "sm_90a" &&
+           config.getBlockM() == 16 * config.getNumWarps() &&
+           config.getNumWarps() % 4 == 0 &&
+           !(precision && precision.getValue() == PrecisionKind::IEEE);
+  }
+  return false;
+}
+
 /// The stages of a `scores-ahead` loop (see scheduleKeyLoops): K's loads
 /// and what they need in stage 0; the other loads, the scores of the next
 /// block (into a second register block) and what they need in stage 1;
@@ -497,7 +535,7 @@ FailureOr<int64_t> mlir::attn::scheduleKeyLoops(RewriterBase &rewriter,
                                                 Operation *root,
                                                 int64_t numStages,
                                                 LoopChaining chaining,
-                                                bool scoresAhead) {
+                                                ScoresAheadMode scoresAhead) {
   // Candidate loops and the tiles they load.
   llvm::MapVector<scf::ForOp, SmallVector<Operation *>> candidates;
   root->walk([&](scf::ForOp loop) {
@@ -558,25 +596,36 @@ FailureOr<int64_t> mlir::attn::scheduleKeyLoops(RewriterBase &rewriter,
   DenseSet<Operation *> loops;
   for (auto &[loop, loads] : candidates)
     loops.insert(loop);
-  // Loops that compute the next block's scores ahead (two stages only).
+  DominanceInfo dom(root);
+  // Loops that compute the next block's scores ahead (two stages only): not
+  // one that continues a loop before it (the key tail after the unmasked
+  // blocks), whose few blocks would only pay for a second register block.
   DenseMap<Operation *, ScoresAhead> ahead;
-  if (scoresAhead)
-    for (auto &[loop, loads] : candidates)
-      if (stagesFor(loop, numStages) == 2)
-        if (std::optional<ScoresAhead> found = findScoresAhead(loop, loads))
-          ahead[loop] = *found;
+  for (auto &[loop, loads] : candidates)
+    if (wantsScoresAhead(loop, loads, scoresAhead) &&
+        stagesFor(loop, numStages) == 2 &&
+        !chainedPredecessor(loop, candidates, numStages, dom))
+      if (std::optional<ScoresAhead> found = findScoresAhead(loop, loads)) {
+        // tf32: where the GPU lowering keeps Q's fragments in registers
+        // (head dim 64-128, the A of wgmma from registers): with Q from
+        // shared memory (D = 256) the seed-shaped kernels spill.
+        int64_t k = found->contraction.getStaticLoopRanges()[2];
+        if (scoresAhead == ScoresAheadMode::Tf32 && (k < 64 || k > 128))
+          continue;
+        ahead[loop] = *found;
+      }
   // Chains of key loops (the unmasked blocks, then the masked ones): each
   // loop's last iterations load the first blocks of the next, whose slots
   // count from the chain's first lower bound.
   DenseMap<Operation *, Value> slotBases;
   DenseSet<Operation *> chained;
   SmallVector<ChainGuard> guards;
-  DominanceInfo dom(root);
   for (auto &[loop, loads] : candidates) {
     if (chaining == LoopChaining::None)
       break;
     scf::ForOp before = chainedPredecessor(loop, candidates, numStages, dom);
-    if (!before || ahead.contains(loop) || ahead.contains(before) ||
+    // A scores-ahead loop may come first in a chain, not after another.
+    if (!before || ahead.contains(loop) ||
         (chaining == LoopChaining::F32 &&
          llvm::any_of(copiedTiles(loads), [](Operation *tile) {
            return cast<memref::AllocaOp>(tile)
@@ -584,7 +633,8 @@ FailureOr<int64_t> mlir::attn::scheduleKeyLoops(RewriterBase &rewriter,
                       .getElementTypeBitWidth() != 32;
          })))
       continue;
-    extendLoads(rewriter, before, candidates[before], loop, loads, guards);
+    extendLoads(rewriter, before, candidates[before], loop, loads, guards,
+                /*firstBlockOnly=*/ahead.contains(before));
     slotBases[loop] = slotBases.lookup_or(before, before.getLowerBound());
     chained.insert(loop);
   }
@@ -606,6 +656,8 @@ FailureOr<int64_t> mlir::attn::scheduleKeyLoops(RewriterBase &rewriter,
         predicateCopy(rewriter, cast<linalg::CopyOp>(guard.copy), guard.pred);
     for (auto &[loop, loads] : candidates)
       llvm::replace(loads, guard.copy, copy);
+    for (auto &[loop, found] : ahead)
+      llvm::replace(found.keyLoads, guard.copy, copy);
   }
   // The copies and fills themselves survive multi-buffering (only their
   // tile operands changed).
@@ -890,9 +942,21 @@ struct AttnPipelinePass
           << chain << "'";
       return signalPassFailure();
     }
+    std::optional<ScoresAheadMode> ahead =
+        llvm::StringSwitch<std::optional<ScoresAheadMode>>(scoresAhead)
+            .Case("none", ScoresAheadMode::None)
+            .Case("tf32", ScoresAheadMode::Tf32)
+            .Case("all", ScoresAheadMode::All)
+            .Default(std::nullopt);
+    if (!ahead) {
+      getOperation().emitError("--attn-pipeline: scores-ahead must be 'none', "
+                               "'tf32' or 'all', got '")
+          << scoresAhead << "'";
+      return signalPassFailure();
+    }
     if (phase != "expand" &&
         failed(scheduleKeyLoops(rewriter, getOperation(), numStages, *chaining,
-                                scoresAhead)))
+                                *ahead)))
       return signalPassFailure();
     if (phase == "schedule")
       return;

@@ -219,7 +219,10 @@ def AttnPipeline : Pass<"attn-pipeline", "func::FuncOp"> {
     different order, which `attn-run --target=cpu --num-stages=N --check`
     verifies.
 
-    With `scores-ahead`, a two-stage key loop whose block math starts with
+    With `scores-ahead` (`all`, or `tf32`: loops of f32 tiles, head dim
+    64-128, in programs whose `Q K^T` runs on wgmma; the default of
+    `--attn-to-nvvm` on sm_90a),
+    a two-stage key loop whose block math starts with
     the scores `S = 0; S += Q K^T` runs them one block ahead, in three
     pipeline stages over the same two slots per tile:
 
@@ -236,8 +239,10 @@ def AttnPipeline : Pass<"attn-pipeline", "func::FuncOp"> {
     On sm_90a with `wgmma`, `S'` is issued asynchronously and waited for
     only before `S = S'`, so the tensor cores compute the next block's
     scores while the warps run this block's softmax and `P V` (which stays
-    on `mma.sync`). Such loops are not chained. The last iteration computes
-    the scores of a block past the end, which nothing reads.
+    on `mma.sync`). Such a loop can come first in a chain (its loads run on
+    into the next loop's first block); a loop that continues another (the
+    key tail after the unmasked blocks) is not scheduled so. The last iteration
+    computes the scores of a block past its end, which nothing reads.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
@@ -252,9 +257,11 @@ def AttnPipeline : Pass<"attn-pipeline", "func::FuncOp"> {
     Option<"phase", "phase", "std::string", /*default=*/"\"all\"",
            "'schedule' (annotate only), 'expand' (expand annotated loops "
            "only) or 'all'">,
-    Option<"scoresAhead", "scores-ahead", "bool", /*default=*/"false",
+    Option<"scoresAhead", "scores-ahead", "std::string", /*default=*/"\"none\"",
            "Compute the next block's scores (Q K^T) before this block's "
-           "softmax and P V (two-stage loops whose math starts with them)">
+           "softmax and P V, in two-stage loops whose math starts with them: "
+           "'none', 'tf32' (f32 tiles in programs whose Q K^T runs on wgmma: "
+           "sm_90a, 16-row warps in whole warpgroups, not ieee) or 'all'">
   ];
   let statistics = [
     Statistic<"numPipelined", "num-pipelined", "Number of key loops pipelined">

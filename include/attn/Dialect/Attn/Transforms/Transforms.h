@@ -146,16 +146,22 @@ enum class LoopChaining { None, F32, All };
 /// loop and the ops of its body with their stages. `numStages` <= 0 takes
 /// the `num_stages` of each loop's program grid. Returns the number of loops
 /// scheduled.
+/// Which loops `--attn-pipeline` schedules scores-ahead (see its
+/// description): none, those of f32 tiles in programs whose Q K^T runs on
+/// wgmma (sm_90a, 16-row warps in whole warpgroups, not ieee), or all.
+enum class ScoresAheadMode { None, Tf32, All };
+
 /// With `scoresAhead`, a two-stage loop whose block math starts with
 /// `S = 0; S += A K^T` (K one of its tiles) is instead scheduled in three
 /// stages: K's loads two blocks ahead, the other loads and the scores of
 /// the next block one ahead (into a second register block, copied into S
 /// at the end of the iteration), the rest of the math on this block; its
-/// tiles keep two slots and it is not chained.
+/// tiles keep two slots, and it is chained only to a loop after it.
 FailureOr<int64_t> scheduleKeyLoops(RewriterBase &rewriter, Operation *root,
                                     int64_t numStages,
                                     LoopChaining chaining = LoopChaining::F32,
-                                    bool scoresAhead = false);
+                                    ScoresAheadMode scoresAhead =
+                                        ScoresAheadMode::None);
 /// The expansion of `--attn-pipeline`: rewrites one loop annotated by
 /// scheduleKeyLoops into prologue + pipelined loop (scf::pipelineForLoop,
 /// epilogue predicated, not peeled). Returns the new loop.
