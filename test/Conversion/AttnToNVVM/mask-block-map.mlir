@@ -43,15 +43,19 @@
 // Two stages: the program scans its map row for the live range and its
 // zero-term run first; the run goes through a pipelined loop without mask
 // code (no class load), the rest of the range through the masked one.
-// CHECK: %[[RANGE:.*]]:3 = scf.for %[[J:.*]] = %c0 to %[[NV:.*]] step %c1 iter_args(%{{.*}} = %[[NV]], %{{.*}} = %c0, %{{.*}} = %[[NV]]) -> (index, index, index) {
-// CHECK:   %[[SCAN:.*]] = memref.load %[[W2]][%c0, %c0, %{{.*}}, %[[J]]] : memref<1x1x?x?xi8>
+// The scan runs in 32 bits.
+// CHECK: %[[RANGE:.*]]:3 = scf.for %[[J:.*]] = %c0_i32 to %[[NV:.*]] step %c1_i32 iter_args(%{{.*}} = %[[NV]], %{{.*}} = %c0_i32, %{{.*}} = %[[NV]]) -> (i32, i32, i32) : i32 {
+// CHECK:   %[[JI:.*]] = arith.index_cast %[[J]] : i32 to index
+// CHECK:   %[[SCAN:.*]] = memref.load %[[W2]][%c0, %c0, %{{.*}}, %[[JI]]] : memref<1x1x?x?xi8>
 // CHECK:   arith.cmpi ne, %[[SCAN]], %c0_i8
-// CHECK: %[[PLAIN:.*]] = arith.maxsi %{{.*}}, %[[RANGE]]#0 : index
-// CHECK: scf.for %{{.*}} = %[[RANGE]]#0 to %{{.*}} step %c1 {
+// CHECK: %[[FIRST:.*]] = arith.index_cast %[[RANGE]]#0 : i32 to index
+// CHECK: %[[LAST:.*]] = arith.index_cast %[[RANGE]]#1 : i32 to index
+// CHECK: %[[PLAIN:.*]] = arith.maxsi %{{.*}}, %[[FIRST]] : index
+// CHECK: scf.for %{{.*}} = %[[FIRST]] to %{{.*}} step %c1 {
 // CHECK-NOT: memref.load %[[W2]]
 // CHECK: nvvm.mma.sync
 // CHECK-NOT: memref.load %[[W2]]
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[RANGE]]#1 step %c1 {
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[LAST]] step %c1 {
 // CHECK: %[[CLS:.*]] = memref.load %[[W2]][%c0, %c0, %{{.*}}, %{{.*}}] : memref<1x1x?x?xi8>
 // CHECK: %[[LIVE:.*]] = arith.cmpi ne, %[[CLS]], %c0_i8
 // CHECK: scf.if %[[LIVE]] {

@@ -122,27 +122,34 @@
 // RANGE: %[[NV:.*]] = arith.ceildivsi
 // RANGE: %[[FULL:.*]] = arith.divsi
 // RANGE: %[[BOUND:.*]] = arith.minsi %[[FULL]], %[[NV]] : index
-// RANGE: %[[R:.*]]:3 = scf.for %[[J:.*]] = %c0 to %[[NV]] step %c1 iter_args(%[[FIRST:.*]] = %[[NV]], %[[LAST:.*]] = %c0, %[[ZEND:.*]] = %[[NV]]) -> (index, index, index) {
-// RANGE-NEXT: %[[C:.*]] = memref.load %{{.*}}[%c0, %c0, %[[PQB]], %[[J]]] : memref<1x1x?x?xi8>
+// The scan runs in 32 bits (the GPU's index is 64-bit, where its compares
+// and selects were pairs of instructions).
+// RANGE: %[[NV32:.*]] = arith.index_cast %[[NV]] : index to i32
+// RANGE: %[[R:.*]]:3 = scf.for %[[J:.*]] = %c0_i32 to %[[NV32]] step %c1_i32 iter_args(%[[FIRST:.*]] = %[[NV32]], %[[LAST:.*]] = %c0_i32, %[[ZEND:.*]] = %[[NV32]]) -> (i32, i32, i32) : i32 {
+// RANGE-NEXT: %[[JI:.*]] = arith.index_cast %[[J]] : i32 to index
+// RANGE-NEXT: %[[C:.*]] = memref.load %{{.*}}[%c0, %c0, %[[PQB]], %[[JI]]] : memref<1x1x?x?xi8>
 // RANGE-NEXT: %[[L:.*]] = arith.cmpi ne, %[[C]], %c0_i8 : i8
-// RANGE-NEXT: %[[MIN:.*]] = arith.minsi %[[FIRST]], %[[J]] : index
-// RANGE-NEXT: %[[F:.*]] = arith.select %[[L]], %[[MIN]], %[[FIRST]] : index
-// RANGE-NEXT: %[[NEXT:.*]] = arith.addi %[[J]], %c1 : index
-// RANGE-NEXT: %[[E:.*]] = arith.select %[[L]], %[[NEXT]], %[[LAST]] : index
-// RANGE-NEXT: %[[STARTED:.*]] = arith.cmpi sle, %[[F]], %[[J]] : index
-// RANGE-NEXT: %[[RUNNING:.*]] = arith.cmpi eq, %[[ZEND]], %[[NV]] : index
+// RANGE-NEXT: %[[MIN:.*]] = arith.minsi %[[FIRST]], %[[J]] : i32
+// RANGE-NEXT: %[[F:.*]] = arith.select %[[L]], %[[MIN]], %[[FIRST]] : i32
+// RANGE-NEXT: %[[NEXT:.*]] = arith.addi %[[J]], %c1_i32 : i32
+// RANGE-NEXT: %[[E:.*]] = arith.select %[[L]], %[[NEXT]], %[[LAST]] : i32
+// RANGE-NEXT: %[[STARTED:.*]] = arith.cmpi sle, %[[F]], %[[J]] : i32
+// RANGE-NEXT: %[[RUNNING:.*]] = arith.cmpi eq, %[[ZEND]], %[[NV32]] : i32
 // RANGE-NEXT: %[[NOTZERO:.*]] = arith.cmpi ne, %[[C]], %c1_i8 : i8
 // RANGE-NEXT: %[[A:.*]] = arith.andi %[[STARTED]], %[[RUNNING]] : i1
 // RANGE-NEXT: %[[ENDS:.*]] = arith.andi %[[A]], %[[NOTZERO]] : i1
-// RANGE-NEXT: %[[Z:.*]] = arith.select %[[ENDS]], %[[J]], %[[ZEND]] : index
-// RANGE-NEXT: scf.yield %[[F]], %[[E]], %[[Z]] : index, index, index
-// RANGE: %[[M1:.*]] = arith.minsi %[[R]]#2, %[[R]]#1 : index
+// RANGE-NEXT: %[[Z:.*]] = arith.select %[[ENDS]], %[[J]], %[[ZEND]] : i32
+// RANGE-NEXT: scf.yield %[[F]], %[[E]], %[[Z]] : i32, i32, i32
+// RANGE: %[[R0:.*]] = arith.index_cast %[[R]]#0 : i32 to index
+// RANGE-NEXT: %[[R1:.*]] = arith.index_cast %[[R]]#1 : i32 to index
+// RANGE-NEXT: %[[R2:.*]] = arith.index_cast %[[R]]#2 : i32 to index
+// RANGE: %[[M1:.*]] = arith.minsi %[[R2]], %[[R1]] : index
 // RANGE-NEXT: %[[M2:.*]] = arith.minsi %[[M1]], %[[BOUND]] : index
-// RANGE-NEXT: %[[PLAIN:.*]] = arith.maxsi %[[M2]], %[[R]]#0 : index
-// RANGE-NEXT: scf.for %{{.*}} = %[[R]]#0 to %[[PLAIN]] step %c1 {
+// RANGE-NEXT: %[[PLAIN:.*]] = arith.maxsi %[[M2]], %[[R0]] : index
+// RANGE-NEXT: scf.for %{{.*}} = %[[R0]] to %[[PLAIN]] step %c1 {
 // RANGE-NOT: scf.if
 // RANGE-NOT: xi8>
-// RANGE: scf.for %[[KB:.*]] = %[[PLAIN]] to %[[R]]#1 step %c1 {
+// RANGE: scf.for %[[KB:.*]] = %[[PLAIN]] to %[[R1]] step %c1 {
 // RANGE: linalg.copy ins(%subview
 // RANGE: linalg.copy ins(%subview
 // RANGE: %[[CLS:.*]] = memref.load %{{.*}}[%c0, %c0, %[[PQB]], %[[KB]]] : memref<1x1x?x?xi8>
@@ -192,7 +199,9 @@ func.func @per_batch(%q: tensor<?x8x?x64xf16>, %m: tensor<?x1x?x?xf16>) -> tenso
 // RANGE: %[[R16:.*]]:3 = scf.for
 // RANGE: scf.yield
 // RANGE-NEXT: }
-// RANGE-NEXT: scf.for %[[KB16:.*]] = %[[R16]]#0 to %[[R16]]#1 step %c1 {
+// RANGE-NEXT: %[[F16:.*]] = arith.index_cast %[[R16]]#0 : i32 to index
+// RANGE-NEXT: %[[E16:.*]] = arith.index_cast %[[R16]]#1 : i32 to index
+// RANGE:      scf.for %[[KB16:.*]] = %[[F16]] to %[[E16]] step %c1 {
 // RANGE: memref.load %{{.*}}[%c0, %[[H16]], %[[QB16]], %[[KB16]]] : memref<1x8x?x?xi8>
 // RANGE: scf.if
 // MAP-LABEL: func.func @per_head_bool

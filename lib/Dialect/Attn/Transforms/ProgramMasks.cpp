@@ -101,18 +101,28 @@ Value ProgramBuilder::loadBlockClass(Value kb) {
 }
 
 ProgramBuilder::LiveRange ProgramBuilder::buildLiveRange(Value numVisit) {
-  Value zero = index(0), one = index(1);
+  // In 32 bits: the block count fits, and on the GPU (64-bit index) the
+  // scan's compares and selects were pairs of instructions, run by every
+  // warp before the program's first K/V copy (about 6% of the seed mask
+  // kernel's instructions, bench/results/...-scores-ahead-stalls.log).
+  Type i32 = b.getI32Type();
+  auto c32 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, v, 32);
+  };
+  Value zero = c32(0), one = c32(1);
+  Value count = arith::IndexCastOp::create(b, loc, i32, numVisit);
   auto classConst = [&](MaskBlockClass c) {
     return arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(c), 8);
   };
   Value removed = classConst(MaskBlockClass::Removed);
   Value zeroTerms = classConst(MaskBlockClass::Zero);
   auto scan = scf::ForOp::create(
-      b, loc, zero, numVisit, one, ValueRange{numVisit, zero, numVisit},
+      b, loc, zero, count, one, ValueRange{count, zero, count},
       [&](OpBuilder &nb, Location l, Value kb, ValueRange range) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToEnd(nb.getInsertionBlock());
-        Value cls = loadBlockClass(kb);
+        Value cls = loadBlockClass(
+            arith::IndexCastOp::create(b, l, b.getIndexType(), kb));
         Value live =
             arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, cls, removed);
         Value first = arith::SelectOp::create(
@@ -124,7 +134,7 @@ ProgramBuilder::LiveRange ProgramBuilder::buildLiveRange(Value numVisit) {
         Value started =
             arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, first, kb);
         Value running = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
-                                              range[2], numVisit);
+                                              range[2], count);
         Value notZero = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne,
                                               cls, zeroTerms);
         Value ends = arith::AndIOp::create(
@@ -132,7 +142,11 @@ ProgramBuilder::LiveRange ProgramBuilder::buildLiveRange(Value numVisit) {
         Value zeroEnd = arith::SelectOp::create(b, l, ends, kb, range[2]);
         scf::YieldOp::create(b, l, ValueRange{first, last, zeroEnd});
       });
-  return {scan.getResult(0), scan.getResult(1), scan.getResult(2)};
+  auto toIndex = [&](Value v) -> Value {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  };
+  return {toIndex(scan.getResult(0)), toIndex(scan.getResult(1)),
+          toIndex(scan.getResult(2))};
 }
 
 Value ProgramBuilder::buildLiveCheck(Value kb, Value col0) {
