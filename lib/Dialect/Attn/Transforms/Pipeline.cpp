@@ -40,7 +40,6 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/ADT/StringSwitch.h"
 
 namespace mlir {
 namespace attn {
@@ -918,6 +917,25 @@ struct AttnPipelinePass
     : public attn::impl::AttnPipelineBase<AttnPipelinePass> {
   using AttnPipelineBase::AttnPipelineBase;
 
+  /// `value` as one of `choices`, or nothing after an error that names the
+  /// option and the choices, in their order.
+  template <typename T>
+  std::optional<T> parseChoice(StringRef option, StringRef value,
+                               ArrayRef<std::pair<StringRef, T>> choices) {
+    for (auto [name, choice] : choices)
+      if (name == value)
+        return choice;
+    std::string names;
+    for (auto [index, entry] : llvm::enumerate(choices))
+      names += (index == 0                    ? "'"
+                : index + 1 == choices.size() ? "' or '"
+                                              : "', '") +
+               entry.first.str();
+    getOperation().emitError("--attn-pipeline: ")
+        << option << " must be " << names << "', got '" << value << "'";
+    return std::nullopt;
+  }
+
   void runOnOperation() override {
     if (phase != "all" && phase != "schedule" && phase != "expand") {
       getOperation().emitError("--attn-pipeline: phase must be 'all', "
@@ -931,29 +949,17 @@ struct AttnPipelinePass
     }
     IRRewriter rewriter(&getContext());
     std::optional<LoopChaining> chaining =
-        llvm::StringSwitch<std::optional<LoopChaining>>(chain)
-            .Case("none", LoopChaining::None)
-            .Case("f32", LoopChaining::F32)
-            .Case("all", LoopChaining::All)
-            .Default(std::nullopt);
-    if (!chaining) {
-      getOperation().emitError("--attn-pipeline: chain must be 'all', 'f32' "
-                               "or 'none', got '")
-          << chain << "'";
-      return signalPassFailure();
-    }
+        parseChoice<LoopChaining>("chain", chain,
+                                  {{"all", LoopChaining::All},
+                                   {"f32", LoopChaining::F32},
+                                   {"none", LoopChaining::None}});
     std::optional<ScoresAheadMode> ahead =
-        llvm::StringSwitch<std::optional<ScoresAheadMode>>(scoresAhead)
-            .Case("none", ScoresAheadMode::None)
-            .Case("tf32", ScoresAheadMode::Tf32)
-            .Case("all", ScoresAheadMode::All)
-            .Default(std::nullopt);
-    if (!ahead) {
-      getOperation().emitError("--attn-pipeline: scores-ahead must be 'none', "
-                               "'tf32' or 'all', got '")
-          << scoresAhead << "'";
+        parseChoice<ScoresAheadMode>("scores-ahead", scoresAhead,
+                                     {{"none", ScoresAheadMode::None},
+                                      {"tf32", ScoresAheadMode::Tf32},
+                                      {"all", ScoresAheadMode::All}});
+    if (!chaining || !ahead)
       return signalPassFailure();
-    }
     if (phase != "expand" &&
         failed(scheduleKeyLoops(rewriter, getOperation(), numStages, *chaining,
                                 *ahead)))
