@@ -26,6 +26,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PipelineSchedule.h"
+
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 
@@ -50,9 +52,9 @@ namespace attn {
 
 using namespace mlir;
 using namespace mlir::attn;
+using namespace mlir::attn::detail;
 
-/// The block tile `v` is, or views: a 2-d `memref.alloca`.
-static memref::AllocaOp tileOf(Value v) {
+memref::AllocaOp mlir::attn::detail::tileOf(Value v) {
   if (auto sub = v.getDefiningOp<memref::SubViewOp>())
     v = sub.getSource();
   auto alloca = v.getDefiningOp<memref::AllocaOp>();
@@ -180,9 +182,8 @@ static Operation *predicateCopy(RewriterBase &rewriter, linalg::CopyOp copy,
   return predicated;
 }
 
-/// The ops of `loop`'s body that are `loads` or that they depend on.
-static SetVector<Operation *> loadSlice(scf::ForOp loop,
-                                        ArrayRef<Operation *> loads) {
+SetVector<Operation *>
+mlir::attn::detail::loadSlice(scf::ForOp loop, ArrayRef<Operation *> loads) {
   Block *body = loop.getBody();
   SetVector<Operation *> slice(loads.begin(), loads.end());
   for (size_t i = 0; i < slice.size(); ++i) {
@@ -201,8 +202,8 @@ static SetVector<Operation *> loadSlice(scf::ForOp loop,
   return slice;
 }
 
-/// The tiles `loads` copy into, in order.
-static SmallVector<Operation *> copiedTiles(ArrayRef<Operation *> loads) {
+SmallVector<Operation *>
+mlir::attn::detail::copiedTiles(ArrayRef<Operation *> loads) {
   SmallVector<Operation *> tiles;
   for (Operation *load : loads)
     if (auto copy = dyn_cast<linalg::CopyOp>(load))
@@ -363,171 +364,6 @@ static void annotateStages(RewriterBase &rewriter, scf::ForOp loop,
     op.setAttr(kPipelineStageAttrName,
                IntegerAttr::get(i64, first.contains(&op) ? 0 : numStages - 1));
   loop->setAttr(kPipelineStagesAttrName, IntegerAttr::get(i64, numStages));
-}
-
-/// The scores contraction `scores-ahead` moves one block ahead: right after
-/// the loads (pure ops between), `S = 0; S += A * K^T` with S a register
-/// block (a 2-d alloca), K a tile the loads fill and A not one; nothing
-/// else in the loop reads K's tile.
-struct ScoresAhead {
-  linalg::FillOp fill;
-  linalg::GenericOp contraction;
-  /// The loads of K's tile (stage 0); the other loads are stage 1.
-  SmallVector<Operation *> keyLoads;
-};
-
-static std::optional<ScoresAhead> findScoresAhead(scf::ForOp loop,
-                                                  ArrayRef<Operation *> loads) {
-  Block *body = loop.getBody();
-  auto nextEffect = [&](Operation *op) {
-    while (op && op != body->getTerminator() && isPure(op) &&
-           op->getNumRegions() == 0)
-      op = op->getNextNode();
-    return op;
-  };
-  auto fill =
-      dyn_cast_or_null<linalg::FillOp>(nextEffect(loads.back()->getNextNode()));
-  if (!fill || !matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat()))
-    return std::nullopt;
-  auto scores = fill.getDpsInits()[0].getDefiningOp<memref::AllocaOp>();
-  if (!scores || scores.getType().getRank() != 2 ||
-      !scores.getType().hasStaticShape())
-    return std::nullopt;
-  auto contraction =
-      dyn_cast_or_null<linalg::GenericOp>(nextEffect(fill->getNextNode()));
-  if (!contraction || contraction.getNumLoops() != 3 ||
-      contraction.getNumReductionLoops() != 1 ||
-      contraction.getNumDpsInputs() != 2 ||
-      contraction.getDpsInits()[0] != scores.getResult())
-    return std::nullopt;
-  MLIRContext *ctx = loop.getContext();
-  auto map = [&](unsigned x, unsigned y) {
-    return AffineMap::get(
-        3, 0, {getAffineDimExpr(x, ctx), getAffineDimExpr(y, ctx)}, ctx);
-  };
-  if (contraction.getIndexingMapsArray() !=
-      SmallVector<AffineMap>{map(0, 2), map(1, 2), map(0, 1)})
-    return std::nullopt;
-  SmallVector<Operation *> tiles = copiedTiles(loads);
-  memref::AllocaOp keys = tileOf(contraction.getDpsInputs()[1]);
-  memref::AllocaOp lhs = tileOf(contraction.getDpsInputs()[0]);
-  if (!keys || !llvm::is_contained(tiles, keys.getOperation()) ||
-      (lhs && llvm::is_contained(tiles, lhs.getOperation())))
-    return std::nullopt;
-  ScoresAhead ahead{fill, contraction, {}};
-  for (Operation *load : loads)
-    if (tileOf(cast<DestinationStyleOpInterface>(load).getDpsInits()[0]) ==
-        keys)
-      ahead.keyLoads.push_back(load);
-  // K's tile, through its views: only its loads and the contraction in here.
-  SmallVector<Value> views = {keys.getResult()};
-  for (size_t i = 0; i < views.size(); ++i) {
-    for (Operation *user : views[i].getUsers()) {
-      if (auto view = dyn_cast<memref::SubViewOp>(user)) {
-        views.push_back(view.getResult());
-        continue;
-      }
-      if (!loop->isAncestor(user))
-        continue;
-      Operation *top = body->findAncestorOpInBlock(*user);
-      if (top != contraction && !llvm::is_contained(ahead.keyLoads, top))
-        return std::nullopt;
-    }
-  }
-  return ahead;
-}
-
-/// Whether `mode` asks for `loop` to compute its scores ahead: with Tf32,
-/// when its tiles are f32 and its program's Q K^T runs on wgmma (the GPU
-/// lowering's conditions: sm_90a, 16-row warps in whole warpgroups, not
-/// `precision = ieee`), where the next block's scores run on while this
-/// block's math does; on mma.sync the schedule alone only costs registers.
-/// (scheduleKeyLoops also asks a head dim of 64-128 of Tf32.)
-static bool wantsScoresAhead(scf::ForOp loop, ArrayRef<Operation *> loads,
-                             ScoresAheadMode mode) {
-  if (mode != ScoresAheadMode::Tf32)
-    return mode == ScoresAheadMode::All;
-  if (llvm::any_of(copiedTiles(loads), [](Operation *tile) {
-        return !cast<memref::AllocaOp>(tile).getType().getElementType().isF32();
-      }))
-    return false;
-  for (Operation *p = loop->getParentOp(); p; p = p->getParentOp()) {
-    auto config = p->getAttrOfType<KernelConfigAttr>(kConfigAttrName);
-    if (!config)
-      continue;
-    auto precision = p->getAttrOfType<PrecisionKindAttr>(kPrecisionAttrName);
-    return config.getTarget() == "sm_90a" &&
-           config.getBlockM() == 16 * config.getNumWarps() &&
-           config.getNumWarps() % 4 == 0 &&
-           !(precision && precision.getValue() == PrecisionKind::IEEE);
-  }
-  return false;
-}
-
-/// The stages of a `scores-ahead` loop (see scheduleKeyLoops): K's loads
-/// and what they need in stage 0; the other loads, the scores of the next
-/// block (into a second register block) and what they need in stage 1;
-/// the rest in stage 2; then, in stage 1 at the end, the copy of the next
-/// block's scores into S. Ops that later stages also use are cloned.
-static void annotateScoresAhead(RewriterBase &rewriter, scf::ForOp loop,
-                                ArrayRef<Operation *> loads,
-                                ScoresAhead ahead) {
-  Block *body = loop.getBody();
-  auto scores = ahead.fill.getDpsInits()[0].getDefiningOp<memref::AllocaOp>();
-  rewriter.setInsertionPoint(scores);
-  auto next =
-      memref::AllocaOp::create(rewriter, scores.getLoc(), scores.getType());
-  rewriter.modifyOpInPlace(ahead.fill, [&] {
-    ahead.fill.getDpsInitsMutable()[0].set(next.getResult());
-  });
-  rewriter.modifyOpInPlace(ahead.contraction, [&] {
-    ahead.contraction.getDpsInitsMutable()[0].set(next.getResult());
-  });
-  rewriter.setInsertionPoint(body->getTerminator());
-  auto move = linalg::CopyOp::create(rewriter, ahead.contraction.getLoc(),
-                                     next.getResult(), scores.getResult());
-  UnitAttr unit = rewriter.getUnitAttr();
-  for (Operation *op : {ahead.fill.getOperation(),
-                        ahead.contraction.getOperation(), move.getOperation()})
-    op->setAttr(kScoresAheadAttrName, unit);
-  SmallVector<Operation *> early = {ahead.fill, ahead.contraction};
-  for (Operation *load : loads)
-    if (!llvm::is_contained(ahead.keyLoads, load))
-      early.push_back(load);
-  SetVector<Operation *> first = loadSlice(loop, ahead.keyLoads);
-  SetVector<Operation *> second = loadSlice(loop, early);
-  DenseMap<Operation *, int64_t> stage;
-  SmallVector<Operation *> ordered;
-  for (Operation &op : body->without_terminator()) {
-    stage[&op] = first.contains(&op)                                  ? 0
-                 : second.contains(&op) || &op == move.getOperation() ? 1
-                                                                      : 2;
-    ordered.push_back(&op);
-  }
-  // Users before their operands: a clone's operands get cloned in turn.
-  for (Operation *op : llvm::reverse(ordered)) {
-    llvm::MapVector<int64_t, SmallVector<OpOperand *>> later;
-    for (OpOperand &use : op->getUses()) {
-      Operation *owner = body->findAncestorOpInBlock(*use.getOwner());
-      if (owner && stage.lookup(owner) != stage[op])
-        later[stage.lookup(owner)].push_back(&use);
-    }
-    for (auto &[userStage, uses] : later) {
-      rewriter.setInsertionPoint(op);
-      Operation *clone = rewriter.clone(*op);
-      stage[clone] = userStage;
-      for (OpOperand *use : uses)
-        rewriter.modifyOpInPlace(use->getOwner(), [&] {
-          use->set(
-              clone->getResult(cast<OpResult>(use->get()).getResultNumber()));
-        });
-    }
-  }
-  auto i64 = rewriter.getI64Type();
-  for (Operation &op : body->without_terminator())
-    op.setAttr(kPipelineStageAttrName, IntegerAttr::get(i64, stage[&op]));
-  loop->setAttr(kPipelineStagesAttrName, IntegerAttr::get(i64, 3));
-  loop->setAttr(kScoresAheadAttrName, unit);
 }
 
 FailureOr<int64_t> mlir::attn::scheduleKeyLoops(RewriterBase &rewriter,

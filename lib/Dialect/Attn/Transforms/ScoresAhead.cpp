@@ -1,0 +1,173 @@
+//===- ScoresAhead.cpp - the scores-ahead loops of --attn-pipeline --------===//
+//
+// Part of the attn-mlir project.
+//
+// `--attn-pipeline`'s scores-ahead (see its description): which key loops
+// compute the next block's scores ahead, and their three-stage annotation,
+// which Pipeline.cpp's expansion (upstream scf::pipelineForLoop) turns into
+//
+//   load K(lb), K(lb + 1), V(lb); S' = Q K(lb)^T; S = S'        (prologue)
+//   scf.for %i = lb to ub {
+//     load K(%i + 2), V(%i + 1); S' = Q K(%i + 1)^T
+//     softmax(S); O = O * alpha + P V(%i)
+//     S = S'
+//   }
+//
+//===----------------------------------------------------------------------===//
+
+#include "PipelineSchedule.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::detail;
+
+std::optional<ScoresAhead>
+mlir::attn::detail::findScoresAhead(scf::ForOp loop,
+                                    ArrayRef<Operation *> loads) {
+  Block *body = loop.getBody();
+  auto nextEffect = [&](Operation *op) {
+    while (op && op != body->getTerminator() && isPure(op) &&
+           op->getNumRegions() == 0)
+      op = op->getNextNode();
+    return op;
+  };
+  auto fill =
+      dyn_cast_or_null<linalg::FillOp>(nextEffect(loads.back()->getNextNode()));
+  if (!fill || !matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat()))
+    return std::nullopt;
+  auto scores = fill.getDpsInits()[0].getDefiningOp<memref::AllocaOp>();
+  if (!scores || scores.getType().getRank() != 2 ||
+      !scores.getType().hasStaticShape())
+    return std::nullopt;
+  auto contraction =
+      dyn_cast_or_null<linalg::GenericOp>(nextEffect(fill->getNextNode()));
+  if (!contraction || contraction.getNumLoops() != 3 ||
+      contraction.getNumReductionLoops() != 1 ||
+      contraction.getNumDpsInputs() != 2 ||
+      contraction.getDpsInits()[0] != scores.getResult())
+    return std::nullopt;
+  MLIRContext *ctx = loop.getContext();
+  auto map = [&](unsigned x, unsigned y) {
+    return AffineMap::get(
+        3, 0, {getAffineDimExpr(x, ctx), getAffineDimExpr(y, ctx)}, ctx);
+  };
+  if (contraction.getIndexingMapsArray() !=
+      SmallVector<AffineMap>{map(0, 2), map(1, 2), map(0, 1)})
+    return std::nullopt;
+  SmallVector<Operation *> tiles = copiedTiles(loads);
+  memref::AllocaOp keys = tileOf(contraction.getDpsInputs()[1]);
+  memref::AllocaOp lhs = tileOf(contraction.getDpsInputs()[0]);
+  if (!keys || !llvm::is_contained(tiles, keys.getOperation()) ||
+      (lhs && llvm::is_contained(tiles, lhs.getOperation())))
+    return std::nullopt;
+  ScoresAhead ahead{fill, contraction, {}};
+  for (Operation *load : loads)
+    if (tileOf(cast<DestinationStyleOpInterface>(load).getDpsInits()[0]) ==
+        keys)
+      ahead.keyLoads.push_back(load);
+  // K's tile, through its views: only its loads and the contraction in here.
+  SmallVector<Value> views = {keys.getResult()};
+  for (size_t i = 0; i < views.size(); ++i) {
+    for (Operation *user : views[i].getUsers()) {
+      if (auto view = dyn_cast<memref::SubViewOp>(user)) {
+        views.push_back(view.getResult());
+        continue;
+      }
+      if (!loop->isAncestor(user))
+        continue;
+      Operation *top = body->findAncestorOpInBlock(*user);
+      if (top != contraction && !llvm::is_contained(ahead.keyLoads, top))
+        return std::nullopt;
+    }
+  }
+  return ahead;
+}
+
+bool mlir::attn::detail::wantsScoresAhead(scf::ForOp loop,
+                                          ArrayRef<Operation *> loads,
+                                          ScoresAheadMode mode) {
+  if (mode != ScoresAheadMode::Tf32)
+    return mode == ScoresAheadMode::All;
+  if (llvm::any_of(copiedTiles(loads), [](Operation *tile) {
+        return !cast<memref::AllocaOp>(tile).getType().getElementType().isF32();
+      }))
+    return false;
+  for (Operation *p = loop->getParentOp(); p; p = p->getParentOp()) {
+    auto config = p->getAttrOfType<KernelConfigAttr>(kConfigAttrName);
+    if (!config)
+      continue;
+    auto precision = p->getAttrOfType<PrecisionKindAttr>(kPrecisionAttrName);
+    return config.getTarget() == "sm_90a" &&
+           config.getBlockM() == 16 * config.getNumWarps() &&
+           config.getNumWarps() % 4 == 0 &&
+           !(precision && precision.getValue() == PrecisionKind::IEEE);
+  }
+  return false;
+}
+
+void mlir::attn::detail::annotateScoresAhead(RewriterBase &rewriter,
+                                             scf::ForOp loop,
+                                             ArrayRef<Operation *> loads,
+                                             ScoresAhead ahead) {
+  Block *body = loop.getBody();
+  auto scores = ahead.fill.getDpsInits()[0].getDefiningOp<memref::AllocaOp>();
+  rewriter.setInsertionPoint(scores);
+  auto next =
+      memref::AllocaOp::create(rewriter, scores.getLoc(), scores.getType());
+  rewriter.modifyOpInPlace(ahead.fill, [&] {
+    ahead.fill.getDpsInitsMutable()[0].set(next.getResult());
+  });
+  rewriter.modifyOpInPlace(ahead.contraction, [&] {
+    ahead.contraction.getDpsInitsMutable()[0].set(next.getResult());
+  });
+  rewriter.setInsertionPoint(body->getTerminator());
+  auto move = linalg::CopyOp::create(rewriter, ahead.contraction.getLoc(),
+                                     next.getResult(), scores.getResult());
+  UnitAttr unit = rewriter.getUnitAttr();
+  for (Operation *op : {ahead.fill.getOperation(),
+                        ahead.contraction.getOperation(), move.getOperation()})
+    op->setAttr(kScoresAheadAttrName, unit);
+  SmallVector<Operation *> early = {ahead.fill, ahead.contraction};
+  for (Operation *load : loads)
+    if (!llvm::is_contained(ahead.keyLoads, load))
+      early.push_back(load);
+  SetVector<Operation *> first = loadSlice(loop, ahead.keyLoads);
+  SetVector<Operation *> second = loadSlice(loop, early);
+  DenseMap<Operation *, int64_t> stage;
+  SmallVector<Operation *> ordered;
+  for (Operation &op : body->without_terminator()) {
+    stage[&op] = first.contains(&op)                                  ? 0
+                 : second.contains(&op) || &op == move.getOperation() ? 1
+                                                                      : 2;
+    ordered.push_back(&op);
+  }
+  // Users before their operands: a clone's operands get cloned in turn.
+  for (Operation *op : llvm::reverse(ordered)) {
+    llvm::MapVector<int64_t, SmallVector<OpOperand *>> later;
+    for (OpOperand &use : op->getUses()) {
+      Operation *owner = body->findAncestorOpInBlock(*use.getOwner());
+      if (owner && stage.lookup(owner) != stage[op])
+        later[stage.lookup(owner)].push_back(&use);
+    }
+    for (auto &[userStage, uses] : later) {
+      rewriter.setInsertionPoint(op);
+      Operation *clone = rewriter.clone(*op);
+      stage[clone] = userStage;
+      for (OpOperand *use : uses)
+        rewriter.modifyOpInPlace(use->getOwner(), [&] {
+          use->set(
+              clone->getResult(cast<OpResult>(use->get()).getResultNumber()));
+        });
+    }
+  }
+  auto i64 = rewriter.getI64Type();
+  for (Operation &op : body->without_terminator())
+    op.setAttr(kPipelineStageAttrName, IntegerAttr::get(i64, stage[&op]));
+  loop->setAttr(kPipelineStagesAttrName, IntegerAttr::get(i64, 3));
+  loop->setAttr(kScoresAheadAttrName, unit);
+}
