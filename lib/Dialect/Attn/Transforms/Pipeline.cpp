@@ -331,39 +331,47 @@ static void extendLoads(RewriterBase &rewriter, scf::ForOp before,
   }
 }
 
-/// Annotates the top-level ops of `loop`'s body: `loads` and the ops they
-/// depend on in stage 0, the others in stage S - 1. An op of stage 0 that
-/// stage S - 1 also uses is cloned for it.
-static void annotateStages(RewriterBase &rewriter, scf::ForOp loop,
-                           ArrayRef<Operation *> loads, int64_t numStages) {
+void mlir::attn::detail::annotateStages(RewriterBase &rewriter, scf::ForOp loop,
+                                        DenseMap<Operation *, int64_t> stage,
+                                        int64_t numStages) {
   Block *body = loop.getBody();
-  SetVector<Operation *> first = loadSlice(loop, loads);
+  SmallVector<Operation *> ordered;
+  for (Operation &op : body->without_terminator())
+    ordered.push_back(&op);
   // Users before their operands: a clone's operands get cloned in turn.
-  SmallVector<Operation *> ordered(first.begin(), first.end());
-  llvm::sort(ordered,
-             [](Operation *a, Operation *b) { return b->isBeforeInBlock(a); });
-  for (Operation *op : ordered) {
-    SmallVector<OpOperand *> lateUses;
+  for (Operation *op : llvm::reverse(ordered)) {
+    llvm::MapVector<int64_t, SmallVector<OpOperand *>> later;
     for (OpOperand &use : op->getUses()) {
       Operation *owner = body->findAncestorOpInBlock(*use.getOwner());
-      if (owner && !first.contains(owner))
-        lateUses.push_back(&use);
+      if (owner && stage.lookup(owner) != stage.lookup(op))
+        later[stage.lookup(owner)].push_back(&use);
     }
-    if (lateUses.empty())
-      continue;
-    rewriter.setInsertionPoint(op);
-    Operation *clone = rewriter.clone(*op);
-    for (OpOperand *use : lateUses)
-      rewriter.modifyOpInPlace(use->getOwner(), [&] {
-        use->set(
-            clone->getResult(cast<OpResult>(use->get()).getResultNumber()));
-      });
+    for (auto &[userStage, uses] : later) {
+      rewriter.setInsertionPoint(op);
+      Operation *clone = rewriter.clone(*op);
+      stage[clone] = userStage;
+      for (OpOperand *use : uses)
+        rewriter.modifyOpInPlace(use->getOwner(), [&] {
+          use->set(
+              clone->getResult(cast<OpResult>(use->get()).getResultNumber()));
+        });
+    }
   }
   auto i64 = rewriter.getI64Type();
   for (Operation &op : body->without_terminator())
-    op.setAttr(kPipelineStageAttrName,
-               IntegerAttr::get(i64, first.contains(&op) ? 0 : numStages - 1));
+    op.setAttr(kPipelineStageAttrName, IntegerAttr::get(i64, stage[&op]));
   loop->setAttr(kPipelineStagesAttrName, IntegerAttr::get(i64, numStages));
+}
+
+/// Annotates `loop`'s body in two stages: `loads` and the ops they depend
+/// on in stage 0, the others in stage S - 1.
+static void annotateLoadStages(RewriterBase &rewriter, scf::ForOp loop,
+                               ArrayRef<Operation *> loads, int64_t numStages) {
+  SetVector<Operation *> first = loadSlice(loop, loads);
+  DenseMap<Operation *, int64_t> stage;
+  for (Operation &op : loop.getBody()->without_terminator())
+    stage[&op] = first.contains(&op) ? 0 : numStages - 1;
+  annotateStages(rewriter, loop, std::move(stage), numStages);
 }
 
 FailureOr<int64_t> mlir::attn::scheduleKeyLoops(RewriterBase &rewriter,
@@ -501,7 +509,7 @@ FailureOr<int64_t> mlir::attn::scheduleKeyLoops(RewriterBase &rewriter,
       annotateScoresAhead(rewriter, loop, loads, it->second);
       continue;
     }
-    annotateStages(rewriter, loop, loads, stagesFor(loop, numStages));
+    annotateLoadStages(rewriter, loop, loads, stagesFor(loop, numStages));
     if (chained.contains(loop))
       loop->setAttr(kPipelineChainedAttrName, rewriter.getUnitAttr());
   }

@@ -30,6 +30,13 @@ SetVector<Operation *> loadSlice(scf::ForOp loop, ArrayRef<Operation *> loads);
 /// The tiles `loads` copy into, in order.
 SmallVector<Operation *> copiedTiles(ArrayRef<Operation *> loads);
 
+/// Annotates the top-level ops of `loop`'s body with their `stage` (each
+/// op has one) and the loop with `numStages`. An op that a later stage also
+/// uses is cloned for that stage (users before operands, so that a clone's
+/// operands get cloned in turn): no value crosses stages.
+void annotateStages(RewriterBase &rewriter, scf::ForOp loop,
+                    DenseMap<Operation *, int64_t> stage, int64_t numStages);
+
 /// The scores contraction `scores-ahead` moves one block ahead: right after
 /// the loads (pure ops between), `S = 0; S += A * K^T` with S a register
 /// block (a 2-d alloca), K a tile the loads fill and A not one; nothing

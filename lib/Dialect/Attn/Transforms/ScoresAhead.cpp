@@ -20,7 +20,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "llvm/ADT/MapVector.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -139,35 +138,10 @@ void mlir::attn::detail::annotateScoresAhead(RewriterBase &rewriter,
   SetVector<Operation *> first = loadSlice(loop, ahead.keyLoads);
   SetVector<Operation *> second = loadSlice(loop, early);
   DenseMap<Operation *, int64_t> stage;
-  SmallVector<Operation *> ordered;
-  for (Operation &op : body->without_terminator()) {
+  for (Operation &op : body->without_terminator())
     stage[&op] = first.contains(&op)                                  ? 0
                  : second.contains(&op) || &op == move.getOperation() ? 1
                                                                       : 2;
-    ordered.push_back(&op);
-  }
-  // Users before their operands: a clone's operands get cloned in turn.
-  for (Operation *op : llvm::reverse(ordered)) {
-    llvm::MapVector<int64_t, SmallVector<OpOperand *>> later;
-    for (OpOperand &use : op->getUses()) {
-      Operation *owner = body->findAncestorOpInBlock(*use.getOwner());
-      if (owner && stage.lookup(owner) != stage[op])
-        later[stage.lookup(owner)].push_back(&use);
-    }
-    for (auto &[userStage, uses] : later) {
-      rewriter.setInsertionPoint(op);
-      Operation *clone = rewriter.clone(*op);
-      stage[clone] = userStage;
-      for (OpOperand *use : uses)
-        rewriter.modifyOpInPlace(use->getOwner(), [&] {
-          use->set(
-              clone->getResult(cast<OpResult>(use->get()).getResultNumber()));
-        });
-    }
-  }
-  auto i64 = rewriter.getI64Type();
-  for (Operation &op : body->without_terminator())
-    op.setAttr(kPipelineStageAttrName, IntegerAttr::get(i64, stage[&op]));
-  loop->setAttr(kPipelineStagesAttrName, IntegerAttr::get(i64, 3));
+  annotateStages(rewriter, loop, std::move(stage), 3);
   loop->setAttr(kScoresAheadAttrName, unit);
 }
