@@ -689,5 +689,7 @@ FailureOr<int64_t> mlir::attn::distributeProgram(RewriterBase &rewriter,
                                                  gpu::GPUFuncOp kernel,
                                                  KernelConfigAttr config,
                                                  bool ieee, bool wgmma) {
+  if (failed(distributeBlockRowScans(rewriter, kernel)))
+    return failure();
   return Distributor(rewriter, kernel, config, ieee, wgmma).run();
 }

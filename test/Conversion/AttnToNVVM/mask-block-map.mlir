@@ -43,11 +43,36 @@
 // Two stages: the program scans its map row for the live range and its
 // zero-term run first; the run goes through a pipelined loop without mask
 // code (no class load), the rest of the range through the masked one.
-// The scan runs in 32 bits.
-// CHECK: %[[RANGE:.*]]:3 = scf.for %[[J:.*]] = %c0_i32 to %[[NV:.*]] step %c1_i32 iter_args(%{{.*}} = %[[NV]], %{{.*}} = %c0_i32, %{{.*}} = %[[NV]]) -> (i32, i32, i32) : i32 {
-// CHECK:   %[[JI:.*]] = arith.index_cast %[[J]] : i32 to index
-// CHECK:   %[[SCAN:.*]] = memref.load %[[W2]][%c0, %c0, %{{.*}}, %[[JI]]] : memref<1x1x?x?xi8>
-// CHECK:   arith.cmpi ne, %[[SCAN]], %c0_i8
+// The scan runs in 32 bits, 32 blocks a step: lane l reads the class of
+// block j = step + l (removed past the row), two ballots give the step's
+// live and not-zero blocks; the first live block is the lowest live bit of
+// the first step that has one, one past the last is past the highest live
+// bit, and the zero run ends at the lowest not-zero bit from the first
+// live block on.
+// CHECK: %[[LANE:.*]] = nvvm.read.ptx.sreg.laneid : i32
+// CHECK: %[[RANGE:.*]]:3 = scf.for %[[STEP:.*]] = %c0_i32 to %[[NV:.*]] step %c32_i32 iter_args(%[[F0:.*]] = %[[NV]], %[[E0:.*]] = %c0_i32, %[[Z0:.*]] = %[[NV]]) -> (i32, i32, i32) : i32 {
+// CHECK-NEXT: %[[J:.*]] = arith.addi %[[STEP]], %[[LANE]] : i32
+// CHECK-NEXT: %[[IN:.*]] = arith.cmpi slt, %[[J]], %[[NV]] : i32
+// CHECK-NEXT: %[[C:.*]] = scf.if %[[IN]] -> (i8) {
+// CHECK-NEXT:   %[[JI:.*]] = arith.index_cast %[[J]] : i32 to index
+// CHECK-NEXT:   %[[SCAN:.*]] = memref.load %[[W2]][%c0, %c0, %{{.*}}, %[[JI]]] : memref<1x1x?x?xi8>
+// CHECK-NEXT:   scf.yield %[[SCAN]] : i8
+// CHECK-NEXT: } else {
+// CHECK-NEXT:   scf.yield %c0_i8 : i8
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[ISLIVE:.*]] = arith.cmpi ne, %[[C]], %c0_i8 : i8
+// CHECK-NEXT: %[[LIVE:.*]] = nvvm.vote.sync  ballot %c-1_i32, %[[ISLIVE]] -> i32
+// CHECK-NEXT: %[[NZ1:.*]] = arith.cmpi ne, %[[C]], %c1_i8 : i8
+// CHECK-NEXT: %[[NZ2:.*]] = arith.andi %[[IN]], %[[NZ1]] : i1
+// CHECK-NEXT: %[[NZ:.*]] = nvvm.vote.sync  ballot %c-1_i32, %[[NZ2]] -> i32
+// CHECK: %[[LOW:.*]] = "llvm.intr.cttz"(%[[LIVE]])
+// CHECK: %[[NF:.*]] = arith.select %{{.*}}, %{{.*}}, %[[F0]] : i32
+// CHECK: "llvm.intr.ctlz"(%[[LIVE]])
+// CHECK: %[[NE:.*]] = arith.select %{{.*}}, %{{.*}}, %[[E0]] : i32
+// CHECK: %[[ENDS:.*]] = arith.andi %[[NZ]], %{{.*}} : i32
+// CHECK: "llvm.intr.cttz"(%[[ENDS]])
+// CHECK: %[[NZE:.*]] = arith.select %{{.*}}, %{{.*}}, %[[Z0]] : i32
+// CHECK-NEXT: scf.yield %[[NF]], %[[NE]], %[[NZE]] : i32, i32, i32
 // CHECK: %[[FIRST:.*]] = arith.index_cast %[[RANGE]]#0 : i32 to index
 // CHECK: %[[LAST:.*]] = arith.index_cast %[[RANGE]]#1 : i32 to index
 // CHECK: %[[PLAIN:.*]] = arith.maxsi %{{.*}}, %[[FIRST]] : index

@@ -61,9 +61,6 @@ FailureOr<gpu::GPUFuncOp> outlineProgramGrid(RewriterBase &rewriter,
                                              StringRef moduleName,
                                              int64_t programTiles = 1);
 
-/// Maps the block-level IR inside `kernel` onto warps and threads. Returns
-/// the dynamic shared memory it needs in bytes. With `wgmma`, Q K^T runs on
-/// wgmma where the kernel allows it (see --convert-attn-to-nvvm).
 /// Outlines the classification grid of `--attn-mask-block-map` (tagged
 /// `attn.mask_block_map`) into a kernel of `gpu.module` `moduleName`: one
 /// thread block of 128 threads per map entry (grid x = key block, y = query
@@ -74,6 +71,15 @@ FailureOr<gpu::GPUFuncOp> outlineMaskMapGrid(RewriterBase &rewriter,
                                              scf::ForallOp grid,
                                              StringRef moduleName);
 
+/// Rewrites each block-map row scan of `kernel` (`attn.block_row_scan`)
+/// into a loop over steps of 32 blocks, one class per lane, combined with
+/// two warp ballots a step (part of distributeProgram).
+LogicalResult distributeBlockRowScans(RewriterBase &rewriter,
+                                      gpu::GPUFuncOp kernel);
+
+/// Maps the block-level IR inside `kernel` onto warps and threads. Returns
+/// the dynamic shared memory it needs in bytes. With `wgmma`, Q K^T runs on
+/// wgmma where the kernel allows it (see --convert-attn-to-nvvm).
 FailureOr<int64_t> distributeProgram(RewriterBase &rewriter,
                                      gpu::GPUFuncOp kernel,
                                      KernelConfigAttr config, bool ieee,

@@ -142,6 +142,7 @@ ProgramBuilder::LiveRange ProgramBuilder::buildLiveRange(Value numVisit) {
         Value zeroEnd = arith::SelectOp::create(b, l, ends, kb, range[2]);
         scf::YieldOp::create(b, l, ValueRange{first, last, zeroEnd});
       });
+  scan->setAttr(kBlockRowScanAttrName, b.getUnitAttr());
   auto toIndex = [&](Value v) -> Value {
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
   };

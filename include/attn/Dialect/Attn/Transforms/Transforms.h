@@ -88,6 +88,13 @@ inline constexpr llvm::StringLiteral kWorkspaceAttrName = "attn.workspace";
 /// loop whose iteration results are ORs (the GPU splits it over threads).
 inline constexpr llvm::StringLiteral kBlockReduceAttrName = "attn.block_reduce";
 
+/// On the loop of a program that scans its row of the block map for its
+/// live range (i32 from 0 by 1 over one class load, yielding the first live
+/// block, one past the last, and the end of the zero-term run from the
+/// first): the GPU runs it 32 classes a warp step.
+inline constexpr llvm::StringLiteral kBlockRowScanAttrName =
+    "attn.block_row_scan";
+
 /// Block classes of the map (see `attn.block_attention`): every term -inf
 /// (Removed), every term 0 (Zero), the terms of a triangular mask: 0 where
 /// key j <= row i + off and j < Tk, else -inf, with off the causal offset
@@ -136,6 +143,11 @@ inline constexpr llvm::StringLiteral kChainLoadAttrName = "attn.chain_load";
 /// S' -> S at the end of the iteration). On the GPU a wgmma contraction so
 /// marked is waited for only at that copy.
 inline constexpr llvm::StringLiteral kScoresAheadAttrName = "attn.scores_ahead";
+/// On the `scf.if` that skips the scores contraction of the first block of a
+/// key loop chained after a scores-ahead loop, whose last iteration computed
+/// them (see --attn-pipeline).
+inline constexpr llvm::StringLiteral kScoresHandedAttrName =
+    "attn.scores_handed";
 
 /// Which consecutive key loops `--attn-pipeline` chains (see its
 /// description): none, those whose tiles are 32-bit, or all.
@@ -157,11 +169,10 @@ enum class ScoresAheadMode { None, Tf32, All };
 /// the next block one ahead (into a second register block, copied into S
 /// at the end of the iteration), the rest of the math on this block; its
 /// tiles keep two slots, and it is chained only to a loop after it.
-FailureOr<int64_t> scheduleKeyLoops(RewriterBase &rewriter, Operation *root,
-                                    int64_t numStages,
-                                    LoopChaining chaining = LoopChaining::F32,
-                                    ScoresAheadMode scoresAhead =
-                                        ScoresAheadMode::None);
+FailureOr<int64_t>
+scheduleKeyLoops(RewriterBase &rewriter, Operation *root, int64_t numStages,
+                 LoopChaining chaining = LoopChaining::F32,
+                 ScoresAheadMode scoresAhead = ScoresAheadMode::None);
 /// The expansion of `--attn-pipeline`: rewrites one loop annotated by
 /// scheduleKeyLoops into prologue + pipelined loop (scf::pipelineForLoop,
 /// epilogue predicated, not peeled). Returns the new loop.
