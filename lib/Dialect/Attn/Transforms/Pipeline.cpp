@@ -212,7 +212,7 @@ mlir::attn::detail::copiedTiles(ArrayRef<Operation *> loads) {
 }
 
 /// The rows `copy` writes into its tile view.
-static OpFoldResult copiedRows(linalg::CopyOp copy) {
+OpFoldResult mlir::attn::detail::copiedRows(linalg::CopyOp copy) {
   Value dst = copy.getDpsInits()[0];
   if (auto view = dst.getDefiningOp<memref::SubViewOp>();
       view && view.getSourceType().getRank() == 2)
@@ -478,6 +478,8 @@ FailureOr<int64_t> mlir::attn::scheduleKeyLoops(RewriterBase &rewriter,
       continue;
     extendLoads(rewriter, before, candidates[before], loop, loads, guards,
                 /*firstBlockOnly=*/ahead.contains(before));
+    if (auto it = ahead.find(before); it != ahead.end())
+      handOverScores(rewriter, before, it->second, loop, loads);
     slotBases[loop] = slotBases.lookup_or(before, before.getLowerBound());
     chained.insert(loop);
   }

@@ -71,6 +71,22 @@ bool wantsScoresAhead(scf::ForOp loop, ArrayRef<Operation *> loads,
 void annotateScoresAhead(RewriterBase &rewriter, scf::ForOp loop,
                          ArrayRef<Operation *> loads, ScoresAhead ahead);
 
+/// The rows `copy` copies into its tile (a constant for a whole tile), or
+/// null if unknown.
+OpFoldResult copiedRows(linalg::CopyOp copy);
+
+/// `loop` (whose body starts with `loads`) continues the scores-ahead loop
+/// `before` in a chain: when `loop`'s first block is whole, `before`'s K
+/// loads ran on into it and the last iteration of `before` computed its
+/// scores into the scores tile, which nothing writes until `loop` does.
+/// Puts `loop`'s zero fill and contraction of that tile (the same Q K^T)
+/// under `scf.if` (tagged `attn.scores_handed`), off in its first iteration
+/// when `before` ran and that block is whole. Returns false (and changes
+/// nothing) when `loop` has no such contraction.
+bool handOverScores(RewriterBase &rewriter, scf::ForOp before,
+                    ScoresAhead ahead, scf::ForOp loop,
+                    ArrayRef<Operation *> loads);
+
 } // namespace detail
 } // namespace attn
 } // namespace mlir

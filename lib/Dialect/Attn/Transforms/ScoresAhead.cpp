@@ -18,6 +18,7 @@
 #include "PipelineSchedule.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -144,4 +145,89 @@ void mlir::attn::detail::annotateScoresAhead(RewriterBase &rewriter,
                                                                       : 2;
   annotateStages(rewriter, loop, std::move(stage), 3);
   loop->setAttr(kScoresAheadAttrName, unit);
+}
+
+bool mlir::attn::detail::handOverScores(RewriterBase &rewriter,
+                                        scf::ForOp before, ScoresAhead ahead,
+                                        scf::ForOp loop,
+                                        ArrayRef<Operation *> loads) {
+  Value scores = ahead.fill.getDpsInits()[0];
+  linalg::GenericOp source = ahead.contraction;
+  // The same contraction into the scores tile: the same Q, K's tile (through
+  // its slot views), maps and body.
+  auto sameContraction = [&](linalg::GenericOp op) {
+    if (op.getNumDpsInputs() != 2 || op.getDpsInits()[0] != scores ||
+        op.getDpsInputs()[0] != source.getDpsInputs()[0] ||
+        tileOf(op.getDpsInputs()[1]) != tileOf(source.getDpsInputs()[1]) ||
+        op.getIndexingMapsArray() != source.getIndexingMapsArray() ||
+        op.getIteratorTypesArray() != source.getIteratorTypesArray())
+      return false;
+    Block &a = op.getRegion().front(), &b = source.getRegion().front();
+    return llvm::equal(a, b, [](Operation &x, Operation &y) {
+      return x.getName() == y.getName();
+    });
+  };
+  linalg::GenericOp contraction;
+  int found = 0;
+  loop.getBody()->walk([&](linalg::GenericOp op) {
+    if (op.getDpsInits().size() == 1 && op.getDpsInits()[0] == scores &&
+        op.getNumReductionLoops() == 1) {
+      contraction = op;
+      ++found;
+    }
+  });
+  if (found != 1 || !sameContraction(contraction))
+    return false;
+  // Its zero fill right before it (pure ops between: the slot's view).
+  Operation *prev = contraction->getPrevNode();
+  while (prev && isPure(prev) && prev->getNumRegions() == 0)
+    prev = prev->getPrevNode();
+  auto fill = dyn_cast_or_null<linalg::FillOp>(prev);
+  if (!fill || fill.getDpsInits()[0] != scores ||
+      !matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat()))
+    return false;
+  // Only the contraction uses what runs between them.
+  SmallVector<Operation *> range;
+  for (Operation *op = fill; op != contraction.getOperation();
+       op = op->getNextNode())
+    range.push_back(op);
+  range.push_back(contraction);
+  for (Operation *op : range)
+    for (Operation *user : op->getUsers())
+      if (!llvm::is_contained(range, user))
+        return false;
+
+  // Whether the block is whole: the rows `loop` copies of it (the chain's
+  // loads of `before` stop at partial blocks, extendLoads).
+  auto copy = cast<linalg::CopyOp>(*llvm::find_if(
+      loads, [](Operation *op) { return isa<linalg::CopyOp>(op); }));
+  OpFoldResult rows = copiedRows(copy);
+  int64_t tileRows = tileOf(copy.getDpsInits()[0]).getType().getDimSize(0);
+  if (!rows)
+    return false;
+
+  Location loc = contraction.getLoc();
+  rewriter.setInsertionPoint(fill);
+  Value firstBlock =
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                            loop.getInductionVar(), before.getUpperBound());
+  Value ran =
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt,
+                            before.getLowerBound(), before.getUpperBound());
+  Value handed = arith::AndIOp::create(rewriter, loc, firstBlock, ran);
+  if (getConstantIntValue(rows) != tileRows)
+    handed = arith::AndIOp::create(
+        rewriter, loc, handed,
+        arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::sge,
+            getValueOrCreateConstantIndexOp(rewriter, loc, rows),
+            arith::ConstantIndexOp::create(rewriter, loc, tileRows)));
+  Value compute = arith::XOrIOp::create(
+      rewriter, loc, handed, arith::ConstantIntOp::create(rewriter, loc, 1, 1));
+  auto ifOp = scf::IfOp::create(rewriter, loc, compute,
+                                /*withElseRegion=*/false);
+  ifOp->setAttr(kScoresHandedAttrName, rewriter.getUnitAttr());
+  for (Operation *op : range)
+    rewriter.moveOpBefore(op, ifOp.thenBlock()->getTerminator());
+  return true;
 }

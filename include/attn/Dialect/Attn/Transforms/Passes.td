@@ -241,8 +241,12 @@ def AttnPipeline : Pass<"attn-pipeline", "func::FuncOp"> {
     scores while the warps run this block's softmax and `P V` (which stays
     on `mma.sync`). Such a loop can come first in a chain (its loads run on
     into the next loop's first block); a loop that continues another (the
-    key tail after the unmasked blocks) is not scheduled so. The last iteration
-    computes the scores of a block past its end, which nothing reads.
+    key tail after the unmasked blocks) is not scheduled so. The last
+    iteration computes the scores of the block past its end: in a chain,
+    the next loop's first block, whose K it loaded. That loop then skips
+    its zero fill and `Q K^T` of S in its first iteration (under `scf.if`,
+    tagged `attn.scores_handed`) when the scores-ahead loop ran and the
+    block is whole (partial blocks are the next loop's to load).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
