@@ -42,7 +42,7 @@ FLOPs as FlashAttention counts them (4*B*H*T*T*D, halved for causal), except
 on the seed workload, counted as the seed does (no halving). Timing: the
 providers of one shape interleaved (measure(): warm-up calls round-robin for
 at least 250 ms, the clocks a sustained workload runs at; then 30 rounds of
-one call each between CUDA events), the median of each; every input set
+one call each between CUDA events, each round starting at the next provider), the median of each; every input set
 is larger than the 60 MB L2. Each provider's output is compared first: with
 a float64 reference on the seed workload, with SDPA's default backend on the
 modern one (the float64 matrix check is bench/gpu_check.py). A provider that
@@ -64,6 +64,7 @@ from attn_mlir.runtime import Kernel  # noqa: E402
 import plots  # noqa: E402  (bench/plots.py)
 
 ROWS = []
+ORDER = "rotated"  # measure(): see --order
 EXPLAINS = []
 torch = F = SDPBackend = sdpa_kernel = None  # imported by main(): --help needs no torch
 
@@ -82,7 +83,12 @@ def measure(workload, shape, providers, ref, flops, meta, reps=30, warmup=10):
     attn_mlir.explain.warm_up), then `reps` rounds of one CUDA-event-timed
     call each, so that every provider meets the same power-cap clock swings
     (the H200's SM clock moves between about 1600 and 1830 MHz with a
-    period near a second under a heavy kernel). A row per provider, with
+    period near a second under a heavy kernel). Round r starts at provider
+    r mod n (ORDER = "rotated"), so that each follows every other equally
+    often: with one fixed order a provider's time also measured the one
+    before it (the seed's mask kernel, right after SDPA, 1.111x its `causal`
+    form in v28 against 1.056x in a same-run A/B of the two;
+    bench/results/2026-12-01-h200-bench-order.log). A row per provider, with
     the median; `meta` (t, b, h, d, dtype, causal) places it in its figure.
     A provider that fails gets a row with the error instead of a time."""
     rows, live = {}, []
@@ -105,8 +111,9 @@ def measure(workload, shape, providers, ref, flops, meta, reps=30, warmup=10):
 
     ex.warm_up(round_robin, warmup)
     times = {name: [] for name, _ in live}
-    for _ in range(reps):
-        for name, fn in live:
+    for r in range(reps):
+        start = r % len(live) if ORDER == "rotated" and live else 0
+        for name, fn in live[start:] + live[:start]:
             s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             s.record()
             fn()
@@ -273,13 +280,20 @@ def main():
                     help="where the md, json and png files go (default bench/results)")
     ap.add_argument("--tag", help="the device in the file names (default from its name: h200)")
     ap.add_argument("--quick", action="store_true", help="fewer sequence lengths")
+    ap.add_argument("--only", choices=("seed", "modern"), help="one workload")
+    ap.add_argument("--order", choices=("rotated", "fixed"), default="rotated",
+                    help="the order of the providers in each timed round (measure())")
     args = ap.parse_args()
+    global ORDER
+    ORDER = args.order
     import_torch()
     import triton
 
-    seed_workload(args.kernels, args.seed_dir, (128, 256, 512))
-    modern_workload(args.kernels, (1024, 4096, 16384) if args.quick
-                    else (512, 1024, 2048, 4096, 8192, 16384))
+    if args.only != "modern":
+        seed_workload(args.kernels, args.seed_dir, (128, 256, 512))
+    if args.only != "seed":
+        modern_workload(args.kernels, (1024, 4096, 16384) if args.quick
+                        else (512, 1024, 2048, 4096, 8192, 16384))
     device = torch.cuda.get_device_name()
     versions = dict(torch=torch.__version__, triton=triton.__version__,
                     cuda=torch.version.cuda, python=platform.python_version())
