@@ -668,10 +668,11 @@ LogicalResult Distributor::rewriteContraction(linalg::GenericOp op) {
   b.setInsertionPoint(op);
   Type elt = bBuf->type.getElementType();
   // The scores a scores-ahead loop's prologue computes (outside the loop)
-  // read the first K block: every copy issued so far is waited for.
+  // read the first K block: its copy is waited for (selectPrologueWaits).
   bool ahead = op->hasAttr(kScoresAheadAttrName);
   if (ahead && !enclosingKeyLoop(op)) {
-    NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
+    NVVM::CpAsyncWaitGroupOp::create(
+        b, loc, b.getI32IntegerAttr(prologueGroups.lookup(op)));
     if (wgmmaContractions.contains(op))
       fenceForAsyncProxy();
     barrier();

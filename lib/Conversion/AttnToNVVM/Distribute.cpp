@@ -620,6 +620,7 @@ FailureOr<int64_t> Distributor::run() {
   // The loops --attn-pipeline expanded wait for their tiles at their head;
   // prefetched Q tiles are waited for before the first one.
   waitInPipelinedLoops();
+  selectPrologueWaits();
   cachePrefetchedFragments();
 
   // Rewrite the block math in program order.

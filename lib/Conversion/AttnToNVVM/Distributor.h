@@ -170,9 +170,15 @@ private:
   void waitInPipelinedLoops();
   /// Tiles whose fragments are cached (cacheFragments) but whose copy is a
   /// prefetch (`attn.async_copy` before the loops): before the first
-  /// pipelined loop after the copy, waits for every copy issued so far
-  /// (the tile, K and V of the loop's first block) and caches them.
+  /// pipelined loop after the copy, waits for the tile's copy (not the
+  /// copies issued after it: K and V of the loop's first blocks) and caches
+  /// them.
   void cachePrefetchedFragments();
+  /// The scores-ahead prologue contractions (outside their loop) and the
+  /// commit groups issued after the copy of the K block they read, which
+  /// they need not wait for (selectPrologueWaits; 0: wait for all).
+  void selectPrologueWaits();
+  DenseMap<Operation *, int64_t> prologueGroups;
   /// Consecutive `attn.async_copy`s with the same rows (K and V of one
   /// block): cp.async of the valid rows (zero-filling the others) when there
   /// are any, then a commit per copy.

@@ -29,7 +29,9 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -167,6 +169,89 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
   return success();
 }
 
+/// The commit groups issued after the async copy `copy` and before `until`
+/// (a later op of its block): one per async copy between them. -1 where an
+/// op between holds async copies in a region (a count that may vary).
+static int64_t groupsBetween(Operation *copy, Operation *until) {
+  int64_t groups = 0;
+  for (Operation *op = copy->getNextNode(); op && op != until;
+       op = op->getNextNode()) {
+    if (op->hasAttr(kAsyncCopyAttrName)) {
+      ++groups;
+      continue;
+    }
+    WalkResult nested = op->walk([](Operation *inner) {
+      return inner->hasAttr(kAsyncCopyAttrName) ? WalkResult::interrupt()
+                                                : WalkResult::advance();
+    });
+    if (nested.wasInterrupted())
+      return -1;
+  }
+  return groups;
+}
+
+/// The tile a view is of (through its subviews), and the slot of it for a
+/// view of one slot of a multi-buffered tile (its first offset; null
+/// otherwise).
+static std::pair<Value, OpFoldResult> tileAndSlot(Value v) {
+  OpFoldResult slot;
+  while (auto sub = v.getDefiningOp<memref::SubViewOp>()) {
+    if (sub.getSource().getDefiningOp<memref::AllocaOp>() &&
+        sub.getSourceType().getRank() == 3)
+      slot = sub.getMixedOffsets()[0];
+    v = sub.getSource();
+  }
+  return {v, slot};
+}
+
+/// Whether `a` and `b` are the same value: the same SSA value or constant,
+/// or the results of the same pure computation on such values (the slot
+/// indices of one block, computed twice before CSE).
+static bool sameValue(OpFoldResult a, OpFoldResult b, int depth = 8) {
+  if (isEqualConstantIntOrValue(a, b))
+    return true;
+  auto va = dyn_cast<Value>(a), vb = dyn_cast<Value>(b);
+  if (!va || !vb || depth == 0)
+    return false;
+  auto ra = dyn_cast<OpResult>(va), rb = dyn_cast<OpResult>(vb);
+  if (!ra || !rb || ra.getResultNumber() != rb.getResultNumber())
+    return false;
+  Operation *x = ra.getOwner(), *y = rb.getOwner();
+  if (x->getName() != y->getName() || !isPure(x) || x->getNumRegions() != 0 ||
+      x->getAttrDictionary() != y->getAttrDictionary() ||
+      x->getNumOperands() != y->getNumOperands())
+    return false;
+  for (auto [p, q] : llvm::zip(x->getOperands(), y->getOperands()))
+    if (!sameValue(p, q, depth - 1))
+      return false;
+  return true;
+}
+
+void Distributor::selectPrologueWaits() {
+  // The scores a scores-ahead loop's prologue computes read Q and the first
+  // K block: the groups of the copies after that block's (the next K
+  // block's, the first V block's) may still be in flight.
+  kernel.walk([&](linalg::GenericOp op) {
+    if (!op->hasAttr(kScoresAheadAttrName) || enclosingKeyLoop(op) ||
+        op.getNumDpsInputs() != 2)
+      return;
+    auto [tile, slot] = tileAndSlot(op.getDpsInputs()[1]);
+    for (Operation *prev = op->getPrevNode(); prev;
+         prev = prev->getPrevNode()) {
+      auto copy = dyn_cast<linalg::CopyOp>(prev);
+      if (!copy || !copy->hasAttr(kAsyncCopyAttrName))
+        continue;
+      auto [copyTile, copySlot] = tileAndSlot(copy.getDpsInits()[0]);
+      if (copyTile != tile || !slot || !copySlot || !sameValue(slot, copySlot))
+        continue;
+      int64_t groups = groupsBetween(copy, op);
+      if (groups > 0)
+        prologueGroups[op] = groups;
+      return;
+    }
+  });
+}
+
 void Distributor::cachePrefetchedFragments() {
   SmallVector<linalg::CopyOp> prefetches;
   kernel.walk([&](linalg::CopyOp copy) {
@@ -192,8 +277,11 @@ void Distributor::cachePrefetchedFragments() {
     }
     if (!first)
       continue;
+    // The tile's own group: the copies after it (K and V of the first
+    // blocks) may still be in flight.
+    int64_t pending = std::max<int64_t>(groupsBetween(copy, first), 0);
     b.setInsertionPoint(first);
-    NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(pending));
     barrier();
     cacheFragments(*lookup(copy.getDpsInits()[0]));
   }

@@ -32,11 +32,16 @@
 // RUN: not attn-opt %s --attn-pipeline="scores-ahead=yes" 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: --attn-pipeline: scores-ahead must be 'none', 'tf32' or 'all', got 'yes'
 
-// The prologue's scores (block lb) wait for every copy issued so far (Q, K
-// of lb and lb + 1, V of lb), after Q's fragments are read into registers,
-// and are waited for in place.
-// CHECK:        nvvm.cp.async.wait.group 0
-// CHECK:        nvvm.cp.async.wait.group 0
+// The copies before the loop commit a group each: Q, K of lb and lb + 1, V
+// of lb. Q's fragments are read into registers once Q's group has landed
+// (3 groups after it may be in flight), the prologue's scores (block lb)
+// once K(lb)'s has (2), and are waited for in place.
+// CHECK-COUNT-4: nvvm.cp.async.commit.group
+// CHECK-NOT:    nvvm.cp.async.commit.group
+// CHECK:        nvvm.cp.async.wait.group 3
+// CHECK-NEXT:   gpu.barrier
+// CHECK-NOT:    nvvm.cp.async.commit.group
+// CHECK:        nvvm.cp.async.wait.group 2
 // CHECK-NEXT:   nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT:   gpu.barrier
 // CHECK:        llvm.inline_asm has_side_effects asm_dialect = att "wgmma.fence.sync.aligned;\0A\09wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32

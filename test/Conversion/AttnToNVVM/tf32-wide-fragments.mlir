@@ -20,10 +20,12 @@
 // CHECK:         %[[Q:.*]] = memref.view %{{.*}}[%c0][] : {{.*}} to memref<64x68xf32, #gpu.address_space<workgroup>>
 // CHECK:         %[[K:.*]] = memref.view %{{.*}} to memref<2x32x80xf32, #gpu.address_space<workgroup>>
 // CHECK:         %[[V:.*]] = memref.view %{{.*}} to memref<2x32x68xf32, #gpu.address_space<workgroup>>
+// Q's fragments are read once Q's copy (the first of three groups: Q, K and
+// V of the first block) has landed.
 // CHECK:         nvvm.cp.async.commit.group
 // CHECK:         nvvm.cp.async.commit.group
 // CHECK-NEXT:    nvvm.cp.async.commit.group
-// CHECK-NEXT:    nvvm.cp.async.wait.group 0
+// CHECK-NEXT:    nvvm.cp.async.wait.group 2
 // CHECK-NEXT:    gpu.barrier
 // CHECK-COUNT-32: memref.load %[[Q]]
 // CHECK-NOT:     memref.load %[[Q]]
