@@ -42,8 +42,8 @@ FLOPs as FlashAttention counts them (4*B*H*T*T*D, halved for causal), except
 on the seed workload, counted as the seed does (no halving). Timing: the
 providers of one shape interleaved (measure(): warm-up calls round-robin for
 at least 250 ms, the clocks a sustained workload runs at; then 30 rounds of
-one call each between CUDA events, each round starting at the next provider), the median of each; every input set
-is larger than the 60 MB L2. Each provider's output is compared first: with
+one call each between CUDA events, each round in an order of its own), the
+median of each; every input set is larger than the 60 MB L2. Each provider's output is compared first: with
 a float64 reference on the seed workload, with SDPA's default backend on the
 modern one (the float64 matrix check is bench/gpu_check.py). A provider that
 fails on a shape gets a row with the error instead of a time.
@@ -55,6 +55,7 @@ import json
 import math
 import os
 import platform
+import random
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -64,7 +65,7 @@ from attn_mlir.runtime import Kernel  # noqa: E402
 import plots  # noqa: E402  (bench/plots.py)
 
 ROWS = []
-ORDER = "rotated"  # measure(): see --order
+ORDER = "shuffled"  # measure(): see --order
 EXPLAINS = []
 torch = F = SDPBackend = sdpa_kernel = None  # imported by main(): --help needs no torch
 
@@ -83,13 +84,16 @@ def measure(workload, shape, providers, ref, flops, meta, reps=30, warmup=10):
     attn_mlir.explain.warm_up), then `reps` rounds of one CUDA-event-timed
     call each, so that every provider meets the same power-cap clock swings
     (the H200's SM clock moves between about 1600 and 1830 MHz with a
-    period near a second under a heavy kernel). Round r starts at provider
-    r mod n (ORDER = "rotated"), so that each follows every other equally
-    often: with one fixed order a provider's time also measured the one
-    before it (the seed's mask kernel, right after SDPA, 1.111x its `causal`
-    form in v28 against 1.056x in a same-run A/B of the two;
-    bench/results/2026-12-01-h200-bench-order.log). A row per provider, with
-    the median; `meta` (t, b, h, d, dtype, causal) places it in its figure.
+    period near a second under a heavy kernel). Each round takes the
+    providers in an order of its own (ORDER = "shuffled": a seeded random
+    permutation per round), so that each follows each of the others about
+    equally often; in one fixed order (ORDER = "fixed", the order before
+    2026-12-01's tenth session) a provider always follows the same one, and
+    its time measured that neighbour too (the seed's `causal` kernel, right
+    after the light mask kernel, up to 8% faster at T=128 than shuffled:
+    bench/results/2026-12-01-h200-bench-order.log). A row per provider,
+    with the median; `meta` (t, b, h, d, dtype, causal) places it in its
+    figure.
     A provider that fails gets a row with the error instead of a time."""
     rows, live = {}, []
     for name, fn in providers:
@@ -111,9 +115,12 @@ def measure(workload, shape, providers, ref, flops, meta, reps=30, warmup=10):
 
     ex.warm_up(round_robin, warmup)
     times = {name: [] for name, _ in live}
-    for r in range(reps):
-        start = r % len(live) if ORDER == "rotated" and live else 0
-        for name, fn in live[start:] + live[:start]:
+    shuffler = random.Random(0)
+    for _ in range(reps):
+        order = list(live)
+        if ORDER == "shuffled":
+            shuffler.shuffle(order)
+        for name, fn in order:
             s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             s.record()
             fn()
@@ -281,7 +288,7 @@ def main():
     ap.add_argument("--tag", help="the device in the file names (default from its name: h200)")
     ap.add_argument("--quick", action="store_true", help="fewer sequence lengths")
     ap.add_argument("--only", choices=("seed", "modern"), help="one workload")
-    ap.add_argument("--order", choices=("rotated", "fixed"), default="rotated",
+    ap.add_argument("--order", choices=("shuffled", "fixed"), default="shuffled",
                     help="the order of the providers in each timed round (measure())")
     args = ap.parse_args()
     global ORDER
