@@ -75,6 +75,12 @@ void annotateScoresAhead(RewriterBase &rewriter, scf::ForOp loop,
 /// null if unknown.
 OpFoldResult copiedRows(linalg::CopyOp copy);
 
+/// `copy` limited to its first `select(pred, rows, 0)` rows: a copy of an
+/// iteration past the end copies nothing. Returns the new copy (null for a
+/// destination not of rank 2).
+Operation *predicateCopy(RewriterBase &rewriter, linalg::CopyOp copy,
+                         Value pred);
+
 /// `loop` (whose body starts with `loads`) continues the scores-ahead loop
 /// `before` in a chain: when `loop`'s first block is whole, `before`'s K
 /// loads ran on into it and the last iteration of `before` computed its
