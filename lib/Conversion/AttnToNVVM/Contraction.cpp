@@ -171,14 +171,17 @@ void Distributor::selectCachedFragments() {
     fragmentTiles.erase(v);
 }
 
-void Distributor::cacheFragments(Buffer &tile) {
+void Distributor::cacheFragments(Buffer &tile, bool refill) {
   auto it = fragmentTiles.find(tile.storage);
-  if (it == fragmentTiles.end() || fragmentCache.count(tile.storage))
+  auto existing = fragmentCache.find(tile.storage);
+  if (it == fragmentTiles.end() || (existing != fragmentCache.end()) != refill)
     return;
   int64_t kSteps = it->second / 8;
   Buffer cache;
-  cache.layout = Layout::Acc;
-  {
+  if (refill) {
+    cache = existing->second;
+  } else {
+    cache.layout = Layout::Acc;
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&kernel.getBody().front());
     cache.storage = memref::AllocaOp::create(

@@ -260,7 +260,9 @@ private:
   void selectCachedFragments();
   /// Whether tf32 A fragments of k columns fit the register budget.
   bool cachesFragments(int64_t k) const;
-  void cacheFragments(Buffer &tile);
+  /// Reads the fragments into their registers; with `refill`, again (the
+  /// other branch of an `scf.if` around the key loops).
+  void cacheFragments(Buffer &tile, bool refill = false);
   /// The candidates (by shared view) and their k sizes; then the register
   /// arrays that hold their fragments.
   DenseMap<Value, int64_t> fragmentTiles;

@@ -74,10 +74,24 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
   // before may still read them), before the first of its loop's copies.
   if (!enclosingKeyLoop(first) ||
       !enclosingKeyLoop(first)->hasAttr(kPipelinedAttrName)) {
+    auto pipelined = [](Operation *op) {
+      return isa<scf::ForOp>(op) && op->hasAttr(kPipelinedAttrName);
+    };
     Operation *loop = first;
-    while (loop &&
-           !(isa<scf::ForOp>(loop) && loop->hasAttr(kPipelinedAttrName)))
+    while (loop && !pipelined(loop)) {
+      // Key loops in the branches of an `scf.if` (the loops of a causal map
+      // row, and the map's own): this barrier also covers the prologue of
+      // each branch's first loop, which nothing between reads the slots
+      // before.
+      if (isa<scf::IfOp>(loop))
+        for (Region &region : loop->getRegions())
+          for (Operation &op : region.getOps())
+            if (pipelined(&op)) {
+              prologueBarriers.insert(&op);
+              break;
+            }
       loop = loop->getNextNode();
+    }
     if (!loop || prologueBarriers.insert(loop).second)
       barrier();
   }
@@ -169,13 +183,13 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
   return success();
 }
 
-/// The commit groups issued after the async copy `copy` and before `until`
-/// (a later op of its block): one per async copy between them. -1 where an
-/// op between holds async copies in a region (a count that may vary).
-static int64_t groupsBetween(Operation *copy, Operation *until) {
+/// The commit groups issued from `from` on and before `until` (a later op
+/// of its block; null: the block's end): one per async copy between them.
+/// -1 where an op between holds async copies in a region (a count that may
+/// vary).
+static int64_t groupsFrom(Operation *from, Operation *until) {
   int64_t groups = 0;
-  for (Operation *op = copy->getNextNode(); op && op != until;
-       op = op->getNextNode()) {
+  for (Operation *op = from; op && op != until; op = op->getNextNode()) {
     if (op->hasAttr(kAsyncCopyAttrName)) {
       ++groups;
       continue;
@@ -188,6 +202,12 @@ static int64_t groupsBetween(Operation *copy, Operation *until) {
       return -1;
   }
   return groups;
+}
+
+/// The commit groups issued after the async copy `copy` and before `until`
+/// (see groupsFrom).
+static int64_t groupsBetween(Operation *copy, Operation *until) {
+  return groupsFrom(copy->getNextNode(), until);
 }
 
 /// The tile a view is of (through its subviews), and the slot of it for a
@@ -265,24 +285,53 @@ void Distributor::cachePrefetchedFragments() {
     // The first op after the copy, in its block, that is or holds a
     // pipelined loop or the scores a scores-ahead loop's prologue computes:
     // every reader of the tile is one of those.
-    Operation *first = nullptr;
-    for (Operation *op = copy->getNextNode(); op && !first;
-         op = op->getNextNode()) {
-      op->walk([&](Operation *inner) {
-        if (!first &&
-            ((isa<scf::ForOp>(inner) && inner->hasAttr(kPipelinedAttrName)) ||
-             inner->hasAttr(kScoresAheadAttrName)))
-          first = op;
-      });
-    }
+    auto readsFirst = [](Operation *op) {
+      return (isa<scf::ForOp>(op) && op->hasAttr(kPipelinedAttrName)) ||
+             op->hasAttr(kScoresAheadAttrName);
+    };
+    auto firstReader = [&](Operation *from) -> Operation * {
+      for (Operation *op = from; op; op = op->getNextNode()) {
+        WalkResult found = op->walk([&](Operation *inner) {
+          return readsFirst(inner) ? WalkResult::interrupt()
+                                   : WalkResult::advance();
+        });
+        if (found.wasInterrupted())
+          return op;
+      }
+      return nullptr;
+    };
+    Operation *first = firstReader(copy->getNextNode());
     if (!first)
       continue;
     // The tile's own group: the copies after it (K and V of the first
     // blocks) may still be in flight.
     int64_t pending = std::max<int64_t>(groupsBetween(copy, first), 0);
-    b.setInsertionPoint(first);
-    NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(pending));
-    barrier();
-    cacheFragments(*lookup(copy.getDpsInits()[0]));
+    Buffer &tile = *lookup(copy.getDpsInits()[0]);
+    auto cacheAt = [&](Operation *before, int64_t groups, bool refill) {
+      b.setInsertionPoint(before);
+      NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(groups));
+      barrier();
+      cacheFragments(tile, refill);
+    };
+    // Key loops in the branches of an `scf.if` (the loops of a causal map
+    // row, and the map's own): each branch issues its first blocks' copies
+    // before it reads the fragments, into the same registers.
+    auto branch = dyn_cast<scf::IfOp>(first);
+    if (!branch || readsFirst(first)) {
+      cacheAt(first, pending, /*refill=*/false);
+      continue;
+    }
+    bool cached = false;
+    for (Region &region : branch->getRegions()) {
+      if (region.empty())
+        continue;
+      Block &block = region.front();
+      Operation *inner = firstReader(&block.front());
+      if (!inner)
+        continue;
+      int64_t more = std::max<int64_t>(groupsFrom(&block.front(), inner), 0);
+      cacheAt(inner, pending + more, /*refill=*/cached);
+      cached = true;
+    }
   }
 }

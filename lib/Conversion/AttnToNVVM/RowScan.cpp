@@ -12,8 +12,9 @@
 // step's live and not-zero lanes are two ballots: the first live block is
 // the lowest set bit of the first non-empty live ballot, one past the last
 // is the highest set bit of the last one plus one, and the zero run ends at
-// the lowest not-zero bit at or after the first live block. A row of up to
-// 32 blocks (T <= 1024 with 32-key blocks) takes one step.
+// the lowest not-zero bit at or after the first live block; a third ballot's
+// population count adds up the triangular blocks. A row of up to 32 blocks
+// (T <= 1024 with 32-key blocks) takes one step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,13 +52,13 @@ static memref::LoadOp findClassLoad(scf::ForOp loop) {
 static LogicalResult rewriteRowScan(RewriterBase &rewriter, scf::ForOp loop) {
   memref::LoadOp classLoad = findClassLoad(loop);
   Type i32 = rewriter.getI32Type();
-  if (!classLoad || loop.getNumResults() != 3 ||
+  if (!classLoad || loop.getNumResults() != 4 ||
       !llvm::all_of(loop.getResultTypes(), [&](Type t) { return t == i32; }) ||
       !matchPattern(loop.getLowerBound(), m_Zero()) ||
       !matchPattern(loop.getStep(), m_One()))
     return loop.emitOpError("expects a block-map row scan: an i32 loop from "
                             "0 by 1 over one class load, yielding (first, "
-                            "last, zero-run end)");
+                            "last, zero-run end, triangular count)");
   Location loc = loop.getLoc();
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(loop);
@@ -69,10 +70,11 @@ static LogicalResult rewriteRowScan(RewriterBase &rewriter, scf::ForOp loop) {
   Value fullMask = c32(rewriter, -1);
   auto removed = static_cast<int64_t>(MaskBlockClass::Removed);
   auto zeroTerms = static_cast<int64_t>(MaskBlockClass::Zero);
+  auto triangularTerms = static_cast<int64_t>(MaskBlockClass::Triangular);
 
   auto scan = scf::ForOp::create(
       rewriter, loc, c32(rewriter, 0), count, c32(rewriter, 32),
-      ValueRange{count, c32(rewriter, 0), count},
+      ValueRange{count, c32(rewriter, 0), count, c32(rewriter, 0)},
       [&](OpBuilder &b, Location l, Value base, ValueRange range) {
         Value first = range[0], last = range[1], zeroEnd = range[2];
         // Lane j of the step: block base + j, its class (Removed past the
@@ -148,7 +150,13 @@ static LogicalResult rewriteRowScan(RewriterBase &rewriter, scf::ForOp loop) {
             b, l, arith::AndIOp::create(b, l, started, running), anyEnd);
         Value newZeroEnd =
             arith::SelectOp::create(b, l, endsHere, lowestBit(ends), zeroEnd);
-        scf::YieldOp::create(b, l, ValueRange{newFirst, newLast, newZeroEnd});
+        Value triangular = ballot(arith::CmpIOp::create(
+            b, l, arith::CmpIPredicate::eq, cls,
+            arith::ConstantIntOp::create(b, l, triangularTerms, 8)));
+        Value numTriangular = arith::AddIOp::create(
+            b, l, range[3], LLVM::CtPopOp::create(b, l, i32, triangular));
+        scf::YieldOp::create(
+            b, l, ValueRange{newFirst, newLast, newZeroEnd, numTriangular});
       });
   rewriter.replaceOp(loop, scan.getResults());
   return success();

@@ -50,7 +50,7 @@
 // bit, and the zero run ends at the lowest not-zero bit from the first
 // live block on.
 // CHECK: %[[LANE:.*]] = nvvm.read.ptx.sreg.laneid : i32
-// CHECK: %[[RANGE:.*]]:3 = scf.for %[[STEP:.*]] = %c0_i32 to %[[NV:.*]] step %c32_i32 iter_args(%[[F0:.*]] = %[[NV]], %[[E0:.*]] = %c0_i32, %[[Z0:.*]] = %[[NV]]) -> (i32, i32, i32) : i32 {
+// CHECK: %[[RANGE:.*]]:4 = scf.for %[[STEP:.*]] = %c0_i32 to %[[NV:.*]] step %c32_i32 iter_args(%[[F0:.*]] = %[[NV]], %[[E0:.*]] = %c0_i32, %[[Z0:.*]] = %[[NV]], %[[T0:.*]] = %c0_i32) -> (i32, i32, i32, i32) : i32 {
 // CHECK-NEXT: %[[J:.*]] = arith.addi %[[STEP]], %[[LANE]] : i32
 // CHECK-NEXT: %[[IN:.*]] = arith.cmpi slt, %[[J]], %[[NV]] : i32
 // CHECK-NEXT: %[[C:.*]] = scf.if %[[IN]] -> (i8) {
@@ -72,10 +72,39 @@
 // CHECK: %[[ENDS:.*]] = arith.andi %[[NZ]], %{{.*}} : i32
 // CHECK: "llvm.intr.cttz"(%[[ENDS]])
 // CHECK: %[[NZE:.*]] = arith.select %{{.*}}, %{{.*}}, %[[Z0]] : i32
-// CHECK-NEXT: scf.yield %[[NF]], %[[NE]], %[[NZE]] : i32, i32, i32
+// A third ballot's population count adds up the triangular blocks.
+// CHECK-NEXT: %[[ISTRI:.*]] = arith.cmpi eq, %[[C]], %c3_i8 : i8
+// CHECK-NEXT: %[[TRIS:.*]] = nvvm.vote.sync  ballot %c-1_i32, %[[ISTRI]] -> i32
+// CHECK-NEXT: %[[POP:.*]] = llvm.intr.ctpop(%[[TRIS]]) : (i32) -> i32
+// CHECK-NEXT: %[[NT:.*]] = arith.addi %[[T0]], %[[POP]] : i32
+// CHECK-NEXT: scf.yield %[[NF]], %[[NE]], %[[NZE]], %[[NT]] : i32, i32, i32, i32
 // CHECK: %[[FIRST:.*]] = arith.index_cast %[[RANGE]]#0 : i32 to index
 // CHECK: %[[LAST:.*]] = arith.index_cast %[[RANGE]]#1 : i32 to index
+// A row of the triangular mask's classes runs the loops of a causal
+// program. Each branch issues its first K and V copies, then waits for Q's
+// copy only (the two groups after it may still be in flight) and reads Q's
+// tf32 fragments into the same registers; the barrier before Q's copy
+// covers both branches' prologues (no second one before the K/V copies).
+// CHECK: %[[ANYLIVE:.*]] = arith.cmpi sgt, %{{.*}}, %c0 : index
+// CHECK-NEXT: %[[SHAPED:.*]] = arith.andi %{{.*}}, %[[ANYLIVE]] : i1
+// CHECK-NEXT: scf.if %[[SHAPED]] {
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.cp.async.shared.global
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 2
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: memref.load %[[W2]]
+// CHECK: } else {
 // CHECK: %[[PLAIN:.*]] = arith.maxsi %{{.*}}, %[[FIRST]] : index
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.cp.async.shared.global
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 2
+// CHECK-NEXT: gpu.barrier
 // CHECK: scf.for %{{.*}} = %[[FIRST]] to %{{.*}} step %c1 {
 // CHECK-NOT: memref.load %[[W2]]
 // CHECK: nvvm.mma.sync

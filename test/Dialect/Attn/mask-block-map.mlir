@@ -125,7 +125,7 @@
 // The scan runs in 32 bits (the GPU's index is 64-bit, where its compares
 // and selects were pairs of instructions).
 // RANGE: %[[NV32:.*]] = arith.index_cast %[[NV]] : index to i32
-// RANGE: %[[R:.*]]:3 = scf.for %[[J:.*]] = %c0_i32 to %[[NV32]] step %c1_i32 iter_args(%[[FIRST:.*]] = %[[NV32]], %[[LAST:.*]] = %c0_i32, %[[ZEND:.*]] = %[[NV32]]) -> (i32, i32, i32) : i32 {
+// RANGE: %[[R:.*]]:4 = scf.for %[[J:.*]] = %c0_i32 to %[[NV32]] step %c1_i32 iter_args(%[[FIRST:.*]] = %[[NV32]], %[[LAST:.*]] = %c0_i32, %[[ZEND:.*]] = %[[NV32]], %[[NTRI:.*]] = %c0_i32) -> (i32, i32, i32, i32) : i32 {
 // RANGE-NEXT: %[[JI:.*]] = arith.index_cast %[[J]] : i32 to index
 // RANGE-NEXT: %[[C:.*]] = memref.load %{{.*}}[%c0, %c0, %[[PQB]], %[[JI]]] : memref<1x1x?x?xi8>
 // RANGE-NEXT: %[[L:.*]] = arith.cmpi ne, %[[C]], %c0_i8 : i8
@@ -139,11 +139,45 @@
 // RANGE-NEXT: %[[A:.*]] = arith.andi %[[STARTED]], %[[RUNNING]] : i1
 // RANGE-NEXT: %[[ENDS:.*]] = arith.andi %[[A]], %[[NOTZERO]] : i1
 // RANGE-NEXT: %[[Z:.*]] = arith.select %[[ENDS]], %[[J]], %[[ZEND]] : i32
-// RANGE-NEXT: scf.yield %[[F]], %[[E]], %[[Z]] : i32, i32, i32
+// RANGE-NEXT: %[[ISTRI:.*]] = arith.cmpi eq, %[[C]], %c3_i8 : i8
+// RANGE-NEXT: %[[TRI1:.*]] = arith.extui %[[ISTRI]] : i1 to i32
+// RANGE-NEXT: %[[T:.*]] = arith.addi %[[NTRI]], %[[TRI1]] : i32
+// RANGE-NEXT: scf.yield %[[F]], %[[E]], %[[Z]], %[[T]] : i32, i32, i32, i32
 // RANGE: %[[R0:.*]] = arith.index_cast %[[R]]#0 : i32 to index
 // RANGE-NEXT: %[[R1:.*]] = arith.index_cast %[[R]]#1 : i32 to index
 // RANGE-NEXT: %[[R2:.*]] = arith.index_cast %[[R]]#2 : i32 to index
-// RANGE: %[[M1:.*]] = arith.minsi %[[R2]], %[[R1]] : index
+// RANGE-NEXT: %[[R3:.*]] = arith.index_cast %[[R]]#3 : i32 to index
+// A row whose classes are the triangular mask's (here top-left: live up to
+// the block of key row0 + rows - 1, zero terms below the block of key
+// row0 + 1, triangular between) runs a causal program's loops, bounded by
+// those formulas, with no class load or mask read; any other row the
+// map's loops.
+// RANGE: %[[VISIT:.*]] = arith.minsi %{{.*}}, %[[NV]] : index
+// RANGE: %[[BELOW0:.*]] = arith.minsi %{{.*}}, %[[FULL]] : index
+// RANGE-NEXT: %[[BELOW:.*]] = arith.minsi %[[BELOW0]], %[[VISIT]] : index
+// RANGE-NEXT: %[[AT0:.*]] = arith.cmpi eq, %[[R0]], %c0 : index
+// RANGE-NEXT: %[[ATV:.*]] = arith.cmpi eq, %[[R1]], %[[VISIT]] : index
+// RANGE-NEXT: %[[S1:.*]] = arith.andi %[[AT0]], %[[ATV]] : i1
+// RANGE-NEXT: %[[ATB:.*]] = arith.cmpi eq, %[[R2]], %[[BELOW]] : index
+// RANGE-NEXT: %[[NT:.*]] = arith.subi %[[R1]], %[[R2]] : index
+// RANGE-NEXT: %[[ALLTRI:.*]] = arith.cmpi eq, %[[R3]], %[[NT]] : index
+// RANGE-NEXT: %[[S2:.*]] = arith.andi %[[ATB]], %[[ALLTRI]] : i1
+// RANGE-NEXT: %[[S3:.*]] = arith.andi %[[S1]], %[[S2]] : i1
+// RANGE-NEXT: %[[ANY:.*]] = arith.cmpi sgt, %[[VISIT]], %c0 : index
+// RANGE-NEXT: %[[SHAPED:.*]] = arith.andi %[[S3]], %[[ANY]] : i1
+// RANGE-NEXT: scf.if %[[SHAPED]] {
+// RANGE-NEXT: scf.for %{{.*}} = %c0 to %[[BELOW]] step %c1 {
+// RANGE-NOT: xi8>
+// RANGE: scf.for %[[KBC:.*]] = %[[BELOW]] to %[[VISIT]] step %c1 {
+// The diagonal blocks' skip flag, from the diagonal alone (a causal
+// program's), then Q K^T and the scores under it.
+// RANGE-NOT: xi8>
+// RANGE: linalg.fill ins(%false : i1) outs(%[[FLAG:.*]] : memref<i1>)
+// RANGE: %[[LIVEC:.*]] = memref.load %[[FLAG]][] : memref<i1>
+// RANGE-NEXT: scf.if %[[LIVEC]] {
+// RANGE-NOT: xi8>
+// RANGE: } else {
+// RANGE-NEXT: %[[M1:.*]] = arith.minsi %[[R2]], %[[R1]] : index
 // RANGE-NEXT: %[[M2:.*]] = arith.minsi %[[M1]], %[[BOUND]] : index
 // RANGE-NEXT: %[[PLAIN:.*]] = arith.maxsi %[[M2]], %[[R0]] : index
 // RANGE-NEXT: scf.for %{{.*}} = %[[R0]] to %[[PLAIN]] step %c1 {
@@ -196,7 +230,7 @@ func.func @per_batch(%q: tensor<?x8x?x64xf16>, %m: tensor<?x1x?x?xf16>) -> tenso
 // RANGE-LABEL: func.func @per_head_bool
 // RANGE: } {attn.mask_block_map
 // RANGE: scf.forall (%{{.*}}, %[[H16:.*]], %[[QB16:.*]]) in
-// RANGE: %[[R16:.*]]:3 = scf.for
+// RANGE: %[[R16:.*]]:4 = scf.for
 // RANGE: scf.yield
 // RANGE-NEXT: }
 // RANGE-NEXT: %[[F16:.*]] = arith.index_cast %[[R16]]#0 : i32 to index

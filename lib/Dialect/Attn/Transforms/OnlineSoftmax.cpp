@@ -122,6 +122,10 @@ void ProgramBuilder::build() {
   if (op.getMask() && op.getBlockMap() && elementType == f32 &&
       op.getConfig().getTarget() != "cpu")
     termsFlag = allocBuffer({}, b.getI1Type());
+  // And the causal rows' diagonal blocks (see buildCausalRowCheck).
+  if (op.getMask() && op.getBlockMap() && elementType == f32 &&
+      op.getConfig().getNumStages() > 1 && op.getConfig().getTarget() != "cpu")
+    causalRowLiveFlag = allocBuffer({}, b.getI1Type());
   if (op.getMask()) {
     if (!op.getBlockMap())
       liveFlag = allocBuffer({}, b.getI1Type());
@@ -195,15 +199,36 @@ void ProgramBuilder::build() {
     // the second copy of the block math made ptxas spill 12 bytes in the
     // 16-bit head dim 64 i1-mask kernels of the CI matrix.
     LiveRange range = buildLiveRange(numVisit);
-    Value plainEnd = range.first;
-    if (elementType == f32) {
-      plainEnd = arith::MinSIOp::create(
-          b, loc, arith::MinSIOp::create(b, loc, range.zeroEnd, range.last),
-          unmaskedBound);
-      plainEnd = arith::MaxSIOp::create(b, loc, plainEnd, range.first);
-      loop(range.first, plainEnd, /*masked=*/false);
+    auto mapLoops = [&] {
+      Value plainEnd = range.first;
+      if (elementType == f32) {
+        plainEnd = arith::MinSIOp::create(
+            b, loc, arith::MinSIOp::create(b, loc, range.zeroEnd, range.last),
+            unmaskedBound);
+        plainEnd = arith::MaxSIOp::create(b, loc, plainEnd, range.first);
+        loop(range.first, plainEnd, /*masked=*/false);
+      }
+      loop(plainEnd, range.last, /*masked=*/true);
+    };
+    if (elementType != f32) {
+      mapLoops();
+    } else {
+      // A row whose classes are a triangular mask's runs the loops of a
+      // causal program (diagonal at triOffset), bounded by the causal
+      // formulas: no class loads or dispatch (see buildCausalRowCheck).
+      CausalRow row = buildCausalRowCheck(range, rows, numBlocks);
+      auto ifOp = scf::IfOp::create(b, loc, row.shaped,
+                                    /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      {
+        CausalRowScope scope(*this);
+        loop(zero, row.below, /*masked=*/false);
+        loop(row.below, row.visit, /*masked=*/true);
+      }
+      b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+      mapLoops();
     }
-    loop(plainEnd, range.last, /*masked=*/true);
   } else {
     loop(numUnmasked, numVisit, /*masked=*/true);
   }
@@ -272,7 +297,7 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
   // stay at the head of the loop body, where the pipeliner issues them a
   // block ahead.
   OpBuilder::InsertionGuard guard(b);
-  bool skipCheck = masked && op.getMask();
+  bool skipCheck = masked && userMask();
   bool loadsUnderCheck = skipCheck && op.getConfig().getNumStages() <= 1;
   if (!loadsUnderCheck)
     loadTiles();
@@ -282,7 +307,7 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
   // the block's first key skips its math (no barrier: the loads stay
   // outside). Q K^T and the rest are two `scf.if`s on the same flag, so
   // that --attn-pipeline still issues the next block's loads after Q K^T.
-  if (masked && liveFlag && !op.getMask()) {
+  if (masked && liveFlag && !userMask()) {
     Value live = buildCausalLiveCheck(col0);
     auto qk = scf::IfOp::create(b, loc, live, /*withElseRegion=*/false);
     {
@@ -304,7 +329,7 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
   }
   if (loadsUnderCheck)
     loadTiles();
-  if (masked && liveFlag && !op.getMask()) {
+  if (masked && liveFlag && !userMask()) {
     // Scores built above.
   } else if (pendingClass) {
     buildMapScores(col0);

@@ -140,11 +140,54 @@ private:
   /// program's map row before the loops: the first and one past the last
   /// block of [0, numVisit) the map does not remove (numVisit and 0 when
   /// it removes all), and the end of the run of zero-term blocks that
-  /// starts at the first (numVisit when it reaches the end).
+  /// starts at the first (numVisit when it reaches the end); and how many
+  /// of its blocks are triangular.
   struct LiveRange {
-    Value first, last, zeroEnd;
+    Value first, last, zeroEnd, triangular;
   };
   LiveRange buildLiveRange(Value numVisit);
+  /// A map row is causal when its classes are those of a triangular mask
+  /// (diagonal at triOffset): zero-term blocks up to `below`, triangular
+  /// ones up to `visit`, removed ones after. Its mask terms are then the
+  /// triangular mask's, and the program may run as a causal one.
+  struct CausalRow {
+    Value shaped, below, visit;
+  };
+  CausalRow buildCausalRowCheck(const LiveRange &range, Value rows,
+                                Value numBlocks);
+  /// While alive, the steps are built as a causal program's (diagonal at
+  /// triOffset, no mask): the loops of a causal map row.
+  class CausalRowScope {
+  public:
+    explicit CausalRowScope(ProgramBuilder &builder)
+        : builder(builder), saved(builder) {
+      builder.causalRow = true;
+      builder.visibility.mask = Value();
+      builder.visibility.causalOffset = builder.triOffset;
+      builder.addTile = builder.termsFlag = Value();
+      builder.liveFlag = builder.causalRowLiveFlag;
+    }
+    ~CausalRowScope() {
+      builder.causalRow = false;
+      builder.visibility = saved.visibility;
+      builder.addTile = saved.addTile;
+      builder.termsFlag = saved.termsFlag;
+      builder.liveFlag = saved.liveFlag;
+    }
+
+  private:
+    struct State {
+      explicit State(const ProgramBuilder &p)
+          : visibility(p.visibility), addTile(p.addTile),
+            termsFlag(p.termsFlag), liveFlag(p.liveFlag) {}
+      KeyVisibility visibility;
+      Value addTile, termsFlag, liveFlag;
+    };
+    ProgramBuilder &builder;
+    State saved;
+  };
+  /// Whether the steps apply the user's mask (not in a causal row's loops).
+  bool userMask() { return op.getMask() && !causalRow; }
 
   OpBuilder &b;
   Location loc;
@@ -180,6 +223,10 @@ private:
   KeyVisibility visibility;
   /// With a block map: the class of the current block (i8).
   Value pendingClass;
+  /// Building a causal map row's loops (CausalRowScope); their diagonal
+  /// blocks' skip flag (f32 GPU programs, as liveFlag of a causal one).
+  bool causalRow = false;
+  Value causalRowLiveFlag;
 };
 
 } // namespace detail

@@ -116,8 +116,9 @@ ProgramBuilder::LiveRange ProgramBuilder::buildLiveRange(Value numVisit) {
   };
   Value removed = classConst(MaskBlockClass::Removed);
   Value zeroTerms = classConst(MaskBlockClass::Zero);
+  Value triangularTerms = classConst(MaskBlockClass::Triangular);
   auto scan = scf::ForOp::create(
-      b, loc, zero, count, one, ValueRange{count, zero, count},
+      b, loc, zero, count, one, ValueRange{count, zero, count, zero},
       [&](OpBuilder &nb, Location l, Value kb, ValueRange range) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToEnd(nb.getInsertionBlock());
@@ -140,14 +141,68 @@ ProgramBuilder::LiveRange ProgramBuilder::buildLiveRange(Value numVisit) {
         Value ends = arith::AndIOp::create(
             b, l, arith::AndIOp::create(b, l, started, running), notZero);
         Value zeroEnd = arith::SelectOp::create(b, l, ends, kb, range[2]);
-        scf::YieldOp::create(b, l, ValueRange{first, last, zeroEnd});
+        // The triangular blocks, counted.
+        Value isTriangular = arith::CmpIOp::create(
+            b, l, arith::CmpIPredicate::eq, cls, triangularTerms);
+        Value triangular = arith::AddIOp::create(
+            b, l, range[3],
+            arith::ExtUIOp::create(b, l, b.getI32Type(), isTriangular));
+        scf::YieldOp::create(b, l,
+                             ValueRange{first, last, zeroEnd, triangular});
       });
   scan->setAttr(kBlockRowScanAttrName, b.getUnitAttr());
   auto toIndex = [&](Value v) -> Value {
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
   };
   return {toIndex(scan.getResult(0)), toIndex(scan.getResult(1)),
-          toIndex(scan.getResult(2))};
+          toIndex(scan.getResult(2)), toIndex(scan.getResult(3))};
+}
+
+ProgramBuilder::CausalRow
+ProgramBuilder::buildCausalRowCheck(const LiveRange &range, Value rows,
+                                    Value numBlocks) {
+  // The classes a triangular mask gives the row (its diagonal at off =
+  // triOffset; padded rows read the last row): blocks whose keys the first
+  // row all sees, up to floor((row0 + off + 1) / block_n), are of zero
+  // terms but for the key tail; blocks with a key the last row sees, up to
+  // floor((row0 + rows - 1 + off) / block_n) + 1, are live; the ones
+  // between are triangular (some key removed, the others at 0).
+  Value zero = index(0), one = index(1), bn = index(blockN);
+  Value lastKey =
+      arith::AddIOp::create(b, loc, arith::SubIOp::create(b, loc, row0, one),
+                            arith::AddIOp::create(b, loc, rows, triOffset));
+  Value visit = arith::AddIOp::create(
+      b, loc, arith::FloorDivSIOp::create(b, loc, lastKey, bn), one);
+  visit = arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, visit, zero), numBlocks);
+  Value firstKey = arith::AddIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, row0, triOffset), one);
+  Value below = arith::FloorDivSIOp::create(b, loc, firstKey, bn);
+  below = arith::MaxSIOp::create(b, loc, below, zero);
+  below = arith::MinSIOp::create(b, loc, below,
+                                 arith::DivSIOp::create(b, loc, keyLen, bn));
+  below = arith::MinSIOp::create(b, loc, below, visit);
+  // The scan's range is that one exactly when the map's first live block
+  // is 0, its last is visit - 1, its zero-term run ends at `below` and
+  // every block from there to the last is triangular (blocks before the
+  // run's end are of zero terms, blocks past the last removed, so the
+  // count of triangular blocks says it). A row with no live block keeps
+  // the map's loops.
+  auto eq = [&](Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
+  };
+  Value shaped = arith::AndIOp::create(
+      b, loc,
+      arith::AndIOp::create(b, loc, eq(range.first, zero),
+                            eq(range.last, visit)),
+      arith::AndIOp::create(
+          b, loc, eq(range.zeroEnd, below),
+          eq(range.triangular,
+             arith::SubIOp::create(b, loc, range.last, range.zeroEnd))));
+  shaped = arith::AndIOp::create(
+      b, loc, shaped,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, visit, zero));
+  return {shaped, below, visit};
 }
 
 Value ProgramBuilder::buildLiveCheck(Value kb, Value col0) {

@@ -146,7 +146,13 @@ def AttnMaskBlockMap : Pass<"attn-mask-block-map", "func::FuncOp"> {
     loop over that range only, so that blocks the map removes at either end
     are not loaded a block ahead; f32 programs run the zero-term blocks
     that start the range with the unmasked step (no class load, no
-    branches).
+    branches). An f32 program whose map row has exactly the classes of a
+    triangular mask (the scan also counts the triangular blocks: zero-term
+    blocks up to the block of key `row0 + off + 1`, triangular ones up to
+    the block of the last row's diagonal key, removed ones after; every row
+    of the seed's causal mask tensor) runs the loops of a causal program
+    instead, with the diagonal at `off` and the causal formulas as bounds:
+    no class loads, no class dispatch. Any other row runs the map's loops.
 
     On the GPU the classification grid is a second kernel, launched before
     the attention kernel, and the map a workspace of the launch manifest
