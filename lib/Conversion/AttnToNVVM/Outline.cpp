@@ -11,7 +11,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -397,10 +400,33 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineMaskMapGrid(RewriterBase &rewriter,
   for (scf::ForOp loop : loops) {
     rewriter.setInsertionPoint(loop);
     Value step = arith::ConstantIndexOp::create(rewriter, loc, threads);
-    rewriter.modifyOpInPlace(loop, [&] {
-      loop.getLowerBoundMutable().assign(tid);
-      loop.getStepMutable().assign(step);
-    });
+    std::optional<int64_t> pairs = getConstantIntValue(loop.getUpperBound());
+    int64_t unrollBy = 1;
+    if (pairs && *pairs % threads == 0 &&
+        matchPattern(loop.getLowerBound(), m_Zero()) &&
+        matchPattern(loop.getStep(), m_One())) {
+      // A whole number of pairs per thread: the loop over them, unrolled by
+      // up to 16, so that a thread's mask reads are in flight together (as
+      // written, one or four at a time: a memory latency per step, before
+      // the attention kernel can start).
+      int64_t perThread = *pairs / threads;
+      rewriter.modifyOpInPlace(loop, [&] {
+        loop.getUpperBoundMutable().assign(
+            arith::ConstantIndexOp::create(rewriter, loc, perThread));
+      });
+      Value iv = loop.getInductionVar();
+      OpBuilder::InsertionGuard inner(rewriter);
+      rewriter.setInsertionPointToStart(loop.getBody());
+      auto offset = arith::MulIOp::create(rewriter, loc, iv, step);
+      Value pair = arith::AddIOp::create(rewriter, loc, tid, offset);
+      rewriter.replaceAllUsesExcept(iv, pair, offset);
+      unrollBy = std::min<int64_t>(perThread, 16);
+    } else {
+      rewriter.modifyOpInPlace(loop, [&] {
+        loop.getLowerBoundMutable().assign(tid);
+        loop.getStepMutable().assign(step);
+      });
+    }
     rewriter.setInsertionPointAfter(loop);
     for (Value result : loop.getResults()) {
       if (!result.getType().isInteger(1))
@@ -416,6 +442,10 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineMaskMapGrid(RewriterBase &rewriter,
           rewriter, loc, arith::CmpIPredicate::ne, any.getRes(), zero);
       rewriter.replaceAllUsesExcept(result, anyBit, predicate.getDefiningOp());
     }
+    // After the OR, which the unrolled loop's results then feed.
+    if (unrollBy > 1 &&
+        failed(loopUnrollByFactor(loop, static_cast<uint64_t>(unrollBy))))
+      return loop.emitOpError("could not unroll the block loop");
   }
   SmallVector<memref::StoreOp> stores;
   kernel.walk([&](memref::StoreOp store) { stores.push_back(store); });

@@ -66,9 +66,54 @@ static LogicalResult rewriteRowScan(RewriterBase &rewriter, scf::ForOp loop) {
     return arith::ConstantIntOp::create(b, loc, v, 32);
   };
   Value count = loop.getUpperBound();
-  Value lane = NVVM::LaneIdOp::create(rewriter, loc, i32);
-  Value fullMask = c32(rewriter, -1);
   auto removed = static_cast<int64_t>(MaskBlockClass::Removed);
+  // The first step's classes are read as early as the map row's indices
+  // allow, ahead of the program's other work (Q's copy): the step's ballots
+  // wait for them after it, not before. Lanes past the row's length read
+  // nothing; lanes past `count` drop theirs in the first step.
+  Value map = classLoad.getMemRef();
+  SmallVector<Value> rowIndices(classLoad.getIndices().drop_back());
+  Value lane, firstClass;
+  {
+    OpBuilder::InsertionGuard early(rewriter);
+    Block *block = loop->getBlock();
+    Operation *after = nullptr;
+    SmallVector<Value> operands(rowIndices);
+    operands.push_back(map);
+    for (Value v : operands) {
+      Operation *def = v.getDefiningOp();
+      Operation *inBlock = def ? block->findAncestorOpInBlock(*def) : nullptr;
+      if (inBlock && (!after || after->isBeforeInBlock(inBlock)))
+        after = inBlock;
+    }
+    if (after)
+      rewriter.setInsertionPointAfter(after);
+    else
+      rewriter.setInsertionPointToStart(block);
+    lane = NVVM::LaneIdOp::create(rewriter, loc, i32);
+    int64_t rank = cast<MemRefType>(map.getType()).getRank();
+    Value rowLength = arith::IndexCastOp::create(
+        rewriter, loc, i32,
+        memref::DimOp::create(rewriter, loc, map, rank - 1));
+    Value inRow = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::slt, lane, rowLength);
+    auto read =
+        scf::IfOp::create(rewriter, loc, TypeRange{rewriter.getI8Type()}, inRow,
+                          /*withElseRegion=*/true);
+    rewriter.setInsertionPointToStart(read.thenBlock());
+    SmallVector<Value> indices(rowIndices);
+    indices.push_back(arith::IndexCastOp::create(
+        rewriter, loc, rewriter.getIndexType(), lane));
+    scf::YieldOp::create(
+        rewriter, loc,
+        memref::LoadOp::create(rewriter, loc, map, indices).getResult());
+    rewriter.setInsertionPointToStart(read.elseBlock());
+    scf::YieldOp::create(
+        rewriter, loc,
+        arith::ConstantIntOp::create(rewriter, loc, removed, 8).getResult());
+    firstClass = read.getResult(0);
+  }
+  Value fullMask = c32(rewriter, -1);
   auto zeroTerms = static_cast<int64_t>(MaskBlockClass::Zero);
   auto triangularTerms = static_cast<int64_t>(MaskBlockClass::Triangular);
 
@@ -82,20 +127,28 @@ static LogicalResult rewriteRowScan(RewriterBase &rewriter, scf::ForOp loop) {
         Value j = arith::AddIOp::create(b, l, base, lane);
         Value inside =
             arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, j, count);
-        auto read = scf::IfOp::create(b, l, TypeRange{b.getI8Type()}, inside,
-                                      /*withElseRegion=*/true);
+        Value later = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne,
+                                            base, c32(b, 0));
+        auto read =
+            scf::IfOp::create(b, l, TypeRange{b.getI8Type()},
+                              arith::AndIOp::create(b, l, inside, later),
+                              /*withElseRegion=*/true);
         {
           OpBuilder::InsertionGuard inner(b);
           b.setInsertionPointToStart(read.thenBlock());
-          SmallVector<Value> indices(classLoad.getIndices());
-          indices.back() =
-              arith::IndexCastOp::create(b, l, b.getIndexType(), j);
-          Value cls =
-              memref::LoadOp::create(b, l, classLoad.getMemRef(), indices);
+          SmallVector<Value> indices(rowIndices);
+          indices.push_back(
+              arith::IndexCastOp::create(b, l, b.getIndexType(), j));
+          Value cls = memref::LoadOp::create(b, l, map, indices);
           scf::YieldOp::create(b, l, cls);
+          // The first step (base 0): the early read.
           b.setInsertionPointToStart(read.elseBlock());
           scf::YieldOp::create(
-              b, l, arith::ConstantIntOp::create(b, l, removed, 8).getResult());
+              b, l,
+              arith::SelectOp::create(
+                  b, l, inside, firstClass,
+                  arith::ConstantIntOp::create(b, l, removed, 8))
+                  .getResult());
         }
         Value cls = read.getResult(0);
         auto ballot = [&](Value predicate) -> Value {

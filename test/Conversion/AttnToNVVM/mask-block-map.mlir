@@ -22,15 +22,19 @@
 // CHECK-DAG: %[[BX:.*]] = gpu.block_id  x
 // CHECK-DAG: %[[BY:.*]] = gpu.block_id  y
 // CHECK-DAG: %[[TID:.*]] = gpu.thread_id  x
-// CHECK: %[[R:.*]]:3 = scf.for %{{.*}} = %[[TID]] to %c2048 step %c128 iter_args
-// CHECK:   memref.load %[[M]]
-// CHECK: } {attn.block_reduce}
-// CHECK: %[[L:.*]] = arith.extui %[[R]]#0 : i1 to i32
-// CHECK: nvvm.barrier #nvvm.reduction<or> %[[L]] -> i32
-// CHECK: %[[N:.*]] = arith.extui %[[R]]#1 : i1 to i32
-// CHECK: nvvm.barrier #nvvm.reduction<or> %[[N]] -> i32
-// CHECK: %[[T:.*]] = arith.extui %[[R]]#2 : i1 to i32
-// CHECK: nvvm.barrier #nvvm.reduction<or> %[[T]] -> i32
+// Thread t takes the block's pairs t + 128 i, i < 16 (2048 pairs), in 16
+// unrolled copies of the loop body: its mask reads are in flight together.
+// CHECK-NOT: scf.for
+// CHECK: %[[P0:.*]] = arith.addi %[[TID]], %{{.*}} : index
+// CHECK-COUNT-16: memref.load %[[M]]
+// CHECK-NOT: memref.load %[[M]]
+// CHECK-NOT: scf.for
+// CHECK: %[[L:.*]] = arith.extui %{{.*}} : i1 to i32
+// CHECK-NEXT: nvvm.barrier #nvvm.reduction<or> %[[L]] -> i32
+// CHECK: %[[N:.*]] = arith.extui %{{.*}} : i1 to i32
+// CHECK-NEXT: nvvm.barrier #nvvm.reduction<or> %[[N]] -> i32
+// CHECK: %[[T:.*]] = arith.extui %{{.*}} : i1 to i32
+// CHECK-NEXT: nvvm.barrier #nvvm.reduction<or> %[[T]] -> i32
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %c0
 // CHECK: scf.if %[[FIRST]] {
 // CHECK:   memref.store %{{.*}}, %[[W]][%{{.*}}, %{{.*}}, %[[BY]], %[[BX]]] : memref<1x1x?x?xi8>
@@ -48,17 +52,32 @@
 // live and not-zero blocks; the first live block is the lowest live bit of
 // the first step that has one, one past the last is past the highest live
 // bit, and the zero run ends at the lowest not-zero bit from the first
-// live block on.
+// live block on. The first step's classes are read first, before Q's copy
+// (lanes past the map row read none); later steps read theirs in the step.
 // CHECK: %[[LANE:.*]] = nvvm.read.ptx.sreg.laneid : i32
+// CHECK-NEXT: %[[ROWLEN:.*]] = memref.dim %[[W2]], %c3 : memref<1x1x?x?xi8>
+// CHECK-NEXT: %[[ROWLEN32:.*]] = arith.index_cast %[[ROWLEN]] : index to i32
+// CHECK-NEXT: %[[INROW:.*]] = arith.cmpi slt, %[[LANE]], %[[ROWLEN32]] : i32
+// CHECK-NEXT: %[[C0:.*]] = scf.if %[[INROW]] -> (i8) {
+// CHECK-NEXT:   %[[LI:.*]] = arith.index_cast %[[LANE]] : i32 to index
+// CHECK-NEXT:   %[[EARLY:.*]] = memref.load %[[W2]][%c0, %c0, %{{.*}}, %[[LI]]] : memref<1x1x?x?xi8>
+// CHECK-NEXT:   scf.yield %[[EARLY]] : i8
+// CHECK-NEXT: } else {
+// CHECK-NEXT:   scf.yield %c0_i8 : i8
+// CHECK-NEXT: }
+// CHECK: nvvm.cp.async.shared.global
 // CHECK: %[[RANGE:.*]]:4 = scf.for %[[STEP:.*]] = %c0_i32 to %[[NV:.*]] step %c32_i32 iter_args(%[[F0:.*]] = %[[NV]], %[[E0:.*]] = %c0_i32, %[[Z0:.*]] = %[[NV]], %[[T0:.*]] = %c0_i32) -> (i32, i32, i32, i32) : i32 {
 // CHECK-NEXT: %[[J:.*]] = arith.addi %[[STEP]], %[[LANE]] : i32
 // CHECK-NEXT: %[[IN:.*]] = arith.cmpi slt, %[[J]], %[[NV]] : i32
-// CHECK-NEXT: %[[C:.*]] = scf.if %[[IN]] -> (i8) {
+// CHECK-NEXT: %[[LATER:.*]] = arith.cmpi ne, %[[STEP]], %c0_i32 : i32
+// CHECK-NEXT: %[[READ:.*]] = arith.andi %[[IN]], %[[LATER]] : i1
+// CHECK-NEXT: %[[C:.*]] = scf.if %[[READ]] -> (i8) {
 // CHECK-NEXT:   %[[JI:.*]] = arith.index_cast %[[J]] : i32 to index
 // CHECK-NEXT:   %[[SCAN:.*]] = memref.load %[[W2]][%c0, %c0, %{{.*}}, %[[JI]]] : memref<1x1x?x?xi8>
 // CHECK-NEXT:   scf.yield %[[SCAN]] : i8
 // CHECK-NEXT: } else {
-// CHECK-NEXT:   scf.yield %c0_i8 : i8
+// CHECK-NEXT:   %[[FROM0:.*]] = arith.select %[[IN]], %[[C0]], %c0_i8 : i8
+// CHECK-NEXT:   scf.yield %[[FROM0]] : i8
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[ISLIVE:.*]] = arith.cmpi ne, %[[C]], %c0_i8 : i8
 // CHECK-NEXT: %[[LIVE:.*]] = nvvm.vote.sync  ballot %c-1_i32, %[[ISLIVE]] -> i32
