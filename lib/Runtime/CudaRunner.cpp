@@ -173,6 +173,17 @@ bool KernelRunner::explain(const AttentionProblem &problem,
     if (!kernel.readWorkspace("mask_block_map", facts.sizes, map, error))
       return false;
     facts.maskBlocks = countMaskBlocks(map.data(), map.size());
+    // f32 programs with two or more stages run a causal program's loops on
+    // rows with a triangular mask's classes (docs/GPU.md).
+    if (manifest.elementType == ElementType::F32 &&
+        manifest.config.numStages > 1) {
+      const ProblemSizes &n = facts.sizes;
+      CausalMode causal = manifest.attributes.causal;
+      facts.causalRows = countCausalRows(
+          map.data(), map.size(), n.Tq, n.Tk, manifest.config.blockM,
+          manifest.config.blockN, causal != CausalMode::None,
+          causal == CausalMode::BottomRight ? n.Tk - n.Tq : 0);
+    }
   }
   facts.medianMs = medianMs;
 

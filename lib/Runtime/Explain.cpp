@@ -418,6 +418,13 @@ getExplainPairs(const ExplainFacts &facts, const ExplainReport &report) {
                                      std::to_string(n[3]) + " triangular, " +
                                      std::to_string(n[2]) + " mixed (of " +
                                      std::to_string(total) + ")"});
+    if (facts.causalRows.size() == 2)
+      pairs.insert(pairs.begin() + 3,
+                   {"causal_rows",
+                    std::to_string(facts.causalRows[0]) + " of " +
+                        std::to_string(facts.causalRows[1]) +
+                        " map rows have a triangular mask's classes (their "
+                        "programs run as causal ones)"});
   }
   for (const ExplainCause &cause : report.causes)
     pairs.push_back({"cause." + cause.name, cause.detail});
@@ -431,6 +438,49 @@ std::vector<int64_t> attn::runtime::countMaskBlocks(const uint8_t *map,
   for (size_t i = 0; i < bytes; ++i)
     ++counts[map[i] < 4 ? map[i] : 2];
   return counts;
+}
+
+/// floor(a / b) for b > 0.
+static int64_t floorDiv(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+std::vector<int64_t> attn::runtime::countCausalRows(const uint8_t *map,
+                                                    size_t bytes, int64_t tq,
+                                                    int64_t tk, int64_t blockM,
+                                                    int64_t blockN, bool causal,
+                                                    int64_t offset) {
+  if (tq <= 0 || tk <= 0 || blockM <= 0 || blockN <= 0)
+    return {0, 0};
+  int64_t nj = (tk + blockN - 1) / blockN, ni = (tq + blockM - 1) / blockM;
+  int64_t rows = static_cast<int64_t>(bytes) / nj, shaped = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t *row = map + r * nj;
+    int64_t row0 = (r % ni) * blockM;
+    int64_t lastRow = row0 + std::min(blockM, tq - row0) - 1;
+    // The blocks the program visits: up to the diagonal with causal.
+    int64_t visit =
+        std::clamp<int64_t>(floorDiv(lastRow + offset, blockN) + 1, 0, nj);
+    int64_t count = causal ? visit : nj;
+    // The scan (buildLiveRange).
+    int64_t first = count, last = 0, zeroEnd = count, triangular = 0;
+    for (int64_t kb = 0; kb < count; ++kb) {
+      uint8_t cls = row[kb];
+      if (cls != 0) {
+        first = std::min(first, kb);
+        last = kb + 1;
+      }
+      if (first <= kb && zeroEnd == count && cls != 1)
+        zeroEnd = kb;
+      triangular += cls == 3;
+    }
+    // The triangular mask's classes (buildCausalRowCheck).
+    int64_t below = std::max<int64_t>(floorDiv(row0 + offset + 1, blockN), 0);
+    below = std::min({below, tk / blockN, visit});
+    shaped += first == 0 && last == visit && zeroEnd == below &&
+              triangular == last - zeroEnd && visit > 0;
+  }
+  return {shaped, rows};
 }
 
 std::string attn::runtime::formatExplainLines(const ExplainFacts &facts,
@@ -503,6 +553,11 @@ JsonValue attn::runtime::explainToJson(const ExplainFacts &facts,
                                 {"removed", integer(facts.maskBlocks[0])},
                                 {"triangular", integer(facts.maskBlocks[3])},
                                 {"zero", integer(facts.maskBlocks[1])}})});
+  if (facts.causalRows.size() == 2)
+    object.push_back(
+        {"causal_rows",
+         JsonValue::makeObject({{"causal", integer(facts.causalRows[0])},
+                                {"rows", integer(facts.causalRows[1])}})});
   std::sort(object.begin(), object.end(),
             [](const JsonValue::Member &a, const JsonValue::Member &b) {
               return a.first < b.first;

@@ -165,6 +165,40 @@ class Facts:
     # each class, indexed by the class byte (removed, zero terms, mixed,
     # triangular); () without a map.
     mask_blocks: tuple = ()
+    # For kernels whose programs run a causal program's loops on a map row
+    # with a triangular mask's classes (f32, two or more stages): (rows
+    # with them, map rows), count_causal_rows; () otherwise.
+    causal_rows: tuple = ()
+
+
+def count_causal_rows(data, tq, tk, block_m, block_n, causal, offset):
+    """Of a block map's rows (bytes in rows of ceil(tk / block_n) classes,
+    one per query block of each mask slice): how many have exactly the
+    classes of a triangular mask, key j seen from row i when j <= i +
+    offset (the causal offset with `causal`, else 0), by the programs' test
+    (countCausalRows): (those rows, all rows)."""
+    if min(tq, tk, block_m, block_n) <= 0:
+        return (0, 0)
+    nj, ni = -(-tk // block_n), -(-tq // block_m)
+    rows, shaped = len(data) // nj, 0
+    for r in range(rows):
+        row = data[r * nj:(r + 1) * nj]
+        row0 = (r % ni) * block_m
+        last_row = row0 + min(block_m, tq - row0) - 1
+        visit = min(max((last_row + offset) // block_n + 1, 0), nj)
+        count = visit if causal else nj
+        first, last, zero_end, triangular = count, 0, count, 0
+        for kb in range(count):
+            cls = row[kb]
+            if cls != 0:
+                first, last = min(first, kb), kb + 1
+            if first <= kb and zero_end == count and cls != 1:
+                zero_end = kb
+            triangular += cls == 3
+        below = min(max((row0 + offset + 1) // block_n, 0), tk // block_n, visit)
+        shaped += (first == 0 and last == visit and zero_end == below
+                   and triangular == last - zero_end and visit > 0)
+    return (shaped, rows)
 
 
 def count_mask_blocks(data):
@@ -378,6 +412,10 @@ def format_lines(r):
         n = f.mask_blocks
         pairs.insert(2, ("mask_blocks", f"{n[0]} removed, {n[1]} zero, {n[3]} triangular, "
                                         f"{n[2]} mixed (of {sum(n)})"))
+        if len(f.causal_rows) == 2:
+            pairs.insert(3, ("causal_rows",
+                             f"{f.causal_rows[0]} of {f.causal_rows[1]} map rows have a "
+                             "triangular mask's classes (their programs run as causal ones)"))
     pairs += [("cause." + name, detail) for name, detail in r.causes]
     pairs.append(("causes", ",".join(r.cause_names) or "none"))
     return [f"explain: {key}={value}" for key, value in pairs]
@@ -389,6 +427,8 @@ def to_json(r):
     blocks = r.facts.mask_blocks
     extra = ({"mask_blocks": dict(mixed=blocks[2], removed=blocks[0], triangular=blocks[3],
                                   zero=blocks[1])} if len(blocks) == 4 else {})
+    if len(r.facts.causal_rows) == 2:
+        extra["causal_rows"] = dict(causal=r.facts.causal_rows[0], rows=r.facts.causal_rows[1])
     return {
         **extra,
         "bound": r.bound, "bytes": r.bytes, "causes": r.cause_names,
@@ -524,17 +564,25 @@ def gather(kernel, q, k, v, mask=None, out=None, median_ms=0.0):
         mask_elements = 1
         for n in mask.shape:
             mask_elements *= n
-    mask_blocks = ()
+    mask_blocks, causal_rows = (), ()
     if "mask_block_map" in m.workspaces:
         # The map the last call on this stream wrote.
         nbytes = m.workspace_bytes("mask_block_map", shapes)
         held = kernel.workspace("mask_block_map", q.device)
         if held is None or held.numel() < nbytes:
             raise RuntimeError("explain: no launch of these sizes wrote the mask block map")
-        mask_blocks = count_mask_blocks(held[:nbytes].cpu().tolist())
+        data = held[:nbytes].cpu().tolist()
+        mask_blocks = count_mask_blocks(data)
+        # f32 programs with two or more stages run a causal program's loops
+        # on rows with a triangular mask's classes (docs/GPU.md).
+        if m.element_type == "f32" and m.config.get("num_stages", 1) > 1:
+            causal = m.attributes.get("causal")
+            causal_rows = count_causal_rows(
+                data, sizes.Tq, sizes.Tk, m.config["block_m"], m.config["block_n"],
+                causal is not None, sizes.Tk - sizes.Tq if causal == "bottom_right" else 0)
     return Facts(sizes, dtype, tf32, m.attributes.get("causal"), mask_elements,
                  _dtype_name(mask) if mask is not None else "f32", median_ms, device, info,
-                 operands, mask_blocks)
+                 operands, mask_blocks, causal_rows)
 
 
 WARMUP_MS = 250.0

@@ -213,6 +213,41 @@ class ArithmeticTest(unittest.TestCase):
         self.assertEqual(ex.to_json(r)["mask_blocks"],
                          dict(removed=2, zero=3, mixed=2, triangular=2))
 
+    def test_causal_rows(self):
+        """The map rows with a triangular mask's classes, by the programs'
+        test (countCausalRows), and the line and JSON member they give
+        (ExplainTest.CausalRows)."""
+        # The seed's causal mask tensor at T=512, 64x32 blocks.
+        seed = [1 if kb < 2 * i else 3 if kb < 2 * i + 2 else 0
+                for i in range(8) for kb in range(16)]
+
+        def count(data, tq, tk, causal, offset):
+            return ex.count_causal_rows(bytes(data), tq, tk, 64, 32, causal, offset)
+
+        self.assertEqual(count(seed, 512, 512, False, 0), (8, 8))
+        self.assertEqual(count(seed, 512, 512, True, 0), (8, 8))
+        broken = list(seed)
+        broken[3 * 16 + 1] = 2   # a mixed block before the diagonal
+        broken[0 * 16 + 1] = 1   # a zero-term block after a triangular one
+        broken[5 * 16 + 0] = 0   # a removed first block
+        broken[6 * 16 + 13] = 0  # a removed diagonal block
+        self.assertEqual(count(broken, 512, 512, False, 0), (4, 8))
+        self.assertEqual(count([1, 1, 3, 3], 64, 128, True, 64), (1, 1))
+        self.assertEqual(count([1, 3, 3, 3], 64, 128, True, 64), (0, 1))
+        self.assertEqual(count([3, 3, 0, 0, 1, 1, 3, 3], 100, 100, False, 0), (2, 2))
+        self.assertEqual(count(seed, 0, 512, False, 0), (0, 0))
+        f = ex.Facts(ex.Sizes(1, 1, 1, 512, 512, 64, 64), "f32", True, None, 512 * 512, "f32",
+                     1.0, make_device(), ex.Kernel(), mask_blocks=ex.count_mask_blocks(broken))
+        self.assertFalse(any("causal_rows" in line for line in ex.compute(f).lines()))
+        f.causal_rows = count(broken, 512, 512, False, 0)
+        r = ex.compute(f)
+        lines = r.lines()
+        i = lines.index("explain: causal_rows=4 of 8 map rows have a triangular mask's classes "
+                        "(their programs run as causal ones)")
+        self.assertTrue(lines[i - 1].startswith("explain: mask_blocks="))
+        self.assertTrue(lines[i + 1].startswith("explain: flops="))
+        self.assertEqual(ex.to_json(r)["causal_rows"], dict(causal=4, rows=8))
+
     def test_peak_table(self):
         self.assertEqual(ex.peak_tflops("sm_90a", "NVIDIA H200", "bf16")[0], 989.4)
         self.assertEqual(ex.peak_tflops("sm_90", "NVIDIA H100 PCIe", "f32", tf32=True)[0], 378.0)
@@ -380,6 +415,12 @@ class GatherTest(unittest.TestCase):
         held = FakeBytes([0] * 5 + [1] * 6 + [3] * 4 + [2] + [2] * 4)
         facts = self.gather(lambda m: FakeMapKernel(m, held), manifest_v2_data())
         self.assertEqual(facts.mask_blocks, (5, 6, 1, 4))
+        # bf16 programs have no causal rows; f32 ones with two stages count
+        # them over the map's rows of the config's blocks (64 x 64: 8 rows of
+        # 2 classes, top-left causal): only [1, 3] is a triangular row.
+        self.assertEqual(facts.causal_rows, ())
+        facts = self.gather(lambda m: FakeMapKernel(m, held), manifest_v2_data(element_type="f32"))
+        self.assertEqual(facts.causal_rows, (1, 8))
         with self.assertRaisesRegex(RuntimeError, "no launch of these sizes wrote"):
             self.gather(lambda m: FakeMapKernel(m, FakeBytes([0] * 15)), manifest_v2_data())
         with self.assertRaisesRegex(RuntimeError, "no launch of these sizes wrote"):

@@ -384,4 +384,77 @@ TEST(ExplainTest, MaskBlocks) {
   EXPECT_EQ(blocks->find("triangular")->getNumber(), 2);
 }
 
+/// The map of the seed's causal mask tensor (T=512, 64x32 blocks): row i has
+/// zero-term blocks before 2i, triangular ones at 2i and 2i + 1, removed
+/// ones after.
+static std::vector<uint8_t> seedCausalMap() {
+  std::vector<uint8_t> map(8 * 16, 0);
+  for (int i = 0; i < 8; ++i)
+    for (int kb = 0; kb < 16; ++kb)
+      map[i * 16 + kb] = kb < 2 * i ? 1 : kb < 2 * i + 2 ? 3 : 0;
+  return map;
+}
+
+/// The map rows with a triangular mask's classes, by the programs' test, and
+/// the line and JSON member they give.
+TEST(ExplainTest, CausalRows) {
+  std::vector<uint8_t> map = seedCausalMap();
+  auto count = [](const std::vector<uint8_t> &m, int64_t tq, int64_t tk,
+                  bool causal, int64_t offset) {
+    return countCausalRows(m.data(), m.size(), tq, tk, 64, 32, causal, offset);
+  };
+  EXPECT_EQ(count(map, 512, 512, false, 0), (std::vector<int64_t>{8, 8}));
+  // With causal (top-left) the programs scan up to the diagonal only.
+  EXPECT_EQ(count(map, 512, 512, true, 0), (std::vector<int64_t>{8, 8}));
+  // A mixed block before the diagonal (row 3), a zero-term block after a
+  // triangular one (row 0: the count of triangular blocks is short), a
+  // removed first block (row 5) and a removed diagonal block (row 6): each
+  // row runs the map's loops.
+  map[3 * 16 + 1] = 2;
+  map[0 * 16 + 1] = 1;
+  map[5 * 16 + 0] = 0;
+  map[6 * 16 + 13] = 0;
+  EXPECT_EQ(count(map, 512, 512, false, 0), (std::vector<int64_t>{4, 8}));
+  // Bottom-right causal, Tq = 64 < Tk = 128: the diagonal at offset 64 puts
+  // blocks 2 and 3 across it.
+  EXPECT_EQ(count({1, 1, 3, 3}, 64, 128, true, 64),
+            (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(count({1, 3, 3, 3}, 64, 128, true, 64),
+            (std::vector<int64_t>{0, 1}));
+  // T = 100: the last query block (rows 64-99) ends in a key tail, a
+  // triangular block (96-99).
+  EXPECT_EQ(count({3, 3, 0, 0, 1, 1, 3, 3}, 100, 100, false, 0),
+            (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(countCausalRows(map.data(), map.size(), 0, 512, 64, 32, false, 0),
+            (std::vector<int64_t>{0, 0}));
+
+  ExplainFacts facts;
+  facts.sizes.B = facts.sizes.Hq = facts.sizes.Hkv = 1;
+  facts.sizes.Tq = facts.sizes.Tk = 512;
+  facts.sizes.D = facts.sizes.Dv = 64;
+  facts.maskElements = 512 * 512;
+  facts.medianMs = 1.0;
+  facts.device = makeDevice();
+  facts.maskBlocks = countMaskBlocks(map.data(), map.size());
+  ExplainReport report = computeExplain(facts);
+  EXPECT_EQ(formatExplainLines(facts, report).find("causal_rows"),
+            std::string::npos);
+  facts.causalRows = count(map, 512, 512, false, 0);
+  std::string text = formatExplainLines(facts, report);
+  EXPECT_NE(text.find(" mixed (of 128)\nexplain: causal_rows=4 of 8 map rows "
+                      "have a triangular mask's classes (their programs run as "
+                      "causal ones)\nexplain: flops="),
+            std::string::npos)
+      << text;
+  JsonValue parsed;
+  std::string error;
+  ASSERT_TRUE(
+      parseJson(writeJson(explainToJson(facts, report), 0), parsed, error))
+      << error;
+  const JsonValue *rows = parsed.find("causal_rows");
+  ASSERT_NE(rows, nullptr);
+  EXPECT_EQ(rows->find("causal")->getNumber(), 4);
+  EXPECT_EQ(rows->find("rows")->getNumber(), 8);
+}
+
 } // namespace

@@ -143,6 +143,11 @@ struct ExplainFacts {
   /// blocks the last launch classified as each class, indexed by the class
   /// byte (removed, zero terms, mixed, triangular); empty without a map.
   std::vector<int64_t> maskBlocks;
+  /// For kernels whose programs run a causal program's loops on a map row
+  /// with a triangular mask's classes (f32 inputs, two or more stages): how
+  /// many of the map's rows have them, and how many rows it has
+  /// (countCausalRows); empty otherwise.
+  std::vector<int64_t> causalRows;
   double medianMs = 0.0;
   ExplainDevice device;
   ExplainKernel kernel;
@@ -212,6 +217,17 @@ findUncoalesced(const std::vector<ExplainOperand> &ops);
 /// The class counts of a block map's bytes (ExplainFacts::maskBlocks):
 /// classes 0-3; a byte outside them is counted as mixed.
 std::vector<int64_t> countMaskBlocks(const uint8_t *map, size_t bytes);
+
+/// Of a block map's rows (`bytes` in rows of ceil(tk / blockN) classes,
+/// one per query block of each mask slice): how many have exactly the
+/// classes of a triangular mask, key j seen from row i when j <= i +
+/// offset (the causal offset with `causal`, else 0), by the test the
+/// programs make (`--attn-online-softmax`, buildCausalRowCheck, over the
+/// row's first causal-visible blocks): {those rows, all rows}.
+std::vector<int64_t> countCausalRows(const uint8_t *map, size_t bytes,
+                                     int64_t tq, int64_t tk, int64_t blockM,
+                                     int64_t blockN, bool causal,
+                                     int64_t offset);
 
 /// Computes the report.
 ExplainReport computeExplain(const ExplainFacts &facts);
