@@ -343,6 +343,30 @@ TEST(ExplainTest, GoldenLinesSharedWithPython) {
   EXPECT_EQ(formatExplainLines(facts, computeExplain(facts)), golden.str());
 }
 
+/// The facts of a one-head f32 problem of T queries and keys under a
+/// (T, T) mask, timed at 1 ms.
+static ExplainFacts maskedFacts(int64_t t) {
+  ExplainFacts facts;
+  facts.sizes.B = facts.sizes.Hq = facts.sizes.Hkv = 1;
+  facts.sizes.Tq = facts.sizes.Tk = t;
+  facts.sizes.D = facts.sizes.Dv = 64;
+  facts.maskElements = t * t;
+  facts.medianMs = 1.0;
+  facts.device = makeDevice();
+  return facts;
+}
+
+/// The report's JSON object, written and parsed back.
+static JsonValue parsedExplainJson(const ExplainFacts &facts,
+                                   const ExplainReport &report) {
+  JsonValue parsed;
+  std::string error;
+  EXPECT_TRUE(
+      parseJson(writeJson(explainToJson(facts, report), 0), parsed, error))
+      << error;
+  return parsed;
+}
+
 /// The block map's classes as explain counts them, and the line and JSON
 /// member they give.
 TEST(ExplainTest, MaskBlocks) {
@@ -352,13 +376,7 @@ TEST(ExplainTest, MaskBlocks) {
   EXPECT_EQ(counts, (std::vector<int64_t>{2, 3, 2, 2}));
   EXPECT_EQ(countMaskBlocks(map, 0), (std::vector<int64_t>{0, 0, 0, 0}));
 
-  ExplainFacts facts;
-  facts.sizes.B = facts.sizes.Hq = facts.sizes.Hkv = 1;
-  facts.sizes.Tq = facts.sizes.Tk = 128;
-  facts.sizes.D = facts.sizes.Dv = 64;
-  facts.maskElements = 128 * 128;
-  facts.medianMs = 1.0;
-  facts.device = makeDevice();
+  ExplainFacts facts = maskedFacts(128);
   ExplainReport report = computeExplain(facts);
   // No map: no line, no member.
   EXPECT_EQ(formatExplainLines(facts, report).find("mask_blocks"),
@@ -371,11 +389,7 @@ TEST(ExplainTest, MaskBlocks) {
                       "2 mixed (of 9)\nexplain: flops="),
             std::string::npos)
       << text;
-  JsonValue parsed;
-  std::string error;
-  ASSERT_TRUE(
-      parseJson(writeJson(explainToJson(facts, report), 0), parsed, error))
-      << error;
+  JsonValue parsed = parsedExplainJson(facts, report);
   const JsonValue *blocks = parsed.find("mask_blocks");
   ASSERT_NE(blocks, nullptr);
   EXPECT_EQ(blocks->find("removed")->getNumber(), 2);
@@ -428,13 +442,7 @@ TEST(ExplainTest, CausalRows) {
   EXPECT_EQ(countCausalRows(map.data(), map.size(), 0, 512, 64, 32, false, 0),
             (std::vector<int64_t>{0, 0}));
 
-  ExplainFacts facts;
-  facts.sizes.B = facts.sizes.Hq = facts.sizes.Hkv = 1;
-  facts.sizes.Tq = facts.sizes.Tk = 512;
-  facts.sizes.D = facts.sizes.Dv = 64;
-  facts.maskElements = 512 * 512;
-  facts.medianMs = 1.0;
-  facts.device = makeDevice();
+  ExplainFacts facts = maskedFacts(512);
   facts.maskBlocks = countMaskBlocks(map.data(), map.size());
   ExplainReport report = computeExplain(facts);
   EXPECT_EQ(formatExplainLines(facts, report).find("causal_rows"),
@@ -446,11 +454,7 @@ TEST(ExplainTest, CausalRows) {
                       "causal ones)\nexplain: flops="),
             std::string::npos)
       << text;
-  JsonValue parsed;
-  std::string error;
-  ASSERT_TRUE(
-      parseJson(writeJson(explainToJson(facts, report), 0), parsed, error))
-      << error;
+  JsonValue parsed = parsedExplainJson(facts, report);
   const JsonValue *rows = parsed.find("causal_rows");
   ASSERT_NE(rows, nullptr);
   EXPECT_EQ(rows->find("causal")->getNumber(), 4);
