@@ -99,10 +99,20 @@ static KernelArguments collectKernelArguments(scf::ForallOp grid,
       return arg.getArgNumber();
     return -1;
   };
-  llvm::stable_sort(args.buffers, [&](Value a, Value b) {
-    int64_t ia = argIndex(a), ib = argIndex(b);
-    return (ia < 0 ? INT64_MAX : ia) < (ib < 0 ? INT64_MAX : ib);
+  // By argument number, the others last, each in its first order (a sort on
+  // (number, position): std::stable_sort's buffer is deprecated in C++17's
+  // libstdc++ and warned about).
+  SmallVector<std::tuple<int64_t, size_t, Value>> order;
+  for (auto [position, v] : llvm::enumerate(args.buffers)) {
+    int64_t index = argIndex(v);
+    order.push_back({index < 0 ? INT64_MAX : index, position, v});
+  }
+  llvm::sort(order, [](const auto &a, const auto &b) {
+    return std::tie(std::get<0>(a), std::get<1>(a)) <
+           std::tie(std::get<0>(b), std::get<1>(b));
   });
+  for (auto [position, entry] : llvm::enumerate(order))
+    args.buffers[position] = std::get<2>(entry);
   for (Value v : args.buffers) {
     int32_t hostArg = static_cast<int32_t>(argIndex(v));
     Operation *def = v.getDefiningOp();
