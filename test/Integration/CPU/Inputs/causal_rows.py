@@ -12,6 +12,11 @@ would attend keys the mask removes, or drop keys it keeps:
   near_last.npy   rows 0..63 lose keys 32..63 (already removed for rows
                   0..31): classes 3, 0 (the last live block is before the
                   diagonal's).
+bottom_right.npy (Tq=129, Tk=65) is the triangle of a bottom-right causal
+mask, key j seen from row i when j <= i + 65 - 129, for a function that is
+causal bottom-right as well: the diagonal at offset -64, the first 64 rows
+see no key (their row has no live block: the map's loops), the others are
+causal rows with that offset.
 """
 import sys
 
@@ -27,6 +32,9 @@ def causal(t):
 def main():
     out = sys.argv[1]
     np.save(f"{out}/causal.npy", causal(200)[None, None])
+    i, j = np.arange(129)[:, None], np.arange(65)[None, :]
+    bottom_right = np.where(j <= i + 65 - 129, 0.0, -np.inf).astype(np.float32)
+    np.save(f"{out}/bottom_right.npy", bottom_right[None, None])
     m = causal(128)
     m[0:64, 32:64] = 0.0
     np.save(f"{out}/near_count.npy", m[None, None])
