@@ -71,6 +71,7 @@ void mlir::attn::buildAttnToGPUKernelsPipeline(
   ConvertAttnToNVVMOptions convertOptions;
   convertOptions.wgmma = options.wgmma;
   convertOptions.programTiles = options.programTiles;
+  convertOptions.programPrefetch = options.programPrefetch;
   pm.addPass(createConvertAttnToNVVM(convertOptions));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

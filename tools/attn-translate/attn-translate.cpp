@@ -120,6 +120,12 @@ int main(int argc, char **argv) {
       cl::desc("Programs per thread block: k consecutive batch and head "
                "pairs, one after the other (opt-in; measured slower)"),
       cl::cat(category));
+  cl::opt<bool> programPrefetch(
+      "program-prefetch", cl::init(false),
+      cl::desc("With --program-tiles on sm_90+: the next program's tf32 Q "
+               "tile by bulk copies while the current one runs (opt-in, "
+               "experimental)"),
+      cl::cat(category));
   cl::opt<bool> maskBlockMap(
       "mask-block-map", cl::init(true),
       cl::desc("Classify a mask tensor's blocks once per launch, in a "
@@ -143,6 +149,9 @@ int main(int argc, char **argv) {
   if (programTiles < 1)
     return fail("--program-tiles must be >= 1, got " +
                 llvm::Twine(programTiles));
+  if (programPrefetch && programTiles < 2)
+    return fail("--program-prefetch prefetches across the programs of a "
+                "thread block: give --program-tiles=k with k >= 2");
   if (action == Action::Cubin && outputFilename == "-")
     return fail("--attn-to-cubin writes a binary: give -o FILE");
 
@@ -179,6 +188,7 @@ int main(int argc, char **argv) {
   options.scoresAhead = scoresAhead;
   options.maskBlockMap = maskBlockMap;
   options.programTiles = programTiles;
+  options.programPrefetch = programPrefetch;
   FailureOr<mlir::attn::KernelArtifact> artifact =
       mlir::attn::compileToPTX(*module, funcName, options);
   if (failed(artifact))

@@ -85,7 +85,12 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
            "Programs per thread block: k > 1 runs the programs of k "
            "consecutive (batch, head) pairs at one query block one after "
            "the other, in a loop (k times fewer thread blocks; opt-in, "
-           "measured slower, docs/GPU.md)">
+           "measured slower, docs/GPU.md)">,
+    Option<"programPrefetch", "program-prefetch", "bool", /*default=*/"false",
+           "In a program loop on sm_90+: the tf32 Q tile by bulk copies "
+           "(one per row) on an mbarrier of each warp, the next program's "
+           "issued as soon as this one's fragments are read (opt-in, "
+           "experimental; docs/GPU.md)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",

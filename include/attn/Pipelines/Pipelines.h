@@ -98,6 +98,12 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
       llvm::cl::desc("Programs per thread block (k consecutive batch and "
                      "head pairs, one after the other; opt-in)"),
       llvm::cl::init(1)};
+  PassOptions::Option<bool> programPrefetch{
+      *this, "program-prefetch",
+      llvm::cl::desc("In a program loop on sm_90+: the next program's tf32 "
+                     "Q tile by bulk copies while this one runs (opt-in, "
+                     "experimental)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> maskBlockMap{
       *this, "mask-block-map",
       llvm::cl::desc("Classify a mask tensor's blocks once per launch "

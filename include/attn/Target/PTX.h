@@ -43,6 +43,10 @@ struct PTXOptions {
   /// Programs per thread block (k consecutive batch and head pairs at one
   /// query block; outlineProgramGrid).
   int64_t programTiles = 1;
+  /// In a program loop on sm_90+, the next program's tf32 Q tile by bulk
+  /// copies while the current one runs (--convert-attn-to-nvvm's
+  /// program-prefetch).
+  bool programPrefetch = false;
 };
 
 struct KernelArtifact {

@@ -592,12 +592,20 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                                 gpu::AddressSpace::Workgroup);
     int64_t ld = src.cols + 16 / bytes;
-    sharedOffset = std::max(sharedOffset, src.rows * ld * bytes);
+    int64_t stagingOffset = 0;
+    if (crossProgramTile) {
+      // Not over the tile the next program's copies may be filling (nor
+      // over their mbarriers).
+      stagingOffset = llvm::alignTo(sharedOffset, 16);
+      sharedOffset = stagingOffset + src.rows * ld * bytes;
+    } else {
+      sharedOffset = std::max(sharedOffset, src.rows * ld * bytes);
+    }
     Value staging = memref::ViewOp::create(
         b, loc,
         MemRefType::get({src.rows, ld}, elt, MemRefLayoutAttrInterface{},
                         workgroup),
-        dynamicShared, cIndex(0), ValueRange{});
+        dynamicShared, cIndex(stagingOffset), ValueRange{});
     // A prefetched tile (Q) may still be landing when no key loop ran.
     NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
     barrier();

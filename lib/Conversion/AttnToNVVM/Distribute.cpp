@@ -524,6 +524,7 @@ FailureOr<int64_t> Distributor::run() {
     if (loop->hasAttr(kProgramLoopAttrName))
       programLoop = loop;
   this->programLoop = static_cast<bool>(programLoop);
+  programLoopOp = programLoop;
   if (programLoop) {
     b.setInsertionPointToStart(programLoop.getBody());
     Type i32 = b.getI32Type();
@@ -689,8 +690,10 @@ FailureOr<int64_t> Distributor::run() {
 FailureOr<int64_t> mlir::attn::distributeProgram(RewriterBase &rewriter,
                                                  gpu::GPUFuncOp kernel,
                                                  KernelConfigAttr config,
-                                                 bool ieee, bool wgmma) {
+                                                 bool ieee, bool wgmma,
+                                                 bool programPrefetch) {
   if (failed(distributeBlockRowScans(rewriter, kernel)))
     return failure();
-  return Distributor(rewriter, kernel, config, ieee, wgmma).run();
+  return Distributor(rewriter, kernel, config, ieee, wgmma, programPrefetch)
+      .run();
 }

@@ -95,8 +95,9 @@ std::pair<Value, Value> chunkPosition(OpBuilder &b, Location loc,
 class Distributor {
 public:
   Distributor(RewriterBase &b, gpu::GPUFuncOp kernel, KernelConfigAttr config,
-              bool ieee, bool wgmma)
-      : b(b), kernel(kernel), config(config), ieee(ieee), wgmma(wgmma) {}
+              bool ieee, bool wgmma, bool programPrefetch)
+      : b(b), kernel(kernel), config(config), ieee(ieee), wgmma(wgmma),
+        programPrefetch(programPrefetch) {}
 
   FailureOr<int64_t> run();
 
@@ -179,6 +180,38 @@ private:
   /// they need not wait for (selectPrologueWaits; 0: wait for all).
   void selectPrologueWaits();
   DenseMap<Operation *, int64_t> prologueGroups;
+
+  // Prefetch across programs (ProgramPrefetch.cpp): in a program loop on
+  // sm_90 and newer, a prefetched tile whose fragments are cached (Q of the
+  // tf32 kernels) is loaded by bulk copies (`cp.async.bulk`, one per row)
+  // onto an mbarrier of each warp; each warp issues the next program's rows
+  // right after it has read this program's fragments, so they land while
+  // this program runs.
+  /// Whether `copy` (the prefetch of `tile`) can be issued so.
+  bool canPrefetchAcrossPrograms(linalg::CopyOp copy, const Buffer &tile);
+  /// Before the program loop: the mbarriers, zeros in the rows no copy
+  /// writes, and the first program's copies. Erases the zero fill before
+  /// `copy` and records its source (crossProgramSource); the caller erases
+  /// `copy` once the programs' waits and copies are in place.
+  void startProgramPrefetch(linalg::CopyOp copy, Buffer &tile);
+  /// At the builder's point in a program: waits for this warp's rows of the
+  /// tile, reads its fragments (`refill`: see cacheFragments), then issues
+  /// the next program's rows.
+  void cacheAndPrefetchNext(Buffer &tile, bool refill);
+  /// The bulk copies of this warp's rows of `tile` from the 2-d global view
+  /// `source` onto `mbarrier`, after the expected bytes.
+  void issueRowCopies(Buffer &tile, Value source, Value mbarrier, Value warp,
+                      Value lane);
+  /// The mbarrier of `warp` (a shared pointer).
+  Value programMbarrier(Value warp);
+  /// Clones what `v` is computed from in the program loop's body, with the
+  /// loop's induction variable replaced by `program`, at the builder's point.
+  Value cloneForProgram(Value v, Value program);
+  /// The tile prefetched across programs (its storage; null: none), its
+  /// source (a view of the global operand, in the program loop's body) and
+  /// the shared offset of the mbarriers.
+  Value crossProgramTile, crossProgramSource;
+  int64_t mbarrierOffset = -1;
   /// Consecutive `attn.async_copy`s with the same rows (K and V of one
   /// block): cp.async of the valid rows (zero-filling the others) when there
   /// are any, then a commit per copy.
@@ -313,8 +346,11 @@ private:
   KernelConfigAttr config;
   bool ieee;
   bool wgmma;
+  /// Prefetch Q across the programs of a program loop (ProgramPrefetch.cpp).
+  bool programPrefetch;
   /// The kernel runs its programs in a program loop (outlineProgramGrid).
   bool programLoop = false;
+  scf::ForOp programLoopOp;
   Location loc = UnknownLoc::get(kernel.getContext());
 
   int64_t numThreads = 0, rowsPerWarp = 0, rowTiles = 0;

@@ -307,31 +307,55 @@ void Distributor::cachePrefetchedFragments() {
     // blocks) may still be in flight.
     int64_t pending = std::max<int64_t>(groupsBetween(copy, first), 0);
     Buffer &tile = *lookup(copy.getDpsInits()[0]);
-    auto cacheAt = [&](Operation *before, int64_t groups, bool refill) {
-      b.setInsertionPoint(before);
-      NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(groups));
-      barrier();
-      cacheFragments(tile, refill);
+    // Where the fragments are read: before `first`, or, for key loops in
+    // the branches of an `scf.if` (the loops of a causal map row, and the
+    // map's own), in each branch after its first blocks' copies, into the
+    // same registers. Each point: the op, the groups issued after the
+    // tile's, whether it refills.
+    struct CachePoint {
+      Operation *before;
+      int64_t groups;
+      bool refill;
     };
-    // Key loops in the branches of an `scf.if` (the loops of a causal map
-    // row, and the map's own): each branch issues its first blocks' copies
-    // before it reads the fragments, into the same registers.
+    SmallVector<CachePoint> points;
+    // Whether every path through the program passes one point.
+    bool everyPath = true;
     auto branch = dyn_cast<scf::IfOp>(first);
     if (!branch || readsFirst(first)) {
-      cacheAt(first, pending, /*refill=*/false);
-      continue;
+      points.push_back({first, pending, false});
+    } else {
+      for (Region &region : branch->getRegions()) {
+        Operation *inner =
+            region.empty() ? nullptr : firstReader(&region.front().front());
+        if (!inner) {
+          everyPath = false;
+          continue;
+        }
+        int64_t more =
+            std::max<int64_t>(groupsFrom(&region.front().front(), inner), 0);
+        points.push_back({inner, pending + more, !points.empty()});
+      }
     }
-    bool cached = false;
-    for (Region &region : branch->getRegions()) {
-      if (region.empty())
+    // In a program loop on sm_90+: loaded by bulk copies, the next
+    // program's while this one runs (ProgramPrefetch.cpp). Every program
+    // must wait for its phase and issue the next one's copies once.
+    bool acrossPrograms = everyPath && canPrefetchAcrossPrograms(copy, tile);
+    if (acrossPrograms)
+      startProgramPrefetch(copy, tile);
+    for (const CachePoint &point : points) {
+      b.setInsertionPoint(point.before);
+      if (acrossPrograms) {
+        cacheAndPrefetchNext(tile, point.refill);
         continue;
-      Block &block = region.front();
-      Operation *inner = firstReader(&block.front());
-      if (!inner)
-        continue;
-      int64_t more = std::max<int64_t>(groupsFrom(&block.front(), inner), 0);
-      cacheAt(inner, pending + more, /*refill=*/cached);
-      cached = true;
+      }
+      NVVM::CpAsyncWaitGroupOp::create(b, loc,
+                                       b.getI32IntegerAttr(point.groups));
+      barrier();
+      cacheFragments(tile, point.refill);
     }
+    // Issued before the loop and by the programs before (the next programs'
+    // sources are cloned from its source).
+    if (acrossPrograms)
+      b.eraseOp(copy);
   }
 }

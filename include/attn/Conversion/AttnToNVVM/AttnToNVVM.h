@@ -79,11 +79,14 @@ LogicalResult distributeBlockRowScans(RewriterBase &rewriter,
 
 /// Maps the block-level IR inside `kernel` onto warps and threads. Returns
 /// the dynamic shared memory it needs in bytes. With `wgmma`, Q K^T runs on
-/// wgmma where the kernel allows it (see --convert-attn-to-nvvm).
+/// wgmma where the kernel allows it; with `programPrefetch`, a program loop
+/// on sm_90+ loads the next program's tf32 Q tile by bulk copies while the
+/// current program runs (see --convert-attn-to-nvvm).
 FailureOr<int64_t> distributeProgram(RewriterBase &rewriter,
                                      gpu::GPUFuncOp kernel,
                                      KernelConfigAttr config, bool ieee,
-                                     bool wgmma = false);
+                                     bool wgmma = false,
+                                     bool programPrefetch = false);
 
 } // namespace attn
 } // namespace mlir

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Q prefetched across programs (--program-tiles=k --program-prefetch), in one
+# device call: is it correct, and does it beat one program per thread block?
+#   bash bench/program_prefetch.sh prepare   # here: fills .carry/pp
+#   bash bench/program_prefetch.sh run       # on the GPU machine, carrying .carry/pp
+# `prepare` compiles the benchmark kernels four ways (default; k = 2 and 4
+# with the prefetch; k = 2 without it, the program loop of before) and the
+# GPU matrix at k = 2 with the prefetch (its tf32 kernels with cached Q
+# fragments take the bulk copies; the others are plain program loops).
+# `run` checks the matrix against torch's float64 reference (gpu_check.py),
+# then times each way against the default in the same process
+# (ab_kernels.py, the seed workload at T = 128, 256, 512), and prints the
+# tables last. About 60 s for the matrix and 100-130 s per A/B on the H200.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PP="$ROOT/.carry/pp"
+case "${1:-}" in
+prepare)
+  set -e
+  BUILD="${ATTN_BUILD:-$ROOT/build}"
+  PY="${PYTHON:-python3}"
+  "$PY" -c "import numpy" 2>/dev/null || PY=/usr/bin/python3
+  rm -rf "$PP" && mkdir -p "$PP"
+  T="$BUILD/bin/attn-translate"
+  "$PY" "$ROOT/bench/compile_bench_kernels.py" --attn-translate "$T" --out "$PP/k1"
+  for k in 2 4; do
+    "$PY" "$ROOT/bench/compile_bench_kernels.py" --attn-translate "$T" --out "$PP/k$k" \
+      --program-tiles "$k" --translate-arg=--program-prefetch
+  done
+  "$PY" "$ROOT/bench/compile_bench_kernels.py" --attn-translate "$T" --out "$PP/k2-loop" \
+    --program-tiles 2
+  "$PY" "$ROOT/bench/compile_gpu_cases.py" --attn-translate "$T" --out "$PP/matrix" \
+    --random 200 --jobs "$(nproc)" --program-tiles 2 --translate-arg=--program-prefetch
+  du -sh "$ROOT/.carry"
+  ;;
+run)
+  OUTDIR="${OUT:-/tmp/program-prefetch}"
+  mkdir -p "$OUTDIR"
+  failed=0
+  start=$SECONDS
+  timeout 200 python3 "$ROOT/bench/gpu_check.py" "$PP/matrix" --out "$OUTDIR/matrix" \
+    > "$OUTDIR/matrix.log" 2>&1 || failed=1
+  echo "matrix: $((SECONDS - start))s $(tail -1 "$OUTDIR/matrix.log")"
+  for b in k2 k4 k2-loop; do
+    start=$SECONDS
+    timeout 150 python3 "$ROOT/bench/ab_kernels.py" --a "$PP/k1" --b "$PP/$b" \
+      --kernels seed_causal,seed_mask --seed-seq 128,256,512 --rounds 50 \
+      > "$OUTDIR/ab-$b.log" 2>&1 || failed=1
+    echo "A = one program per thread block, B = $b ($((SECONDS - start))s)"
+    grep "^| " "$OUTDIR/ab-$b.log"
+  done
+  exit "$failed"
+  ;;
+*)
+  echo "usage: bash bench/program_prefetch.sh prepare|run" >&2
+  exit 2
+  ;;
+esac

@@ -1,0 +1,311 @@
+//===- ProgramPrefetch.cpp - the next program's Q by bulk copies ----------===//
+//
+// Part of the attn-mlir project.
+//
+// In a program loop (outlineProgramGrid's `program-tiles`), a program used
+// to load its Q tile at its start, behind the barrier that frees the K/V
+// slots, and to wait for it before its first MMA: 2400-2700 cycles on the
+// H200 for the seed's kernels, and about 4600 inside the loop, where the
+// loads queue behind the previous program's O stores. The tf32 kernels read
+// Q's fragments into registers once (cacheFragments), after which no thread
+// reads the tile: from there the tile is free for the next program.
+//
+// So on sm_90 and newer each warp loads its own rows of Q with bulk copies
+// (`cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes`, one
+// per row) that complete on an mbarrier of that warp:
+//
+//   before the loop: init the mbarriers; zero the rows past the valid ones
+//                    (no copy writes them); barrier; program 0's rows
+//   program t:       wait for phase t % 2 of this warp's mbarrier
+//                    read the fragments of this warp's rows
+//                    fence.proxy.async; bar.warp.sync  // reads before the
+//                                                      // copies' writes
+//                    if t + 1 < programs: program t + 1's rows
+//
+// A warp reads only its own rows' fragments, so no barrier of the thread
+// block is needed. The copies of program t + 1 land while program t runs its
+// key loops: the next program starts with Q in place and waits for its first
+// K/V block only.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Distributor.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::detail;
+
+/// Whether `chip` (sm_NN[a]) has bulk copies and mbarrier transaction
+/// counts (sm_90 and newer).
+static bool hasBulkCopies(StringRef chip) {
+  int64_t cc = 0;
+  if (!chip.consume_front("sm_") ||
+      chip.take_while(llvm::isDigit).getAsInteger(10, cc))
+    return false;
+  return cc >= 90;
+}
+
+/// The buffer a view is of (through its subviews).
+static Value rootBuffer(Value v) {
+  while (auto sub = v.getDefiningOp<memref::SubViewOp>())
+    v = sub.getSource();
+  return v;
+}
+
+/// The fill of `copy`'s tile before it with only pure ops between (null if
+/// none).
+static linalg::FillOp zeroFillBefore(linalg::CopyOp copy) {
+  for (Operation *prev = copy->getPrevNode(); prev;
+       prev = prev->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(prev))
+      return rootBuffer(fill.getDpsInits()[0]) ==
+                     rootBuffer(copy.getDpsInits()[0])
+                 ? fill
+                 : linalg::FillOp();
+    if (!isPure(prev))
+      return {};
+  }
+  return {};
+}
+
+bool Distributor::canPrefetchAcrossPrograms(linalg::CopyOp copy,
+                                            const Buffer &tile) {
+  if (!programPrefetch || !programLoopOp ||
+      !hasBulkCopies(config.getTarget()) || crossProgramTile ||
+      copy->getBlock() != programLoopOp.getBody())
+    return false;
+  // Whole rows, contiguous in shared memory, 16-byte aligned; each warp's
+  // rows within its 32 lanes' reach.
+  int64_t bytes = tile.type.getElementType().getIntOrFloatBitWidth() / 8;
+  if (tile.coreMatrix || tile.swizzle || tile.transposed ||
+      (tile.cols * bytes) % 16 != 0 || (tile.ld * bytes) % 16 != 0 ||
+      tile.rows != rowsPerWarp * config.getNumWarps())
+    return false;
+  // Nothing else may live over the tile (tf32 P V's transposed V tiles
+  // reuse Q's when its fragments are cached).
+  if (!transposedTiles.empty())
+    return false;
+  auto source = copy.getDpsInputs()[0];
+  if (cast<MemRefType>(source.getType()).getRank() != 2)
+    return false;
+  // Nothing else writes the tile: a write in a program would land over the
+  // rows the next program's copies may be filling.
+  linalg::FillOp fill = zeroFillBefore(copy);
+  Value root = rootBuffer(copy.getDpsInits()[0]);
+  WalkResult other = kernel.walk([&](DestinationStyleOpInterface op) {
+    if (op == copy || op == fill)
+      return WalkResult::advance();
+    for (Value init : op.getDpsInits())
+      if (rootBuffer(init) == root)
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !other.wasInterrupted();
+}
+
+Value Distributor::cloneForProgram(Value v, Value program) {
+  Block *body = programLoopOp.getBody();
+  BackwardSliceOptions options;
+  options.inclusive = true;
+  options.filter = [&](Operation *op) { return op->getBlock() == body; };
+  SetVector<Operation *> slice;
+  if (Operation *def = v.getDefiningOp())
+    (void)getBackwardSlice(def, &slice, options);
+  IRMapping map;
+  map.map(programLoopOp.getInductionVar(), program);
+  for (Operation *op : slice)
+    b.clone(*op, map);
+  return map.lookupOrDefault(v);
+}
+
+Value Distributor::programMbarrier(Value warp) {
+  Value base =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, dynamicShared);
+  Value address = arith::AddIOp::create(
+      b, loc, base,
+      arith::AddIOp::create(b, loc, cIndex(mbarrierOffset),
+                            arith::MulIOp::create(b, loc, warp, cIndex(8))));
+  Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), i64);
+}
+
+void Distributor::issueRowCopies(Buffer &tile, Value source, Value mbarrier,
+                                 Value warp, Value lane) {
+  MLIRContext *ctx = b.getContext();
+  int64_t bytes = tile.type.getElementType().getIntOrFloatBitWidth() / 8;
+  int64_t rowBytes = tile.cols * bytes;
+  Value valid = memref::DimOp::create(b, loc, source, 0);
+  Value firstRow = arith::MulIOp::create(b, loc, warp, cIndex(rowsPerWarp));
+  // This warp's valid rows: clamp(valid - firstRow, 0, rowsPerWarp).
+  Value rows = arith::MaxSIOp::create(
+      b, loc,
+      arith::MinSIOp::create(b, loc,
+                             arith::SubIOp::create(b, loc, valid, firstRow),
+                             cIndex(rowsPerWarp)),
+      cIndex(0));
+  Value txBytes = arith::IndexCastOp::create(
+      b, loc, b.getI32Type(),
+      arith::MulIOp::create(b, loc, rows, cIndex(rowBytes)));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                        cIndex(0));
+    auto ifOp = scf::IfOp::create(b, loc, first, /*withElse=*/false);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), mbarrier, txBytes,
+                                           NVVM::MemScopeKind::CTA,
+                                           /*relaxed=*/false, Value());
+  }
+  // The expected bytes before any copy completes on the phase.
+  NVVM::SyncWarpOp::create(b, loc,
+                           arith::ConstantIntOp::create(b, loc, -1, 32));
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, source);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(
+      b, loc, meta.getBaseBuffer());
+  auto globalPtr = LLVM::LLVMPointerType::get(ctx, 1);
+  auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
+  Value size = arith::ConstantIntOp::create(b, loc, rowBytes, 32);
+  for (int64_t i = 0; i < rowsPerWarp; i += 32) {
+    OpBuilder::InsertionGuard guard(b);
+    Value r = arith::AddIOp::create(b, loc, lane, cIndex(i));
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r, rows);
+    auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value row = arith::AddIOp::create(b, loc, firstRow, r);
+    Value elem = arith::AddIOp::create(
+        b, loc, meta.getOffset(),
+        arith::MulIOp::create(b, loc, row, meta.getStrides()[0]));
+    Value srcAddress = arith::AddIOp::create(
+        b, loc, base, arith::MulIOp::create(b, loc, elem, cIndex(bytes)));
+    Value srcI64 =
+        arith::IndexCastOp::create(b, loc, b.getI64Type(), srcAddress);
+    Value src = LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(ctx), srcI64);
+    src = LLVM::AddrSpaceCastOp::create(b, loc, globalPtr, src);
+    Value dstI64 = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(), sharedAddress(b, loc, tile, row, cIndex(0)));
+    // As a shared::cluster address (this CTA's window of it): the
+    // shared::cta form of the instruction needs PTX 8.6.
+    Value dst = LLVM::AddrSpaceCastOp::create(
+        b, loc, LLVM::LLVMPointerType::get(ctx, 7),
+        LLVM::IntToPtrOp::create(b, loc, sharedPtr, dstI64));
+    NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+        b, loc, dst, src, mbarrier, size, /*multicastMask=*/Value(),
+        /*l2CacheHint=*/Value());
+  }
+}
+
+void Distributor::startProgramPrefetch(linalg::CopyOp copy, Buffer &tile) {
+  OpBuilder::InsertionGuard guard(b);
+  crossProgramTile = tile.storage;
+  crossProgramSource = copy.getDpsInputs()[0];
+  // One 8-byte mbarrier a warp, after the tiles.
+  sharedOffset = llvm::alignTo(sharedOffset, 8);
+  mbarrierOffset = sharedOffset;
+  sharedOffset += 8 * config.getNumWarps();
+
+  b.setInsertionPoint(programLoopOp);
+  Value tid0 = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value warp = arith::DivUIOp::create(b, loc, tid0, cIndex(32));
+  Value lane = arith::RemUIOp::create(b, loc, tid0, cIndex(32));
+  Value mbarrier = programMbarrier(warp);
+  Value isLane0 =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, cIndex(0));
+  {
+    OpBuilder::InsertionGuard initGuard(b);
+    auto ifOp = scf::IfOp::create(b, loc, isLane0, /*withElse=*/false);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    NVVM::MBarrierInitOp::create(
+        b, loc, mbarrier, arith::ConstantIntOp::create(b, loc, 1, 32), Value());
+  }
+  // The first program's source, and zeros in the rows past its valid ones
+  // (every program of the thread block has the same query block).
+  Value first = cloneForProgram(
+      crossProgramSource,
+      arith::ConstantIntOp::create(
+          b, loc, programLoopOp.getInductionVar().getType(), 0));
+  Value valid = memref::DimOp::create(b, loc, first, 0);
+  Type elt = tile.type.getElementType();
+  int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  int64_t vec = 16 / bytes;
+  int64_t chunksPerRow = tile.cols / vec;
+  auto vecType = VectorType::get({vec}, elt);
+  Value zero = arith::ConstantOp::create(
+      b, loc, vecType, DenseElementsAttr::get(vecType, b.getZeroAttr(elt)));
+  Value firstRow = arith::MulIOp::create(b, loc, warp, cIndex(rowsPerWarp));
+  {
+    OpBuilder::InsertionGuard zeroGuard(b);
+    auto forOp = scf::ForOp::create(
+        b, loc, lane, cIndex(rowsPerWarp * chunksPerRow), cIndex(32));
+    b.setInsertionPointToStart(forOp.getBody());
+    Value idx = forOp.getInductionVar();
+    Value row = arith::AddIOp::create(
+        b, loc, firstRow,
+        arith::DivUIOp::create(b, loc, idx, cIndex(chunksPerRow)));
+    Value col = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, idx, cIndex(chunksPerRow)),
+        cIndex(vec));
+    Value past =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row, valid);
+    auto ifOp = scf::IfOp::create(b, loc, past, /*withElse=*/false);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value address = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(), sharedAddress(b, loc, tile, row, col));
+    Value ptr = LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
+    LLVM::StoreOp::create(b, loc, zero, ptr, /*alignment=*/16);
+  }
+  // The mbarriers initialized (and the zeros written) for every thread.
+  barrier();
+  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                    programLoopOp.getUpperBound(),
+                                    programLoopOp.getLowerBound());
+  {
+    OpBuilder::InsertionGuard issueGuard(b);
+    auto ifOp = scf::IfOp::create(b, loc, any, /*withElse=*/false);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    issueRowCopies(tile, first, mbarrier, warp, lane);
+  }
+
+  // The zero fill before the copy: the rows past the valid ones hold zeros
+  // from above.
+  if (linalg::FillOp fill = zeroFillBefore(copy))
+    b.eraseOp(fill);
+}
+
+void Distributor::cacheAndPrefetchNext(Buffer &tile, bool refill) {
+  Value warp = arith::DivUIOp::create(b, loc, tid, cIndex(32));
+  Value lane = arith::RemUIOp::create(b, loc, tid, cIndex(32));
+  Value mbarrier = programMbarrier(warp);
+  Value program = programLoopOp.getInductionVar();
+  Type ivType = program.getType();
+  Value parity = arith::AndIOp::create(
+      b, loc, program, arith::ConstantIntOp::create(b, loc, ivType, 1));
+  if (ivType != b.getI32Type())
+    parity = arith::TruncIOp::create(b, loc, b.getI32Type(), parity);
+  NVVM::MBarrierTryWaitParityOp::create(
+      b, loc, mbarrier, parity,
+      arith::ConstantIntOp::create(b, loc, 0x989680, 32));
+  cacheFragments(tile, refill);
+  // This warp's reads of the tile before the copies that overwrite it.
+  fenceForAsyncProxy();
+  NVVM::SyncWarpOp::create(b, loc,
+                           arith::ConstantIntOp::create(b, loc, -1, 32));
+  Value next = arith::AddIOp::create(
+      b, loc, program, arith::ConstantIntOp::create(b, loc, ivType, 1));
+  Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next,
+                                     programLoopOp.getUpperBound());
+  OpBuilder::InsertionGuard guard(b);
+  auto ifOp = scf::IfOp::create(b, loc, more, /*withElse=*/false);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  issueRowCopies(tile, cloneForProgram(crossProgramSource, next), mbarrier,
+                 warp, lane);
+}

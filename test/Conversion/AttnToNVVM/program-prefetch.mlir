@@ -1,0 +1,90 @@
+// The next program's Q across a program loop (`program-prefetch`, opt-in,
+// with `program-tiles`): on sm_90+ the tf32 Q tile, whose fragments the
+// kernel reads into registers once per program, is loaded by bulk copies
+// (one per row) that complete on an mbarrier of each warp; each warp issues
+// the next program's rows as soon as it has read this program's fragments.
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
+// RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm="program-tiles=3 program-prefetch=true" | FileCheck %s
+// Not without a program loop, and not before sm_90 (no bulk copies):
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
+// RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm="program-prefetch=true" | FileCheck %s --check-prefix=NONE
+// RUN: attn-opt %s --attn-tile="target=sm_80 block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
+// RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm="program-tiles=3 program-prefetch=true" | FileCheck %s --check-prefix=NONE
+// The default (program loops without it) keeps Q's cp.async:
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
+// RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm="program-tiles=3" | FileCheck %s --check-prefix=NONE
+
+// The tiles take 55296 bytes; the 4 warps' mbarriers 32 more.
+// CHECK-LABEL: gpu.func @pp_kernel
+// CHECK-SAME:    attn.shared_memory_bytes = 55328
+// Before the loop: each warp's mbarrier (lane 0 initializes it, one arrival
+// a phase), zeros in the rows past the valid ones (no copy writes them),
+// then the first program's rows.
+// CHECK:         %[[C55296:.*]] = arith.constant 55296 : index
+// CHECK:         %[[MB:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
+// CHECK:         scf.if
+// CHECK-NEXT:      arith.constant 1 : i32
+// CHECK-NEXT:      nvvm.mbarrier.init %[[MB]], %{{.*}} : !llvm.ptr<3>, i32
+// CHECK:         scf.for
+// CHECK:           arith.cmpi sge
+// CHECK:             llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+// CHECK:         gpu.barrier
+// CHECK:         scf.if
+// The expected bytes (this warp's valid rows x 256) before any copy.
+// CHECK:           arith.muli %{{.*}}, %c256{{.*}} : index
+// CHECK:             nvvm.mbarrier.arrive.expect_tx %[[MB]], %{{.*}} : !llvm.ptr<3>, i32
+// CHECK:           nvvm.bar.warp.sync
+// CHECK:             nvvm.cp.async.bulk.shared.cluster.global %{{.*}}, %{{.*}}, %[[MB]], %c256_i32 : !llvm.ptr<7>, <1>
+// CHECK:         scf.for %[[T:.*]] = %{{.*}} to %[[TRIP:.*]] step %{{.*}} : i32 {
+// A program's first copies are K's and V's only (one run, two groups), and
+// nothing waits for a group of Q.
+// CHECK:           gpu.barrier
+// CHECK-COUNT-8:   nvvm.cp.async.shared.global
+// CHECK:           nvvm.cp.async.commit.group
+// CHECK-NEXT:      nvvm.cp.async.commit.group
+// CHECK-NOT:       nvvm.cp.async.wait.group
+// Program t waits for phase t % 2 of its warp's mbarrier, then reads the
+// fragments of its warp's rows.
+// CHECK:           %[[MBT:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
+// CHECK:           %[[PAR:.*]] = arith.andi %[[T]], %{{.*}} : i32
+// CHECK-NEXT:      arith.constant 10000000 : i32
+// CHECK-NEXT:      nvvm.mbarrier.try_wait.parity %[[MBT]], %[[PAR]], %{{.*}} : !llvm.ptr<3>, i32, i32
+// CHECK-COUNT-32:  llvm.load volatile %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
+// The warp's reads before the copies that overwrite the rows, then the
+// next program's rows (if there is one).
+// CHECK:           nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT:      arith.constant -1 : i32
+// CHECK-NEXT:      nvvm.bar.warp.sync
+// CHECK-NEXT:      arith.constant 1 : i32
+// CHECK-NEXT:      %[[NEXT:.*]] = arith.addi %[[T]], %{{.*}} : i32
+// CHECK-NEXT:      %[[MORE:.*]] = arith.cmpi slt, %[[NEXT]], %[[TRIP]] : i32
+// CHECK-NEXT:      scf.if %[[MORE]] {
+// CHECK:             arith.addi %{{.*}}, %[[NEXT]] : i32
+// CHECK:               nvvm.mbarrier.arrive.expect_tx %[[MBT]], %{{.*}} : !llvm.ptr<3>, i32
+// CHECK:               nvvm.cp.async.bulk.shared.cluster.global %{{.*}}, %{{.*}}, %[[MBT]], %c256_i32
+// CHECK:           scf.for
+// CHECK-NOT:       nvvm.cp.async.bulk
+// CHECK:         } {attn.program_loop}
+
+// 16-bit kernels re-read Q's fragments every key block: Q stays on cp.async.
+// CHECK-LABEL: gpu.func @pp16_kernel
+// CHECK-NOT:     nvvm.mbarrier
+// CHECK-NOT:     nvvm.cp.async.bulk
+// CHECK:         gpu.return
+
+// NONE-NOT: nvvm.mbarrier
+// NONE-NOT: nvvm.cp.async.bulk
+
+func.func @pp(%q: tensor<2x4x?x64xf32>, %k: tensor<2x4x?x64xf32>, %v: tensor<2x4x?x64xf32>) -> tensor<2x4x?x64xf32> {
+  %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<2x4x?x64xf32>, tensor<2x4x?x64xf32>, tensor<2x4x?x64xf32> -> tensor<2x4x?x64xf32>
+  return %o : tensor<2x4x?x64xf32>
+}
+
+func.func @pp16(%q: tensor<2x4x?x64xf16>, %k: tensor<2x4x?x64xf16>, %v: tensor<2x4x?x64xf16>) -> tensor<2x4x?x64xf16> {
+  %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<2x4x?x64xf16>, tensor<2x4x?x64xf16>, tensor<2x4x?x64xf16> -> tensor<2x4x?x64xf16>
+  return %o : tensor<2x4x?x64xf16>
+}
