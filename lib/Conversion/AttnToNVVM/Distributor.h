@@ -210,7 +210,7 @@ private:
   /// The tile prefetched across programs (its storage; null: none), its
   /// source (a view of the global operand, in the program loop's body) and
   /// the shared offset of the mbarriers.
-  Value crossProgramTile, crossProgramSource;
+  Value crossProgramTile, crossProgramSource, nextSource;
   int64_t mbarrierOffset = -1;
   /// Consecutive `attn.async_copy`s with the same rows (K and V of one
   /// block): cp.async of the valid rows (zero-filling the others) when there

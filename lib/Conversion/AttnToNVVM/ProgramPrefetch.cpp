@@ -225,6 +225,9 @@ void Distributor::startProgramPrefetch(linalg::CopyOp copy, Buffer &tile) {
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     NVVM::MBarrierInitOp::create(
         b, loc, mbarrier, arith::ConstantIntOp::create(b, loc, 1, 32), Value());
+    // The initialized mbarrier visible to the async proxy that completes
+    // the copies' transactions on it (as CUTLASS and Triton do after init).
+    NVVM::FenceMbarrierInitOp::create(b, loc);
   }
   // The first program's source, and zeros in the rows past its valid ones
   // (every program of the thread block has the same query block).
@@ -304,8 +307,16 @@ void Distributor::cacheAndPrefetchNext(Buffer &tile, bool refill) {
   Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next,
                                      programLoopOp.getUpperBound());
   OpBuilder::InsertionGuard guard(b);
+  if (!nextSource) {
+    // Once per program, at its top, where few registers are live.
+    OpBuilder::InsertionGuard top(b);
+    b.setInsertionPointAfter(tid.getDefiningOp());
+    Value n =
+        arith::AddIOp::create(b, loc, programLoopOp.getInductionVar(),
+                              arith::ConstantIntOp::create(b, loc, ivType, 1));
+    nextSource = cloneForProgram(crossProgramSource, n);
+  }
   auto ifOp = scf::IfOp::create(b, loc, more, /*withElse=*/false);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  issueRowCopies(tile, cloneForProgram(crossProgramSource, next), mbarrier,
-                 warp, lane);
+  issueRowCopies(tile, nextSource, mbarrier, warp, lane);
 }

@@ -29,6 +29,7 @@
 // CHECK:         scf.if
 // CHECK-NEXT:      arith.constant 1 : i32
 // CHECK-NEXT:      nvvm.mbarrier.init %[[MB]], %{{.*}} : !llvm.ptr<3>, i32
+// CHECK-NEXT:      nvvm.fence.mbarrier.init
 // CHECK:         scf.for
 // CHECK:           arith.cmpi sge
 // CHECK:             llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
@@ -40,6 +41,14 @@
 // CHECK:           nvvm.bar.warp.sync
 // CHECK:             nvvm.cp.async.bulk.shared.cluster.global %{{.*}}, %{{.*}}, %[[MB]], %c256_i32 : !llvm.ptr<7>, <1>
 // CHECK:         scf.for %[[T:.*]] = %{{.*}} to %[[TRIP:.*]] step %{{.*}} : i32 {
+// The next program's Q view, at the top of the program (few registers live
+// there): the (batch, head) pair first + t + 1.
+// CHECK:           llvm.inline_asm has_side_effects {{.*}}"mov.u32 $0, %tid.x;", "=r"
+// CHECK:           %[[N1:.*]] = arith.addi %[[T]], %{{.*}} : i32
+// CHECK-NEXT:      %[[BH1:.*]] = arith.addi %{{.*}}, %[[N1]] : i32
+// CHECK-NEXT:      arith.index_castui
+// CHECK-NEXT:      arith.divui %[[BH1]]
+// CHECK:           %[[NEXTQ:.*]] = memref.subview %arg0
 // A program's first copies are K's and V's only (one run, two groups), and
 // nothing waits for a group of Q.
 // CHECK:           gpu.barrier
@@ -63,8 +72,9 @@
 // CHECK-NEXT:      %[[NEXT:.*]] = arith.addi %[[T]], %{{.*}} : i32
 // CHECK-NEXT:      %[[MORE:.*]] = arith.cmpi slt, %[[NEXT]], %[[TRIP]] : i32
 // CHECK-NEXT:      scf.if %[[MORE]] {
-// CHECK:             arith.addi %{{.*}}, %[[NEXT]] : i32
+// CHECK:             memref.dim %[[NEXTQ]]
 // CHECK:               nvvm.mbarrier.arrive.expect_tx %[[MBT]], %{{.*}} : !llvm.ptr<3>, i32
+// CHECK:             memref.extract_strided_metadata %[[NEXTQ]]
 // CHECK:               nvvm.cp.async.bulk.shared.cluster.global %{{.*}}, %{{.*}}, %[[MBT]], %c256_i32
 // CHECK:           scf.for
 // CHECK-NOT:       nvvm.cp.async.bulk

@@ -11,6 +11,7 @@
 // RUN: %ptxas -arch=sm_90a -v %t/k.ptx -o %t/k.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/k.json
 // PTX:      mbarrier.init.shared.b64
+// PTX:      fence.mbarrier_init.release.cluster;
 // PTX:      mbarrier.arrive.expect_tx.shared.b64
 // PTX:      cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{{.*}}], [{{.*}}], {{.*}}, [{{.*}}];
 // PTX:      mbarrier.try_wait.parity.shared.b64
