@@ -9,8 +9,11 @@
 # fragments take the bulk copies; the others are plain program loops).
 # `run` checks the matrix against torch's float64 reference (gpu_check.py),
 # then times each way against the default in the same process
-# (ab_kernels.py, the seed workload at T = 128, 256, 512), and prints the
-# tables last. About 60 s for the matrix and 100-130 s per A/B on the H200.
+# (ab_kernels.py, the seed workload at T = 128, 256, 512), then stamps the
+# k = 2 kernels' phases at T=256 (program_timeline.py), and prints the
+# tables. About 60 s for the matrix, 100-130 s per A/B and 30 s per
+# timeline on the H200, so one call times k = 2 with and without the
+# prefetch; `AB=k4 bash bench/program_prefetch.sh run` adds k = 4.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PP="$ROOT/.carry/pp"
@@ -41,13 +44,22 @@ run)
   timeout 200 python3 "$ROOT/bench/gpu_check.py" "$PP/matrix" --out "$OUTDIR/matrix" \
     > "$OUTDIR/matrix.log" 2>&1 || failed=1
   echo "matrix: $((SECONDS - start))s $(tail -1 "$OUTDIR/matrix.log")"
-  for b in k2 k4 k2-loop; do
+  for b in ${AB:-k2 k2-loop}; do
     start=$SECONDS
     timeout 150 python3 "$ROOT/bench/ab_kernels.py" --a "$PP/k1" --b "$PP/$b" \
       --kernels seed_causal,seed_mask --seed-seq 128,256,512 --rounds 50 \
       > "$OUTDIR/ab-$b.log" 2>&1 || failed=1
     echo "A = one program per thread block, B = $b ($((SECONDS - start))s)"
     grep "^| " "$OUTDIR/ab-$b.log"
+  done
+  # Where a program's time goes with and without the prefetch (clock64
+  # stamps; `ready` is the first K block landed, Q having landed before).
+  for b in k2 k2-loop; do
+    timeout 90 python3 "$ROOT/bench/program_timeline.py" --kernels "$PP/$b" \
+      --names seed_causal --seed-seq 256 --out "$OUTDIR/timeline-$b.json" \
+      > "$OUTDIR/timeline-$b.log" 2>&1 || failed=1
+    echo "timeline $b:"
+    grep -v "^\s*$" "$OUTDIR/timeline-$b.log" | tail -12
   done
   exit "$failed"
   ;;

@@ -118,9 +118,16 @@ def instrument(ptx, kernel, programs=1):
     rets = [i for i, l in enumerate(lines) if l.strip() == "ret;"]
     if len(rets) != 1:
         raise SystemExit(f"{kernel}: expected one ret, found {len(rets)}")
-    # The entry stamp goes after the register declarations.
-    entry = max(i for i, l in enumerate(lines) if l.strip().startswith(".reg")
-                or l.strip().startswith(".shared") or l.strip().startswith(".local"))
+    # The entry stamp goes after the body's leading declarations (not after
+    # a `.reg` of a scoped block further down, such as the one of an
+    # mbarrier wait loop).
+    decls = (".reg", ".shared", ".local")
+    entry = None
+    for i, l in enumerate(lines):
+        if l.strip().startswith(decls):
+            entry = i
+        elif l.strip() and entry is not None:
+            break
 
     inserts = {entry: [stamp(index["entry"], programs, entry=True)],
                ready: [stamp(index["ready"], programs, first=True)],
