@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# Q prefetched across programs (--program-tiles=k --program-prefetch), in one
+# Q prefetched across programs (--program-tiles=k --program-prefetch, and the
+# next program's first K/V blocks into L2: --program-prefetch-l2), in one
 # device call: is it correct, and does it beat one program per thread block?
 #   bash bench/program_prefetch.sh prepare   # here: fills .carry/pp
 #   bash bench/program_prefetch.sh run       # on the GPU machine, carrying .carry/pp
-# `prepare` compiles the benchmark kernels four ways (default; k = 2 and 4
-# with the prefetch; k = 2 without it, the program loop of before) and the
-# GPU matrix at k = 2 with the prefetch (its tf32 kernels with cached Q
-# fragments take the bulk copies; the others are plain program loops).
+# `prepare` compiles the benchmark kernels five ways: the default (k1); at
+# k = 2 the program loop of before (k2-loop), with Q's bulk copies (k2), and
+# with both prefetches (k2-l2); k = 4 with both (k4-l2). It also compiles
+# the GPU matrix at k = 2 with both (its tf32 kernels with cached Q fragments
+# take the bulk copies; every kernel whose first blocks are loaded outside a
+# branch takes the L2 prefetches).
 # `run` checks the matrix against torch's float64 reference (gpu_check.py),
-# then times each way against the default in the same process
-# (ab_kernels.py, the seed workload at T = 128, 256, 512), then stamps the
-# k = 2 kernels' phases at T=256 (program_timeline.py), and prints the
-# tables. About 60 s for the matrix, 100-130 s per A/B and 30 s per
-# timeline on the H200, so one call times k = 2 with and without the
-# prefetch; `AB=k4 bash bench/program_prefetch.sh run` adds k = 4.
+# then times each of $AB (default: k2 k2-l2 k2-loop) against the default in
+# the same process (ab_kernels.py, the seed workload at T = 128, 256, 512),
+# and prints the tables. About 60 s for the matrix and 100-130 s per A/B on
+# the H200. With TIMELINE=1 it also stamps the phases of the k = 2 kernels
+# at T=256 (program_timeline.py, about 30 s each): for that, or for
+# AB=k4-l2, make a second call.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PP="$ROOT/.carry/pp"
@@ -26,14 +29,19 @@ prepare)
   rm -rf "$PP" && mkdir -p "$PP"
   T="$BUILD/bin/attn-translate"
   "$PY" "$ROOT/bench/compile_bench_kernels.py" --attn-translate "$T" --out "$PP/k1"
-  for k in 2 4; do
-    "$PY" "$ROOT/bench/compile_bench_kernels.py" --attn-translate "$T" --out "$PP/k$k" \
-      --program-tiles "$k" --translate-arg=--program-prefetch
-  done
-  "$PY" "$ROOT/bench/compile_bench_kernels.py" --attn-translate "$T" --out "$PP/k2-loop" \
-    --program-tiles 2
+  bk() { # name, k, attn-translate arguments...
+    local name=$1 k=$2
+    shift 2
+    "$PY" "$ROOT/bench/compile_bench_kernels.py" --attn-translate "$T" --out "$PP/$name" \
+      --program-tiles "$k" "${@/#/--translate-arg=}"
+  }
+  bk k2-loop 2
+  bk k2 2 --program-prefetch
+  bk k2-l2 2 --program-prefetch --program-prefetch-l2
+  bk k4-l2 4 --program-prefetch --program-prefetch-l2
   "$PY" "$ROOT/bench/compile_gpu_cases.py" --attn-translate "$T" --out "$PP/matrix" \
-    --random 200 --jobs "$(nproc)" --program-tiles 2 --translate-arg=--program-prefetch
+    --random 200 --jobs "$(nproc)" --program-tiles 2 --translate-arg=--program-prefetch \
+    --translate-arg=--program-prefetch-l2
   du -sh "$ROOT/.carry"
   ;;
 run)
@@ -44,7 +52,7 @@ run)
   timeout 200 python3 "$ROOT/bench/gpu_check.py" "$PP/matrix" --out "$OUTDIR/matrix" \
     > "$OUTDIR/matrix.log" 2>&1 || failed=1
   echo "matrix: $((SECONDS - start))s $(tail -1 "$OUTDIR/matrix.log")"
-  for b in ${AB:-k2 k2-loop}; do
+  for b in ${AB:-k2 k2-l2 k2-loop}; do
     start=$SECONDS
     timeout 150 python3 "$ROOT/bench/ab_kernels.py" --a "$PP/k1" --b "$PP/$b" \
       --kernels seed_causal,seed_mask --seed-seq 128,256,512 --rounds 50 \
@@ -54,7 +62,7 @@ run)
   done
   # Where a program's time goes with and without the prefetch (clock64
   # stamps; `ready` is the first K block landed, Q having landed before).
-  for b in k2 k2-loop; do
+  for b in $([ -n "${TIMELINE:-}" ] && echo k2-l2 k2-loop); do
     timeout 90 python3 "$ROOT/bench/program_timeline.py" --kernels "$PP/$b" \
       --names seed_causal --seed-seq 256 --out "$OUTDIR/timeline-$b.json" \
       > "$OUTDIR/timeline-$b.log" 2>&1 || failed=1

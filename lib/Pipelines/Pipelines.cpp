@@ -72,6 +72,7 @@ void mlir::attn::buildAttnToGPUKernelsPipeline(
   convertOptions.wgmma = options.wgmma;
   convertOptions.programTiles = options.programTiles;
   convertOptions.programPrefetch = options.programPrefetch;
+  convertOptions.programPrefetchL2 = options.programPrefetchL2;
   pm.addPass(createConvertAttnToNVVM(convertOptions));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -94,6 +94,7 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   pipelineOptions.maskBlockMap = options.maskBlockMap;
   pipelineOptions.programTiles = options.programTiles;
   pipelineOptions.programPrefetch = options.programPrefetch;
+  pipelineOptions.programPrefetchL2 = options.programPrefetchL2;
   PassManager kernels(module.getContext());
   buildAttnToGPUKernelsPipeline(kernels, pipelineOptions);
   if (failed(kernels.run(*work)))

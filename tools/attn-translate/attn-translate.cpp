@@ -126,6 +126,12 @@ int main(int argc, char **argv) {
                "tile by bulk copies while the current one runs (opt-in, "
                "experimental)"),
       cl::cat(category));
+  cl::opt<bool> programPrefetchL2(
+      "program-prefetch-l2", cl::init(false),
+      cl::desc("With --program-tiles on sm_90+: the next program's first K/V "
+               "blocks prefetched into L2 at the top of each program "
+               "(opt-in, experimental)"),
+      cl::cat(category));
   cl::opt<bool> maskBlockMap(
       "mask-block-map", cl::init(true),
       cl::desc("Classify a mask tensor's blocks once per launch, in a "
@@ -149,9 +155,11 @@ int main(int argc, char **argv) {
   if (programTiles < 1)
     return fail("--program-tiles must be >= 1, got " +
                 llvm::Twine(programTiles));
-  if (programPrefetch && programTiles < 2)
-    return fail("--program-prefetch prefetches across the programs of a "
-                "thread block: give --program-tiles=k with k >= 2");
+  if ((programPrefetch || programPrefetchL2) && programTiles < 2)
+    return fail(llvm::Twine(programPrefetch ? "--program-prefetch"
+                                            : "--program-prefetch-l2") +
+                " prefetches across the programs of a thread block: give "
+                "--program-tiles=k with k >= 2");
   if (action == Action::Cubin && outputFilename == "-")
     return fail("--attn-to-cubin writes a binary: give -o FILE");
 
@@ -189,6 +197,7 @@ int main(int argc, char **argv) {
   options.maskBlockMap = maskBlockMap;
   options.programTiles = programTiles;
   options.programPrefetch = programPrefetch;
+  options.programPrefetchL2 = programPrefetchL2;
   FailureOr<mlir::attn::KernelArtifact> artifact =
       mlir::attn::compileToPTX(*module, funcName, options);
   if (failed(artifact))

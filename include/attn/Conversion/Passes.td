@@ -90,6 +90,12 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
            "In a program loop on sm_90+: the tf32 Q tile by bulk copies "
            "(one per row) on an mbarrier of each warp, the next program's "
            "issued as soon as this one's fragments are read (opt-in, "
+           "experimental; docs/GPU.md)">,
+    Option<"programPrefetchL2", "program-prefetch-l2", "bool",
+           /*default=*/"false",
+           "In a program loop on sm_90+: the next program's first K/V "
+           "blocks prefetched into L2 at the top of each program "
+           "(cp.async.bulk.prefetch.L2, one per row; opt-in, "
            "experimental; docs/GPU.md)">
   ];
   let dependentDialects = [

@@ -104,6 +104,11 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
                      "Q tile by bulk copies while this one runs (opt-in, "
                      "experimental)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> programPrefetchL2{
+      *this, "program-prefetch-l2",
+      llvm::cl::desc("In a program loop on sm_90+: the next program's first "
+                     "K/V blocks prefetched into L2 (opt-in, experimental)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> maskBlockMap{
       *this, "mask-block-map",
       llvm::cl::desc("Classify a mask tensor's blocks once per launch "

@@ -47,6 +47,9 @@ struct PTXOptions {
   /// copies while the current one runs (--convert-attn-to-nvvm's
   /// program-prefetch).
   bool programPrefetch = false;
+  /// In a program loop on sm_90+, the next program's first K/V blocks
+  /// prefetched into L2 (--convert-attn-to-nvvm's program-prefetch-l2).
+  bool programPrefetchL2 = false;
 };
 
 struct KernelArtifact {

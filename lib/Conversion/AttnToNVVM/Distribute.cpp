@@ -623,6 +623,7 @@ FailureOr<int64_t> Distributor::run() {
   waitInPipelinedLoops();
   selectPrologueWaits();
   cachePrefetchedFragments();
+  prefetchNextBlocksToL2();
 
   // Rewrite the block math in program order.
   SmallVector<Operation *> work;
@@ -687,13 +688,13 @@ FailureOr<int64_t> Distributor::run() {
   return sharedOffset;
 }
 
-FailureOr<int64_t> mlir::attn::distributeProgram(RewriterBase &rewriter,
-                                                 gpu::GPUFuncOp kernel,
-                                                 KernelConfigAttr config,
-                                                 bool ieee, bool wgmma,
-                                                 bool programPrefetch) {
+FailureOr<int64_t>
+mlir::attn::distributeProgram(RewriterBase &rewriter, gpu::GPUFuncOp kernel,
+                              KernelConfigAttr config, bool ieee, bool wgmma,
+                              bool programPrefetch, bool programPrefetchL2) {
   if (failed(distributeBlockRowScans(rewriter, kernel)))
     return failure();
-  return Distributor(rewriter, kernel, config, ieee, wgmma, programPrefetch)
+  return Distributor(rewriter, kernel, config, ieee, wgmma, programPrefetch,
+                     programPrefetchL2)
       .run();
 }

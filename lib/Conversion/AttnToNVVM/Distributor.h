@@ -95,9 +95,11 @@ std::pair<Value, Value> chunkPosition(OpBuilder &b, Location loc,
 class Distributor {
 public:
   Distributor(RewriterBase &b, gpu::GPUFuncOp kernel, KernelConfigAttr config,
-              bool ieee, bool wgmma, bool programPrefetch)
+              bool ieee, bool wgmma, bool programPrefetch,
+              bool programPrefetchL2)
       : b(b), kernel(kernel), config(config), ieee(ieee), wgmma(wgmma),
-        programPrefetch(programPrefetch) {}
+        programPrefetch(programPrefetch), programPrefetchL2(programPrefetchL2) {
+  }
 
   FailureOr<int64_t> run();
 
@@ -202,10 +204,20 @@ private:
   /// `source` onto `mbarrier`, after the expected bytes.
   void issueRowCopies(Buffer &tile, Value source, Value mbarrier, Value warp,
                       Value lane);
+  /// In a program loop on sm_90+, at the top of each program: the rows of
+  /// the next program's first K/V blocks (the async copies before its key
+  /// loops; Q's too where no bulk copy loads it) into L2
+  /// (`cp.async.bulk.prefetch.L2`, one per row), so that its copies of them
+  /// hit L2.
+  void prefetchNextBlocksToL2();
   /// The mbarrier of `warp` (a shared pointer).
   Value programMbarrier(Value warp);
+  /// Whether what `v` is computed from in the program loop's body is plain
+  /// arithmetic on the program's indices (see cloneForProgram).
+  bool clonableForProgram(Value v);
   /// Clones what `v` is computed from in the program loop's body, with the
-  /// loop's induction variable replaced by `program`, at the builder's point.
+  /// loop's induction variable replaced by `program`, at the builder's point
+  /// (clonableForProgram(v) must hold).
   Value cloneForProgram(Value v, Value program);
   /// The tile prefetched across programs (its storage; null: none), its
   /// source (a view of the global operand, in the program loop's body) and
@@ -346,8 +358,9 @@ private:
   KernelConfigAttr config;
   bool ieee;
   bool wgmma;
-  /// Prefetch Q across the programs of a program loop (ProgramPrefetch.cpp).
-  bool programPrefetch;
+  /// Prefetch Q across the programs of a program loop, and the next
+  /// program's first K/V blocks into L2 (ProgramPrefetch.cpp).
+  bool programPrefetch, programPrefetchL2;
   /// The kernel runs its programs in a program loop (outlineProgramGrid).
   bool programLoop = false;
   scf::ForOp programLoopOp;

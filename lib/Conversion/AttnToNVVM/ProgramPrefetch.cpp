@@ -92,7 +92,8 @@ bool Distributor::canPrefetchAcrossPrograms(linalg::CopyOp copy,
   if (!transposedTiles.empty())
     return false;
   auto source = copy.getDpsInputs()[0];
-  if (cast<MemRefType>(source.getType()).getRank() != 2)
+  if (cast<MemRefType>(source.getType()).getRank() != 2 ||
+      !clonableForProgram(source))
     return false;
   // Nothing else writes the tile: a write in a program would land over the
   // rows the next program's copies may be filling.
@@ -109,17 +110,43 @@ bool Distributor::canPrefetchAcrossPrograms(linalg::CopyOp copy,
   return !other.wasInterrupted();
 }
 
-Value Distributor::cloneForProgram(Value v, Value program) {
-  Block *body = programLoopOp.getBody();
+/// What `v` is computed from in the program loop's body (`body`): the ops of
+/// its backward slice there, in order. Fails where one of them is not plain
+/// arithmetic on the program's indices (regions, memory reads: what the map
+/// row's scan computes, which another program's copies cannot reuse); the
+/// inline asm that reads a special register (%tid.x, %ctaid.x) is.
+static FailureOr<SetVector<Operation *>> programSlice(Value v, Block *body) {
   BackwardSliceOptions options;
   options.inclusive = true;
   options.filter = [&](Operation *op) { return op->getBlock() == body; };
   SetVector<Operation *> slice;
   if (Operation *def = v.getDefiningOp())
-    (void)getBackwardSlice(def, &slice, options);
+    if (failed(getBackwardSlice(def, &slice, options)))
+      return failure();
+  for (Operation *op : slice) {
+    if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op)) {
+      if (asmOp->getNumOperands() != 0 ||
+          !asmOp.getAsmString().starts_with("mov.u32 $0, %"))
+        return failure();
+      continue;
+    }
+    if (op->getNumRegions() != 0 || !isMemoryEffectFree(op))
+      return failure();
+  }
+  return slice;
+}
+
+bool Distributor::clonableForProgram(Value v) {
+  return succeeded(programSlice(v, programLoopOp.getBody()));
+}
+
+Value Distributor::cloneForProgram(Value v, Value program) {
+  FailureOr<SetVector<Operation *>> slice =
+      programSlice(v, programLoopOp.getBody());
+  assert(succeeded(slice) && "check clonableForProgram first");
   IRMapping map;
   map.map(programLoopOp.getInductionVar(), program);
-  for (Operation *op : slice)
+  for (Operation *op : *slice)
     b.clone(*op, map);
   return map.lookupOrDefault(v);
 }
@@ -319,4 +346,76 @@ void Distributor::cacheAndPrefetchNext(Buffer &tile, bool refill) {
   auto ifOp = scf::IfOp::create(b, loc, more, /*withElse=*/false);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   issueRowCopies(tile, nextSource, mbarrier, warp, lane);
+}
+
+void Distributor::prefetchNextBlocksToL2() {
+  if (!programPrefetchL2 || !programLoopOp ||
+      !hasBulkCopies(config.getTarget()))
+    return;
+  // The copies of a program's first blocks: async copies outside the key
+  // loops, in the program's body itself (under a branch, what they load can
+  // depend on the program's data: the map row's first live block). Q's is
+  // one of them unless the bulk copies above load it.
+  SmallVector<linalg::CopyOp> firsts;
+  for (Operation &op : programLoopOp.getBody()->without_terminator()) {
+    auto copy = dyn_cast<linalg::CopyOp>(&op);
+    if (!copy || !copy->hasAttr(kAsyncCopyAttrName))
+      continue;
+    if (cast<MemRefType>(copy.getDpsInputs()[0].getType()).getRank() != 2 ||
+        !clonableForProgram(copy.getDpsInputs()[0]))
+      continue;
+    firsts.push_back(copy);
+  }
+  if (firsts.empty())
+    return;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfter(tid.getDefiningOp());
+  Value program = programLoopOp.getInductionVar();
+  Type ivType = program.getType();
+  Value next = arith::AddIOp::create(
+      b, loc, program, arith::ConstantIntOp::create(b, loc, ivType, 1));
+  Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next,
+                                     programLoopOp.getUpperBound());
+  auto ifOp = scf::IfOp::create(b, loc, more, /*withElse=*/false);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  MLIRContext *ctx = b.getContext();
+  auto globalPtr = LLVM::LLVMPointerType::get(ctx, 1);
+  for (linalg::CopyOp copy : firsts) {
+    Value source = cloneForProgram(copy.getDpsInputs()[0], next);
+    auto type = cast<MemRefType>(source.getType());
+    int64_t bytes = type.getElementTypeBitWidth() / 8;
+    int64_t cols = type.getDimSize(1);
+    if (ShapedType::isDynamic(cols) || (cols * bytes) % 16 != 0)
+      continue;
+    Value rows = memref::DimOp::create(b, loc, source, 0);
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, source);
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(
+        b, loc, meta.getBaseBuffer());
+    Value size = arith::ConstantIntOp::create(b, loc, cols * bytes, 32);
+    // Thread r prefetches row r (and r + threads, ...): the rows of a block
+    // are at most a few threads' worth.
+    int64_t maxRows = type.getDimSize(0);
+    if (ShapedType::isDynamic(maxRows))
+      maxRows = lookup(copy.getDpsInits()[0])->rows;
+    for (int64_t r0 = 0; r0 < maxRows; r0 += numThreads) {
+      OpBuilder::InsertionGuard rowGuard(b);
+      Value row = arith::AddIOp::create(b, loc, tid, cIndex(r0));
+      Value inside =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, rows);
+      auto rowIf = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+      b.setInsertionPointToStart(&rowIf.getThenRegion().front());
+      Value elem = arith::AddIOp::create(
+          b, loc, meta.getOffset(),
+          arith::MulIOp::create(b, loc, row, meta.getStrides()[0]));
+      Value address = arith::AddIOp::create(
+          b, loc, base, arith::MulIOp::create(b, loc, elem, cIndex(bytes)));
+      Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+      Value ptr = LLVM::AddrSpaceCastOp::create(
+          b, loc, globalPtr,
+          LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx),
+                                   i64));
+      NVVM::CpAsyncBulkPrefetchOp::create(b, loc, ptr, size,
+                                          /*l2CacheHint=*/Value());
+    }
+  }
 }

@@ -13,6 +13,11 @@
 // RUN: attn-opt %s --attn-tile="target=sm_80 block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm="program-tiles=3 program-prefetch=true" | FileCheck %s --check-prefix=NONE
+// With `program-prefetch-l2` each program also prefetches the next one's
+// first K/V blocks into L2 (and Q's rows where no bulk copy loads them):
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
+// RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm="program-tiles=3 program-prefetch=true program-prefetch-l2=true" | FileCheck %s --check-prefix=L2
 // The default (program loops without it) keeps Q's cp.async:
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
@@ -86,8 +91,41 @@
 // CHECK-NOT:     nvvm.cp.async.bulk
 // CHECK:         gpu.return
 
+// At the top of program t, if there is a program t + 1: one prefetch per
+// row (thread r, row r) of its first K and V blocks (the first loop's, then
+// the diagonal loop's first block); Q's rows come by the bulk copies.
+// L2-LABEL: gpu.func @pp_kernel
+// L2:         scf.for %[[T:.*]] = %{{.*}} to %[[TRIP:.*]] step %{{.*}} : i32 {
+// L2-NEXT:      llvm.inline_asm has_side_effects {{.*}}"mov.u32 $0, %tid.x;", "=r"
+// L2:           %[[N:.*]] = arith.addi %[[T]], %{{.*}} : i32
+// L2-NEXT:      %[[MORE:.*]] = arith.cmpi slt, %[[N]], %[[TRIP]] : i32
+// L2-NEXT:      scf.if %[[MORE]] {
+// L2:             arith.addi %{{.*}}, %[[N]] : i32
+// L2:             memref.subview %arg1
+// L2:             scf.if
+// L2-NEXT:          arith.muli
+// L2:               nvvm.cp.async.bulk.prefetch %{{.*}}, %c256_i32 : <1>
+// L2:             memref.subview %arg2
+// L2:               nvvm.cp.async.bulk.prefetch
+// L2:             memref.subview %arg1
+// L2:               nvvm.cp.async.bulk.prefetch
+// L2:             memref.subview %arg2
+// L2:               nvvm.cp.async.bulk.prefetch
+// L2-NOT:           nvvm.cp.async.bulk.prefetch
+// L2:           nvvm.mbarrier.try_wait.parity
+// L2:         } {attn.program_loop}
+// 16-bit kernels' Q is not bulk-copied: its rows are prefetched too.
+// L2-LABEL: gpu.func @pp16_kernel
+// L2:         scf.for
+// L2:           scf.if
+// L2:             memref.subview %arg0
+// L2:               nvvm.cp.async.bulk.prefetch %{{.*}}, %c128_i32{{.*}} : <1>
+// L2-COUNT-4:       nvvm.cp.async.bulk.prefetch
+// L2-NOT:           nvvm.cp.async.bulk.prefetch
+
 // NONE-NOT: nvvm.mbarrier
 // NONE-NOT: nvvm.cp.async.bulk
+// NONE-NOT: nvvm.cp.async.bulk.prefetch
 
 func.func @pp(%q: tensor<2x4x?x64xf32>, %k: tensor<2x4x?x64xf32>, %v: tensor<2x4x?x64xf32>) -> tensor<2x4x?x64xf32> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<2x4x?x64xf32>, tensor<2x4x?x64xf32>, tensor<2x4x?x64xf32> -> tensor<2x4x?x64xf32>

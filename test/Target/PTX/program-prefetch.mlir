@@ -1,12 +1,14 @@
 // The program-loop kernel with Q prefetched across programs by bulk copies
-// (attn-translate --program-tiles=2 --program-prefetch) is PTX that ptxas
-// assembles for sm_90a: per-row bulk copies onto the warps' mbarriers, the
-// parity wait of each program, and Q's fragments read from the tile. (It
+// (attn-translate --program-tiles=2 --program-prefetch, with the next
+// program's first K/V blocks prefetched into L2: --program-prefetch-l2) is
+// PTX that ptxas assembles for sm_90a: per-row bulk copies onto the warps'
+// mbarriers, the parity wait of each program, and Q's fragments read from
+// the tile. (It
 // is opt-in: a few bytes of the per-program addresses spill at 255
 // registers, outside the key loops; docs/GPU.md.)
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: attn-translate --attn-to-ptx %s --chip=sm_90a --program-tiles=2 --program-prefetch -o %t/k.ptx
+// RUN: attn-translate --attn-to-ptx %s --chip=sm_90a --program-tiles=2 --program-prefetch --program-prefetch-l2 -o %t/k.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t/k.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/k.ptx -o %t/k.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/k.json
@@ -14,6 +16,7 @@
 // PTX:      fence.mbarrier_init.release.cluster;
 // PTX:      mbarrier.arrive.expect_tx.shared.b64
 // PTX:      cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{{.*}}], [{{.*}}], {{.*}}, [{{.*}}];
+// PTX:      cp.async.bulk.prefetch.L2.global [{{.*}}], {{.*}};
 // PTX:      mbarrier.try_wait.parity.shared.b64
 // PTX:      fence.proxy.async.shared::cta;
 // PTX:      cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes

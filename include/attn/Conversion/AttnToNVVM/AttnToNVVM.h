@@ -81,12 +81,12 @@ LogicalResult distributeBlockRowScans(RewriterBase &rewriter,
 /// the dynamic shared memory it needs in bytes. With `wgmma`, Q K^T runs on
 /// wgmma where the kernel allows it; with `programPrefetch`, a program loop
 /// on sm_90+ loads the next program's tf32 Q tile by bulk copies while the
-/// current program runs (see --convert-attn-to-nvvm).
-FailureOr<int64_t> distributeProgram(RewriterBase &rewriter,
-                                     gpu::GPUFuncOp kernel,
-                                     KernelConfigAttr config, bool ieee,
-                                     bool wgmma = false,
-                                     bool programPrefetch = false);
+/// current program runs, and with `programPrefetchL2` it prefetches the next
+/// program's first K/V blocks into L2 (see --convert-attn-to-nvvm).
+FailureOr<int64_t>
+distributeProgram(RewriterBase &rewriter, gpu::GPUFuncOp kernel,
+                  KernelConfigAttr config, bool ieee, bool wgmma = false,
+                  bool programPrefetch = false, bool programPrefetchL2 = false);
 
 } // namespace attn
 } // namespace mlir
