@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
-# Q prefetched across programs (--program-tiles=k --program-prefetch, and the
-# next program's first K/V blocks into L2: --program-prefetch-l2), in one
-# device call: is it correct, and does it beat one program per thread block?
+# The experimental prefetches across programs, in one device call: are they
+# correct, and do they beat the default kernels?
+#   --program-tiles=k --program-prefetch     the next program's Q by bulk
+#                                            copies while the current one runs
+#   --program-prefetch-l2                    and its first K/V blocks into L2
+#   --prefetch-next-wave                     one program per thread block: the
+#                                            first blocks of the thread block
+#                                            a wave on into L2
 #   bash bench/program_prefetch.sh prepare   # here: fills .carry/pp
 #   bash bench/program_prefetch.sh run       # on the GPU machine, carrying .carry/pp
-# `prepare` compiles the benchmark kernels five ways: the default (k1); at
-# k = 2 the program loop of before (k2-loop), with Q's bulk copies (k2), and
-# with both prefetches (k2-l2); k = 4 with both (k4-l2). It also compiles
-# the GPU matrix at k = 2 with both (its tf32 kernels with cached Q fragments
-# take the bulk copies; every kernel whose first blocks are loaded outside a
-# branch takes the L2 prefetches).
+# `prepare` compiles the benchmark kernels six ways: the default (k1), with
+# the next-wave prefetch (k1-wave), and at k = 2 the program loop of before
+# (k2-loop), with Q's bulk copies (k2), with both program prefetches
+# (k2-l2), and k = 4 with both (k4-l2). It also compiles the GPU matrix at
+# k = 2 with both program prefetches (its tf32 kernels with cached Q
+# fragments take the bulk copies; every kernel whose first blocks are
+# loaded outside a branch takes the L2 prefetches).
 # `run` checks the matrix against torch's float64 reference (gpu_check.py),
-# then times each of $AB (default: k2 k2-l2 k2-loop) against the default in
-# the same process (ab_kernels.py, the seed workload at T = 128, 256, 512),
-# and prints the tables. About 60 s for the matrix and 100-130 s per A/B on
-# the H200. With TIMELINE=1 it also stamps the phases of the k = 2 kernels
-# at T=256 (program_timeline.py, about 30 s each): for that, or for
-# AB=k4-l2, make a second call.
+# then times each of $AB (default: k1-wave k2 k2-l2) against the default in
+# the same process (ab_kernels.py, the seed workload at T = 128, 256, 512;
+# it also checks that B's output matches A's), and prints the tables. About
+# 60 s for the matrix and 100-130 s per A/B on the H200. With TIMELINE=1 it
+# also stamps the phases of the k = 2 kernels at T=256
+# (program_timeline.py, about 30 s each): for that, or for AB="k2-loop
+# k4-l2", make a second call.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PP="$ROOT/.carry/pp"
@@ -35,6 +42,8 @@ prepare)
     "$PY" "$ROOT/bench/compile_bench_kernels.py" --attn-translate "$T" --out "$PP/$name" \
       --program-tiles "$k" "${@/#/--translate-arg=}"
   }
+  "$PY" "$ROOT/bench/compile_bench_kernels.py" --attn-translate "$T" --out "$PP/k1-wave" \
+    --translate-arg=--prefetch-next-wave
   bk k2-loop 2
   bk k2 2 --program-prefetch
   bk k2-l2 2 --program-prefetch --program-prefetch-l2
@@ -52,7 +61,7 @@ run)
   timeout 200 python3 "$ROOT/bench/gpu_check.py" "$PP/matrix" --out "$OUTDIR/matrix" \
     > "$OUTDIR/matrix.log" 2>&1 || failed=1
   echo "matrix: $((SECONDS - start))s $(tail -1 "$OUTDIR/matrix.log")"
-  for b in ${AB:-k2 k2-l2 k2-loop}; do
+  for b in ${AB:-k1-wave k2 k2-l2}; do
     start=$SECONDS
     timeout 150 python3 "$ROOT/bench/ab_kernels.py" --a "$PP/k1" --b "$PP/$b" \
       --kernels seed_causal,seed_mask --seed-seq 128,256,512 --rounds 50 \

@@ -96,7 +96,13 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
            "In a program loop on sm_90+: the next program's first K/V "
            "blocks prefetched into L2 at the top of each program "
            "(cp.async.bulk.prefetch.L2, one per row; opt-in, "
-           "experimental; docs/GPU.md)">
+           "experimental; docs/GPU.md)">,
+    Option<"prefetchNextWave", "prefetch-next-wave", "bool",
+           /*default=*/"false",
+           "One program per thread block on sm_90+: each prefetches into L2 "
+           "the first blocks of the thread block 2 x (SM count) on in "
+           "launch order, which starts about when its SM slot frees "
+           "(opt-in, experimental; docs/GPU.md)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",

@@ -624,6 +624,7 @@ FailureOr<int64_t> Distributor::run() {
   selectPrologueWaits();
   cachePrefetchedFragments();
   prefetchNextBlocksToL2();
+  prefetchNextWaveToL2();
 
   // Rewrite the block math in program order.
   SmallVector<Operation *> work;
@@ -691,10 +692,11 @@ FailureOr<int64_t> Distributor::run() {
 FailureOr<int64_t>
 mlir::attn::distributeProgram(RewriterBase &rewriter, gpu::GPUFuncOp kernel,
                               KernelConfigAttr config, bool ieee, bool wgmma,
-                              bool programPrefetch, bool programPrefetchL2) {
+                              bool programPrefetch, bool programPrefetchL2,
+                              bool nextWavePrefetch) {
   if (failed(distributeBlockRowScans(rewriter, kernel)))
     return failure();
   return Distributor(rewriter, kernel, config, ieee, wgmma, programPrefetch,
-                     programPrefetchL2)
+                     programPrefetchL2, nextWavePrefetch)
       .run();
 }

@@ -96,10 +96,10 @@ class Distributor {
 public:
   Distributor(RewriterBase &b, gpu::GPUFuncOp kernel, KernelConfigAttr config,
               bool ieee, bool wgmma, bool programPrefetch,
-              bool programPrefetchL2)
+              bool programPrefetchL2, bool nextWavePrefetch)
       : b(b), kernel(kernel), config(config), ieee(ieee), wgmma(wgmma),
-        programPrefetch(programPrefetch), programPrefetchL2(programPrefetchL2) {
-  }
+        programPrefetch(programPrefetch), programPrefetchL2(programPrefetchL2),
+        nextWavePrefetch(nextWavePrefetch) {}
 
   FailureOr<int64_t> run();
 
@@ -210,6 +210,14 @@ private:
   /// (`cp.async.bulk.prefetch.L2`, one per row), so that its copies of them
   /// hit L2.
   void prefetchNextBlocksToL2();
+  /// One program per thread block, on sm_90+: after its first copies, the
+  /// rows of the first blocks (Q, K, V) of the thread block 2 x (SM count)
+  /// on in launch order, which runs about when this one's SM slot frees,
+  /// into L2 (`cp.async.bulk.prefetch.L2`).
+  void prefetchNextWaveToL2();
+  /// The row prefetches into L2 of the 2-d global view `source`: thread r
+  /// row r, r + threads, ... (at most `maxRows`).
+  void prefetchRowsToL2(Value source, int64_t maxRows);
   /// The mbarrier of `warp` (a shared pointer).
   Value programMbarrier(Value warp);
   /// Whether what `v` is computed from in the program loop's body is plain
@@ -361,6 +369,9 @@ private:
   /// Prefetch Q across the programs of a program loop, and the next
   /// program's first K/V blocks into L2 (ProgramPrefetch.cpp).
   bool programPrefetch, programPrefetchL2;
+  /// One program per thread block: prefetch the first blocks of the thread
+  /// block one wave on into L2 (ProgramPrefetch.cpp).
+  bool nextWavePrefetch;
   /// The kernel runs its programs in a program loop (outlineProgramGrid).
   bool programLoop = false;
   scf::ForOp programLoopOp;

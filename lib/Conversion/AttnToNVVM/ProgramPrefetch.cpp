@@ -115,10 +115,16 @@ bool Distributor::canPrefetchAcrossPrograms(linalg::CopyOp copy,
 /// arithmetic on the program's indices (regions, memory reads: what the map
 /// row's scan computes, which another program's copies cannot reuse); the
 /// inline asm that reads a special register (%tid.x, %ctaid.x) is.
-static FailureOr<SetVector<Operation *>> programSlice(Value v, Block *body) {
+/// Ops `leaf` accepts stay out of the slice: their results are given (the
+/// thread block ids of another program).
+static FailureOr<SetVector<Operation *>>
+programSlice(Value v, Block *body,
+             function_ref<bool(Operation *)> leaf = nullptr) {
   BackwardSliceOptions options;
   options.inclusive = true;
-  options.filter = [&](Operation *op) { return op->getBlock() == body; };
+  options.filter = [&](Operation *op) {
+    return op->getBlock() == body && !(leaf && leaf(op));
+  };
   SetVector<Operation *> slice;
   if (Operation *def = v.getDefiningOp())
     if (failed(getBackwardSlice(def, &slice, options)))
@@ -378,44 +384,112 @@ void Distributor::prefetchNextBlocksToL2() {
                                      programLoopOp.getUpperBound());
   auto ifOp = scf::IfOp::create(b, loc, more, /*withElse=*/false);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  for (linalg::CopyOp copy : firsts)
+    prefetchRowsToL2(cloneForProgram(copy.getDpsInputs()[0], next),
+                     lookup(copy.getDpsInits()[0])->rows);
+}
+
+void Distributor::prefetchRowsToL2(Value source, int64_t maxRows) {
   MLIRContext *ctx = b.getContext();
-  auto globalPtr = LLVM::LLVMPointerType::get(ctx, 1);
-  for (linalg::CopyOp copy : firsts) {
-    Value source = cloneForProgram(copy.getDpsInputs()[0], next);
-    auto type = cast<MemRefType>(source.getType());
-    int64_t bytes = type.getElementTypeBitWidth() / 8;
-    int64_t cols = type.getDimSize(1);
-    if (ShapedType::isDynamic(cols) || (cols * bytes) % 16 != 0)
+  auto type = cast<MemRefType>(source.getType());
+  int64_t bytes = type.getElementTypeBitWidth() / 8;
+  int64_t cols = type.getDimSize(1);
+  if (ShapedType::isDynamic(cols) || (cols * bytes) % 16 != 0)
+    return;
+  Value rows = memref::DimOp::create(b, loc, source, 0);
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, source);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(
+      b, loc, meta.getBaseBuffer());
+  Value size = arith::ConstantIntOp::create(b, loc, cols * bytes, 32);
+  // Thread r prefetches row r (and r + threads, ...): the rows of a block
+  // are at most a few threads' worth.
+  for (int64_t r0 = 0; r0 < maxRows; r0 += numThreads) {
+    OpBuilder::InsertionGuard rowGuard(b);
+    Value row = arith::AddIOp::create(b, loc, tid, cIndex(r0));
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, rows);
+    auto rowIf = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+    b.setInsertionPointToStart(&rowIf.getThenRegion().front());
+    Value elem = arith::AddIOp::create(
+        b, loc, meta.getOffset(),
+        arith::MulIOp::create(b, loc, row, meta.getStrides()[0]));
+    Value address = arith::AddIOp::create(
+        b, loc, base, arith::MulIOp::create(b, loc, elem, cIndex(bytes)));
+    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+    Value ptr = LLVM::AddrSpaceCastOp::create(
+        b, loc, LLVM::LLVMPointerType::get(ctx, 1),
+        LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx), i64));
+    NVVM::CpAsyncBulkPrefetchOp::create(b, loc, ptr, size,
+                                        /*l2CacheHint=*/Value());
+  }
+}
+
+void Distributor::prefetchNextWaveToL2() {
+  if (!nextWavePrefetch || programLoopOp || !hasBulkCopies(config.getTarget()))
+    return;
+  // The program's thread block ids (outlineProgramGrid: x the query block,
+  // y the (batch, head) pair) and its first copies: async copies outside
+  // the key loops, in the kernel's body itself, computed from the ids by
+  // plain arithmetic.
+  Block &body = kernel.getBody().front();
+  gpu::BlockIdOp idX, idY;
+  for (auto id : body.getOps<gpu::BlockIdOp>()) {
+    if (id.getDimension() == gpu::Dimension::x && !idX)
+      idX = id;
+    else if (id.getDimension() == gpu::Dimension::y && !idY)
+      idY = id;
+  }
+  if (!idX || !idY)
+    return;
+  auto leaf = [&](Operation *op) { return isa<gpu::BlockIdOp>(op); };
+  SmallVector<linalg::CopyOp> firsts;
+  for (Operation &op : body.without_terminator()) {
+    auto copy = dyn_cast<linalg::CopyOp>(&op);
+    if (!copy || !copy->hasAttr(kAsyncCopyAttrName))
       continue;
-    Value rows = memref::DimOp::create(b, loc, source, 0);
-    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, source);
-    Value base = memref::ExtractAlignedPointerAsIndexOp::create(
-        b, loc, meta.getBaseBuffer());
-    Value size = arith::ConstantIntOp::create(b, loc, cols * bytes, 32);
-    // Thread r prefetches row r (and r + threads, ...): the rows of a block
-    // are at most a few threads' worth.
-    int64_t maxRows = type.getDimSize(0);
-    if (ShapedType::isDynamic(maxRows))
-      maxRows = lookup(copy.getDpsInits()[0])->rows;
-    for (int64_t r0 = 0; r0 < maxRows; r0 += numThreads) {
-      OpBuilder::InsertionGuard rowGuard(b);
-      Value row = arith::AddIOp::create(b, loc, tid, cIndex(r0));
-      Value inside =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, rows);
-      auto rowIf = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
-      b.setInsertionPointToStart(&rowIf.getThenRegion().front());
-      Value elem = arith::AddIOp::create(
-          b, loc, meta.getOffset(),
-          arith::MulIOp::create(b, loc, row, meta.getStrides()[0]));
-      Value address = arith::AddIOp::create(
-          b, loc, base, arith::MulIOp::create(b, loc, elem, cIndex(bytes)));
-      Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-      Value ptr = LLVM::AddrSpaceCastOp::create(
-          b, loc, globalPtr,
-          LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx),
-                                   i64));
-      NVVM::CpAsyncBulkPrefetchOp::create(b, loc, ptr, size,
-                                          /*l2CacheHint=*/Value());
-    }
+    Value source = copy.getDpsInputs()[0];
+    if (cast<MemRefType>(source.getType()).getRank() != 2 ||
+        failed(programSlice(source, &body, leaf)))
+      continue;
+    firsts.push_back(copy);
+  }
+  if (firsts.empty())
+    return;
+  // After the program's own first copies (those before its first key
+  // loop; the slices are cloned whole, so the later ones' too): thread
+  // block c + 2 x nsmid in launch order (x fastest), if the grid has it.
+  Operation *after = firsts.front();
+  for (linalg::CopyOp copy : firsts) {
+    if (!llvm::any_of(body.getOps<scf::ForOp>(), [&](scf::ForOp loop) {
+          return loop->isBeforeInBlock(copy);
+        }))
+      after = copy;
+  }
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfter(after);
+  Type index = b.getIndexType();
+  Value nx = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  Value ny = gpu::GridDimOp::create(b, loc, gpu::Dimension::y);
+  Value sms = arith::IndexCastUIOp::create(
+      b, loc, index, NVVM::SmDimOp::create(b, loc, b.getI32Type()));
+  Value linear = arith::AddIOp::create(b, loc, idX,
+                                       arith::MulIOp::create(b, loc, idY, nx));
+  Value ahead = arith::AddIOp::create(
+      b, loc, linear, arith::MulIOp::create(b, loc, sms, cIndex(2)));
+  Value inGrid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ahead,
+                                       arith::MulIOp::create(b, loc, nx, ny));
+  auto ifOp = scf::IfOp::create(b, loc, inGrid, /*withElse=*/false);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  IRMapping map;
+  map.map(idX.getResult(), arith::RemUIOp::create(b, loc, ahead, nx));
+  map.map(idY.getResult(), arith::DivUIOp::create(b, loc, ahead, nx));
+  for (linalg::CopyOp copy : firsts) {
+    Value source = copy.getDpsInputs()[0];
+    IRMapping copyMap = map;
+    FailureOr<SetVector<Operation *>> slice = programSlice(source, &body, leaf);
+    for (Operation *op : *slice)
+      b.clone(*op, copyMap);
+    prefetchRowsToL2(copyMap.lookupOrDefault(source),
+                     lookup(copy.getDpsInits()[0])->rows);
   }
 }

@@ -18,6 +18,12 @@
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm="program-tiles=3 program-prefetch=true program-prefetch-l2=true" | FileCheck %s --check-prefix=L2
+// One program per thread block (`prefetch-next-wave`): after its first
+// copies, each prefetches into L2 the first blocks of the thread block
+// 2 x nsmid on in launch order:
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
+// RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm="prefetch-next-wave=true" | FileCheck %s --check-prefix=WAVE
 // The default (program loops without it) keeps Q's cp.async:
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
@@ -123,9 +129,43 @@
 // L2-COUNT-4:       nvvm.cp.async.bulk.prefetch
 // L2-NOT:           nvvm.cp.async.bulk.prefetch
 
+// WAVE-LABEL: gpu.func @pp_kernel
+// WAVE:         %[[BX:.*]] = gpu.block_id x
+// WAVE:         %[[BY:.*]] = gpu.block_id y
+// The program's own first copies (Q's, then the first K and V blocks').
+// WAVE:         nvvm.cp.async.commit.group
+// WAVE:         nvvm.cp.async.commit.group
+// WAVE-NEXT:    nvvm.cp.async.commit.group
+// WAVE-NEXT:    %[[NX:.*]] = gpu.grid_dim x
+// WAVE-NEXT:    %[[NY:.*]] = gpu.grid_dim y
+// WAVE-NEXT:    %[[SMS:.*]] = nvvm.read.ptx.sreg.nsmid : i32
+// WAVE-NEXT:    %[[SMSI:.*]] = arith.index_castui %[[SMS]] : i32 to index
+// WAVE-NEXT:    %[[YX:.*]] = arith.muli %[[BY]], %[[NX]] : index
+// WAVE-NEXT:    %[[LIN:.*]] = arith.addi %[[BX]], %[[YX]] : index
+// WAVE-NEXT:    %[[C2:.*]] = arith.constant 2 : index
+// WAVE-NEXT:    %[[WAVE:.*]] = arith.muli %[[SMSI]], %[[C2]] : index
+// WAVE-NEXT:    %[[AHEAD:.*]] = arith.addi %[[LIN]], %[[WAVE]] : index
+// WAVE-NEXT:    %[[ALL:.*]] = arith.muli %[[NX]], %[[NY]] : index
+// WAVE-NEXT:    %[[IN:.*]] = arith.cmpi ult, %[[AHEAD]], %[[ALL]] : index
+// WAVE-NEXT:    scf.if %[[IN]] {
+// WAVE-NEXT:      %[[BX2:.*]] = arith.remui %[[AHEAD]], %[[NX]] : index
+// WAVE-NEXT:      %[[BY2:.*]] = arith.divui %[[AHEAD]], %[[NX]] : index
+// WAVE-NEXT:      arith.index_castui %[[BY2]] : index to i32
+// WAVE:           arith.index_castui %[[BX2]] : index to i32
+// WAVE:           memref.subview %arg0
+// WAVE:             nvvm.cp.async.bulk.prefetch %{{.*}}, %c256_i32 : <1>
+// WAVE:           memref.subview %arg1
+// WAVE:             nvvm.cp.async.bulk.prefetch
+// WAVE:           memref.subview %arg2
+// WAVE:             nvvm.cp.async.bulk.prefetch
+// WAVE:         nvvm.cp.async.wait.group
+// WAVE-NOT:     nvvm.read.ptx.sreg.nsmid
+// WAVE:         gpu.return
+
 // NONE-NOT: nvvm.mbarrier
 // NONE-NOT: nvvm.cp.async.bulk
 // NONE-NOT: nvvm.cp.async.bulk.prefetch
+// NONE-NOT: nvvm.read.ptx.sreg.nsmid
 
 func.func @pp(%q: tensor<2x4x?x64xf32>, %k: tensor<2x4x?x64xf32>, %v: tensor<2x4x?x64xf32>) -> tensor<2x4x?x64xf32> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<2x4x?x64xf32>, tensor<2x4x?x64xf32>, tensor<2x4x?x64xf32> -> tensor<2x4x?x64xf32>

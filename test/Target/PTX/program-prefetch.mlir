@@ -12,6 +12,15 @@
 // RUN: FileCheck %s --check-prefix=PTX < %t/k.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/k.ptx -o %t/k.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/k.json
+// One program per thread block, prefetching the next wave's first blocks:
+// RUN: attn-translate --attn-to-ptx %s --chip=sm_90a --prefetch-next-wave -o %t/w.ptx
+// RUN: FileCheck %s --check-prefix=WAVE < %t/w.ptx
+// RUN: %ptxas -arch=sm_90a -v %t/w.ptx -o %t/w.cubin 2>&1 | FileCheck %s --check-prefix=WAVEPTXAS
+// WAVE:      cp.async.commit_group;
+// WAVE:      mov.u32 {{.*}}, %nsmid;
+// WAVE:      cp.async.bulk.prefetch.L2.global [{{.*}}], {{.*}};
+// WAVE:      cp.async.wait_group
+// WAVEPTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTX:      mbarrier.init.shared.b64
 // PTX:      fence.mbarrier_init.release.cluster;
 // PTX:      mbarrier.arrive.expect_tx.shared.b64
