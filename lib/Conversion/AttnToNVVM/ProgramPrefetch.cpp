@@ -51,6 +51,25 @@ static bool hasBulkCopies(StringRef chip) {
   return cc >= 90;
 }
 
+/// The global pointer to row `row` of the 2-d view `meta` describes
+/// (`base`: its aligned pointer as an index; `bytes` an element).
+static Value globalRowPointer(OpBuilder &b, Location loc,
+                              memref::ExtractStridedMetadataOp meta, Value base,
+                              Value row, int64_t bytes) {
+  Value elem = arith::AddIOp::create(
+      b, loc, meta.getOffset(),
+      arith::MulIOp::create(b, loc, row, meta.getStrides()[0]));
+  Value address = arith::AddIOp::create(
+      b, loc, base,
+      arith::MulIOp::create(b, loc, elem,
+                            arith::ConstantIndexOp::create(b, loc, bytes)));
+  Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+  MLIRContext *ctx = b.getContext();
+  return LLVM::AddrSpaceCastOp::create(
+      b, loc, LLVM::LLVMPointerType::get(ctx, 1),
+      LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx), i64));
+}
+
 /// The buffer a view is of (through its subviews).
 static Value rootBuffer(Value v) {
   while (auto sub = v.getDefiningOp<memref::SubViewOp>())
@@ -202,7 +221,6 @@ void Distributor::issueRowCopies(Buffer &tile, Value source, Value mbarrier,
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, source);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(
       b, loc, meta.getBaseBuffer());
-  auto globalPtr = LLVM::LLVMPointerType::get(ctx, 1);
   auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
   Value size = arith::ConstantIntOp::create(b, loc, rowBytes, 32);
   for (int64_t i = 0; i < rowsPerWarp; i += 32) {
@@ -213,16 +231,7 @@ void Distributor::issueRowCopies(Buffer &tile, Value source, Value mbarrier,
     auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     Value row = arith::AddIOp::create(b, loc, firstRow, r);
-    Value elem = arith::AddIOp::create(
-        b, loc, meta.getOffset(),
-        arith::MulIOp::create(b, loc, row, meta.getStrides()[0]));
-    Value srcAddress = arith::AddIOp::create(
-        b, loc, base, arith::MulIOp::create(b, loc, elem, cIndex(bytes)));
-    Value srcI64 =
-        arith::IndexCastOp::create(b, loc, b.getI64Type(), srcAddress);
-    Value src = LLVM::IntToPtrOp::create(
-        b, loc, LLVM::LLVMPointerType::get(ctx), srcI64);
-    src = LLVM::AddrSpaceCastOp::create(b, loc, globalPtr, src);
+    Value src = globalRowPointer(b, loc, meta, base, row, bytes);
     Value dstI64 = arith::IndexCastOp::create(
         b, loc, b.getI64Type(), sharedAddress(b, loc, tile, row, cIndex(0)));
     // As a shared::cluster address (this CTA's window of it): the
@@ -390,7 +399,6 @@ void Distributor::prefetchNextBlocksToL2() {
 }
 
 void Distributor::prefetchRowsToL2(Value source, int64_t maxRows) {
-  MLIRContext *ctx = b.getContext();
   auto type = cast<MemRefType>(source.getType());
   int64_t bytes = type.getElementTypeBitWidth() / 8;
   int64_t cols = type.getDimSize(1);
@@ -410,15 +418,7 @@ void Distributor::prefetchRowsToL2(Value source, int64_t maxRows) {
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, rows);
     auto rowIf = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
     b.setInsertionPointToStart(&rowIf.getThenRegion().front());
-    Value elem = arith::AddIOp::create(
-        b, loc, meta.getOffset(),
-        arith::MulIOp::create(b, loc, row, meta.getStrides()[0]));
-    Value address = arith::AddIOp::create(
-        b, loc, base, arith::MulIOp::create(b, loc, elem, cIndex(bytes)));
-    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-    Value ptr = LLVM::AddrSpaceCastOp::create(
-        b, loc, LLVM::LLVMPointerType::get(ctx, 1),
-        LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx), i64));
+    Value ptr = globalRowPointer(b, loc, meta, base, row, bytes);
     NVVM::CpAsyncBulkPrefetchOp::create(b, loc, ptr, size,
                                         /*l2CacheHint=*/Value());
   }
