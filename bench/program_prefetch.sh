@@ -4,26 +4,26 @@
 #   --program-tiles=k --program-prefetch     the next program's Q by bulk
 #                                            copies while the current one runs
 #   --program-prefetch-l2                    and its first K/V blocks into L2
-#   --prefetch-next-wave                     one program per thread block: the
+#   --prefetch-ahead=N                       one program per thread block: the
 #                                            first blocks of the thread block
-#                                            a wave on into L2
+#                                            N x (SM count) on into L2
 #   bash bench/program_prefetch.sh prepare   # here: fills .carry/pp
 #   bash bench/program_prefetch.sh run       # on the GPU machine, carrying .carry/pp
-# `prepare` compiles the benchmark kernels six ways: the default (k1), with
-# the next-wave prefetch (k1-wave), and at k = 2 the program loop of before
-# (k2-loop), with Q's bulk copies (k2), with both program prefetches
-# (k2-l2), and k = 4 with both (k4-l2). It also compiles the GPU matrix at
+# `prepare` compiles the benchmark kernels eight ways: the default (k1);
+# with --prefetch-ahead=N for N = 1, 2, 3 (k1-ahead1, k1-ahead2, k1-ahead3);
+# at k = 2 the program loop of before (k2-loop), with Q's bulk copies (k2)
+# and with both program prefetches (k2-l2); and k = 4 with both (k4-l2). It also compiles the GPU matrix at
 # k = 2 with both program prefetches (its tf32 kernels with cached Q
 # fragments take the bulk copies; every kernel whose first blocks are
 # loaded outside a branch takes the L2 prefetches).
 # `run` checks the matrix against torch's float64 reference (gpu_check.py),
-# then times each of $AB (default: k1-wave k2 k2-l2) against the default in
+# then times each of $AB (default: k1-ahead2 k2 k2-l2) against the default in
 # the same process (ab_kernels.py, the seed workload at T = 128, 256, 512;
 # it also checks that B's output matches A's), and prints the tables. About
 # 60 s for the matrix and 100-130 s per A/B on the H200. With TIMELINE=1 it
 # also stamps the phases of the k = 2 kernels at T=256
-# (program_timeline.py, about 30 s each): for that, or for AB="k2-loop
-# k4-l2", make a second call.
+# (program_timeline.py, about 30 s each): for that, or for AB="k1-ahead1
+# k1-ahead3 k2-loop k4-l2", make a second call.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PP="$ROOT/.carry/pp"
@@ -42,8 +42,10 @@ prepare)
     "$PY" "$ROOT/bench/compile_bench_kernels.py" --attn-translate "$T" --out "$PP/$name" \
       --program-tiles "$k" "${@/#/--translate-arg=}"
   }
-  "$PY" "$ROOT/bench/compile_bench_kernels.py" --attn-translate "$T" --out "$PP/k1-wave" \
-    --translate-arg=--prefetch-next-wave
+  for n in 1 2 3; do
+    "$PY" "$ROOT/bench/compile_bench_kernels.py" --attn-translate "$T" --out "$PP/k1-ahead$n" \
+      --translate-arg=--prefetch-ahead=$n
+  done
   bk k2-loop 2
   bk k2 2 --program-prefetch
   bk k2-l2 2 --program-prefetch --program-prefetch-l2
@@ -61,7 +63,7 @@ run)
   timeout 200 python3 "$ROOT/bench/gpu_check.py" "$PP/matrix" --out "$OUTDIR/matrix" \
     > "$OUTDIR/matrix.log" 2>&1 || failed=1
   echo "matrix: $((SECONDS - start))s $(tail -1 "$OUTDIR/matrix.log")"
-  for b in ${AB:-k1-wave k2 k2-l2}; do
+  for b in ${AB:-k1-ahead2 k2 k2-l2}; do
     start=$SECONDS
     timeout 150 python3 "$ROOT/bench/ab_kernels.py" --a "$PP/k1" --b "$PP/$b" \
       --kernels seed_causal,seed_mask --seed-seq 128,256,512 --rounds 50 \

@@ -73,7 +73,7 @@ void mlir::attn::buildAttnToGPUKernelsPipeline(
   convertOptions.programTiles = options.programTiles;
   convertOptions.programPrefetch = options.programPrefetch;
   convertOptions.programPrefetchL2 = options.programPrefetchL2;
-  convertOptions.prefetchNextWave = options.prefetchNextWave;
+  convertOptions.prefetchAhead = options.prefetchAhead;
   pm.addPass(createConvertAttnToNVVM(convertOptions));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

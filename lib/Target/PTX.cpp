@@ -95,7 +95,7 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   pipelineOptions.programTiles = options.programTiles;
   pipelineOptions.programPrefetch = options.programPrefetch;
   pipelineOptions.programPrefetchL2 = options.programPrefetchL2;
-  pipelineOptions.prefetchNextWave = options.prefetchNextWave;
+  pipelineOptions.prefetchAhead = options.prefetchAhead;
   PassManager kernels(module.getContext());
   buildAttnToGPUKernelsPipeline(kernels, pipelineOptions);
   if (failed(kernels.run(*work)))

@@ -132,11 +132,11 @@ int main(int argc, char **argv) {
                "blocks prefetched into L2 at the top of each program "
                "(opt-in, experimental)"),
       cl::cat(category));
-  cl::opt<bool> prefetchNextWave(
-      "prefetch-next-wave", cl::init(false),
-      cl::desc("One program per thread block on sm_90+: each prefetches the "
-               "first blocks of the thread block a wave on into L2 (opt-in, "
-               "experimental)"),
+  cl::opt<int64_t> prefetchAhead(
+      "prefetch-ahead", cl::init(0),
+      cl::desc("One program per thread block on sm_90+: with N > 0, each "
+               "program prefetches the first blocks of the thread block N x "
+               "(SM count) on into L2 (opt-in, experimental)"),
       cl::cat(category));
   cl::opt<bool> maskBlockMap(
       "mask-block-map", cl::init(true),
@@ -166,8 +166,11 @@ int main(int argc, char **argv) {
                                             : "--program-prefetch-l2") +
                 " prefetches across the programs of a thread block: give "
                 "--program-tiles=k with k >= 2");
-  if (prefetchNextWave && programTiles > 1)
-    return fail("--prefetch-next-wave is for one program per thread block; "
+  if (prefetchAhead < 0)
+    return fail("--prefetch-ahead must be >= 0, got " +
+                llvm::Twine(prefetchAhead));
+  if (prefetchAhead > 0 && programTiles > 1)
+    return fail("--prefetch-ahead is for one program per thread block; "
                 "with --program-tiles use --program-prefetch-l2");
   if (action == Action::Cubin && outputFilename == "-")
     return fail("--attn-to-cubin writes a binary: give -o FILE");
@@ -207,7 +210,7 @@ int main(int argc, char **argv) {
   options.programTiles = programTiles;
   options.programPrefetch = programPrefetch;
   options.programPrefetchL2 = programPrefetchL2;
-  options.prefetchNextWave = prefetchNextWave;
+  options.prefetchAhead = prefetchAhead;
   FailureOr<mlir::attn::KernelArtifact> artifact =
       mlir::attn::compileToPTX(*module, funcName, options);
   if (failed(artifact))

@@ -97,11 +97,11 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
            "blocks prefetched into L2 at the top of each program "
            "(cp.async.bulk.prefetch.L2, one per row; opt-in, "
            "experimental; docs/GPU.md)">,
-    Option<"prefetchNextWave", "prefetch-next-wave", "bool",
-           /*default=*/"false",
-           "One program per thread block on sm_90+: each prefetches into L2 "
-           "the first blocks of the thread block 2 x (SM count) on in "
-           "launch order, which starts about when its SM slot frees "
+    Option<"prefetchAhead", "prefetch-ahead", "int64_t", /*default=*/"0",
+           "One program per thread block on sm_90+: with N > 0, each "
+           "program prefetches into L2 the first blocks of the thread block "
+           "N x (SM count) on in launch order; at N = 2, with two programs "
+           "per SM, the one that starts about when its SM slot frees "
            "(opt-in, experimental; docs/GPU.md)">
   ];
   let dependentDialects = [

@@ -109,12 +109,12 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
       llvm::cl::desc("In a program loop on sm_90+: the next program's first "
                      "K/V blocks prefetched into L2 (opt-in, experimental)"),
       llvm::cl::init(false)};
-  PassOptions::Option<bool> prefetchNextWave{
-      *this, "prefetch-next-wave",
-      llvm::cl::desc("One program per thread block on sm_90+: the first "
-                     "blocks of the thread block a wave on prefetched into "
-                     "L2 (opt-in, experimental)"),
-      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> prefetchAhead{
+      *this, "prefetch-ahead",
+      llvm::cl::desc("One program per thread block on sm_90+: with N > 0, "
+                     "the first blocks of the thread block N x (SM count) "
+                     "on prefetched into L2 (opt-in, experimental)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> maskBlockMap{
       *this, "mask-block-map",
       llvm::cl::desc("Classify a mask tensor's blocks once per launch "

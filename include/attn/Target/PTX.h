@@ -50,10 +50,10 @@ struct PTXOptions {
   /// In a program loop on sm_90+, the next program's first K/V blocks
   /// prefetched into L2 (--convert-attn-to-nvvm's program-prefetch-l2).
   bool programPrefetchL2 = false;
-  /// One program per thread block, sm_90+: the first blocks of the thread
-  /// block a wave on prefetched into L2 (--convert-attn-to-nvvm's
-  /// prefetch-next-wave).
-  bool prefetchNextWave = false;
+  /// One program per thread block, sm_90+: with N > 0, the first blocks of
+  /// the thread block N x (SM count) on prefetched into L2
+  /// (--convert-attn-to-nvvm's prefetch-ahead).
+  int64_t prefetchAhead = 0;
 };
 
 struct KernelArtifact {

@@ -624,7 +624,7 @@ FailureOr<int64_t> Distributor::run() {
   selectPrologueWaits();
   cachePrefetchedFragments();
   prefetchNextBlocksToL2();
-  prefetchNextWaveToL2();
+  prefetchAheadToL2();
 
   // Rewrite the block math in program order.
   SmallVector<Operation *> work;
@@ -693,10 +693,10 @@ FailureOr<int64_t>
 mlir::attn::distributeProgram(RewriterBase &rewriter, gpu::GPUFuncOp kernel,
                               KernelConfigAttr config, bool ieee, bool wgmma,
                               bool programPrefetch, bool programPrefetchL2,
-                              bool nextWavePrefetch) {
+                              int64_t prefetchAhead) {
   if (failed(distributeBlockRowScans(rewriter, kernel)))
     return failure();
   return Distributor(rewriter, kernel, config, ieee, wgmma, programPrefetch,
-                     programPrefetchL2, nextWavePrefetch)
+                     programPrefetchL2, prefetchAhead)
       .run();
 }

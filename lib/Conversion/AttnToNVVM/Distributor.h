@@ -96,10 +96,10 @@ class Distributor {
 public:
   Distributor(RewriterBase &b, gpu::GPUFuncOp kernel, KernelConfigAttr config,
               bool ieee, bool wgmma, bool programPrefetch,
-              bool programPrefetchL2, bool nextWavePrefetch)
+              bool programPrefetchL2, int64_t prefetchAhead)
       : b(b), kernel(kernel), config(config), ieee(ieee), wgmma(wgmma),
         programPrefetch(programPrefetch), programPrefetchL2(programPrefetchL2),
-        nextWavePrefetch(nextWavePrefetch) {}
+        prefetchAhead(prefetchAhead) {}
 
   FailureOr<int64_t> run();
 
@@ -211,10 +211,9 @@ private:
   /// hit L2.
   void prefetchNextBlocksToL2();
   /// One program per thread block, on sm_90+: after its first copies, the
-  /// rows of the first blocks (Q, K, V) of the thread block 2 x (SM count)
-  /// on in launch order, which runs about when this one's SM slot frees,
-  /// into L2 (`cp.async.bulk.prefetch.L2`).
-  void prefetchNextWaveToL2();
+  /// rows of the first blocks (Q, K, V) of the thread block prefetchAhead x
+  /// (SM count) on in launch order into L2 (`cp.async.bulk.prefetch.L2`).
+  void prefetchAheadToL2();
   /// The row prefetches into L2 of the 2-d global view `source`: thread r
   /// row r, r + threads, ... (at most `maxRows`).
   void prefetchRowsToL2(Value source, int64_t maxRows);
@@ -370,8 +369,9 @@ private:
   /// program's first K/V blocks into L2 (ProgramPrefetch.cpp).
   bool programPrefetch, programPrefetchL2;
   /// One program per thread block: prefetch the first blocks of the thread
-  /// block one wave on into L2 (ProgramPrefetch.cpp).
-  bool nextWavePrefetch;
+  /// block prefetchAhead x (SM count) on into L2 (ProgramPrefetch.cpp; 0:
+  /// none).
+  int64_t prefetchAhead;
   /// The kernel runs its programs in a program loop (outlineProgramGrid).
   bool programLoop = false;
   scf::ForOp programLoopOp;

@@ -424,8 +424,8 @@ void Distributor::prefetchRowsToL2(Value source, int64_t maxRows) {
   }
 }
 
-void Distributor::prefetchNextWaveToL2() {
-  if (!nextWavePrefetch || programLoopOp || !hasBulkCopies(config.getTarget()))
+void Distributor::prefetchAheadToL2() {
+  if (prefetchAhead <= 0 || programLoopOp || !hasBulkCopies(config.getTarget()))
     return;
   // The program's thread block ids (outlineProgramGrid: x the query block,
   // y the (batch, head) pair) and its first copies: async copies outside
@@ -457,7 +457,8 @@ void Distributor::prefetchNextWaveToL2() {
     return;
   // After the program's own first copies (those before its first key
   // loop; the slices are cloned whole, so the later ones' too): thread
-  // block c + 2 x nsmid in launch order (x fastest), if the grid has it.
+  // block c + prefetchAhead x nsmid in launch order (x fastest), if the
+  // grid has it.
   Operation *after = firsts.front();
   for (linalg::CopyOp copy : firsts) {
     if (!llvm::any_of(body.getOps<scf::ForOp>(), [&](scf::ForOp loop) {
@@ -475,7 +476,8 @@ void Distributor::prefetchNextWaveToL2() {
   Value linear = arith::AddIOp::create(b, loc, idX,
                                        arith::MulIOp::create(b, loc, idY, nx));
   Value ahead = arith::AddIOp::create(
-      b, loc, linear, arith::MulIOp::create(b, loc, sms, cIndex(2)));
+      b, loc, linear,
+      arith::MulIOp::create(b, loc, sms, cIndex(prefetchAhead)));
   Value inGrid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ahead,
                                        arith::MulIOp::create(b, loc, nx, ny));
   auto ifOp = scf::IfOp::create(b, loc, inGrid, /*withElse=*/false);

@@ -18,12 +18,12 @@
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm="program-tiles=3 program-prefetch=true program-prefetch-l2=true" | FileCheck %s --check-prefix=L2
-// One program per thread block (`prefetch-next-wave`): after its first
+// One program per thread block (`prefetch-ahead=2`): after its first
 // copies, each prefetches into L2 the first blocks of the thread block
 // 2 x nsmid on in launch order:
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
-// RUN:   | attn-opt --convert-attn-to-nvvm="prefetch-next-wave=true" | FileCheck %s --check-prefix=WAVE
+// RUN:   | attn-opt --convert-attn-to-nvvm="prefetch-ahead=2" | FileCheck %s --check-prefix=WAVE
 // The default (program loops without it) keeps Q's cp.async:
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \

@@ -13,7 +13,7 @@
 // RUN: %ptxas -arch=sm_90a -v %t/k.ptx -o %t/k.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/k.json
 // One program per thread block, prefetching the next wave's first blocks:
-// RUN: attn-translate --attn-to-ptx %s --chip=sm_90a --prefetch-next-wave -o %t/w.ptx
+// RUN: attn-translate --attn-to-ptx %s --chip=sm_90a --prefetch-ahead=2 -o %t/w.ptx
 // RUN: FileCheck %s --check-prefix=WAVE < %t/w.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/w.ptx -o %t/w.cubin 2>&1 | FileCheck %s --check-prefix=WAVEPTXAS
 // WAVE:      cp.async.commit_group;

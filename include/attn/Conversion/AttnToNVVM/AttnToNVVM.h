@@ -82,14 +82,14 @@ LogicalResult distributeBlockRowScans(RewriterBase &rewriter,
 /// wgmma where the kernel allows it; with `programPrefetch`, a program loop
 /// on sm_90+ loads the next program's tf32 Q tile by bulk copies while the
 /// current program runs, and with `programPrefetchL2` it prefetches the next
-/// program's first K/V blocks into L2; with `nextWavePrefetch`, one program
-/// per thread block prefetches the first blocks of the thread block a wave
-/// on into L2 (see --convert-attn-to-nvvm).
+/// program's first K/V blocks into L2; with `prefetchAhead` = N > 0, one
+/// program per thread block prefetches the first blocks of the thread block
+/// N x (SM count) on into L2 (see --convert-attn-to-nvvm).
 FailureOr<int64_t>
 distributeProgram(RewriterBase &rewriter, gpu::GPUFuncOp kernel,
                   KernelConfigAttr config, bool ieee, bool wgmma = false,
                   bool programPrefetch = false, bool programPrefetchL2 = false,
-                  bool nextWavePrefetch = false);
+                  int64_t prefetchAhead = 0);
 
 } // namespace attn
 } // namespace mlir
