@@ -22,8 +22,10 @@
 # it also checks that B's output matches A's), and prints the tables. About
 # 60 s for the matrix and 100-130 s per A/B on the H200. With TIMELINE=1 it
 # also stamps the phases of the k = 2 kernels at T=256
-# (program_timeline.py, about 30 s each): for that, or for AB="k1-ahead1
-# k1-ahead3 k2-loop k4-l2", make a second call.
+# (program_timeline.py, about 30 s each), and AB16="k1-ahead2 ..." times
+# those against the default on the 16-bit D128 causal kernels at T = 2048
+# and 4096. A second call, say `MATRIX=0 AB="k1-ahead1 k1-ahead3"
+# AB16=k1-ahead2 TIMELINE=1`, does what the first had no time for.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PP="$ROOT/.carry/pp"
@@ -60,9 +62,11 @@ run)
   mkdir -p "$OUTDIR"
   failed=0
   start=$SECONDS
-  timeout 200 python3 "$ROOT/bench/gpu_check.py" "$PP/matrix" --out "$OUTDIR/matrix" \
-    > "$OUTDIR/matrix.log" 2>&1 || failed=1
-  echo "matrix: $((SECONDS - start))s $(tail -1 "$OUTDIR/matrix.log")"
+  if [ "${MATRIX:-1}" != 0 ]; then
+    timeout 200 python3 "$ROOT/bench/gpu_check.py" "$PP/matrix" --out "$OUTDIR/matrix" \
+      > "$OUTDIR/matrix.log" 2>&1 || failed=1
+    echo "matrix: $((SECONDS - start))s $(tail -1 "$OUTDIR/matrix.log")"
+  fi
   for b in ${AB:-k1-ahead2 k2 k2-l2}; do
     start=$SECONDS
     timeout 150 python3 "$ROOT/bench/ab_kernels.py" --a "$PP/k1" --b "$PP/$b" \
@@ -70,6 +74,16 @@ run)
       > "$OUTDIR/ab-$b.log" 2>&1 || failed=1
     echo "A = one program per thread block, B = $b ($((SECONDS - start))s)"
     grep "^| " "$OUTDIR/ab-$b.log"
+  done
+  # The 16-bit D128 causal kernels, whose margin over FA2 is smallest at
+  # T = 2048-4096 (16k tokens per batch).
+  for b in ${AB16:-}; do
+    start=$SECONDS
+    timeout 150 python3 "$ROOT/bench/ab_kernels.py" --a "$PP/k1" --b "$PP/$b" \
+      --kernels f16_d128_causal,bf16_d128_causal --seq 2048,4096 --rounds 40 \
+      > "$OUTDIR/ab16-$b.log" 2>&1 || failed=1
+    echo "16-bit: A = the default, B = $b ($((SECONDS - start))s)"
+    grep "^| " "$OUTDIR/ab16-$b.log"
   done
   # Where a program's time goes with and without the prefetch (clock64
   # stamps; `ready` is the first K block landed, Q having landed before).
