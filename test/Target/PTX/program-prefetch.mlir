@@ -5,7 +5,7 @@
 // mbarriers, the parity wait of each program, and Q's fragments read from
 // the tile. (It
 // is opt-in: a few bytes of the per-program addresses spill at 255
-// registers, outside the key loops; docs/GPU.md.)
+// registers, outside the key loops; docs/ProgramLoops.md.)
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-translate --attn-to-ptx %s --chip=sm_90a --program-tiles=2 --program-prefetch --program-prefetch-l2 -o %t/k.ptx
