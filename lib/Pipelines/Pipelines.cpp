@@ -74,6 +74,7 @@ void mlir::attn::buildAttnToGPUKernelsPipeline(
   convertOptions.programPrefetch = options.programPrefetch;
   convertOptions.programPrefetchL2 = options.programPrefetchL2;
   convertOptions.prefetchAhead = options.prefetchAhead;
+  convertOptions.programPrefetchKV = options.programPrefetchKV;
   pm.addPass(createConvertAttnToNVVM(convertOptions));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

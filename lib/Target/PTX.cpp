@@ -96,6 +96,7 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   pipelineOptions.programPrefetch = options.programPrefetch;
   pipelineOptions.programPrefetchL2 = options.programPrefetchL2;
   pipelineOptions.prefetchAhead = options.prefetchAhead;
+  pipelineOptions.programPrefetchKV = options.programPrefetchKV;
   PassManager kernels(module.getContext());
   buildAttnToGPUKernelsPipeline(kernels, pipelineOptions);
   if (failed(kernels.run(*work)))

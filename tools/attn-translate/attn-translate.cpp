@@ -132,6 +132,12 @@ int main(int argc, char **argv) {
                "blocks prefetched into L2 at the top of each program "
                "(opt-in, experimental)"),
       cl::cat(category));
+  cl::opt<bool> programPrefetchKV(
+      "program-prefetch-kv", cl::init(false),
+      cl::desc("With --program-prefetch: the last key loop's copies past the "
+               "end load the next program's first K/V block (opt-in, "
+               "experimental)"),
+      cl::cat(category));
   cl::opt<int64_t> prefetchAhead(
       "prefetch-ahead", cl::init(0),
       cl::desc("One program per thread block on sm_90+: with N > 0, each "
@@ -166,6 +172,9 @@ int main(int argc, char **argv) {
                                             : "--program-prefetch-l2") +
                 " prefetches across the programs of a thread block: give "
                 "--program-tiles=k with k >= 2");
+  if (programPrefetchKV && !programPrefetch)
+    return fail("--program-prefetch-kv needs --program-prefetch (and "
+                "--program-tiles=k with k >= 2)");
   if (prefetchAhead < 0)
     return fail("--prefetch-ahead must be >= 0, got " +
                 llvm::Twine(prefetchAhead));
@@ -211,6 +220,7 @@ int main(int argc, char **argv) {
   options.programPrefetch = programPrefetch;
   options.programPrefetchL2 = programPrefetchL2;
   options.prefetchAhead = prefetchAhead;
+  options.programPrefetchKV = programPrefetchKV;
   FailureOr<mlir::attn::KernelArtifact> artifact =
       mlir::attn::compileToPTX(*module, funcName, options);
   if (failed(artifact))

@@ -97,6 +97,12 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
            "blocks prefetched into L2 at the top of each program "
            "(cp.async.bulk.prefetch.L2, one per row; opt-in, "
            "experimental; docs/ProgramLoops.md)">,
+    Option<"programPrefetchKV", "program-prefetch-kv", "bool",
+           /*default=*/"false",
+           "With program-prefetch: the last key loop's copies past the end "
+           "load, into the same slot, the next program's first K/V block, "
+           "which that program then does not copy (opt-in, experimental; "
+           "docs/ProgramLoops.md)">,
     Option<"prefetchAhead", "prefetch-ahead", "int64_t", /*default=*/"0",
            "One program per thread block on sm_90+: with N > 0, each "
            "program prefetches into L2 the first blocks of the thread block "

@@ -109,6 +109,12 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
       llvm::cl::desc("In a program loop on sm_90+: the next program's first "
                      "K/V blocks prefetched into L2 (opt-in, experimental)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> programPrefetchKV{
+      *this, "program-prefetch-kv",
+      llvm::cl::desc("With program-prefetch: the next program's first K/V "
+                     "block loaded by the last key loop's copies past the "
+                     "end (opt-in, experimental)"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> prefetchAhead{
       *this, "prefetch-ahead",
       llvm::cl::desc("One program per thread block on sm_90+: with N > 0, "

@@ -54,6 +54,10 @@ struct PTXOptions {
   /// the thread block N x (SM count) on prefetched into L2
   /// (--convert-attn-to-nvvm's prefetch-ahead).
   int64_t prefetchAhead = 0;
+  /// With programPrefetch: the next program's first K/V block loaded by the
+  /// last key loop's copies past the end (--convert-attn-to-nvvm's
+  /// program-prefetch-kv).
+  bool programPrefetchKV = false;
 };
 
 struct KernelArtifact {

@@ -76,9 +76,9 @@ struct ConvertAttnToNVVMPass
           outlineProgramGrid(rewriter, grid, "attn_kernels", programTiles);
       if (failed(kernel))
         return signalPassFailure();
-      FailureOr<int64_t> shared =
-          distributeProgram(rewriter, *kernel, config, ieee, wgmma,
-                            programPrefetch, programPrefetchL2, prefetchAhead);
+      FailureOr<int64_t> shared = distributeProgram(
+          rewriter, *kernel, config, ieee, wgmma, programPrefetch,
+          programPrefetchL2, prefetchAhead, programPrefetchKV);
       if (failed(shared))
         return signalPassFailure();
       int64_t limit = maxSharedMemoryPerBlock(config.getTarget());

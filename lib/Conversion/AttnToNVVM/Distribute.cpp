@@ -625,6 +625,7 @@ FailureOr<int64_t> Distributor::run() {
   cachePrefetchedFragments();
   prefetchNextBlocksToL2();
   prefetchAheadToL2();
+  planFirstBlockPrefetch();
 
   // Rewrite the block math in program order.
   SmallVector<Operation *> work;
@@ -693,10 +694,10 @@ FailureOr<int64_t>
 mlir::attn::distributeProgram(RewriterBase &rewriter, gpu::GPUFuncOp kernel,
                               KernelConfigAttr config, bool ieee, bool wgmma,
                               bool programPrefetch, bool programPrefetchL2,
-                              int64_t prefetchAhead) {
+                              int64_t prefetchAhead, bool programPrefetchKV) {
   if (failed(distributeBlockRowScans(rewriter, kernel)))
     return failure();
   return Distributor(rewriter, kernel, config, ieee, wgmma, programPrefetch,
-                     programPrefetchL2, prefetchAhead)
+                     programPrefetchL2, prefetchAhead, programPrefetchKV)
       .run();
 }

@@ -96,10 +96,11 @@ class Distributor {
 public:
   Distributor(RewriterBase &b, gpu::GPUFuncOp kernel, KernelConfigAttr config,
               bool ieee, bool wgmma, bool programPrefetch,
-              bool programPrefetchL2, int64_t prefetchAhead)
+              bool programPrefetchL2, int64_t prefetchAhead,
+              bool programPrefetchKV)
       : b(b), kernel(kernel), config(config), ieee(ieee), wgmma(wgmma),
         programPrefetch(programPrefetch), programPrefetchL2(programPrefetchL2),
-        prefetchAhead(prefetchAhead) {}
+        prefetchAhead(prefetchAhead), programPrefetchKV(programPrefetchKV) {}
 
   FailureOr<int64_t> run();
 
@@ -217,6 +218,29 @@ private:
   /// The row prefetches into L2 of the 2-d global view `source`: thread r
   /// row r, r + threads, ... (at most `maxRows`).
   void prefetchRowsToL2(Value source, int64_t maxRows);
+  /// With programPrefetchKV, where Q's tile is prefetched across programs:
+  /// the copies of the last key loop (in the program loop's body) whose
+  /// block is past the end take, into the same slot, the next program's
+  /// first block of their tile, and the next program skips its own copy of
+  /// it (a flag in a register says so). Plans which copies those are.
+  void planFirstBlockPrefetch();
+  /// In the rewrite of `copy` (a planned one, into `to`): when it has no
+  /// rows (`any` false), its block is the last loop's end and its slot is
+  /// the one the next program's first block takes, and there is a next
+  /// program, the copy of that block (`emitCopy`) and the flag.
+  void
+  redirectToNextProgram(linalg::CopyOp copy, Buffer &to, Value any,
+                        function_ref<void(Buffer *, Value, Value)> emitCopy);
+  /// What a planned copy takes from the first-block copy of its tile (the
+  /// copy before the first key loop, rewritten and erased before it): that
+  /// copy's source (cloned for the next program), its slot, and its flag.
+  struct FirstBlock {
+    Value source, stage, flag;
+  };
+  DenseMap<Operation *, FirstBlock> redirectFirstBlock;
+  /// First-block copies and whether the program before has loaded their
+  /// block (an i1 read at the top of the program).
+  DenseMap<Operation *, Value> skipFirstBlock;
   /// The mbarrier of `warp` (a shared pointer).
   Value programMbarrier(Value warp);
   /// Whether what `v` is computed from in the program loop's body is plain
@@ -372,6 +396,9 @@ private:
   /// block prefetchAhead x (SM count) on into L2 (ProgramPrefetch.cpp; 0:
   /// none).
   int64_t prefetchAhead;
+  /// The next program's first K/V block into the slot of the last loop's
+  /// copy past the end (planFirstBlockPrefetch).
+  bool programPrefetchKV;
   /// The kernel runs its programs in a program loop (outlineProgramGrid).
   bool programLoop = false;
   scf::ForOp programLoopOp;

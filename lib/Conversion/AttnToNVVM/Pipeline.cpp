@@ -119,13 +119,10 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
     Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
     return LLVM::IntToPtrOp::create(b, loc, type, i64);
   };
-  {
-    OpBuilder::InsertionGuard guard(b);
-    auto anyIf = scf::IfOp::create(b, loc, any, /*withElse=*/false);
-    b.setInsertionPointToStart(&anyIf.getThenRegion().front());
-    for (auto [index, tile] : llvm::enumerate(tiles)) {
-      linalg::CopyOp copy = copies[index];
-      Buffer *to = tile.first;
+  // The chunks of one copy into `to` from the 2-d global view `source`, of
+  // which `rows` are valid.
+  auto emitCopy = [&](Buffer *to, Value source, Value rows) {
+    {
       Type elt = to->type.getElementType();
       int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
       int64_t vec = 16 / bytes;
@@ -133,8 +130,7 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
       int64_t total = to->rows * chunksPerRow;
       int64_t perThread = (total + numThreads - 1) / numThreads;
       // Source: base + (offset + r * stride0 + c) * bytes, a global pointer.
-      auto meta = memref::ExtractStridedMetadataOp::create(
-          b, loc, copy.getDpsInputs()[0]);
+      auto meta = memref::ExtractStridedMetadataOp::create(b, loc, source);
       Value srcBase = memref::ExtractAlignedPointerAsIndexOp::create(
           b, loc, meta.getBaseBuffer());
       Value srcOffset = meta.getOffset();
@@ -149,8 +145,8 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
           b.setInsertionPointToStart(&ifOp.getThenRegion().front());
         }
         auto [r, c] = chunkPosition(b, loc, *to, idx, vec);
-        Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                             r, validRows);
+        Value inside =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r, rows);
         Value srcRow = arith::SelectOp::create(b, loc, inside, r, cIndex(0));
         Value srcElem = arith::AddIOp::create(
             b, loc, srcOffset,
@@ -173,7 +169,32 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
                                 srcSize);
       }
     }
+  };
+  {
+    OpBuilder::InsertionGuard guard(b);
+    auto anyIf = scf::IfOp::create(b, loc, any, /*withElse=*/false);
+    b.setInsertionPointToStart(&anyIf.getThenRegion().front());
+    for (auto [index, tile] : llvm::enumerate(tiles)) {
+      linalg::CopyOp copy = copies[index];
+      OpBuilder::InsertionGuard copyGuard(b);
+      // A first block the program before has already loaded (see
+      // planFirstBlockPrefetch).
+      auto skip = skipFirstBlock.find(copy);
+      if (skip != skipFirstBlock.end()) {
+        Value load = arith::XOrIOp::create(
+            b, loc, skip->second,
+            arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+        auto ifOp = scf::IfOp::create(b, loc, load, /*withElse=*/false);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      }
+      emitCopy(tile.first, copy.getDpsInputs()[0], validRows);
+    }
   }
+  // Copies past the last block that take the next program's first block
+  // instead (see planFirstBlockPrefetch).
+  for (auto [index, tile] : llvm::enumerate(tiles))
+    if (redirectFirstBlock.count(copies[index]))
+      redirectToNextProgram(copies[index], *tile.first, any, emitCopy);
   // One group per copy (the first holds them all, the others are empty):
   // every iteration commits as many groups as it has async copies.
   for (linalg::CopyOp copy : copies) {

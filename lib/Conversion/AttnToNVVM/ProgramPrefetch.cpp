@@ -495,3 +495,124 @@ void Distributor::prefetchAheadToL2() {
                      lookup(copy.getDpsInits()[0])->rows);
   }
 }
+
+/// The row offset (an SSA value) of the block `copy` loads: the third
+/// offset of the view of the kernel's 4-d operand its source is a view of;
+/// null where that is not so or the offset is a constant.
+static Value rowOffsetOf(linalg::CopyOp copy) {
+  Value v = copy.getDpsInputs()[0];
+  while (auto sub = v.getDefiningOp<memref::SubViewOp>()) {
+    if (isa<BlockArgument>(sub.getSource()) &&
+        sub.getSourceType().getRank() == 4)
+      return dyn_cast<Value>(sub.getMixedOffsets()[2]);
+    v = sub.getSource();
+  }
+  return {};
+}
+
+void Distributor::planFirstBlockPrefetch() {
+  if (!programPrefetchKV || !crossProgramTile || !programLoopOp)
+    return;
+  Block *body = programLoopOp.getBody();
+  SmallVector<scf::ForOp> loops;
+  for (auto loop : body->getOps<scf::ForOp>())
+    if (loop->hasAttr(kPipelinedAttrName))
+      loops.push_back(loop);
+  if (loops.empty())
+    return;
+  scf::ForOp firstLoop = loops.front(), lastLoop = loops.back();
+  // Two slots: the copy past the end goes to the slot the next program's
+  // first block takes exactly when the program has an even number of key
+  // blocks (checked at run time, on the slot).
+  auto stages = lastLoop->getAttrOfType<IntegerAttr>(kPipelinedAttrName);
+  if (!stages || stages.getInt() != 2)
+    return;
+  // Each tile's first copy before the first key loop (K's and V's first
+  // block), where the next program's source can be cloned.
+  DenseMap<Value, linalg::CopyOp> firsts;
+  for (Operation &op : *body) {
+    if (&op == firstLoop.getOperation())
+      break;
+    auto copy = dyn_cast<linalg::CopyOp>(&op);
+    if (!copy || !copy->hasAttr(kAsyncCopyAttrName))
+      continue;
+    Buffer *to = lookup(copy.getDpsInits()[0]);
+    if (!to || to->slots != 2 || !to->stage || firsts.count(to->storage) ||
+        !clonableForProgram(copy.getDpsInputs()[0]))
+      continue;
+    firsts[to->storage] = copy;
+  }
+  // A flag per first copy, in a register: false before the first program;
+  // each program reads it at its top (whether the program before loaded
+  // the block) and clears it.
+  OpBuilder::InsertionGuard guard(b);
+  auto flagType = MemRefType::get({1}, b.getI1Type());
+  DenseMap<Value, FirstBlock> planned;
+  auto firstBlockOf = [&](Value storage) -> FirstBlock {
+    auto known = planned.find(storage);
+    if (known != planned.end())
+      return known->second;
+    linalg::CopyOp first = firsts.lookup(storage);
+    OpBuilder::InsertionGuard flagGuard(b);
+    b.setInsertionPointToStart(&kernel.getBody().front());
+    Value flag = memref::AllocaOp::create(b, loc, flagType);
+    b.setInsertionPoint(programLoopOp);
+    memref::StoreOp::create(
+        b, loc, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0), flag,
+        ValueRange{cIndex(0)});
+    b.setInsertionPointAfter(tid.getDefiningOp());
+    skipFirstBlock[first.getOperation()] =
+        memref::LoadOp::create(b, loc, flag, ValueRange{cIndex(0)});
+    memref::StoreOp::create(
+        b, loc, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0), flag,
+        ValueRange{cIndex(0)});
+    FirstBlock block{first.getDpsInputs()[0],
+                     lookup(first.getDpsInits()[0])->stage, flag};
+    planned[storage] = block;
+    return block;
+  };
+  // The last loop's copies of those tiles.
+  for (Operation &op : lastLoop.getBody()->without_terminator()) {
+    auto copy = dyn_cast<linalg::CopyOp>(&op);
+    if (!copy || !copy->hasAttr(kAsyncCopyAttrName) || !rowOffsetOf(copy))
+      continue;
+    Buffer *to = lookup(copy.getDpsInits()[0]);
+    if (!to || !to->stage || !firsts.count(to->storage))
+      continue;
+    redirectFirstBlock[copy] = firstBlockOf(to->storage);
+  }
+}
+
+void Distributor::redirectToNextProgram(
+    linalg::CopyOp copy, Buffer &to, Value any,
+    function_ref<void(Buffer *, Value, Value)> emitCopy) {
+  FirstBlock first = redirectFirstBlock.lookup(copy);
+  auto loop = copy->getParentOfType<scf::ForOp>();
+  Type i1 = b.getI1Type();
+  // No rows, the block at the loop's end, the slot the next program's first
+  // block takes, and a next program.
+  Value none = arith::XOrIOp::create(
+      b, loc, any, arith::ConstantIntOp::create(b, loc, i1, 1));
+  Value atEnd =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rowOffsetOf(copy),
+                            arith::MulIOp::create(b, loc, loop.getUpperBound(),
+                                                  cIndex(config.getBlockN())));
+  Value sameSlot = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         to.stage, first.stage);
+  Value program = programLoopOp.getInductionVar();
+  Type ivType = program.getType();
+  Value next = arith::AddIOp::create(
+      b, loc, program, arith::ConstantIntOp::create(b, loc, ivType, 1));
+  Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next,
+                                     programLoopOp.getUpperBound());
+  Value take =
+      arith::AndIOp::create(b, loc, arith::AndIOp::create(b, loc, none, atEnd),
+                            arith::AndIOp::create(b, loc, sameSlot, more));
+  OpBuilder::InsertionGuard guard(b);
+  auto ifOp = scf::IfOp::create(b, loc, take, /*withElse=*/false);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value source = cloneForProgram(first.source, next);
+  emitCopy(&to, source, memref::DimOp::create(b, loc, source, 0));
+  memref::StoreOp::create(b, loc, arith::ConstantIntOp::create(b, loc, i1, 1),
+                          first.flag, ValueRange{cIndex(0)});
+}

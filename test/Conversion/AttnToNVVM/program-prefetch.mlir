@@ -24,6 +24,12 @@
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm="prefetch-ahead=2" | FileCheck %s --check-prefix=WAVE
+// With `program-prefetch-kv` the diagonal loop's copies past the last block
+// take the next program's first K and V blocks, which that program then
+// does not copy:
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
+// RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm="program-tiles=3 program-prefetch=true program-prefetch-kv=true" | FileCheck %s --check-prefix=KV
 // The default (program loops without it) keeps Q's cp.async:
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
@@ -161,6 +167,57 @@
 // WAVE:         nvvm.cp.async.wait.group
 // WAVE-NOT:     nvvm.read.ptx.sreg.nsmid
 // WAVE:         gpu.return
+
+// A flag per tile (K's, V's), in registers: cleared before the loop; each
+// program reads and clears them at its top.
+// KV-LABEL: gpu.func @pp_kernel
+// KV:         %[[FV:.*]] = memref.alloca() : memref<1xi1>
+// KV-NEXT:    %[[FK:.*]] = memref.alloca() : memref<1xi1>
+// KV:         memref.store %{{.*}}, %[[FK]][%{{.*}}] : memref<1xi1>
+// KV:         memref.store %{{.*}}, %[[FV]][%{{.*}}] : memref<1xi1>
+// KV-NEXT:    scf.for %[[T:.*]] = %{{.*}} to %[[TRIP:.*]] step %{{.*}} : i32 {
+// KV:           %[[SV:.*]] = memref.load %[[FV]][%{{.*}}] : memref<1xi1>
+// KV:           memref.store %{{.*}}, %[[FV]]
+// KV:           %[[SK:.*]] = memref.load %[[FK]][%{{.*}}] : memref<1xi1>
+// KV:           memref.store %{{.*}}, %[[FK]]
+// The first blocks' copies, each skipped where its flag was set (their
+// commit groups stay: the waits count them).
+// KV:           gpu.barrier
+// KV:           %[[NSK:.*]] = arith.xori %[[SK]], %{{.*}} : i1
+// KV-NEXT:      scf.if %[[NSK]] {
+// KV:             nvvm.cp.async.shared.global
+// KV:           %[[NSV:.*]] = arith.xori %[[SV]], %{{.*}} : i1
+// KV-NEXT:      scf.if %[[NSV]] {
+// KV:             nvvm.cp.async.shared.global
+// KV:           nvvm.cp.async.commit.group
+// KV-NEXT:      nvvm.cp.async.commit.group
+// KV:           } {attn.pipelined = 2 : i64}
+// In the diagonal loop: no rows, the block at the loop's end, the first
+// block's slot and a next program: that program's first K block, and its
+// flag; then V's the same way.
+// KV:           scf.for
+// KV:             %[[NOROWS:.*]] = arith.xori %{{.*}}, %{{.*}} : i1
+// KV:             %[[END:.*]] = arith.muli %{{.*}}, %c32{{.*}} : index
+// KV-NEXT:        %[[AT:.*]] = arith.cmpi eq, %{{.*}}, %[[END]] : index
+// KV-NEXT:        %[[SLOT:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// KV:             %[[N:.*]] = arith.addi %[[T]], %{{.*}} : i32
+// KV-NEXT:        %[[MORE:.*]] = arith.cmpi slt, %[[N]], %[[TRIP]] : i32
+// KV-NEXT:        %[[A:.*]] = arith.andi %[[NOROWS]], %[[AT]] : i1
+// KV-NEXT:        %[[B:.*]] = arith.andi %[[SLOT]], %[[MORE]] : i1
+// KV-NEXT:        %[[TAKE:.*]] = arith.andi %[[A]], %[[B]] : i1
+// KV-NEXT:        scf.if %[[TAKE]] {
+// KV:               arith.addi %{{.*}}, %[[N]] : i32
+// KV:               memref.subview %arg1
+// KV:               nvvm.cp.async.shared.global
+// KV:               memref.store %{{.*}}, %[[FK]][%{{.*}}] : memref<1xi1>
+// KV:             scf.if %{{.*}} {
+// KV:               memref.subview %arg2
+// KV:               nvvm.cp.async.shared.global
+// KV:               memref.store %{{.*}}, %[[FV]][%{{.*}}] : memref<1xi1>
+// KV:             nvvm.cp.async.commit.group
+// KV-NEXT:        nvvm.cp.async.commit.group
+// KV:           } {attn.pipelined = 2 : i64}
+// KV:         } {attn.program_loop}
 
 // NONE-NOT: nvvm.mbarrier
 // NONE-NOT: nvvm.cp.async.bulk

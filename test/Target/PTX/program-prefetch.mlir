@@ -12,6 +12,9 @@
 // RUN: FileCheck %s --check-prefix=PTX < %t/k.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/k.ptx -o %t/k.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/k.json
+// With the next program's first K/V blocks loaded into their slots too:
+// RUN: attn-translate --attn-to-ptx %s --chip=sm_90a --program-tiles=2 --program-prefetch --program-prefetch-kv -o %t/kv.ptx
+// RUN: %ptxas -arch=sm_90a -v %t/kv.ptx -o %t/kv.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // One program per thread block, prefetching the next wave's first blocks:
 // RUN: attn-translate --attn-to-ptx %s --chip=sm_90a --prefetch-ahead=2 -o %t/w.ptx
 // RUN: FileCheck %s --check-prefix=WAVE < %t/w.ptx

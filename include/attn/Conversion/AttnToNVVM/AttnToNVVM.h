@@ -84,12 +84,14 @@ LogicalResult distributeBlockRowScans(RewriterBase &rewriter,
 /// current program runs, and with `programPrefetchL2` it prefetches the next
 /// program's first K/V blocks into L2; with `prefetchAhead` = N > 0, one
 /// program per thread block prefetches the first blocks of the thread block
-/// N x (SM count) on into L2 (see --convert-attn-to-nvvm).
+/// N x (SM count) on into L2; with `programPrefetchKV` (and
+/// `programPrefetch`), the last key loop's copies past the end load the next
+/// program's first K/V block (see --convert-attn-to-nvvm).
 FailureOr<int64_t>
 distributeProgram(RewriterBase &rewriter, gpu::GPUFuncOp kernel,
                   KernelConfigAttr config, bool ieee, bool wgmma = false,
                   bool programPrefetch = false, bool programPrefetchL2 = false,
-                  int64_t prefetchAhead = 0);
+                  int64_t prefetchAhead = 0, bool programPrefetchKV = false);
 
 } // namespace attn
 } // namespace mlir
