@@ -527,6 +527,10 @@ void Distributor::planFirstBlockPrefetch() {
   auto stages = lastLoop->getAttrOfType<IntegerAttr>(kPipelinedAttrName);
   if (!stages || stages.getInt() != 2)
     return;
+  // A scores-ahead loop reads the slot of the block after this one (its
+  // next scores), which the copy past the end would be filling.
+  if (lastLoop->hasAttr(kScoresAheadAttrName))
+    return;
   // Each tile's first copy before the first key loop (K's and V's first
   // block), where the next program's source can be cloned.
   DenseMap<Value, linalg::CopyOp> firsts;
