@@ -70,6 +70,22 @@ static Value globalRowPointer(OpBuilder &b, Location loc,
       LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(ctx), i64));
 }
 
+/// `fn(r)` for r = `first` + i, i = 0, `step`, ... below `limit`, each under
+/// a guard r < `rows` (a thread's rows of a copy).
+static void forEachRow(OpBuilder &b, Location loc, Value first, int64_t limit,
+                       int64_t step, Value rows, function_ref<void(Value)> fn) {
+  for (int64_t i = 0; i < limit; i += step) {
+    OpBuilder::InsertionGuard guard(b);
+    Value r = arith::AddIOp::create(b, loc, first,
+                                    arith::ConstantIndexOp::create(b, loc, i));
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r, rows);
+    auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    fn(r);
+  }
+}
+
 /// The buffer a view is of (through its subviews).
 static Value rootBuffer(Value v) {
   while (auto sub = v.getDefiningOp<memref::SubViewOp>())
@@ -223,13 +239,7 @@ void Distributor::issueRowCopies(Buffer &tile, Value source, Value mbarrier,
       b, loc, meta.getBaseBuffer());
   auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
   Value size = arith::ConstantIntOp::create(b, loc, rowBytes, 32);
-  for (int64_t i = 0; i < rowsPerWarp; i += 32) {
-    OpBuilder::InsertionGuard guard(b);
-    Value r = arith::AddIOp::create(b, loc, lane, cIndex(i));
-    Value inside =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r, rows);
-    auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  forEachRow(b, loc, lane, rowsPerWarp, 32, rows, [&](Value r) {
     Value row = arith::AddIOp::create(b, loc, firstRow, r);
     Value src = globalRowPointer(b, loc, meta, base, row, bytes);
     Value dstI64 = arith::IndexCastOp::create(
@@ -242,7 +252,7 @@ void Distributor::issueRowCopies(Buffer &tile, Value source, Value mbarrier,
     NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
         b, loc, dst, src, mbarrier, size, /*multicastMask=*/Value(),
         /*l2CacheHint=*/Value());
-  }
+  });
 }
 
 void Distributor::startProgramPrefetch(linalg::CopyOp copy, Buffer &tile) {
@@ -411,17 +421,11 @@ void Distributor::prefetchRowsToL2(Value source, int64_t maxRows) {
   Value size = arith::ConstantIntOp::create(b, loc, cols * bytes, 32);
   // Thread r prefetches row r (and r + threads, ...): the rows of a block
   // are at most a few threads' worth.
-  for (int64_t r0 = 0; r0 < maxRows; r0 += numThreads) {
-    OpBuilder::InsertionGuard rowGuard(b);
-    Value row = arith::AddIOp::create(b, loc, tid, cIndex(r0));
-    Value inside =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, rows);
-    auto rowIf = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
-    b.setInsertionPointToStart(&rowIf.getThenRegion().front());
+  forEachRow(b, loc, tid, maxRows, numThreads, rows, [&](Value row) {
     Value ptr = globalRowPointer(b, loc, meta, base, row, bytes);
     NVVM::CpAsyncBulkPrefetchOp::create(b, loc, ptr, size,
                                         /*l2CacheHint=*/Value());
-  }
+  });
 }
 
 void Distributor::prefetchAheadToL2() {
