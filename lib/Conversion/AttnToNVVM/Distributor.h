@@ -241,6 +241,10 @@ private:
   /// First-block copies and whether the program before has loaded their
   /// block (an i1 read at the top of the program).
   DenseMap<Operation *, Value> skipFirstBlock;
+  /// The next program's index in the program loop (t + 1), and with it
+  /// whether there is one.
+  Value nextProgramIndex();
+  std::pair<Value, Value> nextProgram();
   /// The mbarrier of `warp` (a shared pointer).
   Value programMbarrier(Value warp);
   /// Whether what `v` is computed from in the program loop's body is plain

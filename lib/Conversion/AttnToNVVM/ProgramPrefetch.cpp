@@ -192,6 +192,20 @@ Value Distributor::cloneForProgram(Value v, Value program) {
   return map.lookupOrDefault(v);
 }
 
+Value Distributor::nextProgramIndex() {
+  Value program = programLoopOp.getInductionVar();
+  return arith::AddIOp::create(
+      b, loc, program,
+      arith::ConstantIntOp::create(b, loc, program.getType(), 1));
+}
+
+std::pair<Value, Value> Distributor::nextProgram() {
+  Value next = nextProgramIndex();
+  Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next,
+                                     programLoopOp.getUpperBound());
+  return {next, more};
+}
+
 Value Distributor::programMbarrier(Value warp) {
   Value base =
       memref::ExtractAlignedPointerAsIndexOp::create(b, loc, dynamicShared);
@@ -354,19 +368,13 @@ void Distributor::cacheAndPrefetchNext(Buffer &tile, bool refill) {
   fenceForAsyncProxy();
   NVVM::SyncWarpOp::create(b, loc,
                            arith::ConstantIntOp::create(b, loc, -1, 32));
-  Value next = arith::AddIOp::create(
-      b, loc, program, arith::ConstantIntOp::create(b, loc, ivType, 1));
-  Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next,
-                                     programLoopOp.getUpperBound());
+  Value more = nextProgram().second;
   OpBuilder::InsertionGuard guard(b);
   if (!nextSource) {
     // Once per program, at its top, where few registers are live.
     OpBuilder::InsertionGuard top(b);
     b.setInsertionPointAfter(tid.getDefiningOp());
-    Value n =
-        arith::AddIOp::create(b, loc, programLoopOp.getInductionVar(),
-                              arith::ConstantIntOp::create(b, loc, ivType, 1));
-    nextSource = cloneForProgram(crossProgramSource, n);
+    nextSource = cloneForProgram(crossProgramSource, nextProgramIndex());
   }
   auto ifOp = scf::IfOp::create(b, loc, more, /*withElse=*/false);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
@@ -395,12 +403,7 @@ void Distributor::prefetchNextBlocksToL2() {
     return;
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointAfter(tid.getDefiningOp());
-  Value program = programLoopOp.getInductionVar();
-  Type ivType = program.getType();
-  Value next = arith::AddIOp::create(
-      b, loc, program, arith::ConstantIntOp::create(b, loc, ivType, 1));
-  Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next,
-                                     programLoopOp.getUpperBound());
+  auto [next, more] = nextProgram();
   auto ifOp = scf::IfOp::create(b, loc, more, /*withElse=*/false);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   for (linalg::CopyOp copy : firsts)
@@ -607,12 +610,7 @@ void Distributor::redirectToNextProgram(
                                                   cIndex(config.getBlockN())));
   Value sameSlot = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                          to.stage, first.stage);
-  Value program = programLoopOp.getInductionVar();
-  Type ivType = program.getType();
-  Value next = arith::AddIOp::create(
-      b, loc, program, arith::ConstantIntOp::create(b, loc, ivType, 1));
-  Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next,
-                                     programLoopOp.getUpperBound());
+  auto [next, more] = nextProgram();
   Value take =
       arith::AndIOp::create(b, loc, arith::AndIOp::create(b, loc, none, atEnd),
                             arith::AndIOp::create(b, loc, sameSlot, more));
