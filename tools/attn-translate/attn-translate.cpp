@@ -124,25 +124,25 @@ int main(int argc, char **argv) {
       "program-prefetch", cl::init(false),
       cl::desc("With --program-tiles on sm_90+: the next program's tf32 Q "
                "tile by bulk copies while the current one runs (opt-in, "
-               "experimental)"),
+               "measured slower)"),
       cl::cat(category));
   cl::opt<bool> programPrefetchL2(
       "program-prefetch-l2", cl::init(false),
       cl::desc("With --program-tiles on sm_90+: the next program's first K/V "
                "blocks prefetched into L2 at the top of each program "
-               "(opt-in, experimental)"),
+               "(opt-in, measured slower)"),
       cl::cat(category));
   cl::opt<bool> programPrefetchKV(
       "program-prefetch-kv", cl::init(false),
       cl::desc("With --program-prefetch: the last key loop's copies past the "
                "end load the next program's first K/V block (opt-in, "
-               "experimental)"),
+               "measured slower)"),
       cl::cat(category));
   cl::opt<int64_t> prefetchAhead(
       "prefetch-ahead", cl::init(0),
       cl::desc("One program per thread block on sm_90+: with N > 0, each "
                "program prefetches the first blocks of the thread block N x "
-               "(SM count) on into L2 (opt-in, experimental)"),
+               "(SM count) on into L2 (opt-in, measured slower)"),
       cl::cat(category));
   cl::opt<bool> maskBlockMap(
       "mask-block-map", cl::init(true),

@@ -90,25 +90,25 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
            "In a program loop on sm_90+: the tf32 Q tile by bulk copies "
            "(one per row) on an mbarrier of each warp, the next program's "
            "issued as soon as this one's fragments are read (opt-in, "
-           "experimental; docs/ProgramLoops.md)">,
+           "measured slower; docs/ProgramLoops.md)">,
     Option<"programPrefetchL2", "program-prefetch-l2", "bool",
            /*default=*/"false",
            "In a program loop on sm_90+: the next program's first K/V "
            "blocks prefetched into L2 at the top of each program "
            "(cp.async.bulk.prefetch.L2, one per row; opt-in, "
-           "experimental; docs/ProgramLoops.md)">,
+           "measured slower; docs/ProgramLoops.md)">,
     Option<"programPrefetchKV", "program-prefetch-kv", "bool",
            /*default=*/"false",
            "With program-prefetch: the last key loop's copies past the end "
            "load, into the same slot, the next program's first K/V block, "
-           "which that program then does not copy (opt-in, experimental; "
+           "which that program then does not copy (opt-in, measured slower; "
            "docs/ProgramLoops.md)">,
     Option<"prefetchAhead", "prefetch-ahead", "int64_t", /*default=*/"0",
            "One program per thread block on sm_90+: with N > 0, each "
            "program prefetches into L2 the first blocks of the thread block "
            "N x (SM count) on in launch order; at N = 2, with two programs "
            "per SM, the one that starts about when its SM slot frees "
-           "(opt-in, experimental; docs/ProgramLoops.md)">
+           "(opt-in, measured slower; docs/ProgramLoops.md)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",

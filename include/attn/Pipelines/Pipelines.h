@@ -102,24 +102,24 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
       *this, "program-prefetch",
       llvm::cl::desc("In a program loop on sm_90+: the next program's tf32 "
                      "Q tile by bulk copies while this one runs (opt-in, "
-                     "experimental)"),
+                     "measured slower)"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> programPrefetchL2{
       *this, "program-prefetch-l2",
       llvm::cl::desc("In a program loop on sm_90+: the next program's first "
-                     "K/V blocks prefetched into L2 (opt-in, experimental)"),
+                     "K/V blocks prefetched into L2 (opt-in, measured slower)"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> programPrefetchKV{
       *this, "program-prefetch-kv",
       llvm::cl::desc("With program-prefetch: the next program's first K/V "
                      "block loaded by the last key loop's copies past the "
-                     "end (opt-in, experimental)"),
+                     "end (opt-in, measured slower)"),
       llvm::cl::init(false)};
   PassOptions::Option<int64_t> prefetchAhead{
       *this, "prefetch-ahead",
       llvm::cl::desc("One program per thread block on sm_90+: with N > 0, "
                      "the first blocks of the thread block N x (SM count) "
-                     "on prefetched into L2 (opt-in, experimental)"),
+                     "on prefetched into L2 (opt-in, measured slower)"),
       llvm::cl::init(0)};
   PassOptions::Option<bool> maskBlockMap{
       *this, "mask-block-map",
