@@ -50,16 +50,19 @@
 // CHECK-NEXT:   nvvm.wgmma.wait.group.sync.aligned 0
 // In the loop: the head waits for the copies of the iteration before (K of
 // i + 1, V of i), then the next block's scores are committed and not waited
-// for; P V runs on mma.sync (no transposed V tile, no barrier), then the
-// wait, then S = the next scores.
+// for, then this iteration's copies (after the wgmma, whose register fence
+// would otherwise wait for them); P V runs on mma.sync (no transposed V
+// tile, no barrier), then the wait, then S = the next scores.
 // CHECK:        scf.for
 // CHECK-NEXT:     nvvm.cp.async.wait.group 0
 // CHECK-NEXT:     nvvm.fence.proxy
 // CHECK-NEXT:     gpu.barrier
-// CHECK:          nvvm.cp.async.shared.global
+// CHECK-NOT:      nvvm.cp.async.shared.global
 // CHECK:          llvm.inline_asm has_side_effects asm_dialect = att "wgmma.fence.sync.aligned;\0A\09wgmma.mma_async
 // CHECK-COUNT-7:  llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async
 // CHECK-NEXT:     nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT:      nvvm.wgmma.wait.group.sync.aligned
+// CHECK:          nvvm.cp.async.shared.global
 // CHECK-NOT:      nvvm.wgmma.wait.group.sync.aligned
 // CHECK-NOT:      gpu.barrier
 // CHECK-COUNT-32: nvvm.mma.sync

@@ -29,9 +29,11 @@
 // CHECK-NEXT:    linalg.fill {attn.scores_ahead} ins(%{{.*}} : f32) outs(%[[NEXT]] : memref<16x8xf32>)
 // CHECK-NEXT:    linalg.generic {{.*}} ins(%[[Q]], %[[K0]] : {{.*}}) outs(%[[NEXT]] : memref<16x8xf32>) attrs = {attn.scores_ahead}
 // CHECK:         linalg.copy {attn.scores_ahead} ins(%[[NEXT]] : memref<16x8xf32>) outs(%[[S]] : memref<16x8xf32>)
-// The loop: K of block i + 2 into slot (i + 2) mod 2, V of i + 1 into slot
-// (i + 1) mod 2, the scores of i + 1 on K's slot (i + 1) mod 2; then the
-// softmax of S, P V on V's slot i mod 2, and S = the next scores.
+// The loop: the scores of i + 1 on K's slot (i + 1) mod 2 first, then the
+// copies of K of block i + 2 into slot (i + 2) mod 2 and V of i + 1 into
+// slot (i + 1) mod 2 (after the scores, so that the wgmma does not wait for
+// the copies' registers on the GPU); then the softmax of S, P V on V's slot
+// i mod 2, and S = the next scores.
 // Chained to the diagonal loop, K's and V's copies run on into its first
 // block only (block <= this loop's end %UB1), whole tiles below its end.
 // CHECK-NEXT:    scf.for %[[I:.*]] = %c0 to %[[UB1:[^ ]*]] step
@@ -39,15 +41,18 @@
 // CHECK:           arith.cmpi slt, %[[B2]], %[[UB2:[^ ]*]] : index
 // CHECK:           arith.cmpi sle, %[[B2]], %[[UB1]] : index
 // CHECK:           %[[S2:.*]] = arith.remui %[[B2]], %c2
-// CHECK-NEXT:      memref.subview %[[K]][%[[S2]], 0, 0]
-// CHECK:           linalg.copy {attn.async_copy}
-// CHECK-NEXT:      %[[B1:.*]] = arith.addi %[[I]], %c1
+// CHECK-NEXT:      %[[KSLOT:.*]] = memref.subview %[[K]][%[[S2]], 0, 0]
+// CHECK:           %[[KDST:.*]] = memref.subview %[[KSLOT]][0, 0]
+// CHECK:           %[[B1:.*]] = arith.addi %[[I]], %c1
 // CHECK:           %[[S1:.*]] = arith.remui %[[B1]], %c2
-// CHECK-NEXT:      memref.subview %[[V]][%[[S1]], 0, 0]
-// CHECK:           linalg.copy {attn.async_copy}
-// CHECK-NEXT:      linalg.fill {attn.scores_ahead} ins(%{{.*}} : f32) outs(%[[NEXT]] : memref<16x8xf32>)
+// CHECK-NEXT:      %[[VSLOT:.*]] = memref.subview %[[V]][%[[S1]], 0, 0]
+// CHECK:           %[[VDST:.*]] = memref.subview %[[VSLOT]][0, 0]
+// CHECK-NOT:       linalg.copy
+// CHECK:           linalg.fill {attn.scores_ahead} ins(%{{.*}} : f32) outs(%[[NEXT]] : memref<16x8xf32>)
 // CHECK-NEXT:      %[[KV:.*]] = memref.subview %[[K]][%[[S1]], 0, 0]
 // CHECK-NEXT:      linalg.generic {{.*}} ins(%[[Q]], %[[KV]] : {{.*}}) outs(%[[NEXT]] : memref<16x8xf32>) attrs = {attn.scores_ahead}
+// CHECK:           linalg.copy {attn.async_copy} ins(%{{.*}}) outs(%[[KDST]] :
+// CHECK-NEXT:      linalg.copy {attn.async_copy} ins(%{{.*}}) outs(%[[VDST]] :
 // CHECK:           linalg.generic {{.*}} ins(%[[S]] : memref<16x8xf32>) outs(%{{.*}} : memref<16xf32>)
 // CHECK:           %[[S0:.*]] = arith.remui %[[I]], %c2
 // CHECK-NEXT:      %[[VV:.*]] = memref.subview %[[V]][%[[S0]], 0, 0]
