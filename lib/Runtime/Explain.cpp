@@ -259,6 +259,53 @@ modelSharedMemoryReads(const ExplainFacts &facts) {
           " cycles of its FLOPs at the peak"};
 }
 
+/// The short_programs cause (Explain.h): the keys a program visits on
+/// average (whole key blocks: all of them, those under the causal bound of
+/// its last row, or those its mask block map row does not remove), against
+/// kShortProgramKeys, and the share kProgramCostKeys takes of a program.
+static std::optional<ExplainCause>
+modelShortPrograms(const ExplainFacts &facts) {
+  const ProblemSizes &s = facts.sizes;
+  int64_t blockM = facts.kernel.blockM, blockN = facts.kernel.blockN;
+  if (blockM <= 0 || blockN <= 0 || s.Tq <= 0 || s.Tk <= 0)
+    return std::nullopt;
+  int64_t queryBlocks = (s.Tq + blockM - 1) / blockM;
+  int64_t keyBlocks = (s.Tk + blockN - 1) / blockN;
+  double blocks = double(keyBlocks);
+  if (facts.maskBlocks.size() == 4) {
+    int64_t total = 0;
+    for (int64_t n : facts.maskBlocks)
+      total += n;
+    if (total <= 0)
+      return std::nullopt;
+    blocks =
+        double(keyBlocks) * double(total - facts.maskBlocks[0]) / double(total);
+  } else if (facts.causal != CausalMode::None) {
+    int64_t offset = facts.causal == CausalMode::BottomRight ? s.Tk - s.Tq : 0;
+    int64_t visited = 0;
+    for (int64_t x = 0; x < queryBlocks; ++x) {
+      int64_t lastRow = std::min((x + 1) * blockM, s.Tq) - 1;
+      int64_t keys = std::clamp<int64_t>(lastRow + offset + 1, 0, s.Tk);
+      visited += (keys + blockN - 1) / blockN;
+    }
+    blocks = double(visited) / double(queryBlocks);
+  }
+  double keys = blocks * double(blockN);
+  if (keys >= double(kShortProgramKeys))
+    return std::nullopt;
+  double share = kProgramCostKeys / (kProgramCostKeys + keys);
+  return ExplainCause{
+      "short_programs",
+      std::to_string(int64_t(keys + 0.5)) + " keys per program on average (" +
+          fixed1(blocks) + " key blocks of " + std::to_string(blockN) +
+          "), under " + std::to_string(kShortProgramKeys) +
+          ": what a program costs besides its key blocks (its first loads "
+          "landing, the epilogue, the next launch; about " +
+          std::to_string(int64_t(kProgramCostKeys)) +
+          " keys' worth on the H200) is about " +
+          std::to_string(int64_t(share * 100 + 0.5)) + "% of the time"};
+}
+
 ExplainReport attn::runtime::computeExplain(const ExplainFacts &facts) {
   ExplainReport report;
   const ExplainDevice &device = facts.device;
@@ -326,6 +373,8 @@ ExplainReport attn::runtime::computeExplain(const ExplainFacts &facts) {
                                             : "no mma.sync/wgmma in the PTX") +
                                 " (" + tc.detail + ")"});
   if (std::optional<ExplainCause> cause = modelSharedMemoryReads(facts))
+    report.causes.push_back(*cause);
+  if (std::optional<ExplainCause> cause = modelShortPrograms(facts))
     report.causes.push_back(*cause);
   return report;
 }

@@ -4,7 +4,7 @@ The same report as `attn-run --bench --explain` (docs/Explain.md): FLOPs,
 bytes, the FLOP and HBM floors, the measured time and the fraction of the
 floor reached, registers, shared memory, spills and occupancy, the kernel
 config, and which known causes apply (spills, low_occupancy, uncoalesced,
-no_tensor_cores, shared_memory_reads).
+no_tensor_cores, shared_memory_reads, short_programs).
 
 The arithmetic (`compute`, `Facts` in, `Report` out) is pure Python and
 mirrors lib/Runtime/Explain.cpp and lib/Runtime/Roofline.cpp formula for
@@ -29,6 +29,8 @@ LOW_OCCUPANCY_BLOCKS = 2   # fewer resident blocks per SM is low occupancy
 LOW_OCCUPANCY_WARPS = 8    # fewer resident warps per SM is low occupancy
 ALIGNMENT_BYTES = 16       # rows and base addresses, for 16-byte vector loads
 SHARED_BYTES_PER_CYCLE = 128.0   # shared-memory bandwidth of an SM (sm_80, sm_90)
+SHORT_PROGRAM_KEYS = 256   # fewer keys per program on average is short programs
+PROGRAM_COST_KEYS = 112.0  # a program's own cost in keys' worth (the H200 seed fit)
 
 ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i1": 1}
 
@@ -323,6 +325,41 @@ def shared_memory_reads(facts):
             f"{int(tensor_cycles + 0.5)} cycles of its FLOPs at the peak")
 
 
+def short_programs(facts):
+    """The short_programs cause (modelShortPrograms), or None: the keys a
+    program visits on average (whole key blocks: all of them, those under
+    the causal bound of its last row, or those its mask block map row does
+    not remove), against SHORT_PROGRAM_KEYS, and the share PROGRAM_COST_KEYS
+    takes of a program."""
+    s, bm, bn = facts.sizes, facts.kernel.block_m, facts.kernel.block_n
+    if bm <= 0 or bn <= 0 or s.Tq <= 0 or s.Tk <= 0:
+        return None
+    query_blocks, key_blocks = -(-s.Tq // bm), -(-s.Tk // bn)
+    blocks = float(key_blocks)
+    if len(facts.mask_blocks) == 4:
+        total = sum(facts.mask_blocks)
+        if total <= 0:
+            return None
+        blocks = key_blocks * (total - facts.mask_blocks[0]) / total
+    elif facts.causal is not None:
+        offset = s.Tk - s.Tq if facts.causal == "bottom_right" else 0
+        visited = 0
+        for x in range(query_blocks):
+            last_row = min((x + 1) * bm, s.Tq) - 1
+            keys = min(max(last_row + offset + 1, 0), s.Tk)
+            visited += -(-keys // bn)
+        blocks = visited / query_blocks
+    keys = blocks * bn
+    if keys >= SHORT_PROGRAM_KEYS:
+        return None
+    share = PROGRAM_COST_KEYS / (PROGRAM_COST_KEYS + keys)
+    return ("short_programs",
+            f"{int(keys + 0.5)} keys per program on average ({blocks:.1f} key blocks of {bn}), "
+            f"under {SHORT_PROGRAM_KEYS}: what a program costs besides its key blocks (its first "
+            f"loads landing, the epilogue, the next launch; about {int(PROGRAM_COST_KEYS)} keys' "
+            f"worth on the H200) is about {int(share * 100 + 0.5)}% of the time")
+
+
 def compute(facts):
     """The report of `facts` (computeExplain)."""
     d, k = facts.device, facts.kernel
@@ -361,6 +398,9 @@ def compute(facts):
     shared = shared_memory_reads(facts)
     if shared:
         causes.append(shared)
+    short = short_programs(facts)
+    if short:
+        causes.append(short)
     return Report(facts, flops, nbytes, flop_floor, hbm_floor, floor, median, fraction, tflops,
                   bps, "compute" if flop_floor >= hbm_floor else "memory", blocks, source, warps,
                   max_warps, occupancy, waves, causes)

@@ -43,6 +43,12 @@ SEED_SHARED = ("each warp reads all of K and V from shared memory: 256.0 KiB rea
                "written per program and key block, 2560 cycles at 128 B per cycle and SM against "
                "1108 cycles of its FLOPs at the peak")
 
+# The seed's 64x32 programs at T=256 visit 2, 4, 6 and 8 key blocks of 32
+# (ExplainTest.cpp's kSeedShort).
+SEED_SHORT = ("160 keys per program on average (5.0 key blocks of 32), under 256: what a program "
+              "costs besides its key blocks (its first loads landing, the epilogue, the next "
+              "launch; about 112 keys' worth on the H200) is about 41% of the time")
+
 
 class ArithmeticTest(unittest.TestCase):
     def test_seed_workload(self):
@@ -145,6 +151,33 @@ class ArithmeticTest(unittest.TestCase):
             "554 cycles of its FLOPs at the peak")])
         # Without the config or the evidence, no model.
         f.kernel.block_n = 0
+        self.assertEqual(ex.compute(f).causes, [])
+
+    def test_short_programs(self):
+        f = make_seed_facts()
+        f.causal, f.mask_elements = "top_left", 0
+        f.sizes.Tq = f.sizes.Tk = 256
+        f.kernel.block_n = 32
+        causes = ex.compute(f).causes
+        self.assertEqual([c[0] for c in causes], ["shared_memory_reads", "short_programs"])
+        self.assertEqual(causes[-1][1], SEED_SHORT)
+        # The seed's mask tensor through a block map: 12 of 32 blocks removed,
+        # the same 5 key blocks per program.
+        f.causal, f.mask_blocks = None, (12, 12, 0, 8)
+        self.assertEqual(ex.compute(f).causes[-1][1], SEED_SHORT)
+        # T=512: 2, 4, ..., 16 blocks, 288 keys on average.
+        f.mask_blocks, f.causal = (), "top_left"
+        f.sizes.Tq = f.sizes.Tk = 512
+        self.assertEqual([c[0] for c in ex.compute(f).causes], ["shared_memory_reads"])
+        # Bottom-right with Tq = 1024 > Tk = 64: only the last query block sees
+        # keys (2 blocks), the others none.
+        f.causal, f.sizes.Tq, f.sizes.Tk = "bottom_right", 1024, 64
+        self.assertEqual(ex.compute(f).causes[-1][1], (
+            "4 keys per program on average (0.1 key blocks of 32), under 256: what a program "
+            "costs besides its key blocks (its first loads landing, the epilogue, the next "
+            "launch; about 112 keys' worth on the H200) is about 97% of the time"))
+        # Without the config, no model.
+        f.kernel.block_m = 0
         self.assertEqual(ex.compute(f).causes, [])
 
     def test_count_tensor_core_instructions(self):
@@ -402,7 +435,11 @@ class GatherTest(unittest.TestCase):
         self.assertEqual(r.causes[0], ("uncoalesced", "mask (row pitch 77 bytes), "
                                                       "o (base address not 16-byte aligned)"))
         # Two mma.sync in the PTX, no wgmma: 4 warps read K and V (D = Dv = 96).
-        self.assertEqual(r.cause_names, ["uncoalesced", "shared_memory_reads"])
+        # Tk = 77: the first query block sees 1 key block of 64, the 15 others
+        # 2 (124 keys on average).
+        self.assertEqual(r.cause_names, ["uncoalesced", "shared_memory_reads", "short_programs"])
+        self.assertTrue(r.causes[2][1].startswith("124 keys per program on average (1.9 key "
+                                                  "blocks of 64), under 256"), r.causes[2][1])
         self.assertIn("each warp reads all of K and V from shared memory: 96.0 KiB read",
                       r.causes[1][1])
         self.assertEqual(facts.mask_blocks, ())

@@ -255,6 +255,49 @@ TEST(ExplainTest, SharedMemoryReadsModel) {
   EXPECT_TRUE(computeExplain(facts).causes.empty());
 }
 
+/// The seed's 64x32 programs at T=256 visit 2, 4, 6 and 8 key blocks of 32
+/// (test_explain.py's SEED_SHORT).
+constexpr const char *kSeedShort =
+    "160 keys per program on average (5.0 key blocks of 32), under 256: what "
+    "a program costs besides its key blocks (its first loads landing, the "
+    "epilogue, the next launch; about 112 keys' worth on the H200) is about "
+    "41% of the time";
+
+TEST(ExplainTest, ShortPrograms) {
+  ExplainFacts facts = makeSeedFacts();
+  facts.causal = CausalMode::TopLeft;
+  facts.maskElements = 0;
+  facts.sizes.Tq = facts.sizes.Tk = 256;
+  facts.kernel.blockN = 32;
+  ExplainReport report = computeExplain(facts);
+  EXPECT_EQ(causeNames(report),
+            (Names{"shared_memory_reads", "short_programs"}));
+  EXPECT_EQ(report.causes.back().detail, kSeedShort);
+  // The seed's mask tensor through a block map: 12 of 32 blocks removed, the
+  // same 5 key blocks per program.
+  facts.causal = CausalMode::None;
+  facts.maskBlocks = {12, 12, 0, 8};
+  EXPECT_EQ(computeExplain(facts).causes.back().detail, kSeedShort);
+  // T=512: 2, 4, ..., 16 blocks, 288 keys on average.
+  facts.maskBlocks.clear();
+  facts.causal = CausalMode::TopLeft;
+  facts.sizes.Tq = facts.sizes.Tk = 512;
+  EXPECT_EQ(causeNames(computeExplain(facts)), (Names{"shared_memory_reads"}));
+  // Bottom-right with Tq = 1024 > Tk = 64: only the last query block sees
+  // keys (2 blocks), the others none.
+  facts.causal = CausalMode::BottomRight;
+  facts.sizes.Tq = 1024;
+  facts.sizes.Tk = 64;
+  EXPECT_EQ(computeExplain(facts).causes.back().detail,
+            "4 keys per program on average (0.1 key blocks of 32), under 256: "
+            "what a program costs besides its key blocks (its first loads "
+            "landing, the epilogue, the next launch; about 112 keys' worth on "
+            "the H200) is about 97% of the time");
+  // Without the config, no model.
+  facts.kernel.blockM = 0;
+  EXPECT_EQ(causeNames(computeExplain(facts)), Names{});
+}
+
 TEST(ExplainTest, CountTensorCoreInstructions) {
   std::string sass = "        /*0310*/  HMMA.16816.F32.BF16 R8, R4, R12, R8 ;\n"
                      "        /*0320*/  HGMMA.64x64x16.F32 R24, gdesc[UR4] ;\n"

@@ -28,6 +28,11 @@
 //                    wgmma, plus the copy that writes them) at
 //                    kSharedBytesPerCycle per SM takes longer than the
 //                    block's FLOPs at the tensor-core peak
+//   short_programs   a program visits fewer than kShortProgramKeys keys on
+//                    average (its live key blocks x block_n, by the causal
+//                    bounds or the mask block map): its own cost (its first
+//                    loads landing, the epilogue, the next launch), about
+//                    kProgramCostKeys keys' worth, is a large share
 //
 // The arithmetic here takes plain facts (ExplainFacts) and needs no CUDA:
 // the CUDA runner (CudaRunner.h, gatherExplainFacts) fills them from the
@@ -63,6 +68,14 @@ constexpr int kLowOccupancyWarps = 8;
 constexpr int64_t kCoalescedAlignmentBytes = 16;
 /// Shared-memory bandwidth of an SM, bytes per cycle (sm_80 and sm_90).
 constexpr double kSharedBytesPerCycle = 128.0;
+/// Fewer keys per program on average than this is short programs: their
+/// own cost is then over 30% of the time (kProgramCostKeys).
+constexpr int64_t kShortProgramKeys = 256;
+/// What a program costs besides its key blocks, in keys' worth of them: the
+/// H200 fit of the seed's `causal` kernel (64x32 programs, tf32, head dim
+/// 128; docs/GPU.md, "Where the seed kernel's time goes") puts it at 3.5
+/// key blocks of 32.
+constexpr double kProgramCostKeys = 112.0;
 
 /// The device, as the driver reports it.
 struct ExplainDevice {
@@ -157,7 +170,7 @@ struct ExplainFacts {
 /// One cause that applies, with the numbers behind it.
 struct ExplainCause {
   /// "spills", "low_occupancy", "uncoalesced", "no_tensor_cores",
-  /// "shared_memory_reads".
+  /// "shared_memory_reads", "short_programs".
   std::string name;
   std::string detail;
 };
