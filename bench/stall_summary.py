@@ -6,8 +6,11 @@
     stall_summary.py X.csv [--top 25]
 
 Prints the share of all stall samples per stall reason, per opcode (with
-its executed instructions and its three main reasons), and the
-instructions with the most samples, in program order.
+its executed instructions and its three main reasons), per execution count
+(the instructions a warp executes equally often: once per program, once per
+iteration of a key loop, ...; their count, their share of the executed
+instructions and of the samples), and the instructions with the most
+samples, in program order.
 """
 
 import argparse
@@ -71,6 +74,22 @@ def main():
     for op, (share, count, why) in sorted(by_op.items(), key=lambda kv: -kv[1][0])[:14]:
         top = ", ".join(f"{short(n)} {100 * v / max(share, 1.0):.0f}%" for n, v in why.most_common(3))
         print(f"{op:8s} {100 * share / total:5.1f}%  exec {count / 1e6:8.2f}M  [{top}]")
+    if executed is not None:
+        # Code regions by how often a warp runs them: with one launch, every
+        # instruction of a region has the same count.
+        by_count = collections.defaultdict(lambda: [0, 0.0, 0.0])
+        for r in data:
+            count = number(r[executed])
+            entry = by_count[count]
+            entry[0] += 1
+            entry[1] += count
+            entry[2] += number(r[samples])
+        all_executed = sum(entry[1] for entry in by_count.values()) or 1.0
+        print("by execution count (instructions, executed, samples):")
+        for count, (static, dynamic, share) in sorted(by_count.items(),
+                                                      key=lambda kv: -kv[1][2])[:8]:
+            print(f"  {count:12.0f}  {static:5d}  {100 * dynamic / all_executed:5.1f}%"
+                  f"  {100 * share / total:5.1f}%")
     print("top instructions:")
     hottest = sorted(range(len(data)), key=lambda i: -number(data[i][samples]))[:args.top]
     for i in sorted(hottest):
