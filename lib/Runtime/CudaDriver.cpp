@@ -48,6 +48,10 @@ static DriverState loadDriverOnce() {
   if (!api.eventElapsedTime)
     api.eventElapsedTime = reinterpret_cast<decltype(api.eventElapsedTime)>(
         dlsym(handle, "cuEventElapsedTime"));
+  // Optional entry points: a launch that needs one fails without it.
+  api.tensorMapEncodeTiled =
+      reinterpret_cast<decltype(api.tensorMapEncodeTiled)>(
+          dlsym(handle, "cuTensorMapEncodeTiled"));
 #define ATTN_CUDA_CHECK_ENTRY_POINT(member, symbol, symbolName)                \
   if (!api.member) {                                                           \
     state.error = std::string("libcuda.so.1 has no symbol ") + symbolName +    \

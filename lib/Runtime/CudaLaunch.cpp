@@ -20,10 +20,12 @@ using namespace attn::runtime;
 
 bool attn::runtime::prepareLaunch(
     const Manifest &manifest, const std::map<std::string, TensorArg> &operands,
-    const ProblemSizes &sizes, LaunchConfig &out, std::string &error) {
+    const ProblemSizes &sizes, LaunchConfig &out, std::string &error,
+    const TensorMapResolver &resolveTensorMap) {
   LaunchConfig config;
   if (!evaluateGrid(manifest, sizes, config.grid, error) ||
-      !packParams(manifest, operands, sizes, config.params, error))
+      !packParams(manifest, operands, sizes, config.params, error,
+                  resolveTensorMap))
     return false;
   for (int i = 0; i < 3; ++i)
     config.block[i] = manifest.block[i];
@@ -33,7 +35,7 @@ bool attn::runtime::prepareLaunch(
     if (!evaluateGrid(kernel, sizes, launch.grid, error))
       return false;
     if (!packParams(manifest, kernel.params, operands, sizes, launch.params,
-                    error)) {
+                    error, resolveTensorMap)) {
       error = "prologue kernel '" + kernel.kernel + "': " + error;
       return false;
     }
@@ -449,7 +451,8 @@ bool ManifestKernel::getOwnWorkspace(const WorkspaceSpec &workspace,
 bool ManifestKernel::prepare(const std::map<std::string, TensorArg> &operands,
                              const ProblemSizes &sizes, LaunchConfig &out,
                              std::string &error) const {
-  if (manifest.workspaces.empty())
+  bool tensorMaps = manifest.hasTensorMaps();
+  if (manifest.workspaces.empty() && !tensorMaps)
     return prepareLaunch(manifest, operands, sizes, out, error);
   if (!isLoaded()) {
     error = "the kernel is not loaded";
@@ -461,7 +464,17 @@ bool ManifestKernel::prepare(const std::map<std::string, TensorArg> &operands,
         !getOwnWorkspace(workspace, sizes, withWorkspaces[workspace.name],
                          error))
       return false;
-  return prepareLaunch(manifest, withWorkspaces, sizes, out, error);
+  std::vector<std::shared_ptr<const void>> keep;
+  TensorMapResolver resolver;
+  if (tensorMaps)
+    resolver = [&](const KernelParam &param, const TensorArg &arg,
+                   uint64_t &devicePtr, std::string &message) {
+      return getTensorMap(param, arg, devicePtr, keep, message);
+    };
+  if (!prepareLaunch(manifest, withWorkspaces, sizes, out, error, resolver))
+    return false;
+  out.tensorMaps = std::move(keep);
+  return true;
 }
 
 bool ManifestKernel::launch(LaunchConfig &config, CUstream stream,

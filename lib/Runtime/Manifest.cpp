@@ -148,6 +148,16 @@ KernelParam KernelParam::workspace(std::string name, unsigned rank) {
   return param;
 }
 
+KernelParam KernelParam::tensorMap(std::string operand,
+                                   std::vector<int64_t> box, unsigned swizzle) {
+  KernelParam param;
+  param.kind = Kind::TensorMap;
+  param.operand = std::move(operand);
+  param.box = std::move(box);
+  param.swizzle = swizzle;
+  return param;
+}
+
 bool KernelParam::operator==(const KernelParam &other) const {
   if (kind != other.kind)
     return false;
@@ -158,6 +168,9 @@ bool KernelParam::operator==(const KernelParam &other) const {
     return name == other.name;
   case Kind::Workspace:
     return name == other.name && rank == other.rank;
+  case Kind::TensorMap:
+    return operand == other.operand && box == other.box &&
+           swizzle == other.swizzle;
   }
   return false;
 }
@@ -214,6 +227,28 @@ const WorkspaceSpec *Manifest::getWorkspace(std::string_view name) const {
 }
 
 unsigned Manifest::getNumParamSlots() const { return getNumSlots(params); }
+
+static bool hasTensorMap(const std::vector<KernelParam> &params) {
+  for (const KernelParam &param : params)
+    if (param.kind == KernelParam::Kind::TensorMap)
+      return true;
+  return false;
+}
+
+bool Manifest::hasTensorMaps() const {
+  if (hasTensorMap(params))
+    return true;
+  for (const PrologueKernel &kernel : prologue)
+    if (hasTensorMap(kernel.params))
+      return true;
+  return false;
+}
+
+int64_t Manifest::getVersion() const {
+  if (hasTensorMaps())
+    return 3;
+  return workspaces.empty() && prologue.empty() ? 1 : 2;
+}
 
 const std::vector<std::string> &attn::runtime::getSizeNames() {
   static const std::vector<std::string> names = {"B",  "Hq", "Hkv", "Tq",
@@ -311,6 +346,12 @@ static JsonValue paramsToJson(const std::vector<KernelParam> &params) {
       entry.set("kind", JsonValue::makeString("workspace"));
       entry.set("name", JsonValue::makeString(param.name));
       entry.set("rank", JsonValue::makeInteger(param.rank));
+      break;
+    case KernelParam::Kind::TensorMap:
+      entry.set("kind", JsonValue::makeString("tensor_map"));
+      entry.set("operand", JsonValue::makeString(param.operand));
+      entry.set("box", shapeToJson(param.box));
+      entry.set("swizzle", JsonValue::makeInteger(param.swizzle));
       break;
     }
     entries.push(std::move(entry));

@@ -452,8 +452,10 @@ static bool checkVectorLayout(const Manifest &manifest, const std::string &name,
 bool attn::runtime::packParams(const Manifest &manifest,
                                const std::map<std::string, TensorArg> &operands,
                                const ProblemSizes &sizes, ParamPack &out,
-                               std::string &error) {
-  return packParams(manifest, manifest.params, operands, sizes, out, error);
+                               std::string &error,
+                               const TensorMapResolver &resolveTensorMap) {
+  return packParams(manifest, manifest.params, operands, sizes, out, error,
+                    resolveTensorMap);
 }
 
 /// Checks the TensorArg given for `workspace` and returns the one to pass:
@@ -500,7 +502,8 @@ bool attn::runtime::packParams(const Manifest &manifest,
                                const std::vector<KernelParam> &params,
                                const std::map<std::string, TensorArg> &operands,
                                const ProblemSizes &sizes, ParamPack &out,
-                               std::string &error) {
+                               std::string &error,
+                               const TensorMapResolver &resolveTensorMap) {
   // Every given operand must be passed by some param of the main kernel, or
   // be a workspace.
   for (const auto &entry : operands) {
@@ -582,6 +585,27 @@ bool attn::runtime::packParams(const Manifest &manifest,
       int64_t value = 0;
       sizes.get(param.name, value);
       pack.appendInt64(param.name, value);
+      continue;
+    }
+    if (param.kind == KernelParam::Kind::TensorMap) {
+      // The operand's TensorArg was checked above (a memref param of the
+      // main kernel passes it).
+      auto it = operands.find(param.operand);
+      if (it == operands.end()) {
+        error = "missing operand '" + param.operand + "'";
+        return false;
+      }
+      if (!resolveTensorMap) {
+        error = "kernel '" + manifest.kernel + "' takes a tensor map of '" +
+                param.operand +
+                "', which only a launch that encodes tensor maps can pass "
+                "(ManifestKernel::prepare)";
+        return false;
+      }
+      uint64_t devicePtr = 0;
+      if (!resolveTensorMap(param, it->second, devicePtr, error))
+        return false;
+      pack.appendPointer(param.operand + ".tensor_map", devicePtr);
       continue;
     }
     TensorArg workspaceArg;

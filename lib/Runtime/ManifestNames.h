@@ -5,8 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // The names that verifyManifest (ManifestVerify.cpp) and parseManifest
-// (ManifestParse.cpp) both check: size names and operand names. Private to
-// lib/Runtime.
+// (ManifestParse.cpp) both check: size names, operand names and the limits
+// of workspaces and tensor maps. Private to lib/Runtime.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +43,21 @@ inline bool isMemRefOperandName(std::string_view name) {
   return name == "query" || name == "key" || name == "value" ||
          name == "mask" || name == "output";
 }
+
+/// The operands a tensor_map param may describe (version 3).
+inline bool isTensorMapOperandName(std::string_view name) {
+  return name == "query" || name == "key" || name == "value" ||
+         name == "output";
+}
+
+/// Whether `swizzle` is a valid KernelParam::swizzle (0, 32, 64 or 128).
+inline bool isTensorMapSwizzle(int64_t swizzle) {
+  return swizzle == 0 || swizzle == 32 || swizzle == 64 || swizzle == 128;
+}
+
+/// The largest entry of a tensor map's box (TMA moves at most 256 elements
+/// per dimension).
+constexpr int64_t kMaxTensorMapBox = 256;
 
 /// Whether `bytes` is a valid WorkspaceSpec::elementBytes (1, 2, 4 or 8).
 inline bool isWorkspaceElementBytes(int64_t bytes) {

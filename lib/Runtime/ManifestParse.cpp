@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// parseManifest, which reads the JSON of a manifest (version 1 or 2) with an
+// parseManifest, which reads the JSON of a manifest (version 1, 2 or 3) with an
 // error message that names the line and column of the offending value, then
 // checks the rules of docs/Manifest.md with verifyManifest
 // (ManifestVerify.cpp).
@@ -36,15 +36,17 @@ public:
 
 private:
   std::string &error;
-  /// The manifest's "version" (1 or 2).
+  /// The manifest's "version" (1, 2 or 3).
   int64_t version = 1;
 
-  /// The error of a version 2 feature (`what`) in a version 1 manifest.
-  bool failNeedsVersion2(const JsonValue &at, const std::string &path,
-                         const std::string &what) {
+  /// The error of a feature (`what`) of version `needed` in an older
+  /// manifest.
+  bool failNeedsVersion(const JsonValue &at, const std::string &path,
+                        const std::string &what, int64_t needed) {
     return fail(at, path,
-                what + " requires version 2 (this manifest has version " +
-                    std::to_string(version) + ")");
+                what + " requires version " + std::to_string(needed) +
+                    " (this manifest has version " + std::to_string(version) +
+                    ")");
   }
 
   bool fail(const JsonValue &at, const std::string &path,
@@ -273,8 +275,8 @@ private:
     }
     if (kind == "workspace") {
       if (version < 2)
-        return failNeedsVersion2(*value.find("kind"), join(path, "kind"),
-                                 "the param kind 'workspace'");
+        return failNeedsVersion(*value.find("kind"), join(path, "kind"),
+                                "the param kind 'workspace'", 2);
       if (!checkKeys(value, path, {"kind", "name", "rank"}))
         return false;
       std::string name;
@@ -291,9 +293,58 @@ private:
       out = KernelParam::workspace(name, static_cast<unsigned>(rank));
       return true;
     }
+    if (kind == "tensor_map") {
+      if (version < 3)
+        return failNeedsVersion(*value.find("kind"), join(path, "kind"),
+                                "the param kind 'tensor_map'", 3);
+      return readTensorMapParam(value, path, out);
+    }
     return fail(*value.find("kind"), join(path, "kind"),
                 "unknown param kind '" + kind +
-                    "' (expected memref, size or workspace)");
+                    "' (expected memref, size, workspace or tensor_map)");
+  }
+
+  /// A param of kind "tensor_map" (version 3): its operand, box and
+  /// swizzle. verifyManifest checks the box against the operand.
+  bool readTensorMapParam(const JsonValue &value, const std::string &path,
+                          KernelParam &out) {
+    if (!checkKeys(value, path, {"kind", "operand", "box", "swizzle"}))
+      return false;
+    std::string operand;
+    if (!readString(value, "operand", path, /*required=*/true, operand))
+      return false;
+    if (!isTensorMapOperandName(operand))
+      return fail(*value.find("operand"), join(path, "operand"),
+                  "unknown operand '" + operand +
+                      "' (expected query, key, value or output)");
+    const JsonValue *boxValue = require(value, "box", path);
+    std::string boxPath = join(path, "box");
+    if (!boxValue || !expectKind(*boxValue, JsonValue::Kind::Array, boxPath))
+      return false;
+    std::vector<int64_t> box;
+    for (size_t i = 0; i < boxValue->getArray().size(); ++i) {
+      const JsonValue &element = boxValue->getArray()[i];
+      std::string elementPath = boxPath + "[" + std::to_string(i) + "]";
+      int64_t dim;
+      if (!readInteger(element, elementPath, dim))
+        return false;
+      if (dim < 1 || dim > kMaxTensorMapBox)
+        return fail(element, elementPath,
+                    std::to_string(dim) + " (expected 1 .. " +
+                        std::to_string(kMaxTensorMapBox) + ")");
+      box.push_back(dim);
+    }
+    const JsonValue *swizzleValue = require(value, "swizzle", path);
+    std::string swizzlePath = join(path, "swizzle");
+    int64_t swizzle;
+    if (!swizzleValue || !readInteger(*swizzleValue, swizzlePath, swizzle))
+      return false;
+    if (!isTensorMapSwizzle(swizzle))
+      return fail(*swizzleValue, swizzlePath,
+                  std::to_string(swizzle) + " (expected 0, 32, 64 or 128)");
+    out = KernelParam::tensorMap(operand, std::move(box),
+                                 static_cast<unsigned>(swizzle));
+    return true;
   }
 
   /// "block" of `object` (the root or a prologue entry at `path`).
@@ -457,11 +508,11 @@ bool ManifestReader::read(const JsonValue &root, Manifest &out) {
   const JsonValue *versionValue = require(root, "version", "");
   if (!versionValue || !readInteger(*versionValue, "version", version))
     return false;
-  static_assert(Manifest::kVersion == 2, "update the message below");
+  static_assert(Manifest::kVersion == 3, "update the message below");
   if (version < 1 || version > Manifest::kVersion)
     return fail(*versionValue, "version",
                 "unsupported manifest version " + std::to_string(version) +
-                    " (this reader supports versions 1 and 2)");
+                    " (this reader supports versions 1, 2 and 3)");
 
   if (!checkKeys(root, "",
                  {"format", "version", "kernel", "ptx", "chip", "function",
@@ -474,8 +525,8 @@ bool ManifestReader::read(const JsonValue &root, Manifest &out) {
   if (version < 2)
     for (const char *key : {"workspace", "prologue"})
       if (const JsonValue *value = root.find(key))
-        return failNeedsVersion2(*value, key,
-                                 std::string("the key '") + key + "'");
+        return failNeedsVersion(*value, key,
+                                std::string("the key '") + key + "'", 2);
 
   Manifest manifest;
   if (!readString(root, "kernel", "", true, manifest.kernel) ||

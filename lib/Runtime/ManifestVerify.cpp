@@ -140,8 +140,60 @@ static bool verifyWorkspace(const Manifest &manifest, size_t index,
   return true;
 }
 
+/// A tensor_map param at `path` (version 3): a known operand, a box of the
+/// operand's rank whose entries are 1 .. 256, a known swizzle, and an inner
+/// box dimension that TMA takes with that swizzle.
+static bool verifyTensorMap(const Manifest &manifest, const KernelParam &param,
+                            const std::string &path, std::string &error) {
+  if (!isTensorMapOperandName(param.operand)) {
+    error = path + ": a tensor map of unknown operand '" + param.operand +
+            "' (expected query, key, value or output)";
+    return false;
+  }
+  size_t rank = manifest.getOperand(param.operand)->shape.size();
+  if (param.box.size() != rank) {
+    error = path + ": the box has " + std::to_string(param.box.size()) +
+            " entries but " + param.operand + " has rank " +
+            std::to_string(rank);
+    return false;
+  }
+  for (size_t i = 0; i < param.box.size(); ++i) {
+    if (param.box[i] >= 1 && param.box[i] <= kMaxTensorMapBox)
+      continue;
+    error = path + ": box[" + std::to_string(i) + "] is " +
+            std::to_string(param.box[i]) + " (expected 1 .. " +
+            std::to_string(kMaxTensorMapBox) + ")";
+    return false;
+  }
+  if (!isTensorMapSwizzle(param.swizzle)) {
+    error = path + ": swizzle " + std::to_string(param.swizzle) +
+            " (expected 0, 32, 64 or 128)";
+    return false;
+  }
+  // TMA copies the box's inner dimension in 16-byte units, which a swizzle
+  // permutes within its span.
+  int64_t elementBytes =
+      static_cast<int64_t>(getElementBytes(manifest.elementType));
+  int64_t inner = param.box.back();
+  int64_t rowBytes = inner * elementBytes;
+  std::string row = "the box's inner dimension is " + std::to_string(inner) +
+                    " elements of " + std::to_string(elementBytes) +
+                    " bytes = " + std::to_string(rowBytes) + " bytes";
+  if (param.swizzle != 0 && rowBytes > param.swizzle) {
+    error = path + ": " + row + ", more than the " +
+            std::to_string(param.swizzle) + "-byte swizzle span";
+    return false;
+  }
+  if (rowBytes % 16 != 0) {
+    error = path + ": " + row + ", not a multiple of 16 bytes";
+    return false;
+  }
+  return true;
+}
+
 /// The params of one kernel (`path` is "params" or "prologue[i].params"):
-/// known names, ranks that match, each operand and workspace at most once.
+/// known names, ranks that match, each operand and workspace at most once,
+/// tensor maps of operands that a memref param of the same kernel passes.
 /// Adds the operands passed to `seen` and the workspaces to `workspaces`.
 static bool
 verifyParams(const Manifest &manifest, const std::vector<KernelParam> &params,
@@ -151,6 +203,11 @@ verifyParams(const Manifest &manifest, const std::vector<KernelParam> &params,
   for (size_t i = 0; i < params.size(); ++i) {
     const KernelParam &param = params[i];
     std::string path = listPath + "[" + std::to_string(i) + "]";
+    if (param.kind == KernelParam::Kind::TensorMap) {
+      if (!verifyTensorMap(manifest, param, path, error))
+        return false;
+      continue;
+    }
     if (param.kind == KernelParam::Kind::Size) {
       if (!isSizeName(param.name)) {
         error = path + ": unknown size name '" + param.name +
@@ -206,6 +263,17 @@ verifyParams(const Manifest &manifest, const std::vector<KernelParam> &params,
               param.operand + " has rank " + std::to_string(rank);
       return false;
     }
+  }
+  // A tensor map is passed besides the operand's memref, not instead of it.
+  for (size_t i = 0; i < params.size(); ++i) {
+    const KernelParam &param = params[i];
+    if (param.kind != KernelParam::Kind::TensorMap || seen.count(param.operand))
+      continue;
+    error = listPath + "[" + std::to_string(i) + "]: a tensor map of '" +
+            param.operand +
+            "' but no memref param of the same kernel passes '" +
+            param.operand + "'";
+    return false;
   }
   return true;
 }

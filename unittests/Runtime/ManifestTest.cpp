@@ -228,12 +228,12 @@ TEST(ManifestTest, Errors) {
   EXPECT_EQ(manifestError(editExample("attn-mlir-manifest", "other")),
             "line 2, column 13: format: 'other' is not an attn-mlir launch "
             "manifest (expected 'attn-mlir-manifest')");
-  EXPECT_EQ(manifestError(editExample("\"version\": 1", "\"version\": 3")),
-            "line 2, column 46: version: unsupported manifest version 3 (this "
-            "reader supports versions 1 and 2)");
+  EXPECT_EQ(manifestError(editExample("\"version\": 1", "\"version\": 4")),
+            "line 2, column 46: version: unsupported manifest version 4 (this "
+            "reader supports versions 1, 2 and 3)");
   EXPECT_EQ(manifestError(editExample("\"version\": 1", "\"version\": 0")),
             "line 2, column 46: version: unsupported manifest version 0 (this "
-            "reader supports versions 1 and 2)");
+            "reader supports versions 1, 2 and 3)");
   // Keys.
   EXPECT_EQ(manifestError(editExample("\"ptx\": \"f.ptx\",", "")),
             "line 1, column 1: missing key 'ptx'");
@@ -274,7 +274,7 @@ TEST(ManifestTest, Errors) {
             "(expected null, top_left or bottom_right)");
   EXPECT_EQ(manifestError(editExample("\"kind\": \"size\"", "\"kind\": \"f\"")),
             "line 23, column 14: params[4].kind: unknown param kind 'f' "
-            "(expected memref, size or workspace)");
+            "(expected memref, size, workspace or tensor_map)");
   EXPECT_EQ(manifestError(editExample("\"operand\": \"key\", \"rank\": 4",
                                       "\"operand\": \"key\", \"rank\": 3")),
             "invalid manifest: params[1]: rank 3 but key has rank 4");

@@ -4,9 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The example manifests of docs/Manifest.md (version 1, and version 2 with a
-// workspace and a prologue kernel), as text and built in code, and problem
-// sizes in one call, for ManifestTest.cpp, ManifestV2Test.cpp and
+// The example manifests of docs/Manifest.md (version 1, version 2 with a
+// workspace and a prologue kernel, version 3 with tensor maps), as text and
+// built in code, and problem sizes in one call, for ManifestTest.cpp,
+// ManifestV2Test.cpp, ManifestV3Test.cpp, TensorMapTest.cpp and
 // CudaLaunchTest.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -152,6 +153,48 @@ inline Manifest makeExampleV2Manifest() {
                      KernelParam::workspace("mask_block_map", 4),
                      KernelParam::size("Tq"), KernelParam::size("Tk")};
   manifest.prologue.push_back(prologue);
+  return manifest;
+}
+
+/// The version 3 example of docs/Manifest.md: an f32 kernel that loads key
+/// and value tiles with TMA, through a tensor map of each.
+inline const char *const kExampleV3Text = R"({
+  "format": "attn-mlir-manifest", "version": 3,
+  "kernel": "attn_fwd_f",
+  "ptx": "f.ptx",
+  "chip": "sm_90a",
+  "function": "f",
+  "element_type": "f32",
+  "query":  {"shape": [-1, 32, -1, 128]},
+  "key":    {"shape": [-1, 8, -1, 128]},
+  "value":  {"shape": [-1, 8, -1, 128]},
+  "output": {"shape": [-1, 32, -1, 128]},
+  "mask":   null,
+  "attributes": {"scale": 0.08838834764831845, "causal": null, "precision": null},
+  "config": {"block_m": 128, "block_n": 64, "num_warps": 4, "num_stages": 2},
+  "block": [128, 1, 1],
+  "grid": [ {"ceil_div": ["Tq", 128]}, {"mul": ["B", "Hq"]}, 1 ],
+  "shared_memory_bytes": 49152,
+  "params": [
+    {"kind": "memref", "operand": "query", "rank": 4},
+    {"kind": "memref", "operand": "key", "rank": 4},
+    {"kind": "memref", "operand": "value", "rank": 4},
+    {"kind": "memref", "operand": "output", "rank": 4},
+    {"kind": "tensor_map", "operand": "key", "box": [1, 1, 64, 32], "swizzle": 128},
+    {"kind": "tensor_map", "operand": "value", "box": [1, 1, 64, 32], "swizzle": 128},
+    {"kind": "size", "name": "Tk"}
+  ]
+}
+)";
+
+/// kExampleV3Text, built in code.
+inline Manifest makeExampleV3Manifest() {
+  Manifest manifest = makeExampleManifest();
+  manifest.elementType = ElementType::F32;
+  manifest.params.insert(
+      manifest.params.begin() + 4,
+      {KernelParam::tensorMap("key", {1, 1, 64, 32}, 128),
+       KernelParam::tensorMap("value", {1, 1, 64, 32}, 128)});
   return manifest;
 }
 

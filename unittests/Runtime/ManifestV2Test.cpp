@@ -202,9 +202,9 @@ TEST(ManifestV2Test, Equality) {
 }
 
 TEST(ManifestV2Test, VersionErrors) {
-  EXPECT_EQ(manifestError(editV2("\"version\": 2", "\"version\": 3")),
-            "line 2, column 46: version: unsupported manifest version 3 (this "
-            "reader supports versions 1 and 2)");
+  EXPECT_EQ(manifestError(editV2("\"version\": 2", "\"version\": 4")),
+            "line 2, column 46: version: unsupported manifest version 4 (this "
+            "reader supports versions 1, 2 and 3)");
   // The keys and the param kind of version 2 in a version 1 manifest.
   EXPECT_EQ(manifestError(editV2("\"version\": 2", "\"version\": 1")),
             "line 27, column 16: workspace: the key 'workspace' requires "
@@ -352,7 +352,7 @@ TEST(ManifestV2Test, PrologueErrors) {
   EXPECT_EQ(
       manifestError(editV2(sizeTq, "{\"kind\": \"sizes\", \"name\": \"Tq\"}")),
       "line 38, column 17: prologue[0].params[2].kind: unknown param "
-      "kind 'sizes' (expected memref, size or workspace)");
+      "kind 'sizes' (expected memref, size, workspace or tensor_map)");
   EXPECT_EQ(
       manifestError(editV2(sizeTq, "{\"kind\": \"size\", \"name\": \"T\"}")),
       "line 38, column 33: prologue[0].params[2].name: unknown size "

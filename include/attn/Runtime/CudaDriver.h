@@ -81,14 +81,20 @@ namespace runtime {
   X(eventElapsedTime, cuEventElapsedTime_v2, "cuEventElapsedTime_v2")          \
   X(eventDestroy, cuEventDestroy_v2, "cuEventDestroy_v2")
 
-/// The table of driver entry points. Every member is non-null in a table
-/// returned by loadCudaDriver. (cuEventElapsedTime_v2 appeared in CUDA 12.8;
+/// The table of driver entry points. Every member of the list above is
+/// non-null in a table returned by loadCudaDriver; the optional ones below it
+/// may be null. (cuEventElapsedTime_v2 appeared in CUDA 12.8;
 /// on older drivers the same-signature cuEventElapsedTime is used.)
 struct CudaDriverApi {
 #define ATTN_CUDA_DECLARE_ENTRY_POINT(member, symbol, name)                    \
   decltype(&::symbol) member = nullptr;
   ATTN_CUDA_DRIVER_ENTRY_POINTS(ATTN_CUDA_DECLARE_ENTRY_POINT)
 #undef ATTN_CUDA_DECLARE_ENTRY_POINT
+
+  /// Optional: cuTensorMapEncodeTiled (CUDA 12.0 and newer), null when the
+  /// driver lacks it. Only the launches of kernels that take a tensor map
+  /// (TensorMap.h) need it; they fail without it.
+  decltype(&::cuTensorMapEncodeTiled) tensorMapEncodeTiled = nullptr;
 
   /// cuDriverGetVersion, e.g. 13000 for CUDA 13.0.
   int driverVersion = 0;

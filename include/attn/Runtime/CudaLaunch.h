@@ -17,7 +17,9 @@
 // A launch runs the manifest's prologue kernels (version 2), in order, then
 // the main kernel, all on the given stream; the workspaces they share are
 // allocated by the ManifestKernel unless the caller passes them in
-// `operands`.
+// `operands`. The tensor maps that version 3 params pass are encoded from
+// the operands at each launch and copied to device memory by the
+// ManifestKernel, once per distinct map (TensorMap.h).
 //
 // plus benchmarking with CUDA events (rotating among copies of the inputs so
 // that consecutive launches do not find them in L2) and the roofline floor of
@@ -31,9 +33,11 @@
 #include "attn/Runtime/CudaDriver.h"
 #include "attn/Runtime/Manifest.h"
 #include "attn/Runtime/Roofline.h"
+#include "attn/Runtime/TensorMap.h"
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -58,17 +62,23 @@ struct LaunchConfig {
   ParamPack params;
   /// One per entry of Manifest::prologue, in order (empty in version 1).
   std::vector<PrologueLaunch> prologue;
+  /// The device copies of the tensor maps (version 3) that `params` and the
+  /// prologue's params point to, kept alive as long as the configuration.
+  std::vector<std::shared_ptr<const void>> tensorMaps;
 };
 
 /// Builds the launch of `manifest` for `operands` and `sizes`: evaluateGrid,
 /// the block and shared memory of the manifest, and packParams, for the
 /// main kernel and for each prologue kernel. `operands` must hold every
 /// workspace the params name, keyed by its name (evaluateWorkspace gives
-/// its bytes); ManifestKernel::prepare adds the missing ones.
+/// its bytes); ManifestKernel::prepare adds the missing ones. Tensor map
+/// params (version 3) take their pointers from `resolveTensorMap` (see
+/// packParams); ManifestKernel::prepare supplies it.
 bool prepareLaunch(const Manifest &manifest,
                    const std::map<std::string, TensorArg> &operands,
                    const ProblemSizes &sizes, LaunchConfig &out,
-                   std::string &error);
+                   std::string &error,
+                   const TensorMapResolver &resolveTensorMap = nullptr);
 
 /// Reads the parameter list of `.entry <entry>(...)` in PTX text: the size
 /// in bytes of each parameter, in order. Fails if the PTX has no such entry
@@ -134,7 +144,13 @@ public:
   const std::string &getInfoLog() const { return module.getInfoLog(); }
 
   /// prepareLaunch for this kernel, with the kernel's own buffers for the
-  /// workspaces `operands` lacks (allocated or grown here).
+  /// workspaces `operands` lacks (allocated or grown here), and the device
+  /// copies of the tensor maps the params take (version 3): each encoded
+  /// from its operand (getTensorMapEncoding, encodeTensorMap) and looked up
+  /// in the kernel's TensorMapCache, which copies a new map to device memory
+  /// (cuMemAlloc, cuMemcpyHtoD, then a context synchronization: a first
+  /// launch on new tensors costs that, later ones nothing). `out` holds the
+  /// copies it points to.
   bool prepare(const std::map<std::string, TensorArg> &operands,
                const ProblemSizes &sizes, LaunchConfig &out,
                std::string &error) const;
@@ -145,6 +161,11 @@ public:
   bool launch(const std::map<std::string, TensorArg> &operands,
               const ProblemSizes &sizes, CUstream stream,
               std::string &error) const;
+
+  /// The number of tensor maps in device memory that the kernel keeps for
+  /// its launches (at most TensorMapCache::kDefaultCapacity unless prepared
+  /// LaunchConfigs hold more).
+  size_t getNumCachedTensorMaps() const { return tensorMapCache.size(); }
 
   /// The bytes of the kernel's own buffer for workspace `name` (0 before a
   /// launch needed it).
@@ -162,6 +183,12 @@ private:
   bool getOwnWorkspace(const WorkspaceSpec &workspace,
                        const ProblemSizes &sizes, TensorArg &out,
                        std::string &error) const;
+  /// The device address of the tensor map of `param` for `arg`, from
+  /// tensorMapCache; adds the copy's owner to `keep` (TensorMap.cpp).
+  bool getTensorMap(const KernelParam &param, const TensorArg &arg,
+                    uint64_t &devicePtr,
+                    std::vector<std::shared_ptr<const void>> &keep,
+                    std::string &error) const;
 
   const CudaDevice *device = nullptr;
   Manifest manifest;
@@ -173,6 +200,8 @@ private:
   /// The buffers of the workspaces, by name; the last one is the current
   /// one, the others are kept alive for LaunchConfigs that point to them.
   mutable std::map<std::string, std::vector<DeviceBuffer>> workspaceBuffers;
+  /// The device copies of the tensor maps of earlier launches.
+  mutable TensorMapCache tensorMapCache;
 };
 
 /// Options of benchmark().

@@ -10,8 +10,8 @@
 // entry name, the parameter order and kinds, the block size, the grid as a
 // function of the dynamic sizes, the dynamic shared memory, the target chip
 // and the attributes of the `attn.attention` op. docs/Manifest.md describes
-// the format (versions 1 and 2: version 2 adds workspaces and prologue
-// kernels).
+// the format (versions 1 to 3: version 2 adds workspaces and prologue
+// kernels, version 3 the tensor_map param, a TMA descriptor).
 //
 // This header also holds the evaluation helpers that turn a manifest and the
 // actual problem into a launch: evaluateGrid, evaluateWorkspace, checkShapes /
@@ -31,6 +31,7 @@
 #include "attn/Runtime/Json.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -120,9 +121,10 @@ struct GridExpr {
 
 /// One entry of "params".
 struct KernelParam {
-  enum class Kind { MemRef, Size, Workspace };
+  enum class Kind { MemRef, Size, Workspace, TensorMap };
   Kind kind = Kind::MemRef;
   /// Kind::MemRef: "query", "key", "value", "mask" or "output".
+  /// Kind::TensorMap: "query", "key", "value" or "output".
   std::string operand;
   /// Kind::MemRef and Kind::Workspace: the rank (the number of sizes and of
   /// strides).
@@ -130,16 +132,30 @@ struct KernelParam {
   /// Kind::Size: one of the names of getSizeNames(). Kind::Workspace: the
   /// name of an entry of Manifest::workspaces.
   std::string name;
+  /// Kind::TensorMap (version 3): the box (the tile one TMA copy moves), one
+  /// entry per dimension of the operand, outermost first like its shape;
+  /// each 1 .. 256.
+  std::vector<int64_t> box;
+  /// Kind::TensorMap: the shared memory swizzle in bytes, 0 (none), 32, 64
+  /// or 128.
+  unsigned swizzle = 0;
 
   static KernelParam memref(std::string operand, unsigned rank);
   static KernelParam size(std::string name);
   /// A memref over workspace `name` (version 2): pointer, pointer, offset 0,
   /// the workspace's evaluated shape and its row-major strides.
   static KernelParam workspace(std::string name, unsigned rank);
+  /// A TMA descriptor of `operand` (version 3): one pointer to a 64-byte
+  /// aligned CUtensorMap in device memory, encoded at launch from the
+  /// operand's TensorArg (TensorMap.h).
+  static KernelParam tensorMap(std::string operand, std::vector<int64_t> box,
+                               unsigned swizzle);
 
   /// The number of 8-byte kernel parameters this entry expands to:
-  /// 3 + 2 * rank for a memref or a workspace, 1 for a size.
-  unsigned getNumSlots() const { return kind == Kind::Size ? 1 : 3 + 2 * rank; }
+  /// 3 + 2 * rank for a memref or a workspace, 1 for a size or a tensor map.
+  unsigned getNumSlots() const {
+    return kind == Kind::Size || kind == Kind::TensorMap ? 1 : 3 + 2 * rank;
+  }
 
   bool operator==(const KernelParam &other) const;
   bool operator!=(const KernelParam &other) const { return !(*this == other); }
@@ -181,12 +197,12 @@ struct PrologueKernel {
   }
 };
 
-/// A launch manifest (format "attn-mlir-manifest", version 1, or 2 when it
-/// has workspaces or prologue kernels).
+/// A launch manifest (format "attn-mlir-manifest", version 1, 2 when it
+/// has workspaces or prologue kernels, 3 when it has tensor_map params).
 struct Manifest {
   static constexpr const char *kFormat = "attn-mlir-manifest";
   /// The newest version this reader and writer know.
-  static constexpr int64_t kVersion = 2;
+  static constexpr int64_t kVersion = 3;
 
   /// The PTX entry name.
   std::string kernel;
@@ -213,11 +229,14 @@ struct Manifest {
   /// Version 2: kernels launched before the main one ("prologue").
   std::vector<PrologueKernel> prologue;
 
-  /// 2 with workspaces or prologue kernels, else 1 (what serializeManifest
-  /// writes, so that version 1 readers keep reading version 1 kernels).
-  int64_t getVersion() const {
-    return workspaces.empty() && prologue.empty() ? 1 : 2;
-  }
+  /// 3 with a tensor_map param (of the main kernel or of a prologue
+  /// kernel), else 2 with workspaces or prologue kernels, else 1 (what
+  /// serializeManifest writes, so that older readers keep reading the
+  /// kernels they can launch).
+  int64_t getVersion() const;
+  /// Whether a param of the main kernel or of a prologue kernel is a
+  /// tensor map.
+  bool hasTensorMaps() const;
   /// The workspace called `name`, nullptr if none.
   const WorkspaceSpec *getWorkspace(std::string_view name) const;
 
@@ -242,20 +261,23 @@ const std::vector<std::string> &getSizeNames();
 
 /// Checks the semantic rules of docs/Manifest.md (ranks, dimensions, size
 /// names, operands named by params, block size, workspaces and prologue
-/// kernels, ...). parseManifest calls it.
+/// kernels, tensor maps: operand, box and swizzle, ...). parseManifest calls
+/// it. (A manifest in memory has no version: getVersion() follows from its
+/// contents, and parseManifest rejects what the file's version lacks.)
 bool verifyManifest(const Manifest &manifest, std::string &error);
 
-/// Parses manifest JSON text (version 1 or 2). Unknown keys are errors,
+/// Parses manifest JSON text (version 1, 2 or 3). Unknown keys are errors,
 /// except inside "config"; "workspace" and "prologue" are errors in a
-/// version 1 manifest. Errors name the line and column, e.g.
-/// "line 12, column 11: grid[0]: unknown size name 'Tx' (expected one of
-/// B, Hq, Hkv, Tq, Tk, D, Dv)".
+/// version 1 manifest, the param kind "tensor_map" before version 3. Errors
+/// name the line and column, e.g. "line 12, column 11: grid[0]: unknown size
+/// name 'Tx' (expected one of B, Hq, Hkv, Tq, Tk, D, Dv)".
 bool parseManifest(const std::string &text, Manifest &out, std::string &error);
 
 /// Writes the manifest as JSON (keys in the order of docs/Manifest.md,
 /// indented, with a trailing newline), as version getVersion(): a manifest
-/// without workspaces or prologue kernels is written exactly as a version 1
-/// writer wrote it. parseManifest reads it back to an equal manifest
+/// without workspaces, prologue kernels or tensor maps is written exactly as
+/// a version 1 writer wrote it. parseManifest reads it back to an equal
+/// manifest
 /// (`directory` aside).
 std::string serializeManifest(const Manifest &manifest);
 
@@ -386,23 +408,35 @@ private:
   std::vector<void *> args;
 };
 
+/// Gives the device address of the encoded CUtensorMap that a tensor_map
+/// param (version 3) passes, for the operand's TensorArg `arg` (the one its
+/// memref param passes). ManifestKernel::prepare supplies one that encodes
+/// the map (TensorMap.h) and keeps a device copy of it.
+using TensorMapResolver =
+    std::function<bool(const KernelParam &param, const TensorArg &arg,
+                       uint64_t &devicePtr, std::string &error)>;
+
 /// Builds the kernel parameters in the order of `manifest.params`: a memref
 /// of rank r expands to the allocated pointer, the aligned pointer (both
 /// devicePtr), the offset, r sizes and r strides; a size to one int64 taken
 /// from `sizes`; a workspace of rank r to its pointer twice, offset 0, its
 /// evaluated shape (evaluateWorkspace) and the row-major strides of that
-/// shape. `operands` is keyed by "query", "key", "value", "mask", "output"
-/// and the names of the manifest's workspaces. Fails if an operand or a
-/// workspace the params name is missing, if an operand is given that no
-/// param of the main kernel names (and that is no workspace), on a null
-/// pointer, a negative offset, a size or stride list whose length is not the
-/// rank, when the operand sizes disagree with the manifest or with `sizes`
-/// (inferProblemSizes(...) must give `sizes`), or when a workspace's
-/// TensorArg has an offset or sizes and strides other than its evaluated
-/// shape and row-major strides (empty sizes and strides are filled in).
+/// shape; a tensor map to the pointer `resolveTensorMap` gives for its
+/// operand (named "key.tensor_map" in describe()). `operands` is keyed by
+/// "query", "key", "value", "mask", "output" and the names of the
+/// manifest's workspaces. Fails if an operand or a workspace the params name
+/// is missing, if an operand is given that no param of the main kernel
+/// names (and that is no workspace), on a null pointer, a negative offset, a
+/// size or stride list whose length is not the rank, when the operand sizes
+/// disagree with the manifest or with `sizes` (inferProblemSizes(...) must
+/// give `sizes`), when a workspace's TensorArg has an offset or sizes and
+/// strides other than its evaluated shape and row-major strides (empty sizes
+/// and strides are filled in), or at a tensor map without a
+/// `resolveTensorMap` or whose resolver fails.
 bool packParams(const Manifest &manifest,
                 const std::map<std::string, TensorArg> &operands,
-                const ProblemSizes &sizes, ParamPack &out, std::string &error);
+                const ProblemSizes &sizes, ParamPack &out, std::string &error,
+                const TensorMapResolver &resolveTensorMap = nullptr);
 
 /// packParams for `params`, the params of the main kernel or of one of
 /// `manifest.prologue`: the same checks of `operands` (against the main
@@ -410,7 +444,8 @@ bool packParams(const Manifest &manifest,
 bool packParams(const Manifest &manifest,
                 const std::vector<KernelParam> &params,
                 const std::map<std::string, TensorArg> &operands,
-                const ProblemSizes &sizes, ParamPack &out, std::string &error);
+                const ProblemSizes &sizes, ParamPack &out, std::string &error,
+                const TensorMapResolver &resolveTensorMap = nullptr);
 
 } // namespace runtime
 } // namespace attn

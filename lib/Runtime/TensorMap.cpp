@@ -1,0 +1,330 @@
+//===- TensorMap.cpp - TMA descriptors of manifest operands ---------------===//
+//
+// Part of the attn-mlir project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The encoding of tensor_map params (getTensorMapEncoding, encodeTensorMap),
+// the cache of their device copies, and ManifestKernel::getTensorMap, which
+// ManifestKernel::prepare (CudaLaunch.cpp) calls for each tensor_map param.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Runtime/TensorMap.h"
+
+#include "attn/Runtime/CudaLaunch.h"
+
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+using namespace attn::runtime;
+
+//===----------------------------------------------------------------------===//
+// The encoding
+//===----------------------------------------------------------------------===//
+
+static std::string formatHex(uint64_t value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "0x%llx",
+                static_cast<unsigned long long>(value));
+  return buffer;
+}
+
+template <typename T>
+static std::string formatList(const T *values, unsigned count) {
+  std::string text = "[";
+  for (unsigned i = 0; i < count; ++i)
+    text += (i ? ", " : "") + std::to_string(values[i]);
+  return text + "]";
+}
+
+static std::string getDataTypeName(CUtensorMapDataType type) {
+  switch (type) {
+  case CU_TENSOR_MAP_DATA_TYPE_FLOAT32:
+    return "FLOAT32";
+  case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
+    return "FLOAT16";
+  case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16:
+    return "BFLOAT16";
+  default:
+    return "data type " + std::to_string(static_cast<int>(type));
+  }
+}
+
+static std::string getSwizzleName(CUtensorMapSwizzle swizzle) {
+  switch (swizzle) {
+  case CU_TENSOR_MAP_SWIZZLE_NONE:
+    return "NONE";
+  case CU_TENSOR_MAP_SWIZZLE_32B:
+    return "32B";
+  case CU_TENSOR_MAP_SWIZZLE_64B:
+    return "64B";
+  case CU_TENSOR_MAP_SWIZZLE_128B:
+    return "128B";
+  default:
+    return std::to_string(static_cast<int>(swizzle));
+  }
+}
+
+static std::string getL2PromotionName(CUtensorMapL2promotion promotion) {
+  switch (promotion) {
+  case CU_TENSOR_MAP_L2_PROMOTION_NONE:
+    return "NONE";
+  case CU_TENSOR_MAP_L2_PROMOTION_L2_64B:
+    return "64B";
+  case CU_TENSOR_MAP_L2_PROMOTION_L2_128B:
+    return "128B";
+  case CU_TENSOR_MAP_L2_PROMOTION_L2_256B:
+    return "256B";
+  }
+  return std::to_string(static_cast<int>(promotion));
+}
+
+std::string TensorMapEncoding::describe() const {
+  unsigned dims = rank <= kMaxRank ? rank : kMaxRank;
+  std::string text = getDataTypeName(dataType) + ", rank " +
+                     std::to_string(rank) + ", address " +
+                     formatHex(globalAddress) + ", dims " +
+                     formatList(globalDim, dims) + ", strides " +
+                     formatList(globalStrides, dims ? dims - 1 : 0) +
+                     " bytes, box " + formatList(boxDim, dims) +
+                     ", element strides " + formatList(elementStrides, dims);
+  text += std::string(", interleave ") +
+          (interleave == CU_TENSOR_MAP_INTERLEAVE_NONE
+               ? "NONE"
+               : std::to_string(static_cast<int>(interleave)));
+  text +=
+      ", swizzle " + getSwizzleName(swizzle) + ", L2 promotion " +
+      getL2PromotionName(l2Promotion) + ", OOB fill " +
+      (oobFill == CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE ? std::string("NONE")
+                                                    : "NAN_REQUEST_ZERO_FMA");
+  return text;
+}
+
+bool attn::runtime::getTensorMapSwizzle(unsigned bytes,
+                                        CUtensorMapSwizzle &out) {
+  switch (bytes) {
+  case 0:
+    out = CU_TENSOR_MAP_SWIZZLE_NONE;
+    return true;
+  case 32:
+    out = CU_TENSOR_MAP_SWIZZLE_32B;
+    return true;
+  case 64:
+    out = CU_TENSOR_MAP_SWIZZLE_64B;
+    return true;
+  case 128:
+    out = CU_TENSOR_MAP_SWIZZLE_128B;
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// "400 bytes" for a stride of `elements` elements of `elementBytes` bytes
+/// (without int64 overflow).
+static std::string formatStrideBytes(int64_t elements, int64_t elementBytes) {
+  if (elements > INT64_MAX / elementBytes ||
+      elements < INT64_MIN / elementBytes)
+    return "more than 2^62 bytes";
+  return std::to_string(elements * elementBytes) + " bytes";
+}
+
+bool attn::runtime::getTensorMapEncoding(const KernelParam &param,
+                                         const TensorArg &arg,
+                                         ElementType elementType,
+                                         TensorMapEncoding &out,
+                                         std::string &error) {
+  auto fail = [&](const std::string &message) {
+    error = "tensor map of '" + param.operand + "': " + message;
+    return false;
+  };
+  if (param.kind != KernelParam::Kind::TensorMap)
+    return fail("the param is not of kind tensor_map");
+  TensorMapEncoding encoding;
+  switch (elementType) {
+  case ElementType::F32:
+    encoding.dataType = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    break;
+  case ElementType::F16:
+    encoding.dataType = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    break;
+  case ElementType::BF16:
+    encoding.dataType = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    break;
+  default:
+    return fail(std::string("element type '") + getTypeName(elementType) +
+                "' has no tensor map data type (expected f32, f16 or bf16)");
+  }
+  const int64_t elementBytes =
+      static_cast<int64_t>(getElementBytes(elementType));
+
+  size_t rank = arg.sizes.size();
+  if (rank < 1 || rank > TensorMapEncoding::kMaxRank)
+    return fail("rank " + std::to_string(rank) +
+                " (a tensor map has 1 .. 5 dimensions)");
+  if (arg.strides.size() != rank)
+    return fail("the operand has " + std::to_string(rank) + " sizes and " +
+                std::to_string(arg.strides.size()) + " strides");
+  if (param.box.size() != rank)
+    return fail("the box has " + std::to_string(param.box.size()) +
+                " entries but the operand has rank " + std::to_string(rank));
+  for (size_t i = 0; i < rank; ++i)
+    if (param.box[i] < 1 || param.box[i] > 256)
+      return fail("box[" + std::to_string(i) + "] is " +
+                  std::to_string(param.box[i]) + " (expected 1 .. 256)");
+  if (!getTensorMapSwizzle(param.swizzle, encoding.swizzle))
+    return fail("swizzle " + std::to_string(param.swizzle) +
+                " (expected 0, 32, 64 or 128)");
+
+  const int64_t kMaxSize = int64_t(1) << 32;
+  for (size_t i = 0; i < rank; ++i)
+    if (arg.sizes[i] < 1 || arg.sizes[i] > kMaxSize)
+      return fail("size[" + std::to_string(i) +
+                  "] = " + std::to_string(arg.sizes[i]) +
+                  " is out of range (1 .. 2^32)");
+  if (arg.strides[rank - 1] != 1)
+    return fail("stride[" + std::to_string(rank - 1) +
+                "] = " + std::to_string(arg.strides[rank - 1]) +
+                " elements; the last dimension must be contiguous (stride 1)");
+  const int64_t kStrideLimit = int64_t(1) << 40;
+  for (size_t i = 0; i + 1 < rank; ++i) {
+    int64_t stride = arg.strides[i];
+    std::string what = "stride[" + std::to_string(i) +
+                       "] = " + std::to_string(stride) + " elements (" +
+                       formatStrideBytes(stride, elementBytes) + ")";
+    if (stride < 0)
+      return fail(what + " is negative");
+    if (stride >= kStrideLimit / elementBytes)
+      return fail(what + " is not below 2^40 bytes");
+    if (stride * elementBytes % 16 != 0)
+      return fail(what + " is not a multiple of 16 bytes");
+  }
+  if (arg.offset < 0)
+    return fail("offset " + std::to_string(arg.offset) + " is negative");
+  uint64_t address =
+      arg.devicePtr + static_cast<uint64_t>(arg.offset) * elementBytes;
+  if (address % 16 != 0)
+    return fail("the first element is at " + formatHex(address) + " (pointer " +
+                formatHex(arg.devicePtr) + " + offset " +
+                std::to_string(arg.offset) +
+                " elements), which is not 16-byte aligned");
+
+  encoding.rank = static_cast<cuuint32_t>(rank);
+  encoding.globalAddress = address;
+  for (size_t i = 0; i < rank; ++i) {
+    encoding.globalDim[i] = static_cast<cuuint64_t>(arg.sizes[rank - 1 - i]);
+    encoding.boxDim[i] = static_cast<cuuint32_t>(param.box[rank - 1 - i]);
+    encoding.elementStrides[i] = 1;
+  }
+  for (size_t i = 0; i + 1 < rank; ++i)
+    encoding.globalStrides[i] =
+        static_cast<cuuint64_t>(arg.strides[rank - 2 - i] * elementBytes);
+  out = encoding;
+  return true;
+}
+
+bool attn::runtime::encodeTensorMap(const CudaDriverApi &api,
+                                    const TensorMapEncoding &encoding,
+                                    CUtensorMap &out, std::string &error) {
+  if (!api.tensorMapEncodeTiled) {
+    error = "the CUDA driver has no cuTensorMapEncodeTiled (CUDA 12 or newer "
+            "is needed)";
+    return false;
+  }
+  CUresult result = api.tensorMapEncodeTiled(
+      &out, encoding.dataType, encoding.rank,
+      reinterpret_cast<void *>(static_cast<uintptr_t>(encoding.globalAddress)),
+      encoding.globalDim, encoding.globalStrides, encoding.boxDim,
+      encoding.elementStrides, encoding.interleave, encoding.swizzle,
+      encoding.l2Promotion, encoding.oobFill);
+  if (result != CUDA_SUCCESS) {
+    error = formatCudaError(api, result, "cuTensorMapEncodeTiled") + " (" +
+            encoding.describe() + ")";
+    return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// The device copies
+//===----------------------------------------------------------------------===//
+
+bool TensorMapCache::get(const TensorMapBytes &bytes,
+                         const Synchronize &synchronize, const Upload &upload,
+                         Entry &out, std::string &error) {
+  auto it = entries.find(bytes);
+  if (it != entries.end()) {
+    out = it->second;
+    return true;
+  }
+  if (entries.size() >= capacity) {
+    // Launches that read the cached maps may still run: wait for them, then
+    // free the maps that no prepared LaunchConfig holds.
+    if (!synchronize(error))
+      return false;
+    for (auto entry = entries.begin(); entry != entries.end();) {
+      if (entry->second.owner.use_count() <= 1)
+        entry = entries.erase(entry);
+      else
+        ++entry;
+    }
+  }
+  Entry entry;
+  if (!upload(bytes, entry, error))
+    return false;
+  out = entries.emplace(bytes, std::move(entry)).first->second;
+  return true;
+}
+
+bool ManifestKernel::getTensorMap(
+    const KernelParam &param, const TensorArg &arg, uint64_t &devicePtr,
+    std::vector<std::shared_ptr<const void>> &keep, std::string &error) const {
+  TensorMapEncoding encoding;
+  if (!getTensorMapEncoding(param, arg, manifest.elementType, encoding, error))
+    return false;
+  std::string prefix = "tensor map of '" + param.operand + "': ";
+  CUtensorMap map;
+  if (!encodeTensorMap(device->getApi(), encoding, map, error)) {
+    error = prefix + error;
+    return false;
+  }
+  TensorMapBytes bytes;
+  static_assert(sizeof(bytes) == sizeof(map.opaque), "a CUtensorMap has 128 "
+                                                     "bytes");
+  std::memcpy(bytes.data(), map.opaque, sizeof(bytes));
+
+  const CudaDevice &owner = *device;
+  auto synchronize = [&owner](std::string &message) {
+    return owner.synchronize(message);
+  };
+  auto upload = [&owner](const TensorMapBytes &data,
+                         TensorMapCache::Entry &entry, std::string &message) {
+    // cuMemAlloc aligns to 256 bytes; TMA needs the map 64-byte aligned.
+    auto buffer = std::make_shared<DeviceBuffer>();
+    if (!owner.allocate(sizeof(data), *buffer, message) ||
+        !buffer->copyFromHost(data.data(), sizeof(data), message))
+      return false;
+    // A pageable copy may still be in flight when cuMemcpyHtoD returns; a
+    // kernel on a non-blocking stream must not read the map before it lands.
+    if (!owner.synchronize(message))
+      return false;
+    if (buffer->get() % 64 != 0) {
+      message = "the device copy at " + formatHex(buffer->get()) +
+                " is not 64-byte aligned";
+      return false;
+    }
+    entry.devicePtr = buffer->get();
+    entry.owner = std::move(buffer);
+    return true;
+  };
+  TensorMapCache::Entry entry;
+  if (!tensorMapCache.get(bytes, synchronize, upload, entry, error)) {
+    error = prefix + error;
+    return false;
+  }
+  keep.push_back(entry.owner);
+  devicePtr = entry.devicePtr;
+  return true;
+}
