@@ -1,9 +1,10 @@
 """Launch manifests (docs/Manifest.md): reading them and evaluating grids
 and workspaces.
 
-Versions 1 and 2 (version 2 adds workspaces, the device buffers a launch
-allocates, and prologue kernels, launched before the main kernel). Pure
-Python, no CUDA: the runtime (attn_mlir.runtime) and the tests use it.
+Versions 1, 2 and 3 (version 2 adds workspaces, the device buffers a launch
+allocates, and prologue kernels, launched before the main kernel; version 3
+the "tensor_map" param, a TMA descriptor of an operand). Pure Python, no
+CUDA: the runtime (attn_mlir.runtime) and the tests use it.
 """
 
 import json
@@ -11,7 +12,11 @@ import os
 
 SIZE_NAMES = ("B", "Hq", "Hkv", "Tq", "Tk", "D", "Dv")
 OPERAND_NAMES = ("query", "key", "value", "mask", "output")
-VERSIONS = (1, 2)
+# The operands a tensor_map param may describe.
+TENSOR_MAP_OPERANDS = ("query", "key", "value", "output")
+TENSOR_MAP_SWIZZLES = (0, 32, 64, 128)
+ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+VERSIONS = (1, 2, 3)
 _BINARY = {
     "ceil_div": lambda a, b: -(-a // b),
     "mul": lambda a, b: a * b,
@@ -61,7 +66,8 @@ class Manifest:
     `workspaces` maps each workspace's name to its entry of "workspace"
     (name, element_bytes, shape), in order; `prologue` is the list of
     "prologue" entries (kernel, block, grid, shared_memory_bytes, params).
-    Both are empty in version 1."""
+    Both are empty in version 1. Version 3 adds params of kind
+    "tensor_map" (operand, box, swizzle), checked as the C++ reader does."""
 
     def __init__(self, data, directory=""):
         if data.get("format") != "attn-mlir-manifest" or data.get("version") not in VERSIONS:
@@ -83,6 +89,69 @@ class Manifest:
         self.workspaces = {}
         self.prologue = []
         self._read_version_2(data)
+        self._read_tensor_maps()
+
+    @property
+    def has_tensor_maps(self):
+        """Whether a param of the main kernel or of a prologue kernel is a
+        tensor map (version 3)."""
+        return any(p.get("kind") == "tensor_map" for _, params in self._param_lists()
+                   for p in params)
+
+    def _param_lists(self):
+        """(path, params) of the main kernel and of each prologue kernel."""
+        return [("params", self.params)] + [(f"prologue[{i}].params", p["params"])
+                                            for i, p in enumerate(self.prologue)]
+
+    def _read_tensor_maps(self):
+        """Checks the tensor_map params (version 3) with the messages of the
+        C++ reader (without line and column, and without its "invalid
+        manifest: " before the rules that need the operand)."""
+        nbytes = ELEMENT_BYTES.get(self.element_type, 1)
+        for list_path, params in self._param_lists():
+            memrefs = {p.get("operand") for p in params if p.get("kind") == "memref"}
+            for i, p in enumerate(params):
+                if p.get("kind") != "tensor_map":
+                    continue
+                path = f"{list_path}[{i}]"
+                if self.version < 3:
+                    raise ManifestError(f"{path}.kind: the param kind 'tensor_map' requires "
+                                        f"version 3 (this manifest has version {self.version})")
+                keys = ("kind", "operand", "box", "swizzle")
+                for key in p:
+                    if key not in keys:
+                        raise ManifestError(f"{path}: unknown key '{key}' (expected {', '.join(keys)})")
+                for key in keys:
+                    if key not in p:
+                        raise ManifestError(f"{path}: missing key '{key}'")
+                operand, box, swizzle = p["operand"], p["box"], p["swizzle"]
+                if operand not in TENSOR_MAP_OPERANDS:
+                    raise ManifestError(f"{path}.operand: unknown operand '{operand}' "
+                                        "(expected query, key, value or output)")
+                if not isinstance(box, list):
+                    raise ManifestError(f"{path}.box: expected an array")
+                for j, n in enumerate(box):
+                    if not isinstance(n, int) or isinstance(n, bool):
+                        raise ManifestError(f"{path}.box[{j}]: expected an integer")
+                    if not 1 <= n <= 256:
+                        raise ManifestError(f"{path}.box[{j}]: {n} (expected 1 .. 256)")
+                if swizzle not in TENSOR_MAP_SWIZZLES or isinstance(swizzle, bool):
+                    raise ManifestError(f"{path}.swizzle: {swizzle} (expected 0, 32, 64 or 128)")
+                rank = len(self.data[operand]["shape"])
+                if len(box) != rank:
+                    raise ManifestError(f"{path}: the box has {len(box)} entries but {operand} "
+                                        f"has rank {rank}")
+                row = box[-1] * nbytes
+                what = (f"{path}: the box's inner dimension is {box[-1]} elements of {nbytes} "
+                        f"bytes = {row} bytes")
+                if swizzle and row > swizzle:
+                    raise ManifestError(f"{what}, more than the {swizzle}-byte swizzle span")
+                if row % 16:
+                    raise ManifestError(f"{what}, not a multiple of 16 bytes")
+            for i, p in enumerate(params):
+                if p.get("kind") == "tensor_map" and p["operand"] not in memrefs:
+                    raise ManifestError(f"{list_path}[{i}]: a tensor map of '{p['operand']}' but no "
+                                        f"memref param of the same kernel passes '{p['operand']}'")
 
     def _read_version_2(self, data):
         """Reads "workspace" and "prologue" and checks the workspace params,

@@ -5,13 +5,16 @@ ctypes (libcuda.so.1), kernels run on PyTorch's current stream in the
 primary context PyTorch uses. A version 2 manifest's prologue kernels run
 first, on the same stream, with workspaces the kernel keeps per stream
 (allocated through PyTorch's caching allocator, grown when a call needs
-more).
+more). A version 3 manifest's tensor_map params get a CUtensorMap encoded
+for the call's tensors (cuTensorMapEncodeTiled) in device memory the kernel
+keeps per stream, one copy per distinct map.
 """
 
+import collections
 import ctypes
 import threading
 
-from .manifest import Manifest
+from .manifest import ELEMENT_BYTES, Manifest
 
 _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 # cuda.h's CUfunction_attribute and CUdevice_attribute values the explain
@@ -30,6 +33,14 @@ CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
 CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 81
 CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR = 82
 CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR = 106
+# cuda.h's CUtensorMap enum values (cuTensorMapEncodeTiled).
+CU_TENSOR_MAP_DATA_TYPE = {"f16": 6, "f32": 7, "bf16": 9}
+CU_TENSOR_MAP_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}
+CU_TENSOR_MAP_INTERLEAVE_NONE = 0
+CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2
+CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0
+# The device copies of tensor maps a kernel keeps (the C++ TensorMapCache's).
+TENSOR_MAP_CACHE_CAPACITY = 256
 _cuda = None
 
 
@@ -76,6 +87,145 @@ def torch_dense_strides(shape):
     return tuple(reversed(strides))
 
 
+TensorMapEncoding = collections.namedtuple(
+    "TensorMapEncoding", "data_type rank global_address global_dim global_strides box_dim "
+    "element_strides interleave swizzle l2_promotion oob_fill")
+TensorMapEncoding.__doc__ = """The arguments of cuTensorMapEncodeTiled (the C++
+TensorMapEncoding): tuples innermost dimension first, global_strides in bytes
+without the innermost one."""
+
+
+def tensor_map_encoding(param, element_type, address, shape, strides, offset=0):
+    """The encoding of tensor_map param `param` for an operand at data pointer
+    `address` + `offset` elements with `shape` and `strides` (in elements,
+    outermost first) of `element_type`; ValueError, with the message of the
+    C++ getTensorMapEncoding, unless the type is f32, f16 or bf16, the rank is
+    1 .. 5 with one box entry (1 .. 256) each, the swizzle is 0, 32, 64 or
+    128, every size is 1 .. 2^32, the last stride is 1, every other stride a
+    multiple of 16 bytes below 2^40 bytes, and the first element 16-byte
+    aligned. Pure: needs no driver."""
+    operand = param.get("operand")
+
+    def fail(message):
+        raise ValueError(f"tensor map of '{operand}': {message}")
+
+    if param.get("kind") != "tensor_map":
+        fail("the param is not of kind tensor_map")
+    data_type = CU_TENSOR_MAP_DATA_TYPE.get(element_type)
+    if data_type is None:
+        fail(f"element type '{element_type}' has no tensor map data type (expected f32, f16 or bf16)")
+    nbytes = ELEMENT_BYTES[element_type]
+    shape, strides, box = tuple(shape), tuple(strides), tuple(param["box"])
+    rank = len(shape)
+    if not 1 <= rank <= 5:
+        fail(f"rank {rank} (a tensor map has 1 .. 5 dimensions)")
+    if len(strides) != rank:
+        fail(f"the operand has {rank} sizes and {len(strides)} strides")
+    if len(box) != rank:
+        fail(f"the box has {len(box)} entries but the operand has rank {rank}")
+    for i, n in enumerate(box):
+        if not 1 <= n <= 256:
+            fail(f"box[{i}] is {n} (expected 1 .. 256)")
+    swizzle = CU_TENSOR_MAP_SWIZZLE.get(param["swizzle"])
+    if swizzle is None:
+        fail(f"swizzle {param['swizzle']} (expected 0, 32, 64 or 128)")
+    for i, n in enumerate(shape):
+        if not 1 <= n <= 2**32:
+            fail(f"size[{i}] = {n} is out of range (1 .. 2^32)")
+    if strides[-1] != 1:
+        fail(f"stride[{rank - 1}] = {strides[-1]} elements; the last dimension must be "
+             "contiguous (stride 1)")
+    for i, stride in enumerate(strides[:-1]):
+        fits = -(2**63) // nbytes <= stride <= (2**63 - 1) // nbytes
+        what = (f"stride[{i}] = {stride} elements "
+                f"({f'{stride * nbytes} bytes' if fits else 'more than 2^62 bytes'})")
+        if stride < 0:
+            fail(f"{what} is negative")
+        if stride >= 2**40 // nbytes:
+            fail(f"{what} is not below 2^40 bytes")
+        if stride * nbytes % 16:
+            fail(f"{what} is not a multiple of 16 bytes")
+    if offset < 0:
+        fail(f"offset {offset} is negative")
+    start = address + offset * nbytes
+    if start % 16:
+        fail(f"the first element is at {start:#x} (pointer {address:#x} + offset {offset} "
+             "elements), which is not 16-byte aligned")
+    return TensorMapEncoding(
+        data_type=data_type, rank=rank, global_address=start, global_dim=shape[::-1],
+        global_strides=tuple(strides[rank - 2 - i] * nbytes for i in range(rank - 1)),
+        box_dim=box[::-1], element_strides=(1,) * rank, interleave=CU_TENSOR_MAP_INTERLEAVE_NONE,
+        swizzle=swizzle, l2_promotion=CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+        oob_fill=CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+
+
+def describe_tensor_map(e):
+    """One line with every argument, as the C++ TensorMapEncoding::describe."""
+    names = {6: "FLOAT16", 7: "FLOAT32", 9: "BFLOAT16"}
+
+    def listed(values):
+        return "[" + ", ".join(str(v) for v in values) + "]"
+
+    return (f"{names.get(e.data_type, f'data type {e.data_type}')}, rank {e.rank}, address "
+            f"{e.global_address:#x}, dims {listed(e.global_dim)}, strides "
+            f"{listed(e.global_strides)} bytes, box {listed(e.box_dim)}, element strides "
+            f"{listed(e.element_strides)}, interleave "
+            f"{'NONE' if e.interleave == 0 else e.interleave}, swizzle "
+            f"{('NONE', '32B', '64B', '128B')[e.swizzle] if e.swizzle < 4 else e.swizzle}, "
+            f"L2 promotion {('NONE', '64B', '128B', '256B')[e.l2_promotion]}, OOB fill "
+            f"{'NONE' if e.oob_fill == 0 else 'NAN_REQUEST_ZERO_FMA'}")
+
+
+_encode_fn = None
+
+
+def encode_tensor_map(encoding):
+    """The 128 bytes of the CUtensorMap that cuTensorMapEncodeTiled encodes
+    for `encoding` (RuntimeError when the driver lacks it or refuses)."""
+    global _encode_fn
+    if _encode_fn is None:
+        fn = getattr(_driver(), "cuTensorMapEncodeTiled", None)
+        if fn is None:
+            raise RuntimeError("the CUDA driver has no cuTensorMapEncodeTiled "
+                               "(CUDA 12 or newer is needed)")
+        u64p, u32p = ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint32)
+        fn.argtypes = ([ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p, u64p, u64p,
+                        u32p, u32p] + [ctypes.c_int] * 4)
+        fn.restype = ctypes.c_int
+        _encode_fn = fn
+    e = encoding
+    # A CUtensorMap is 16 uint64 aligned to 64 bytes: take an aligned window.
+    storage = (ctypes.c_uint64 * 24)()
+    aligned = (ctypes.addressof(storage) + 63) & ~63
+    u64s, u32s = ctypes.c_uint64 * 5, ctypes.c_uint32 * 5
+    result = _encode_fn(aligned, e.data_type, e.rank, e.global_address, u64s(*e.global_dim),
+                        u64s(*e.global_strides), u32s(*e.box_dim), u32s(*e.element_strides),
+                        e.interleave, e.swizzle, e.l2_promotion, e.oob_fill)
+    if result != 0:
+        name = ctypes.c_char_p()
+        _driver().cuGetErrorString(result, ctypes.byref(name))
+        text = name.value.decode() if name.value else "unknown error"
+        raise RuntimeError(f"cuTensorMapEncodeTiled failed: {text} ({result}) "
+                           f"({describe_tensor_map(e)})")
+    return ctypes.string_at(aligned, 128)
+
+
+_copy_fn = None
+
+
+def _copy_to_device(pointer, data, stream):
+    """cuMemcpyHtoDAsync of `data` (bytes) to device address `pointer` on
+    `stream`: ordered before the kernels launched after it on that stream
+    (pageable memory is staged before the call returns)."""
+    global _copy_fn
+    if _copy_fn is None:
+        fn = _driver().cuMemcpyHtoDAsync_v2
+        fn.argtypes = [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+        fn.restype = ctypes.c_int
+        _copy_fn = fn
+    _check(_copy_fn(pointer, data, len(data), stream), "cuMemcpyHtoDAsync")
+
+
 class _Plan:
     """The argument block of one kernel for one operand layout: `storage`
     holds every kernel parameter (memref descriptors, sizes) as int64,
@@ -87,10 +237,12 @@ class _Plan:
     The main kernel's plan also holds `prologue`, the plans of the prologue
     kernels (each with its `block` and `shared_memory_bytes`), launched in
     order before it, and `workspaces`, the bytes of each workspace a call
-    allocates."""
+    allocates. `tensor_maps` are the (slot, operand, encoding) of its
+    tensor_map params: the encoding at address 0, which a call moves to the
+    operand's data pointer (Kernel._fill_tensor_maps)."""
 
     def __init__(self, values, pointers, grid, out_shape, prologue=(), workspaces=(),
-                 block=None, shared_memory_bytes=0):
+                 block=None, shared_memory_bytes=0, tensor_maps=()):
         self.storage = (ctypes.c_int64 * len(values))(*[int(x) for x in values])
         base = ctypes.addressof(self.storage)
         self.args = (ctypes.c_void_p * len(values))(*[base + 8 * i for i in range(len(values))])
@@ -101,6 +253,7 @@ class _Plan:
         self.workspaces = tuple(workspaces)
         self.block = block
         self.shared_memory_bytes = shared_memory_bytes
+        self.tensor_maps = list(tensor_maps)
 
 
 def _check(result, call):
@@ -143,6 +296,8 @@ class Kernel:
         self.manifest = manifest
         self._plans = {}
         self._workspaces = {}
+        self._tensor_maps = {}
+        self._tensor_map_pointers = {}
         self._lock = threading.Lock()
         if ptx is None:
             with open(manifest.ptx_path, "rb") as f:
@@ -237,10 +392,14 @@ class Kernel:
                                                 plan.workspaces)
             for sub, function in zip(plan.prologue, self._prologue):
                 _fill_pointers(sub, tensors)
+                if sub.tensor_maps:
+                    self._fill_tensor_maps(torch, sub, tensors, q.device, stream, external)
                 (gx, gy, gz), (bx, by, bz) = sub.grid, sub.block
                 _check(launch(function, gx, gy, gz, bx, by, bz, sub.shared_memory_bytes, stream,
                               sub.args, None), "cuLaunchKernel")
             _fill_pointers(plan, tensors)
+            if plan.tensor_maps:
+                self._fill_tensor_maps(torch, plan, tensors, q.device, stream, external)
             gx, gy, gz = plan.grid
             m = self.manifest
             _check(launch(self._function, gx, gy, gz, m.block[0], m.block[1], m.block[2],
@@ -289,6 +448,56 @@ class Kernel:
         self._workspaces[key] = held
         return held
 
+    def _fill_tensor_maps(self, torch, plan, tensors, device, stream, external):
+        """Writes the device address of each tensor map of `plan` (version 3)
+        for this call's data pointers into its argument block. A map is
+        encoded once per (stream, layout, data pointer) and copied to device
+        memory once per distinct map and stream, on that stream
+        (_copy_to_device, so the copy runs before the kernels after it); past
+        TENSOR_MAP_CACHE_CAPACITY maps all are dropped: the caching allocator
+        hands their memory out again only to work queued after them on the
+        same stream."""
+        stream_key = (device.index, stream or 0)
+        for slot, operand, template in plan.tensor_maps:
+            address = tensors[operand].data_ptr()
+            key = stream_key + (template, address)
+            pointer = self._tensor_map_pointers.get(key)
+            if pointer is None:
+                encoding = template._replace(global_address=template.global_address + address)
+                if encoding.global_address % 16:
+                    raise ValueError(f"tensor map of '{_OPERAND_NAMES[operand]}': the first element "
+                                     f"is at {encoding.global_address:#x}, which is not 16-byte aligned")
+                try:
+                    data = encode_tensor_map(encoding)
+                except RuntimeError as e:
+                    raise RuntimeError(f"tensor map of '{_OPERAND_NAMES[operand]}': {e}") from None
+                buffer = self._tensor_maps.get(stream_key + (data,))
+                if buffer is None:
+                    if len(self._tensor_maps) >= TENSOR_MAP_CACHE_CAPACITY:
+                        self._tensor_maps.clear()
+                        self._tensor_map_pointers.clear()
+                    buffer = self._upload_tensor_map(torch, device, stream, external, data)
+                    self._tensor_maps[stream_key + (data,)] = buffer
+                pointer = buffer.data_ptr()
+                if len(self._tensor_map_pointers) >= 4 * TENSOR_MAP_CACHE_CAPACITY:
+                    self._tensor_map_pointers.clear()
+                self._tensor_map_pointers[key] = pointer
+            plan.storage[slot] = pointer
+
+    def _upload_tensor_map(self, torch, device, stream, external, data):
+        """A device copy of the 128 bytes `data`, allocated on `stream`."""
+        if external:
+            with torch.cuda.stream(torch.cuda.ExternalStream(stream, device=device)):
+                buffer = torch.empty(128, dtype=torch.uint8, device=device)
+        else:
+            buffer = torch.empty(128, dtype=torch.uint8, device=device)
+        # The caching allocator aligns blocks to 512 bytes; TMA needs 64.
+        if buffer.data_ptr() % 64:
+            raise RuntimeError(f"the device copy of a tensor map at {buffer.data_ptr():#x} is not "
+                               "64-byte aligned")
+        _copy_to_device(buffer.data_ptr(), data, stream)
+        return buffer
+
     def _plan(self, q, k, v, mask, out):
         """The launch plan of one operand layout (see __call__)."""
         m = self.manifest
@@ -309,24 +518,26 @@ class Kernel:
         tensors = dict(query=q, key=k, value=v, output=out, mask=mask)
         grid = m.grid_for(sizes)
         if grid[0] * grid[1] * grid[2] == 0:  # an empty problem: nothing runs
-            values, pointers = _pack(m, m.params, tensors, sizes, out_shape, None)
+            values, pointers, _ = _pack(m, m.params, tensors, sizes, out_shape, None)
             return _Plan(values, pointers, None, out_shape)
         shapes = {name: m.workspace_shape(name, sizes) for name in m.workspaces}
-        values, pointers = _pack(m, m.params, tensors, sizes, out_shape, shapes)
+        values, pointers, maps = _pack(m, m.params, tensors, sizes, out_shape, shapes)
         prologue = []
         for i, p in enumerate(m.prologue):
             pgrid = m.prologue_grid_for(i, sizes)
-            pvalues, ppointers = _pack(m, p["params"], tensors, sizes, out_shape, shapes)
+            pvalues, ppointers, pmaps = _pack(m, p["params"], tensors, sizes, out_shape, shapes)
             prologue.append(_Plan(pvalues, ppointers, pgrid, None, block=tuple(p["block"]),
-                                  shared_memory_bytes=int(p.get("shared_memory_bytes", 0))))
+                                  shared_memory_bytes=int(p.get("shared_memory_bytes", 0)),
+                                  tensor_maps=pmaps))
         workspaces = [m.workspace_bytes(name, sizes) for name in m.workspaces]
-        return _Plan(values, pointers, grid, out_shape, prologue, workspaces)
+        return _Plan(values, pointers, grid, out_shape, prologue, workspaces, tensor_maps=maps)
 
 
 _OPERAND_INDEX = dict(query=0, key=1, value=2, output=3, mask=4)
+_OPERAND_NAMES = {i: name for name, i in _OPERAND_INDEX.items()}
 # The operands the kernels read and write in 16-byte vectors.
 _VECTOR_OPERANDS = ("query", "key", "value", "output")
-_ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+_ELEMENT_BYTES = ELEMENT_BYTES
 # The torch dtype of each manifest element type.
 _TORCH_DTYPE = {"f32": "torch.float32", "f16": "torch.float16", "bf16": "torch.bfloat16", "i1": "torch.bool"}
 
@@ -338,16 +549,37 @@ def _fill_pointers(plan, tensors):
         storage[slot] = storage[slot + 1] = tensors[operand].data_ptr()
 
 
+def _operand_layout(operand, tensors, out_shape):
+    """The shape and strides of `operand`: its tensor's, or for the output
+    __call__ allocates (None in `tensors`), dense `out_shape`."""
+    t = tensors.get(operand)
+    if t is not None:
+        return tuple(t.shape), tuple(t.stride())
+    if operand == "output":
+        return tuple(out_shape), tuple(int(x) for x in torch_dense_strides(out_shape))
+    raise ValueError(f"{operand}: the kernel needs this operand")
+
+
 def _pack(m, params, tensors, sizes, out_shape, workspace_shapes):
     """The int64 values of `params` (the main kernel's or a prologue
-    kernel's) and the (slot, operand) pairs of their data pointers: a memref
-    is allocated, aligned, offset 0, sizes, strides; a workspace the same
-    over its evaluated shape, row-major (`workspace_shapes`; None for an
-    empty problem, whose plan is never launched); a size one value."""
-    values, pointers = [], []
+    kernel's), the (slot, operand) pairs of their data pointers, and the
+    (slot, operand, encoding at address 0) of their tensor maps: a memref is
+    allocated, aligned, offset 0, sizes, strides; a workspace the same over
+    its evaluated shape, row-major (`workspace_shapes`; None for an empty
+    problem, whose plan is never launched); a size one value; a tensor map
+    one pointer, which a call fills in."""
+    values, pointers, maps = [], [], []
     for p in params:
         if p["kind"] == "size":
             values.append(sizes[p["name"]])
+            continue
+        if p["kind"] == "tensor_map":
+            operand = p["operand"]
+            shape, strides = _operand_layout(operand, tensors, out_shape)
+            if workspace_shapes is not None:  # not for an empty problem
+                maps.append((len(values), _OPERAND_INDEX[operand],
+                             tensor_map_encoding(p, m.element_type, 0, shape, strides)))
+            values.append(0)
             continue
         if p["kind"] == "workspace":
             name = p["name"]
@@ -356,14 +588,7 @@ def _pack(m, params, tensors, sizes, out_shape, workspace_shapes):
             values += [0, 0, 0] + list(shape) + list(torch_dense_strides(shape))
             continue
         operand = p["operand"]
-        t = tensors.get(operand)
-        shape = out_shape if operand == "output" and t is None else None
-        if t is None and shape is None:
-            raise ValueError(f"{operand}: the kernel needs this operand")
-        if shape is None:
-            shape, strides = tuple(t.shape), tuple(t.stride())
-        else:  # the output __call__ allocates: dense
-            strides = tuple(int(x) for x in torch_dense_strides(shape))
+        shape, strides = _operand_layout(operand, tensors, out_shape)
         if len(shape) != p["rank"]:
             raise ValueError(f"{operand}: rank {len(shape)}, the kernel wants {p['rank']}")
         if shape and strides[-1] != 1:
@@ -376,4 +601,4 @@ def _pack(m, params, tensors, sizes, out_shape, workspace_shapes):
                                  f"{nbytes}-byte elements")
         pointers.append((len(values), _OPERAND_INDEX[operand]))
         values += [0, 0, 0] + list(shape) + list(strides)
-    return values, pointers
+    return values, pointers, maps

@@ -49,6 +49,21 @@ def manifest_v2_data(**overrides):
     return data
 
 
+KEY_MAP = {"kind": "tensor_map", "operand": "key", "box": [1, 1, 64, 32], "swizzle": 128}
+
+
+def manifest_v3_data(**overrides):
+    """The version 3 example of docs/Manifest.md (unittests' kExampleV3Text):
+    an f32 kernel with a tensor map of key and one of value."""
+    memref = lambda n: {"kind": "memref", "operand": n, "rank": 4}  # noqa: E731
+    data = manifest_data(
+        version=3, element_type="f32",
+        params=[memref(n) for n in ("query", "key", "value", "output")]
+        + [dict(KEY_MAP), dict(KEY_MAP, operand="value"), {"kind": "size", "name": "Tk"}])
+    data.update(overrides)
+    return data
+
+
 class GridTest(unittest.TestCase):
     def test_expressions(self):
         self.assertEqual(evaluate(7, SIZES), 7)
@@ -83,7 +98,7 @@ class ManifestTest(unittest.TestCase):
         with self.assertRaises(ManifestError):
             Manifest(manifest_data(format="something-else"))
         with self.assertRaises(ManifestError):
-            Manifest(manifest_data(version=3))
+            Manifest(manifest_data(version=4))
 
     def test_check_shapes(self):
         m = Manifest(manifest_data())
@@ -160,6 +175,84 @@ class Version2Test(unittest.TestCase):
                          "(no param of kind workspace names it)")
         self.assertEqual(error(dict(v2, prologue=[{"block": [1, 1, 1], "grid": [1, 1, 1], "params": []}])),
                          "prologue[0]: missing key 'kernel'")
+
+
+class Version3Test(unittest.TestCase):
+    def error(self, data):
+        with self.assertRaises(ManifestError) as caught:
+            Manifest(data)
+        return str(caught.exception)
+
+    def with_key_map(self, **changes):
+        """The version 3 example with the key's tensor map changed."""
+        data = manifest_v3_data()
+        data["params"][4] = dict(KEY_MAP, **changes)
+        return data
+
+    def test_tensor_maps(self):
+        m = Manifest(manifest_v3_data())
+        self.assertEqual(m.version, 3)
+        self.assertTrue(m.has_tensor_maps)
+        self.assertFalse(Manifest(manifest_data()).has_tensor_maps)
+        self.assertFalse(Manifest(manifest_v2_data()).has_tensor_maps)
+        # Version 3 without tensor maps is fine too.
+        self.assertFalse(Manifest(manifest_data(version=3)).has_tensor_maps)
+        # A tensor map of the same operand twice (two tile shapes), boxes that fit.
+        data = manifest_v3_data()
+        data["params"][5] = dict(KEY_MAP, box=[2, 2, 16, 64], swizzle=0)
+        Manifest(data)
+        for box, swizzle in (([1, 1, 256, 4], 0), ([1, 1, 8, 16], 64), ([1, 1, 8, 8], 32)):
+            Manifest(self.with_key_map(box=box, swizzle=swizzle))
+
+    def test_errors(self):
+        """The messages of the C++ reader, without line and column."""
+        self.assertEqual(self.error(manifest_v3_data(version=2)),
+                         "params[4].kind: the param kind 'tensor_map' requires version 3 "
+                         "(this manifest has version 2)")
+        self.assertEqual(self.error(manifest_v3_data(version=1)),
+                         "params[4].kind: the param kind 'tensor_map' requires version 3 "
+                         "(this manifest has version 1)")
+        self.assertEqual(self.error(self.with_key_map(operand="mask")),
+                         "params[4].operand: unknown operand 'mask' (expected query, key, value or "
+                         "output)")
+        self.assertEqual(self.error(self.with_key_map(box=[1, 1, 300, 32])),
+                         "params[4].box[2]: 300 (expected 1 .. 256)")
+        self.assertEqual(self.error(self.with_key_map(box=[1, 0, 64, 32])),
+                         "params[4].box[1]: 0 (expected 1 .. 256)")
+        self.assertEqual(self.error(self.with_key_map(swizzle=16)),
+                         "params[4].swizzle: 16 (expected 0, 32, 64 or 128)")
+        data = self.with_key_map()
+        del data["params"][4]["swizzle"]
+        self.assertEqual(self.error(data), "params[4]: missing key 'swizzle'")
+        self.assertEqual(self.error(self.with_key_map(rank=4)),
+                         "params[4]: unknown key 'rank' (expected kind, operand, box, swizzle)")
+        self.assertEqual(self.error(self.with_key_map(box=[1, 64, 32])),
+                         "params[4]: the box has 3 entries but key has rank 4")
+        self.assertEqual(self.error(self.with_key_map(box=[1, 1, 64, 64])),
+                         "params[4]: the box's inner dimension is 64 elements of 4 bytes = 256 "
+                         "bytes, more than the 128-byte swizzle span")
+        self.assertEqual(self.error(self.with_key_map(box=[1, 1, 64, 6], swizzle=0)),
+                         "params[4]: the box's inner dimension is 6 elements of 4 bytes = 24 "
+                         "bytes, not a multiple of 16 bytes")
+        self.assertEqual(self.error(self.with_key_map(box=[1, 1, 64, 2], swizzle=32)),
+                         "params[4]: the box's inner dimension is 2 elements of 4 bytes = 8 "
+                         "bytes, not a multiple of 16 bytes")
+        # bf16: 64 elements fill a 128-byte span, not a 32-byte one.
+        Manifest(dict(self.with_key_map(box=[1, 1, 64, 64]), element_type="bf16"))
+        self.assertEqual(self.error(dict(self.with_key_map(box=[1, 1, 64, 64], swizzle=32),
+                                         element_type="bf16")),
+                         "params[4]: the box's inner dimension is 64 elements of 2 bytes = 128 "
+                         "bytes, more than the 32-byte swizzle span")
+        # In a prologue kernel: the version, and a memref param of the same kernel.
+        v2 = manifest_v2_data()
+        v2["prologue"][0]["params"].append(dict(KEY_MAP, operand="value", box=[1, 1, 64, 64]))
+        self.assertEqual(self.error(v2), "prologue[0].params[4].kind: the param kind 'tensor_map' "
+                         "requires version 3 (this manifest has version 2)")
+        self.assertEqual(self.error(dict(v2, version=3)),
+                         "prologue[0].params[4]: a tensor map of 'value' but no memref param of "
+                         "the same kernel passes 'value'")
+        v2["prologue"][0]["params"].append({"kind": "memref", "operand": "value", "rank": 4})
+        self.assertTrue(Manifest(dict(v2, version=3)).has_tensor_maps)
 
 
 if __name__ == "__main__":
