@@ -75,6 +75,7 @@ void mlir::attn::buildAttnToGPUKernelsPipeline(
   convertOptions.programPrefetchL2 = options.programPrefetchL2;
   convertOptions.prefetchAhead = options.prefetchAhead;
   convertOptions.programPrefetchKV = options.programPrefetchKV;
+  convertOptions.tensorCopies = options.tensorCopies;
   pm.addPass(createConvertAttnToNVVM(convertOptions));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -97,6 +97,7 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   pipelineOptions.programPrefetchL2 = options.programPrefetchL2;
   pipelineOptions.prefetchAhead = options.prefetchAhead;
   pipelineOptions.programPrefetchKV = options.programPrefetchKV;
+  pipelineOptions.tensorCopies = options.tensorCopies;
   PassManager kernels(module.getContext());
   buildAttnToGPUKernelsPipeline(kernels, pipelineOptions);
   if (failed(kernels.run(*work)))
@@ -172,10 +173,22 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
     static const char *roles[] = {"query", "key", "value", "mask"};
     std::vector<rt::KernelParam> params;
     auto workspaces = f->getAttrOfType<ArrayAttr>(kKernelWorkspacesAttrName);
-    for (int32_t hostArg :
-         f->getAttrOfType<DenseI32ArrayAttr>(kKernelArgsAttrName)
-             .asArrayRef()) {
-      if (hostArg == -1) {
+    auto tensorMaps = f->getAttrOfType<ArrayAttr>(kKernelTensorMapsAttrName);
+    ArrayRef<int32_t> hostArgs =
+        f->getAttrOfType<DenseI32ArrayAttr>(kKernelArgsAttrName).asArrayRef();
+    for (int32_t hostArg : hostArgs) {
+      if (hostArg <= kTensorMapArgCode) {
+        // A tensor map of the operand a memref argument passes.
+        auto map =
+            cast<DictionaryAttr>(tensorMaps[kTensorMapArgCode - hostArg]);
+        int32_t of = hostArgs[cast<IntegerAttr>(map.get("arg")).getInt()];
+        auto box = cast<DenseI64ArrayAttr>(map.get("box")).asArrayRef();
+        params.push_back(rt::KernelParam::tensorMap(
+            of == -1 ? "output" : roles[of],
+            std::vector<int64_t>(box.begin(), box.end()),
+            static_cast<unsigned>(
+                cast<IntegerAttr>(map.get("swizzle")).getInt())));
+      } else if (hostArg == -1) {
         params.push_back(rt::KernelParam::memref("output", 4));
       } else if (hostArg <= -2) {
         auto name = cast<StringAttr>(workspaces[-2 - hostArg]);

@@ -138,6 +138,12 @@ int main(int argc, char **argv) {
                "end load the next program's first K/V block (opt-in, "
                "measured slower)"),
       cl::cat(category));
+  cl::opt<bool> tensorCopies(
+      "tensor-copies", cl::init(false),
+      cl::desc("On sm_90+: K tiles that only wgmma reads loaded by TMA "
+               "tensor copies onto mbarriers (the kernel takes a tensor map; "
+               "manifest version 3)"),
+      cl::cat(category));
   cl::opt<int64_t> prefetchAhead(
       "prefetch-ahead", cl::init(0),
       cl::desc("One program per thread block on sm_90+: with N > 0, each "
@@ -221,6 +227,7 @@ int main(int argc, char **argv) {
   options.programPrefetchL2 = programPrefetchL2;
   options.prefetchAhead = prefetchAhead;
   options.programPrefetchKV = programPrefetchKV;
+  options.tensorCopies = tensorCopies;
   FailureOr<mlir::attn::KernelArtifact> artifact =
       mlir::attn::compileToPTX(*module, funcName, options);
   if (failed(artifact))

@@ -108,10 +108,16 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
            "program prefetches into L2 the first blocks of the thread block "
            "N x (SM count) on in launch order; at N = 2, with two programs "
            "per SM, the one that starts about when its SM slot frees "
-           "(opt-in, measured slower; docs/ProgramLoops.md)">
+           "(opt-in, measured slower; docs/ProgramLoops.md)">,
+    Option<"tensorCopies", "tensor-copies", "bool", /*default=*/"false",
+           "On sm_90+: the K tiles that only wgmma reads (128-byte "
+           "swizzle, pipelined) loaded by one thread with TMA tensor copies "
+           "(cp.async.bulk.tensor) onto an mbarrier per loop and slot; the "
+           "kernel takes a tensor map argument (manifest version 3)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::nvgpu::NVGPUDialect",
     "::mlir::vector::VectorDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect"

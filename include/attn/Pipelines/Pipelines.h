@@ -121,6 +121,12 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
                      "the first blocks of the thread block N x (SM count) "
                      "on prefetched into L2 (opt-in, measured slower)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> tensorCopies{
+      *this, "tensor-copies",
+      llvm::cl::desc("On sm_90+: K tiles that only wgmma reads loaded by TMA "
+                     "tensor copies onto mbarriers (the kernel takes a "
+                     "tensor map; manifest version 3)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> maskBlockMap{
       *this, "mask-block-map",
       llvm::cl::desc("Classify a mask tensor's blocks once per launch "

@@ -58,6 +58,9 @@ struct PTXOptions {
   /// last key loop's copies past the end (--convert-attn-to-nvvm's
   /// program-prefetch-kv).
   bool programPrefetchKV = false;
+  /// On sm_90+: K tiles that only wgmma reads loaded by TMA tensor copies
+  /// (--convert-attn-to-nvvm's tensor-copies; manifest version 3).
+  bool tensorCopies = false;
 };
 
 struct KernelArtifact {

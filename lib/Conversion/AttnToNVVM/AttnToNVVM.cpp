@@ -9,6 +9,9 @@
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir {
@@ -38,6 +41,51 @@ static int64_t maxSharedMemoryPerBlock(StringRef chip) {
   if (cc >= 75)
     return 64 * 1024;
   return 48 * 1024;
+}
+
+/// The host side of the kernel's tensor map arguments (TensorCopy.cpp):
+/// each built by `nvgpu.tma.create.descriptor` from the buffer the launch
+/// passes for the argument it describes (upstream's convention: a generic
+/// pointer to the CUtensorMap in device memory), appended to the launch's
+/// operands in the kernel's order.
+static void appendTensorMaps(RewriterBase &rewriter, gpu::LaunchFuncOp launch,
+                             gpu::GPUFuncOp kernel) {
+  auto maps = kernel->getAttrOfType<ArrayAttr>(kKernelTensorMapsAttrName);
+  if (!maps)
+    return;
+  MLIRContext *ctx = rewriter.getContext();
+  Location loc = launch.getLoc();
+  SmallVector<Value> descriptors;
+  for (auto map : maps.getAsRange<DictionaryAttr>()) {
+    int64_t arg = cast<IntegerAttr>(map.get("arg")).getInt();
+    ArrayRef<int64_t> box =
+        cast<DenseI64ArrayAttr>(map.get("box")).asArrayRef();
+    Value buffer = launch.getKernelOperands()[arg];
+    auto type = cast<MemRefType>(buffer.getType());
+    Value unranked = memref::CastOp::create(
+        rewriter, loc,
+        UnrankedMemRefType::get(type.getElementType(), type.getMemorySpace()),
+        buffer);
+    SmallVector<Value> boxValues;
+    for (int64_t size : box)
+      boxValues.push_back(arith::ConstantIndexOp::create(rewriter, loc, size));
+    auto descriptorType = nvgpu::TensorMapDescriptorType::get(
+        ctx,
+        MemRefType::get(box, type.getElementType(), MemRefLayoutAttrInterface{},
+                        rewriter.getI64IntegerAttr(3)),
+        nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+        nvgpu::TensorMapL2PromoKind::L2PROMO_128B,
+        nvgpu::TensorMapOOBKind::OOB_ZERO,
+        nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+    Value descriptor = nvgpu::TmaCreateDescriptorOp::create(
+        rewriter, loc, descriptorType, unranked, boxValues);
+    descriptors.push_back(
+        UnrealizedConversionCastOp::create(
+            rewriter, loc, LLVM::LLVMPointerType::get(ctx), descriptor)
+            .getResult(0));
+  }
+  rewriter.modifyOpInPlace(
+      launch, [&] { launch.getKernelOperandsMutable().append(descriptors); });
 }
 
 struct ConvertAttnToNVVMPass
@@ -76,9 +124,16 @@ struct ConvertAttnToNVVMPass
           outlineProgramGrid(rewriter, grid, "attn_kernels", programTiles);
       if (failed(kernel))
         return signalPassFailure();
-      FailureOr<int64_t> shared = distributeProgram(
-          rewriter, *kernel, config, ieee, wgmma, programPrefetch,
-          programPrefetchL2, prefetchAhead, programPrefetchKV);
+      DistributeOptions distribute;
+      distribute.ieee = ieee;
+      distribute.wgmma = wgmma;
+      distribute.programPrefetch = programPrefetch;
+      distribute.programPrefetchL2 = programPrefetchL2;
+      distribute.prefetchAhead = prefetchAhead;
+      distribute.programPrefetchKV = programPrefetchKV;
+      distribute.tensorCopies = tensorCopies;
+      FailureOr<int64_t> shared =
+          distributeProgram(rewriter, *kernel, config, distribute);
       if (failed(shared))
         return signalPassFailure();
       int64_t limit = maxSharedMemoryPerBlock(config.getTarget());
@@ -105,6 +160,7 @@ struct ConvertAttnToNVVMPass
         rewriter.modifyOpInPlace(launch, [&] {
           launch.getDynamicSharedMemorySizeMutable().assign(bytes);
         });
+        appendTensorMaps(rewriter, launch, *kernel);
       });
     }
   }

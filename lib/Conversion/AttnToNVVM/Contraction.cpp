@@ -681,6 +681,8 @@ LogicalResult Distributor::rewriteContraction(linalg::GenericOp op) {
     barrier();
   }
   if (wgmmaContractions.contains(op)) {
+    // A K tile loaded by tensor copies: the slot's phase (TensorCopy.cpp).
+    waitForTensorCopy(op);
     // In the loop, the next block's scores run on while this block's softmax
     // and P V do.
     if (failed(contractWithWgmma(*a, *bBuf, *c, k,

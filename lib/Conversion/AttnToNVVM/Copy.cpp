@@ -197,18 +197,6 @@ LogicalResult Distributor::rewriteRun(
   return result;
 }
 
-/// The block buffer under the views of `v`, and the slot index of a view of
-/// one slot of a multi-buffered tile (else null).
-static std::pair<Value, OpFoldResult> tileAndSlot(Value v) {
-  OpFoldResult slot;
-  while (auto sub = v.getDefiningOp<memref::SubViewOp>()) {
-    if (sub.getSourceType().getRank() == 3)
-      slot = sub.getMixedOffsets()[0];
-    v = sub.getSource();
-  }
-  return {v, slot};
-}
-
 static bool sameValue(Value a, Value b, int depth);
 
 /// Whether indices `a` and `b` are the same computation (the slot indices

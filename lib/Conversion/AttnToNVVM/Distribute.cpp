@@ -617,6 +617,9 @@ FailureOr<int64_t> Distributor::run() {
   // tf32 Q fragments read once, into registers, after Q's copy.
   selectCachedFragments();
   allocateTransposedTiles();
+  // K tiles by TMA tensor copies where asked and possible.
+  if (failed(selectTensorCopies()))
+    return failure();
 
   // The loops --attn-pipeline expanded wait for their tiles at their head;
   // prefetched Q tiles are waited for before the first one.
@@ -692,12 +695,9 @@ FailureOr<int64_t> Distributor::run() {
 
 FailureOr<int64_t>
 mlir::attn::distributeProgram(RewriterBase &rewriter, gpu::GPUFuncOp kernel,
-                              KernelConfigAttr config, bool ieee, bool wgmma,
-                              bool programPrefetch, bool programPrefetchL2,
-                              int64_t prefetchAhead, bool programPrefetchKV) {
+                              KernelConfigAttr config,
+                              const DistributeOptions &options) {
   if (failed(distributeBlockRowScans(rewriter, kernel)))
     return failure();
-  return Distributor(rewriter, kernel, config, ieee, wgmma, programPrefetch,
-                     programPrefetchL2, prefetchAhead, programPrefetchKV)
-      .run();
+  return Distributor(rewriter, kernel, config, options).run();
 }

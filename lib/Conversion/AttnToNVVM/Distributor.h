@@ -95,12 +95,13 @@ std::pair<Value, Value> chunkPosition(OpBuilder &b, Location loc,
 class Distributor {
 public:
   Distributor(RewriterBase &b, gpu::GPUFuncOp kernel, KernelConfigAttr config,
-              bool ieee, bool wgmma, bool programPrefetch,
-              bool programPrefetchL2, int64_t prefetchAhead,
-              bool programPrefetchKV)
-      : b(b), kernel(kernel), config(config), ieee(ieee), wgmma(wgmma),
-        programPrefetch(programPrefetch), programPrefetchL2(programPrefetchL2),
-        prefetchAhead(prefetchAhead), programPrefetchKV(programPrefetchKV) {}
+              const DistributeOptions &options)
+      : b(b), kernel(kernel), config(config), ieee(options.ieee),
+        wgmma(options.wgmma), programPrefetch(options.programPrefetch),
+        programPrefetchL2(options.programPrefetchL2),
+        prefetchAhead(options.prefetchAhead),
+        programPrefetchKV(options.programPrefetchKV),
+        tensorCopies(options.tensorCopies) {}
 
   FailureOr<int64_t> run();
 
@@ -259,6 +260,35 @@ private:
   /// the shared offset of the mbarriers.
   Value crossProgramTile, crossProgramSource, nextSource;
   int64_t mbarrierOffset = -1;
+  // Tensor copies (TensorCopy.cpp): on sm_90+, the multi-buffered tiles in
+  // the 128-byte swizzle that only wgmma reads (K) are loaded by one thread
+  // with `cp.async.bulk.tensor` (one per 128-byte atom) onto an mbarrier of
+  // their slot, and each wgmma that reads a slot waits for the phase of the
+  // slot's latest fill instead of for the copies of every thread.
+  /// Chooses the tiles, adds the kernel's tensor map arguments, reserves the
+  /// mbarriers and fill counts and initializes them at the kernel's entry.
+  LogicalResult selectTensorCopies();
+  /// Before `read` (a wgmma contraction, at the builder's point): the wait
+  /// for the slot of a tensor-copied tile it reads, if any.
+  void waitForTensorCopy(Operation *read);
+  /// The tensor copy of `copy` into `to`, by thread 0 (at the builder's
+  /// point, where the copy has rows).
+  void emitTensorCopy(linalg::CopyOp copy, Buffer &to);
+  /// A tile loaded by tensor copies: its tensor map (a kernel argument), the
+  /// kernel argument it is a view of, the box's element columns, and the
+  /// shared offsets of its mbarriers and fill counts (8 bytes a slot each).
+  struct TensorCopyTile {
+    Value map;
+    unsigned arg = 0;
+    int64_t boxCols = 0;
+    int64_t barriers = -1, fills = -1;
+  };
+  /// By the tile's alloca (the multi-buffered block buffer).
+  DenseMap<Value, TensorCopyTile> tensorCopyTiles;
+  /// The wgmma contractions that read such a tile, and the tile.
+  DenseMap<Operation *, Value> tensorCopyReads;
+  /// The shared pointer to the 8-byte entry `slot` of the array at `offset`.
+  Value tensorCopySlotAddress(Value slot, int64_t offset);
   /// Consecutive `attn.async_copy`s with the same rows (K and V of one
   /// block): cp.async of the valid rows (zero-filling the others) when there
   /// are any, then a commit per copy.
@@ -403,6 +433,8 @@ private:
   /// The next program's first K/V block into the slot of the last loop's
   /// copy past the end (planFirstBlockPrefetch).
   bool programPrefetchKV;
+  /// K tiles by TMA tensor copies (TensorCopy.cpp).
+  bool tensorCopies;
   /// The kernel runs its programs in a program loop (outlineProgramGrid).
   bool programLoop = false;
   scf::ForOp programLoopOp;
@@ -433,6 +465,11 @@ inline scf::ForOp enclosingKeyLoop(Operation *op) {
     loop = loop->getParentOfType<scf::ForOp>();
   return loop;
 }
+
+/// The tile a view is of (through its subviews), and the slot of it for a
+/// view of one slot of a multi-buffered tile (its first offset; null
+/// otherwise).
+std::pair<Value, OpFoldResult> tileAndSlot(Value v);
 
 /// A linalg.generic of the form C[i][j] += A[i][k] * B[..] (Q K^T, P V).
 bool isContraction(linalg::GenericOp op);

@@ -187,7 +187,10 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
         auto ifOp = scf::IfOp::create(b, loc, load, /*withElse=*/false);
         b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       }
-      emitCopy(tile.first, copy.getDpsInputs()[0], validRows);
+      if (tensorCopyTiles.count(tileAndSlot(copy.getDpsInits()[0]).first))
+        emitTensorCopy(copy, *tile.first);
+      else
+        emitCopy(tile.first, copy.getDpsInputs()[0], validRows);
     }
   }
   // Copies past the last block that take the next program's first block
@@ -231,10 +234,7 @@ static int64_t groupsBetween(Operation *copy, Operation *until) {
   return groupsFrom(copy->getNextNode(), until);
 }
 
-/// The tile a view is of (through its subviews), and the slot of it for a
-/// view of one slot of a multi-buffered tile (its first offset; null
-/// otherwise).
-static std::pair<Value, OpFoldResult> tileAndSlot(Value v) {
+std::pair<Value, OpFoldResult> mlir::attn::detail::tileAndSlot(Value v) {
   OpFoldResult slot;
   while (auto sub = v.getDefiningOp<memref::SubViewOp>()) {
     if (sub.getSource().getDefiningOp<memref::AllocaOp>() &&

@@ -29,11 +29,23 @@ namespace mlir {
 namespace attn {
 
 /// Name of the `gpu.func` attribute listing, for each kernel argument, the
-/// index of the host function argument it is (-1: the output buffer; -2 - k:
-/// the workspace named by entry k of `attn.kernel_workspaces`).
+/// index of the host function argument it is (-1: the output buffer; -2 - k
+/// above kTensorMapArgCode: the workspace named by entry k of
+/// `attn.kernel_workspaces`; kTensorMapArgCode - k: the tensor map of entry k
+/// of `attn.kernel_tensor_maps`).
 inline constexpr llvm::StringLiteral kKernelArgsAttrName = "attn.kernel_args";
 inline constexpr llvm::StringLiteral kKernelWorkspacesAttrName =
     "attn.kernel_workspaces";
+/// Name of the `gpu.func` attribute listing the TMA descriptors (tensor maps)
+/// it takes: for each, `{arg = i, box = array<i64: ...>, swizzle = s}`, the
+/// kernel argument (a memref) it describes, the box it copies (outermost
+/// first) and the swizzle in bytes. The argument itself is a generic pointer
+/// to the 128-byte CUtensorMap in device memory (upstream's convention for
+/// `nvgpu.tma.create.descriptor`).
+inline constexpr llvm::StringLiteral kKernelTensorMapsAttrName =
+    "attn.kernel_tensor_maps";
+/// The kKernelArgsAttrName code of the first tensor map (entry k: this - k).
+inline constexpr int32_t kTensorMapArgCode = -1000;
 /// Name of the `gpu.func` attribute holding its dynamic shared memory bytes.
 inline constexpr llvm::StringLiteral kSharedBytesAttrName =
     "attn.shared_memory_bytes";
@@ -77,21 +89,37 @@ FailureOr<gpu::GPUFuncOp> outlineMaskMapGrid(RewriterBase &rewriter,
 LogicalResult distributeBlockRowScans(RewriterBase &rewriter,
                                       gpu::GPUFuncOp kernel);
 
+/// What distributeProgram may use beyond the plain mapping (see
+/// --convert-attn-to-nvvm for each).
+struct DistributeOptions {
+  /// Exact f32 contractions (`precision = ieee`): FMAs, no tensor cores.
+  bool ieee = false;
+  /// Q K^T on wgmma where the kernel allows it.
+  bool wgmma = false;
+  /// In a program loop on sm_90+: the next program's tf32 Q tile by bulk
+  /// copies while the current program runs.
+  bool programPrefetch = false;
+  /// In a program loop on sm_90+: the next program's first K/V blocks
+  /// prefetched into L2.
+  bool programPrefetchL2 = false;
+  /// N > 0, one program per thread block: the first blocks of the thread
+  /// block N x (SM count) on prefetched into L2.
+  int64_t prefetchAhead = 0;
+  /// With programPrefetch: the last key loop's copies past the end load the
+  /// next program's first K/V block.
+  bool programPrefetchKV = false;
+  /// On sm_90+: K tiles read only by wgmma loaded by TMA tensor copies onto
+  /// an mbarrier per pipelined loop and slot (TensorCopy.cpp); the kernel
+  /// takes a tensor map argument (`attn.kernel_tensor_maps`).
+  bool tensorCopies = false;
+};
+
 /// Maps the block-level IR inside `kernel` onto warps and threads. Returns
-/// the dynamic shared memory it needs in bytes. With `wgmma`, Q K^T runs on
-/// wgmma where the kernel allows it; with `programPrefetch`, a program loop
-/// on sm_90+ loads the next program's tf32 Q tile by bulk copies while the
-/// current program runs, and with `programPrefetchL2` it prefetches the next
-/// program's first K/V blocks into L2; with `prefetchAhead` = N > 0, one
-/// program per thread block prefetches the first blocks of the thread block
-/// N x (SM count) on into L2; with `programPrefetchKV` (and
-/// `programPrefetch`), the last key loop's copies past the end load the next
-/// program's first K/V block (see --convert-attn-to-nvvm).
-FailureOr<int64_t>
-distributeProgram(RewriterBase &rewriter, gpu::GPUFuncOp kernel,
-                  KernelConfigAttr config, bool ieee, bool wgmma = false,
-                  bool programPrefetch = false, bool programPrefetchL2 = false,
-                  int64_t prefetchAhead = 0, bool programPrefetchKV = false);
+/// the dynamic shared memory it needs in bytes.
+FailureOr<int64_t> distributeProgram(RewriterBase &rewriter,
+                                     gpu::GPUFuncOp kernel,
+                                     KernelConfigAttr config,
+                                     const DistributeOptions &options);
 
 } // namespace attn
 } // namespace mlir

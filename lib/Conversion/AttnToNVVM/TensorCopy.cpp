@@ -1,0 +1,315 @@
+//===- TensorCopy.cpp - K tiles by TMA tensor copies ----------------------===//
+//
+// Part of the attn-mlir project.
+//
+// With `tensor-copies` on sm_90 and newer, a multi-buffered tile in wgmma's
+// 128-byte swizzle that only wgmma reads (K of the wgmma kernels) is loaded
+// by the Tensor Memory Accelerator instead of by every thread's cp.async.
+// Each slot s of the tile has an mbarrier and a fill count in shared memory:
+//
+//   kernel entry:  thread 0: mbarrier.init [bar(s)], 1; fills(s) = 0; fence
+//   copy into slot s (thread 0, when the copy has rows):
+//                  fills(s) += 1
+//                  mbarrier.arrive.expect_tx [bar(s)], rows x cols x bytes
+//                  cp.async.bulk.tensor.4d [atom a of slot s],
+//                      [map, {d0 + a * 128 / bytes, t, h, b}], [bar(s)]
+//                  (one per 128-byte atom: TMA's 128-byte swizzle writes the
+//                  box exactly as Buffer::swizzle lays out an atom)
+//   wgmma reading slot s (every thread, right before it):
+//                  mbarrier.try_wait.parity [bar(s)], (fills(s) + 1) mod 2
+//
+// The wait is for the phase of the slot's latest fill, which is the block
+// the wgmma reads: a loop's copies go to other slots than its reads of the
+// same iteration (slot (i + S - 1) mod S against i mod S, or for a
+// scores-ahead loop after its read), and a slot is refilled only after the
+// loop head's barrier that follows every read of it. That barrier (or the
+// prologue's, before the first scores) also publishes the count. A read of
+// a block no copy loaded (the scores of a block past the end, which nothing
+// uses) finds an older, completed phase, or with no fill yet parity 1,
+// which a fresh mbarrier reports complete: no wait can hang, as no
+// cp.async.wait_group could. Rows past the operand's end come in as zeros
+// (the map's out-of-bounds fill), as cp.async's zero-filled rows did. The
+// copies keep their commit groups (empty now), so the cp.async waits of the
+// other tiles (V) count as before. The map is a kernel argument
+// (`attn.kernel_tensor_maps`): a pointer to a CUtensorMap that the host
+// builds (docs/Manifest.md, version 3).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Distributor.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::detail;
+
+/// Whether `chip` (sm_NN[a]) has the Tensor Memory Accelerator.
+static bool hasTensorMemoryAccelerator(StringRef chip) {
+  int64_t cc = 0;
+  if (!chip.consume_front("sm_") ||
+      chip.take_while(llvm::isDigit).getAsInteger(10, cc))
+    return false;
+  return cc >= 90;
+}
+
+namespace {
+/// A 2-d view of one block of a 4-d kernel argument: the argument's number
+/// and the element coordinates of the view's (0, 0), outermost first.
+struct ArgumentView {
+  unsigned arg = 0;
+  SmallVector<OpFoldResult> coords;
+};
+} // namespace
+
+/// Follows `view` back through 2-d subviews at offset zero and one
+/// rank-reducing subview (unit strides, dims 0 and 1 of size 1) to an
+/// argument of `kernel`.
+static std::optional<ArgumentView> traceToArgument(Value view,
+                                                   gpu::GPUFuncOp kernel) {
+  ArgumentView result;
+  while (true) {
+    if (auto cast = view.getDefiningOp<memref::CastOp>()) {
+      view = cast.getSource();
+      continue;
+    }
+    auto sub = view.getDefiningOp<memref::SubViewOp>();
+    if (!sub)
+      break;
+    if (!llvm::all_of(sub.getMixedStrides(),
+                      [](OpFoldResult s) { return isConstantIntValue(s, 1); }))
+      return std::nullopt;
+    if (sub.getSourceType().getRank() == sub.getType().getRank()) {
+      if (!llvm::all_of(sub.getMixedOffsets(), [](OpFoldResult o) {
+            return isConstantIntValue(o, 0);
+          }))
+        return std::nullopt;
+    } else {
+      if (!result.coords.empty() || sub.getSourceType().getRank() != 4 ||
+          sub.getType().getRank() != 2 ||
+          !isConstantIntValue(sub.getMixedSizes()[0], 1) ||
+          !isConstantIntValue(sub.getMixedSizes()[1], 1))
+        return std::nullopt;
+      result.coords = sub.getMixedOffsets();
+    }
+    view = sub.getSource();
+  }
+  auto arg = dyn_cast<BlockArgument>(view);
+  if (!arg || arg.getOwner() != &kernel.getBody().front() ||
+      result.coords.size() != 4)
+    return std::nullopt;
+  result.arg = arg.getArgNumber();
+  return result;
+}
+
+Value Distributor::tensorCopySlotAddress(Value slot, int64_t offset) {
+  Value base =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, dynamicShared);
+  Value address = arith::AddIOp::create(
+      b, loc, base,
+      arith::AddIOp::create(b, loc, cIndex(offset),
+                            arith::MulIOp::create(b, loc, slot, cIndex(8))));
+  Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), i64);
+}
+
+LogicalResult Distributor::selectTensorCopies() {
+  if (!tensorCopies || programLoop || wgmmaContractions.empty() ||
+      !hasTensorMemoryAccelerator(config.getTarget()))
+    return success();
+  // The candidates: multi-buffered swizzled tiles of whole 128-byte atoms.
+  // Each use must be an async copy into a slot from a block of a kernel
+  // argument, a zero fill of a slot (the copy's tail, which the tensor
+  // copy's out-of-bounds fill replaces) or a wgmma operand.
+  struct Uses {
+    SmallVector<linalg::CopyOp> copies;
+    SmallVector<Operation *> reads;
+    bool valid = true;
+  };
+  llvm::MapVector<Value, Uses> candidates;
+  for (auto &[value, buf] : buffers)
+    if (buf.layout == Layout::Shared && buf.swizzle && buf.slots > 1 &&
+        buf.cols * (buf.type.getElementTypeBitWidth() / 8) % 128 == 0)
+      candidates[value];
+  if (candidates.empty())
+    return success();
+  kernel.walk([&](Operation *op) {
+    if (!isa<linalg::LinalgOp>(op))
+      return;
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto [tile, slot] = tileAndSlot(operand.get());
+      auto it = candidates.find(tile);
+      if (it == candidates.end())
+        continue;
+      Uses &uses = it->second;
+      auto copy = dyn_cast<linalg::CopyOp>(op);
+      if (copy && copy->hasAttr(kAsyncCopyAttrName) &&
+          operand.getOperandNumber() == 1 && slot &&
+          traceToArgument(copy.getDpsInputs()[0], kernel))
+        uses.copies.push_back(copy);
+      else if (wgmmaContractions.contains(op) &&
+               operand.getOperandNumber() < 2 && slot)
+        uses.reads.push_back(op);
+      else if (!isa<linalg::FillOp>(op))
+        uses.valid = false;
+    }
+  });
+  SmallVector<Attribute> maps;
+  SmallVector<int32_t> hostArgs(
+      kernel->getAttrOfType<DenseI32ArrayAttr>(kKernelArgsAttrName)
+          .asArrayRef());
+  MLIRContext *ctx = b.getContext();
+  for (auto &[tile, uses] : candidates) {
+    if (!uses.valid || uses.copies.empty() || uses.reads.empty())
+      continue;
+    // One kernel argument for all copies of the tile.
+    std::optional<ArgumentView> view =
+        traceToArgument(uses.copies.front().getDpsInputs()[0], kernel);
+    if (!llvm::all_of(uses.copies, [&](linalg::CopyOp copy) {
+          return traceToArgument(copy.getDpsInputs()[0], kernel)->arg ==
+                 view->arg;
+        }))
+      continue;
+    Buffer &buf = buffers[tile];
+    int64_t bytes = buf.type.getElementTypeBitWidth() / 8;
+    TensorCopyTile &entry = tensorCopyTiles[tile];
+    entry.arg = view->arg;
+    entry.boxCols = 128 / bytes;
+    unsigned index = kernel.getNumArguments();
+    if (failed(kernel.insertArgument(index, LLVM::LLVMPointerType::get(ctx),
+                                     DictionaryAttr::get(ctx), loc)))
+      return kernel.emitOpError("could not add a tensor map argument");
+    entry.map = kernel.getArgument(index);
+    hostArgs.push_back(kTensorMapArgCode - static_cast<int32_t>(maps.size()));
+    maps.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("arg", b.getI64IntegerAttr(view->arg)),
+         b.getNamedAttr(
+             "box", b.getDenseI64ArrayAttr({1, 1, buf.rows, entry.boxCols})),
+         b.getNamedAttr("swizzle", b.getI64IntegerAttr(128))}));
+    // Per slot an 8-byte mbarrier and an 8-byte fill count, after what is
+    // allocated.
+    sharedOffset = llvm::alignTo(sharedOffset, 8);
+    entry.barriers = sharedOffset;
+    entry.fills = sharedOffset + 8 * buf.slots;
+    sharedOffset += 16 * buf.slots;
+    for (Operation *read : uses.reads)
+      tensorCopyReads[read] = tile;
+  }
+  if (maps.empty())
+    return success();
+  kernel->setAttr(kKernelArgsAttrName, b.getDenseI32ArrayAttr(hostArgs));
+  kernel->setAttr(kKernelTensorMapsAttrName, b.getArrayAttr(maps));
+
+  // Thread 0 initializes the mbarriers and counts at the entry (the barrier
+  // before the first copies publishes them), predicated rather than
+  // branched: a branch here would split the entry block, and the register
+  // arrays allocated after it would live on the stack.
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfter(dynamicShared.getDefiningOp());
+  Value first =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, cIndex(0));
+  Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+  for (auto &[tile, entry] : tensorCopyTiles) {
+    for (int64_t s = 0, e = buffers[tile].slots; s < e; ++s) {
+      NVVM::MBarrierInitOp::create(
+          b, loc, tensorCopySlotAddress(cIndex(s), entry.barriers),
+          arith::ConstantIntOp::create(b, loc, 1, 32), first);
+      Value count = tensorCopySlotAddress(cIndex(s), entry.fills);
+      LLVM::InlineAsmOp::create(
+          b, loc, TypeRange(), ValueRange{first, count, zero},
+          "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, $0, 0;\n\t"
+          "@p st.shared.u32 [$1], $2;\n\t}",
+          "r,r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
+          LLVM::tailcallkind::TailCallKind::None,
+          LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+          /*operand_attrs=*/ArrayAttr());
+    }
+  }
+  // Visible to the async proxy that completes the copies on them.
+  NVVM::FenceMbarrierInitOp::create(b, loc);
+  return success();
+}
+
+void Distributor::waitForTensorCopy(Operation *read) {
+  auto it = tensorCopyReads.find(read);
+  if (it == tensorCopyReads.end())
+    return;
+  const TensorCopyTile &entry = tensorCopyTiles.lookup(it->second);
+  for (Value input : cast<linalg::GenericOp>(read).getDpsInputs()) {
+    auto [tile, slot] = tileAndSlot(input);
+    if (tile != it->second)
+      continue;
+    Value index = getValueOrCreateConstantIndexOp(b, loc, slot);
+    // The phase of the slot's latest fill: (fills + 1) mod 2.
+    Value fills = LLVM::LoadOp::create(
+        b, loc, b.getI32Type(), tensorCopySlotAddress(index, entry.fills),
+        /*alignment=*/4, /*isVolatile=*/true);
+    Value parity = arith::AndIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, fills,
+                              arith::ConstantIntOp::create(b, loc, 1, 32)),
+        arith::ConstantIntOp::create(b, loc, 1, 32));
+    NVVM::MBarrierTryWaitParityOp::create(
+        b, loc, tensorCopySlotAddress(index, entry.barriers), parity,
+        arith::ConstantIntOp::create(b, loc, 0x989680, 32));
+  }
+}
+
+void Distributor::emitTensorCopy(linalg::CopyOp copy, Buffer &to) {
+  MLIRContext *ctx = b.getContext();
+  auto [tile, slot] = tileAndSlot(copy.getDpsInits()[0]);
+  const TensorCopyTile &entry = tensorCopyTiles.lookup(tile);
+  std::optional<ArgumentView> view =
+      traceToArgument(copy.getDpsInputs()[0], kernel);
+  int64_t bytes = to.type.getElementTypeBitWidth() / 8;
+  OpBuilder::InsertionGuard guard(b);
+  Value first =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, cIndex(0));
+  auto ifOp = scf::IfOp::create(b, loc, first, /*withElse=*/false);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value index = getValueOrCreateConstantIndexOp(b, loc, slot);
+  Value countPtr = tensorCopySlotAddress(index, entry.fills);
+  Value fills = LLVM::LoadOp::create(b, loc, b.getI32Type(), countPtr,
+                                     /*alignment=*/4, /*isVolatile=*/true);
+  LLVM::StoreOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, fills,
+                            arith::ConstantIntOp::create(b, loc, 1, 32)),
+      countPtr, /*alignment=*/4, /*isVolatile=*/true);
+  Value barrierPtr = tensorCopySlotAddress(index, entry.barriers);
+  // The whole box counts, rows past the operand's end (zeros) included.
+  NVVM::MBarrierArriveExpectTxOp::create(
+      b, loc, Type(), barrierPtr,
+      arith::ConstantIntOp::create(b, loc, to.rows * to.cols * bytes, 32),
+      NVVM::MemScopeKind::CTA, /*relaxed=*/false, Value());
+  Type i32 = b.getI32Type();
+  auto toI32 = [&](OpFoldResult ofr) -> Value {
+    return arith::IndexCastOp::create(
+        b, loc, i32, getValueOrCreateConstantIndexOp(b, loc, ofr));
+  };
+  // Coordinates innermost first: head dim, key, head, batch.
+  Value key = toI32(view->coords[2]);
+  Value head = toI32(view->coords[1]);
+  Value batch = toI32(view->coords[0]);
+  Value dim0 = getValueOrCreateConstantIndexOp(b, loc, view->coords[3]);
+  auto sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
+  for (int64_t col = 0; col < to.cols; col += entry.boxCols) {
+    Value address = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(),
+        sharedAddress(b, loc, to, cIndex(0), cIndex(col)));
+    // As a shared::cluster address (this CTA's window of it).
+    Value dst = LLVM::AddrSpaceCastOp::create(
+        b, loc, LLVM::LLVMPointerType::get(ctx, 7),
+        LLVM::IntToPtrOp::create(b, loc, sharedPtr, address));
+    Value dim = arith::IndexCastOp::create(
+        b, loc, i32, arith::AddIOp::create(b, loc, dim0, cIndex(col)));
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, loc, dst, entry.map, ValueRange{dim, key, head, batch}, barrierPtr,
+        /*im2colOffsets=*/ValueRange(), /*multicastMask=*/Value(),
+        /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE,
+        /*isCTAOnly=*/false, /*group=*/nullptr, /*predicate=*/Value());
+  }
+}

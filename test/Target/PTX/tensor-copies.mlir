@@ -1,0 +1,46 @@
+// The seed's kernels with K loaded by TMA tensor copies (attn-translate
+// --tensor-copies) are PTX that ptxas assembles for sm_90a without a stack
+// frame or spills: thread 0 initializes one mbarrier per K slot, issues one
+// cp.async.bulk.tensor per 128-byte atom of a K block (four at head dim 128)
+// after the slot's expected bytes, and every thread waits for the slot's
+// phase before the wgmma that reads it. V keeps its cp.async copies. The
+// manifest is version 3, with the tensor map of K as the last parameter.
+// REQUIRES: ptxas
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: attn-translate --attn-to-ptx %s --chip=sm_90a --tensor-copies -o %t/k.ptx
+// RUN: FileCheck %s --check-prefix=PTX < %t/k.ptx
+// RUN: %ptxas -arch=sm_90a -v %t/k.ptx -o %t/k.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: FileCheck %s --check-prefix=MANIFEST < %t/k.json
+// Without the option, no tensor copy and a version 1 manifest:
+// RUN: attn-translate --attn-to-ptx %s --chip=sm_90a -o %t/d.ptx
+// RUN: FileCheck %s --check-prefix=OFF < %t/d.ptx
+// RUN: FileCheck %s --check-prefix=OFFMANIFEST < %t/d.json
+// PTX-LABEL: .entry seed_causal_kernel(
+// PTX:      .param .u64 .ptr .align 1 seed_causal_kernel_param_44{{ *}}
+// PTX-NEXT: )
+// PTX-COUNT-2: @p st.shared.u32
+// PTX:      fence.mbarrier_init.release.cluster;
+// PTX:      mov.b32 [[BYTES:%r[0-9]+]], 16384;
+// PTX-NEXT: mbarrier.arrive.expect_tx.shared.b64 {{.*}}, [[BYTES]];
+// PTX-COUNT-4: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// PTX:      bar.sync
+// PTX:      mbarrier.try_wait.parity.shared.b64
+// PTX:      wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32
+// PTXAS:    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-NOT: error
+// MANIFEST:      "version": 3,
+// MANIFEST:      {"kind": "memref", "operand": "output", "rank": 4},
+// MANIFEST-NEXT: {
+// MANIFEST-NEXT:   "kind": "tensor_map",
+// MANIFEST-NEXT:   "operand": "key",
+// MANIFEST-NEXT:   "box": [1, 1, 32, 32],
+// MANIFEST-NEXT:   "swizzle": 128
+// MANIFEST-NEXT: }
+// OFF-NOT:     cp.async.bulk.tensor
+// OFF-NOT:     mbarrier
+// OFFMANIFEST: "version": 1,
+// OFFMANIFEST-NOT: tensor_map
+func.func @seed_causal(%q: tensor<?x96x?x128xf32>, %k: tensor<?x96x?x128xf32>, %v: tensor<?x96x?x128xf32>) -> tensor<?x96x?x128xf32> {
+  %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<?x96x?x128xf32>, tensor<?x96x?x128xf32>, tensor<?x96x?x128xf32> -> tensor<?x96x?x128xf32>
+  return %o : tensor<?x96x?x128xf32>
+}
