@@ -142,7 +142,7 @@ int main(int argc, char **argv) {
       "tensor-copies", cl::init(false),
       cl::desc("On sm_90+: K tiles that only wgmma reads loaded by TMA "
                "tensor copies onto mbarriers (the kernel takes a tensor map; "
-               "manifest version 3)"),
+               "manifest version 3; opt-in, measured slower)"),
       cl::cat(category));
   cl::opt<int64_t> prefetchAhead(
       "prefetch-ahead", cl::init(0),

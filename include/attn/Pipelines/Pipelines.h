@@ -125,7 +125,8 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
       *this, "tensor-copies",
       llvm::cl::desc("On sm_90+: K tiles that only wgmma reads loaded by TMA "
                      "tensor copies onto mbarriers (the kernel takes a "
-                     "tensor map; manifest version 3)"),
+                     "tensor map; manifest version 3; opt-in, measured "
+                     "slower)"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> maskBlockMap{
       *this, "mask-block-map",

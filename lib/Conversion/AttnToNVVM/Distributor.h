@@ -266,7 +266,8 @@ private:
   // their slot, and each wgmma that reads a slot waits for the phase of the
   // slot's latest fill instead of for the copies of every thread.
   /// Chooses the tiles, adds the kernel's tensor map arguments, reserves the
-  /// mbarriers and fill counts and initializes them at the kernel's entry.
+  /// mbarriers and initializes them and the fill counts at the kernel's
+  /// entry.
   LogicalResult selectTensorCopies();
   /// Before `read` (a wgmma contraction, at the builder's point): the wait
   /// for the slot of a tensor-copied tile it reads, if any.
@@ -275,14 +276,18 @@ private:
   /// point, where the copy has rows).
   void emitTensorCopy(linalg::CopyOp copy, Buffer &to);
   /// A tile loaded by tensor copies: its tensor map (a kernel argument), the
-  /// kernel argument it is a view of, the box's element columns, and the
-  /// shared offsets of its mbarriers and fill counts (8 bytes a slot each).
+  /// kernel argument it is a view of, the box's element columns, the shared
+  /// offset of its mbarriers (8 bytes a slot) and each slot's fill count (a
+  /// register: a one-element alloca).
   struct TensorCopyTile {
     Value map;
     unsigned arg = 0;
     int64_t boxCols = 0;
-    int64_t barriers = -1, fills = -1;
+    int64_t barriers = -1;
+    SmallVector<Value> fills;
   };
+  /// The fill count of slot `slot` (an index) of `entry`.
+  Value tensorCopyFills(const TensorCopyTile &entry, Value slot);
   /// By the tile's alloca (the multi-buffered block buffer).
   DenseMap<Value, TensorCopyTile> tensorCopyTiles;
   /// The wgmma contractions that read such a tile, and the tile.

@@ -5,14 +5,17 @@
 // With `tensor-copies` on sm_90 and newer, a multi-buffered tile in wgmma's
 // 128-byte swizzle that only wgmma reads (K of the wgmma kernels) is loaded
 // by the Tensor Memory Accelerator instead of by every thread's cp.async.
-// Each slot s of the tile has an mbarrier and a fill count in shared memory:
+// Each slot s of the tile has an mbarrier in shared memory, and every thread
+// counts the slot's fills in a register (the copies' branches are uniform
+// over the thread block, so all threads count alike):
 //
-//   kernel entry:  thread 0: mbarrier.init [bar(s)], 1; fills(s) = 0; fence
-//   copy into slot s (thread 0, when the copy has rows):
+//   kernel entry:  thread 0: mbarrier.init [bar(s)], 1; fence; fills(s) = 0
+//   copy into slot s (when the copy has rows):
 //                  fills(s) += 1
-//                  mbarrier.arrive.expect_tx [bar(s)], rows x cols x bytes
-//                  cp.async.bulk.tensor.4d [atom a of slot s],
-//                      [map, {d0 + a * 128 / bytes, t, h, b}], [bar(s)]
+//                  thread 0: mbarrier.arrive.expect_tx [bar(s)], box bytes
+//                            cp.async.bulk.tensor.4d [atom a of slot s],
+//                                [map, {d0 + a * 128 / bytes, t, h, b}],
+//                                [bar(s)]
 //                  (one per 128-byte atom: TMA's 128-byte swizzle writes the
 //                  box exactly as Buffer::swizzle lays out an atom)
 //   wgmma reading slot s (every thread, right before it):
@@ -22,15 +25,17 @@
 // the wgmma reads: a loop's copies go to other slots than its reads of the
 // same iteration (slot (i + S - 1) mod S against i mod S, or for a
 // scores-ahead loop after its read), and a slot is refilled only after the
-// loop head's barrier that follows every read of it. That barrier (or the
-// prologue's, before the first scores) also publishes the count. A read of
+// loop head's barrier that follows every read of it. A read of
 // a block no copy loaded (the scores of a block past the end, which nothing
 // uses) finds an older, completed phase, or with no fill yet parity 1,
 // which a fresh mbarrier reports complete: no wait can hang, as no
-// cp.async.wait_group could. Rows past the operand's end come in as zeros
-// (the map's out-of-bounds fill), as cp.async's zero-filled rows did. The
-// copies keep their commit groups (empty now), so the cp.async waits of the
-// other tiles (V) count as before. The map is a kernel argument
+// cp.async.wait_group could. (A first version kept the counts in shared
+// memory: the load after the loop head's barrier put its latency before
+// every wgmma, 0.7-2.8% slower than cp.async on the seed's kernels.) Rows past
+// the operand's end come in as zeros (the map's out-of-bounds fill), as
+// cp.async's zero-filled rows did. The copies keep their commit groups (empty
+// now), so the cp.async waits of the other tiles (V) count as before. The map
+// is a kernel argument
 // (`attn.kernel_tensor_maps`): a pointer to a CUtensorMap that the host
 // builds (docs/Manifest.md, version 3).
 //
@@ -189,12 +194,10 @@ LogicalResult Distributor::selectTensorCopies() {
          b.getNamedAttr(
              "box", b.getDenseI64ArrayAttr({1, 1, buf.rows, entry.boxCols})),
          b.getNamedAttr("swizzle", b.getI64IntegerAttr(128))}));
-    // Per slot an 8-byte mbarrier and an 8-byte fill count, after what is
-    // allocated.
+    // Per slot an 8-byte mbarrier, after what is allocated.
     sharedOffset = llvm::alignTo(sharedOffset, 8);
     entry.barriers = sharedOffset;
-    entry.fills = sharedOffset + 8 * buf.slots;
-    sharedOffset += 16 * buf.slots;
+    sharedOffset += 8 * buf.slots;
     for (Operation *read : uses.reads)
       tensorCopyReads[read] = tile;
   }
@@ -203,34 +206,44 @@ LogicalResult Distributor::selectTensorCopies() {
   kernel->setAttr(kKernelArgsAttrName, b.getDenseI32ArrayAttr(hostArgs));
   kernel->setAttr(kKernelTensorMapsAttrName, b.getArrayAttr(maps));
 
-  // Thread 0 initializes the mbarriers and counts at the entry (the barrier
-  // before the first copies publishes them), predicated rather than
-  // branched: a branch here would split the entry block, and the register
-  // arrays allocated after it would live on the stack.
+  // Thread 0 initializes the mbarriers at the entry (the barrier before the
+  // first copies publishes them), predicated rather than branched: a branch
+  // here would split the entry block, and the register arrays allocated
+  // after it would live on the stack. Every thread's fill counts start at 0.
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointAfter(dynamicShared.getDefiningOp());
   Value first =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, cIndex(0));
   Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+  auto countType = MemRefType::get({1}, b.getI32Type());
   for (auto &[tile, entry] : tensorCopyTiles) {
     for (int64_t s = 0, e = buffers[tile].slots; s < e; ++s) {
       NVVM::MBarrierInitOp::create(
           b, loc, tensorCopySlotAddress(cIndex(s), entry.barriers),
           arith::ConstantIntOp::create(b, loc, 1, 32), first);
-      Value count = tensorCopySlotAddress(cIndex(s), entry.fills);
-      LLVM::InlineAsmOp::create(
-          b, loc, TypeRange(), ValueRange{first, count, zero},
-          "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, $0, 0;\n\t"
-          "@p st.shared.u32 [$1], $2;\n\t}",
-          "r,r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
-          LLVM::tailcallkind::TailCallKind::None,
-          LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
-          /*operand_attrs=*/ArrayAttr());
+      Value count = memref::AllocaOp::create(b, loc, countType);
+      memref::StoreOp::create(b, loc, zero, count, ValueRange{cIndex(0)});
+      entry.fills.push_back(count);
     }
   }
   // Visible to the async proxy that completes the copies on them.
   NVVM::FenceMbarrierInitOp::create(b, loc);
   return success();
+}
+
+Value Distributor::tensorCopyFills(const TensorCopyTile &entry, Value slot) {
+  Value fills;
+  for (auto [s, count] : llvm::enumerate(entry.fills)) {
+    Value value = memref::LoadOp::create(b, loc, count, ValueRange{cIndex(0)});
+    if (!fills) {
+      fills = value;
+      continue;
+    }
+    Value isSlot = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slot,
+                                         cIndex(s));
+    fills = arith::SelectOp::create(b, loc, isSlot, value, fills);
+  }
+  return fills;
 }
 
 void Distributor::waitForTensorCopy(Operation *read) {
@@ -244,17 +257,26 @@ void Distributor::waitForTensorCopy(Operation *read) {
       continue;
     Value index = getValueOrCreateConstantIndexOp(b, loc, slot);
     // The phase of the slot's latest fill: (fills + 1) mod 2.
-    Value fills = LLVM::LoadOp::create(
-        b, loc, b.getI32Type(), tensorCopySlotAddress(index, entry.fills),
-        /*alignment=*/4, /*isVolatile=*/true);
     Value parity = arith::AndIOp::create(
         b, loc,
-        arith::AddIOp::create(b, loc, fills,
+        arith::AddIOp::create(b, loc, tensorCopyFills(entry, index),
                               arith::ConstantIntOp::create(b, loc, 1, 32)),
         arith::ConstantIntOp::create(b, loc, 1, 32));
-    NVVM::MBarrierTryWaitParityOp::create(
-        b, loc, tensorCopySlotAddress(index, entry.barriers), parity,
-        arith::ConstantIntOp::create(b, loc, 0x989680, 32));
+    // A spin on try_wait without a suspend-time hint: with one (upstream's
+    // nvvm.mbarrier.try_wait.parity takes it), ptxas puts a NANOSLEEP in
+    // the retry path, and a thread that misses the phase sleeps.
+    Value barrierPtr = tensorCopySlotAddress(index, entry.barriers);
+    Value address =
+        LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), barrierPtr);
+    LLVM::InlineAsmOp::create(
+        b, loc, TypeRange(), ValueRange{address, parity},
+        "{\n\t.reg .pred p;\n\twait:\n\t"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n\t"
+        "@!p bra wait;\n\t}",
+        "r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+        /*operand_attrs=*/ArrayAttr());
   }
 }
 
@@ -265,20 +287,21 @@ void Distributor::emitTensorCopy(linalg::CopyOp copy, Buffer &to) {
   std::optional<ArgumentView> view =
       traceToArgument(copy.getDpsInputs()[0], kernel);
   int64_t bytes = to.type.getElementTypeBitWidth() / 8;
+  // Every thread counts the fill (the copy's branch is uniform).
+  Value index = getValueOrCreateConstantIndexOp(b, loc, slot);
+  for (auto [s, count] : llvm::enumerate(entry.fills)) {
+    Value value = memref::LoadOp::create(b, loc, count, ValueRange{cIndex(0)});
+    Value isSlot = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         index, cIndex(s));
+    Value next = arith::AddIOp::create(
+        b, loc, value, arith::ExtUIOp::create(b, loc, b.getI32Type(), isSlot));
+    memref::StoreOp::create(b, loc, next, count, ValueRange{cIndex(0)});
+  }
   OpBuilder::InsertionGuard guard(b);
   Value first =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, cIndex(0));
   auto ifOp = scf::IfOp::create(b, loc, first, /*withElse=*/false);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  Value index = getValueOrCreateConstantIndexOp(b, loc, slot);
-  Value countPtr = tensorCopySlotAddress(index, entry.fills);
-  Value fills = LLVM::LoadOp::create(b, loc, b.getI32Type(), countPtr,
-                                     /*alignment=*/4, /*isVolatile=*/true);
-  LLVM::StoreOp::create(
-      b, loc,
-      arith::AddIOp::create(b, loc, fills,
-                            arith::ConstantIntOp::create(b, loc, 1, 32)),
-      countPtr, /*alignment=*/4, /*isVolatile=*/true);
   Value barrierPtr = tensorCopySlotAddress(index, entry.barriers);
   // The whole box counts, rows past the operand's end (zeros) included.
   NVVM::MBarrierArriveExpectTxOp::create(

@@ -2,7 +2,7 @@
 // read only by wgmma) is loaded by TMA tensor copies, one per 128-byte atom
 // (two at head dim 64 in f32), by thread 0 onto the mbarrier of its slot;
 // each wgmma that reads a slot first waits for the phase of the slot's
-// latest fill. V keeps its cp.async copies. The kernel takes the tensor map
+// latest fill, which every thread counts. V keeps its cp.async copies. The kernel takes the tensor map
 // as a last argument, which the host builds from the launch's K buffer.
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline="scores-ahead=all" \
@@ -30,29 +30,33 @@
 // CHECK-SAME:      attn.kernel_args = array<i32: 0, 1, 2, -1, -1000>
 // CHECK-SAME:      attn.kernel_tensor_maps = [{arg = 1 : i64, box = array<i64: 1, 1, 32, 32>, swizzle = 128 : i64}]
 // Thread 0 initializes the two slots' mbarriers (predicated: the entry block
-// stays whole) and their fill counts.
+// stays whole); every thread counts each slot's fills in a register.
 // CHECK:         nvvm.mbarrier.init %{{.*}}, %{{.*}}, predicate = %[[FIRST:.*]] :
-// CHECK:         llvm.inline_asm has_side_effects {{.*}}@p st.shared.u32{{.*}} %[[FIRST]],
+// CHECK-NEXT:    %[[FILLS0:.*]] = memref.alloca() : memref<1xi32>
 // CHECK:         nvvm.mbarrier.init %{{.*}}, %{{.*}}, predicate = %[[FIRST]] :
-// CHECK:         llvm.inline_asm has_side_effects {{.*}}@p st.shared.u32{{.*}} %[[FIRST]],
-// CHECK-NEXT:    nvvm.fence.mbarrier.init
-// A K block: the fill count, the 8192 bytes expected, two tensor copies.
+// CHECK-NEXT:    %[[FILLS1:.*]] = memref.alloca() : memref<1xi32>
+// CHECK:         nvvm.fence.mbarrier.init
+// A K block: the counts, then thread 0's 8192 expected bytes and two tensor
+// copies.
 // CHECK:         scf.if
-// CHECK:           llvm.load volatile
-// CHECK:           llvm.store volatile
-// CHECK:           nvvm.mbarrier.arrive.expect_tx %[[BAR:.*]], %c8192_i32
-// CHECK:           nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]], %[[BAR]], box[
-// CHECK:           nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]], %[[BAR]], box[
-// CHECK-NOT:       nvvm.cp.async.bulk.tensor
-// CHECK:         }
-// CHECK-NEXT:  }
-// CHECK-NEXT:  nvvm.cp.async.commit.group
-// In the loop: after the head's barrier, the wait for the slot, then wgmma.
+// CHECK:           memref.store %{{.*}}, %[[FILLS0]]
+// CHECK:           memref.store %{{.*}}, %[[FILLS1]]
+// CHECK:           scf.if
+// CHECK:             nvvm.mbarrier.arrive.expect_tx %[[BAR:.*]], %c8192_i32
+// CHECK:             nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]], %[[BAR]], box[
+// CHECK:             nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[MAP]], %[[BAR]], box[
+// CHECK-NOT:         nvvm.cp.async.bulk.tensor
+// CHECK:           }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    nvvm.cp.async.commit.group
+// In the loop: after the head's barrier, the wait for the slot's phase
+// (fills + 1) mod 2, then wgmma.
 // CHECK:         scf.for
 // CHECK:           nvvm.cp.async.wait.group 0
 // CHECK:           gpu.barrier
-// CHECK:           llvm.load volatile
-// CHECK:           nvvm.mbarrier.try_wait.parity
+// CHECK:           memref.load %[[FILLS0]]
+// CHECK:           memref.load %[[FILLS1]]
+// CHECK:           llvm.inline_asm has_side_effects {{.*}}mbarrier.try_wait.parity.shared::cta.b64
 // CHECK:           wgmma.fence.sync.aligned
 // CHECK:         } {attn.pipelined = 2 : i64, attn.scores_ahead}
 

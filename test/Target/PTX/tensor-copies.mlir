@@ -18,13 +18,13 @@
 // PTX-LABEL: .entry seed_causal_kernel(
 // PTX:      .param .u64 .ptr .align 1 seed_causal_kernel_param_44{{ *}}
 // PTX-NEXT: )
-// PTX-COUNT-2: @p st.shared.u32
+// PTX-COUNT-2: mbarrier.init.shared.b64
 // PTX:      fence.mbarrier_init.release.cluster;
 // PTX:      mov.b32 [[BYTES:%r[0-9]+]], 16384;
 // PTX-NEXT: mbarrier.arrive.expect_tx.shared.b64 {{.*}}, [[BYTES]];
 // PTX-COUNT-4: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // PTX:      bar.sync
-// PTX:      mbarrier.try_wait.parity.shared.b64
+// PTX:      mbarrier.try_wait.parity.shared::cta.b64
 // PTX:      wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32
 // PTXAS:    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: error
