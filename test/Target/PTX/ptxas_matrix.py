@@ -7,8 +7,10 @@ Matrix: {f32 tf32, f32 ieee, f16, bf16} x head dim {16, 64, 128, 256} x
 four variants (plain MHA; causal top_left + GQA 4:1; bottom_right + rank-4
 float mask; i1 rank-2 mask + MQA), plus D != Dv and the benchmark's ten
 kernels (dynamic head count; the seed's), all with the default kernel
-config. For each kernel `ptxas -v` must report a 0-byte stack frame
-and no spills. Prints one line per kernel and a summary last.
+config; and the f32 tf32 kernels at head dims 64 and 128 and the seed's
+again with --tensor-copies (K by TMA). For each kernel `ptxas -v` must
+report a 0-byte stack frame and no spills. Prints one line per kernel
+and a summary last.
 """
 
 import argparse
@@ -76,14 +78,19 @@ def main():
                     dict(hq=96, hkv=96, causal=None, mask=("f", "1x1x?x?"))))
     kernels.append(("bench_seed_causal", "f32-tf32", 128, 128,
                     dict(hq=96, hkv=96, causal="top_left", mask=None)))
+    # K by TMA tensor copies (opt-in): the kernels whose K only wgmma reads.
+    kernels += [(name + "_tma", dtype, d, dv, kw, ["--tensor-copies"])
+                for name, dtype, d, dv, kw in list(kernels)
+                if dtype == "f32-tf32" and d in (64, 128)]
 
     def build(item):
-        name, dtype, d, dv, kw = item
+        name, dtype, d, dv, kw, *extra = item
+        extra = extra[0] if extra else []
         base = os.path.join(args.workdir, name)
         with open(base + ".mlir", "w") as f:
             f.write(function(name, dtype, d, dv, **kw))
         tr = subprocess.run([args.attn_translate, "--attn-to-ptx", base + ".mlir", "-o", base + ".ptx",
-                             f"--chip={args.chip}"], capture_output=True, text=True)
+                             f"--chip={args.chip}", *extra], capture_output=True, text=True)
         if tr.returncode:
             return name, False, "attn-translate: " + tr.stderr.strip().splitlines()[0]
         px = subprocess.run([args.ptxas, f"-arch={args.chip}", "-v", base + ".ptx", "-o", base + ".cubin"],
@@ -95,13 +102,18 @@ def main():
         regs = re.search(r"Used (\d+) registers", report)
         clean = frame is not None and frame.groups() == ("0", "0", "0")
         line = f"{regs.group(1) if regs else '?'} registers, " + (frame.group(0) if frame else "no report")
+        with open(base + ".ptx") as f:
+            if "cp.async.bulk.tensor" in f.read():
+                line += ", tensor copies"
         return name, clean, line
 
-    bad = 0
+    bad = tma = 0
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for name, ok, line in pool.map(build, kernels):
             print(f"{'ok  ' if ok else 'BAD '} {name}: {line}")
             bad += not ok
+            tma += line.endswith("tensor copies")
+    print(f"ptxas-matrix: {tma} kernels with tensor copies")
     print(f"ptxas-matrix: {len(kernels)} kernels, {bad} with spills, stack or errors")
     return 1 if bad else 0
 
