@@ -90,6 +90,7 @@ compileKernel(ModuleOp module, EntryFunction &entry,
   ptxOptions.overrides.numStages = options.numStages;
   if (!options.scoresAhead.empty())
     ptxOptions.scoresAhead = options.scoresAhead;
+  ptxOptions.tensorCopies = options.tensorCopies;
   std::string name = entry.getName().str();
   DiagnosticCollector diagnostics(module.getContext());
   FailureOr<KernelArtifact> artifact = compileToPTX(module, name, ptxOptions);

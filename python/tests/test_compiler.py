@@ -57,7 +57,8 @@ class SignatureTest(unittest.TestCase):
                                     (dict(chip="sm_90ab"), "chip: expected sm_XY"),
                                     (dict(block_m=-64), "block_m: expected an integer >= 0"),
                                     (dict(block_n=32.0), "block_n: expected an integer"),
-                                    (dict(num_warps=True), "num_warps: expected an integer")):
+                                    (dict(num_warps=True), "num_warps: expected an integer"),
+                                    (dict(tensor_copies=1), "tensor_copies: expected a bool")):
                 with self.assertRaisesRegex(ValueError, message, msg=repr(kwargs)):
                     compile(SIG, cache_dir=cache, **kwargs)
             self.assertEqual(os.listdir(cache), [])  # validated before anything is written
@@ -88,6 +89,25 @@ class CompileTest(unittest.TestCase):
             other = compile(Signature("f16", (None, 8, None, 64), (None, 8, None, 64),
                                       (None, 8, None, 64)), cache_dir=cache)
             self.assertNotEqual(other.directory, cold.directory)
+
+    def test_tensor_copies(self):
+        # K by TMA tensor copies: a kernel of its own (its own cache entry),
+        # with K's tensor map as the last parameter of a version 3 manifest.
+        sig = Signature("f32", (None, 4, None, 128), (None, 4, None, 128),
+                        (None, 4, None, 128), causal="top_left")
+        with tempfile.TemporaryDirectory() as cache:
+            plain = compile(sig, cache_dir=cache)
+            tma = compile(sig, cache_dir=cache, tensor_copies=True)
+            self.assertNotEqual(plain.directory, tma.directory)
+            with open(tma.manifest_path) as f:
+                manifest = json.load(f)
+            self.assertEqual(manifest["version"], 3)
+            self.assertEqual(manifest["params"][-1], {"kind": "tensor_map", "operand": "key",
+                                                      "box": [1, 1, 32, 32], "swizzle": 128})
+            with open(tma.ptx_path) as f:
+                self.assertIn("cp.async.bulk.tensor", f.read())
+            with open(plain.ptx_path) as f:
+                self.assertNotIn("cp.async.bulk.tensor", f.read())
 
     def test_concurrent_processes_share_one_entry(self):
         with tempfile.TemporaryDirectory() as cache:

@@ -8,7 +8,7 @@
 //            [--seed=N] [--check] [--bench [--iters=N] [--explain]]
 //            [--output=@o.npy]
 //            [--json] [--block-m=N --block-n=N] [--num-warps=N]
-//            [--chip=sm_90a] [--emit-kernel=DIR]
+//            [--chip=sm_90a] [--tensor-copies] [--emit-kernel=DIR]
 //   attn-run MANIFEST.json --input=SPEC ... [--seed=N] [--check] ...
 //
 // Option parsing and printing only; the work is done by the AttnRunner
@@ -119,6 +119,12 @@ int main(int argc, char **argv) {
                "before this block's softmax and P V (cuda: on wgmma). "
                "Default: tf32 on cuda, none on cpu; alone: all"),
       cl::cat(category));
+  cl::opt<bool> tensorCopies(
+      "tensor-copies", cl::init(false),
+      cl::desc("cuda, sm_90+: K tiles that only wgmma reads loaded by TMA "
+               "tensor copies (the kernel takes a tensor map; opt-in, "
+               "measured slower)"),
+      cl::cat(category));
   cl::opt<std::string> chip(
       "chip",
       cl::desc("cuda: the chip to compile for (default: the device's own, "
@@ -167,6 +173,8 @@ int main(int argc, char **argv) {
     return fail("--num-warps and --chip apply to --target=cuda");
   if (!isCUDA && emitKernel.getNumOccurrences())
     return fail("--emit-kernel writes PTX: it needs --target=cuda");
+  if (!isCUDA && tensorCopies)
+    return fail("--tensor-copies is a GPU lowering: it needs --target=cuda");
   if (explain && !bench)
     return fail(::attn::runtime::kExplainNeedsBench);
   if (explain && !isCUDA)
@@ -178,11 +186,11 @@ int main(int argc, char **argv) {
     if (!isCUDA)
       return fail("a launch manifest runs on --target=cuda only");
     if (entry.getNumOccurrences() || blockM || blockN || numWarps ||
-        numStages || scoresAhead.getNumOccurrences() ||
+        numStages || scoresAhead.getNumOccurrences() || tensorCopies ||
         chip.getNumOccurrences() || !jitCPU.empty() ||
         emitKernel.getNumOccurrences())
       return fail("-e, --block-m, --block-n, --num-warps, --num-stages, "
-                  "--scores-ahead, --chip, --jit-cpu "
+                  "--scores-ahead, --tensor-copies, --chip, --jit-cpu "
                   "and --emit-kernel do not apply to a launch manifest (it is "
                   "compiled already)");
     ::attn::runtime::ManifestRunOptions manifestOptions;
@@ -221,6 +229,7 @@ int main(int argc, char **argv) {
   if (scoresAhead.getNumOccurrences())
     options.compile.scoresAhead =
         scoresAhead.empty() ? std::string("all") : scoresAhead.getValue();
+  options.compile.tensorCopies = tensorCopies;
   options.compile.chip = chip;
   options.compile.jitCPU = jitCPU;
   options.compile.configurePassManager = [](PassManager &pm) {

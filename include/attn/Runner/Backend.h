@@ -45,6 +45,9 @@ struct CompileOptions {
   std::string scoresAhead;
   /// CUDA only: warps per program (0 keeps the default config).
   int64_t numWarps = 0;
+  /// CUDA only: K tiles by TMA tensor copies (--convert-attn-to-nvvm's
+  /// tensor-copies; opt-in).
+  bool tensorCopies = false;
   /// CUDA only: the chip to compile for, e.g. sm_90a; empty means the
   /// device's own (getNativeChip), or kDefaultCUDAChip for emitCUDAKernel.
   std::string chip;

@@ -1,0 +1,32 @@
+// attn-run --target=cuda --tensor-copies compiles K's tiles to TMA tensor
+// copies (opt-in): --emit-kernel writes, without a GPU, the PTX with its
+// cp.async.bulk.tensor and a version 3 manifest whose last parameter is K's
+// tensor map; the runner-only attn-run then runs it on a GPU
+// (bench/results/2026-12-02-h200-tensor-copies.log). Tensor copies are a GPU
+// lowering: on the cpu target, and for a manifest (compiled already), the
+// option is an error.
+
+func.func @seed(%q: tensor<?x4x?x128xf32>, %k: tensor<?x4x?x128xf32>, %v: tensor<?x4x?x128xf32>) -> tensor<?x4x?x128xf32> {
+  %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<?x4x?x128xf32>, tensor<?x4x?x128xf32>, tensor<?x4x?x128xf32> -> tensor<?x4x?x128xf32>
+  return %o : tensor<?x4x?x128xf32>
+}
+
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: attn-run %s --target=cuda --tensor-copies --emit-kernel=%t/k \
+// RUN:   | FileCheck %s --check-prefix=WROTE --match-full-lines
+// WROTE: attn-run: wrote {{.*}}k/seed.ptx and {{.*}}k/seed.json for sm_90a
+// RUN: FileCheck %s --check-prefix=PTX < %t/k/seed.ptx
+// PTX-COUNT-4: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// RUN: FileCheck %s --check-prefix=MANIFEST < %t/k/seed.json
+// MANIFEST:      "version": 3,
+// MANIFEST:      "kind": "tensor_map",
+// MANIFEST-NEXT: "operand": "key",
+// MANIFEST-NEXT: "box": [1, 1, 32, 32],
+// MANIFEST-NEXT: "swizzle": 128
+
+// RUN: not attn-run %s --target=cpu --tensor-copies --input=1x4x8x128xf32 --input=1x4x8x128xf32 --input=1x4x8x128xf32 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=CPU --match-full-lines
+// CPU: attn-run: --tensor-copies is a GPU lowering: it needs --target=cuda
+// RUN: not attn-run %t/k/seed.json --target=cuda --tensor-copies --input=1x4x8x128xf32 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=COMPILED
+// COMPILED: attn-run: {{.*}}--tensor-copies{{.*}} do not apply to a launch manifest (it is compiled already)
