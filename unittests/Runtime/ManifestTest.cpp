@@ -199,19 +199,7 @@ TEST(ManifestTest, EveryField) {
 
 /// kExampleText with `from` replaced by `to` (once).
 std::string editExample(const std::string &from, const std::string &to) {
-  std::string text = kExampleText;
-  size_t pos = text.find(from);
-  EXPECT_NE(pos, std::string::npos) << from;
-  if (pos != std::string::npos)
-    text.replace(pos, from.size(), to);
-  return text;
-}
-
-std::string manifestError(const std::string &text) {
-  Manifest manifest;
-  std::string error;
-  EXPECT_FALSE(parseManifest(text, manifest, error));
-  return error;
+  return editText(kExampleText, from, to);
 }
 
 TEST(ManifestTest, Errors) {

@@ -17,11 +17,34 @@
 
 #include "attn/Runtime/Manifest.h"
 
+#include "gtest/gtest.h"
+
 #include <cstdint>
+#include <string>
 
 namespace attn {
 namespace runtime {
 namespace unittest {
+
+/// `base` with `from` replaced by `to` (once; a test failure if `from` is
+/// not in it).
+inline std::string editText(const std::string &base, const std::string &from,
+                            const std::string &to) {
+  std::string text = base;
+  size_t pos = text.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  if (pos != std::string::npos)
+    text.replace(pos, from.size(), to);
+  return text;
+}
+
+/// The error of parsing `text` (a test failure if it parses).
+inline std::string manifestError(const std::string &text) {
+  Manifest manifest;
+  std::string error;
+  EXPECT_FALSE(parseManifest(text, manifest, error));
+  return error;
+}
 
 /// The example of docs/Manifest.md.
 inline const char *const kExampleText = R"({

@@ -27,26 +27,8 @@ using namespace attn::runtime::unittest;
 
 namespace {
 
-/// `base` with `from` replaced by `to` (once).
-std::string edit(const std::string &base, const std::string &from,
-                 const std::string &to) {
-  std::string text = base;
-  size_t pos = text.find(from);
-  EXPECT_NE(pos, std::string::npos) << from;
-  if (pos != std::string::npos)
-    text.replace(pos, from.size(), to);
-  return text;
-}
-
 std::string editV2(const std::string &from, const std::string &to) {
-  return edit(kExampleV2Text, from, to);
-}
-
-std::string manifestError(const std::string &text) {
-  Manifest manifest;
-  std::string error;
-  EXPECT_FALSE(parseManifest(text, manifest, error));
-  return error;
+  return editText(kExampleV2Text, from, to);
 }
 
 //===----------------------------------------------------------------------===//
@@ -141,9 +123,9 @@ TEST(ManifestV2Test, RoundTrip) {
 TEST(ManifestV2Test, VersionFollowsTheContents) {
   // Version 2 without workspaces or prologue kernels is read, and written
   // back as version 1.
-  std::string text = edit(kExampleText, "\"version\": 1", "\"version\": 2");
-  text = edit(text, "\"params\": [",
-              "\"workspace\": [], \"prologue\": [], \"params\": [");
+  std::string text = editText(kExampleText, "\"version\": 1", "\"version\": 2");
+  text = editText(text, "\"params\": [",
+                  "\"workspace\": [], \"prologue\": [], \"params\": [");
   Manifest manifest;
   std::string error;
   ASSERT_TRUE(parseManifest(text, manifest, error)) << error;
@@ -209,16 +191,16 @@ TEST(ManifestV2Test, VersionErrors) {
   EXPECT_EQ(manifestError(editV2("\"version\": 2", "\"version\": 1")),
             "line 27, column 16: workspace: the key 'workspace' requires "
             "version 2 (this manifest has version 1)");
-  EXPECT_EQ(manifestError(edit(kExampleText, "\"params\": [",
-                               "\"prologue\": [], \"params\": [")),
+  EXPECT_EQ(manifestError(editText(kExampleText, "\"params\": [",
+                                   "\"prologue\": [], \"params\": [")),
             "line 18, column 15: prologue: the key 'prologue' requires "
             "version 2 (this manifest has version 1)");
-  EXPECT_EQ(
-      manifestError(edit(kExampleText, "{\"kind\": \"size\", \"name\": \"Tk\"}",
-                         "{\"kind\": \"workspace\", \"name\": \"m\", "
-                         "\"rank\": 1}")),
-      "line 23, column 14: params[4].kind: the param kind 'workspace' "
-      "requires version 2 (this manifest has version 1)");
+  EXPECT_EQ(manifestError(editText(kExampleText,
+                                   "{\"kind\": \"size\", \"name\": \"Tk\"}",
+                                   "{\"kind\": \"workspace\", \"name\": \"m\", "
+                                   "\"rank\": 1}")),
+            "line 23, column 14: params[4].kind: the param kind 'workspace' "
+            "requires version 2 (this manifest has version 1)");
 }
 
 TEST(ManifestV2Test, WorkspaceErrors) {
@@ -262,8 +244,9 @@ TEST(ManifestV2Test, WorkspaceErrors) {
   EXPECT_EQ(manifestError(editV2(",\n     " + shape, "")),
             "line 28, column 5: workspace[0]: missing key 'shape'");
   EXPECT_EQ(
-      manifestError(edit(editV2("\"workspace\": [", "\"workspace\": {\"w\": ["),
-                         "  ],\n  \"prologue\"", "  ]},\n  \"prologue\"")),
+      manifestError(
+          editText(editV2("\"workspace\": [", "\"workspace\": {\"w\": ["),
+                   "  ],\n  \"prologue\"", "  ]},\n  \"prologue\"")),
       "line 27, column 16: workspace: expected an array, found an object");
 
   // Workspace params.
@@ -297,10 +280,10 @@ TEST(ManifestV2Test, WorkspaceErrors) {
             "passed twice");
   // A workspace no kernel takes.
   std::string unused = editV2(param, "{\"kind\": \"size\"");
-  unused = edit(unused,
-                "{\"kind\": \"workspace\", \"name\": \"mask_block_map\", "
-                "\"rank\": 4},\n       ",
-                "");
+  unused = editText(unused,
+                    "{\"kind\": \"workspace\", \"name\": \"mask_block_map\", "
+                    "\"rank\": 4},\n       ",
+                    "");
   EXPECT_EQ(manifestError(unused),
             "invalid manifest: workspace[0]: 'mask_block_map' is passed to no "
             "kernel (no param of kind workspace names it)");

@@ -27,26 +27,8 @@ using namespace attn::runtime::unittest;
 
 namespace {
 
-/// `base` with `from` replaced by `to` (once).
-std::string edit(const std::string &base, const std::string &from,
-                 const std::string &to) {
-  std::string text = base;
-  size_t pos = text.find(from);
-  EXPECT_NE(pos, std::string::npos) << from;
-  if (pos != std::string::npos)
-    text.replace(pos, from.size(), to);
-  return text;
-}
-
 std::string editV3(const std::string &from, const std::string &to) {
-  return edit(kExampleV3Text, from, to);
-}
-
-std::string manifestError(const std::string &text) {
-  Manifest manifest;
-  std::string error;
-  EXPECT_FALSE(parseManifest(text, manifest, error));
-  return error;
+  return editText(kExampleV3Text, from, to);
 }
 
 std::string verifyError(const Manifest &manifest) {
@@ -132,8 +114,9 @@ TEST(ManifestV3Test, RoundTrip) {
   // Version 3 without tensor maps is read, and written back as version 1.
   Manifest manifest;
   std::string error;
-  ASSERT_TRUE(parseManifest(
-      edit(kExampleText, "\"version\": 1", "\"version\": 3"), manifest, error))
+  ASSERT_TRUE(
+      parseManifest(editText(kExampleText, "\"version\": 1", "\"version\": 3"),
+                    manifest, error))
       << error;
   EXPECT_EQ(manifest, makeExampleManifest());
   EXPECT_EQ(manifest.getVersion(), 1);
@@ -160,13 +143,13 @@ TEST(ManifestV3Test, VersionErrors) {
             "line 23, column 14: params[4].kind: the param kind 'tensor_map' "
             "requires version 3 (this manifest has version 1)");
   // In a prologue kernel too.
-  std::string text =
-      edit(kExampleV2Text, "{\"kind\": \"size\", \"name\": \"Tq\"},",
-           std::string(kKeyMap) + ", {\"kind\": \"size\", \"name\": \"Tq\"},");
+  std::string text = editText(
+      kExampleV2Text, "{\"kind\": \"size\", \"name\": \"Tq\"},",
+      std::string(kKeyMap) + ", {\"kind\": \"size\", \"name\": \"Tq\"},");
   EXPECT_EQ(manifestError(text),
             "line 38, column 17: prologue[0].params[2].kind: the param kind "
             "'tensor_map' requires version 3 (this manifest has version 2)");
-  EXPECT_EQ(manifestError(edit(text, "\"version\": 2", "\"version\": 3")),
+  EXPECT_EQ(manifestError(editText(text, "\"version\": 2", "\"version\": 3")),
             "invalid manifest: prologue[0].params[2]: a tensor map of 'key' "
             "but no memref param of the same kernel passes 'key'");
   EXPECT_EQ(manifestError(editV3("\"version\": 3", "\"version\": 4")),

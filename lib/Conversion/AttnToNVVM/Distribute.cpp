@@ -500,6 +500,18 @@ void Distributor::allocateTransposedTiles() {
   }
 }
 
+Value Distributor::sharedEntry(int64_t offset, Value index) {
+  Value base =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, dynamicShared);
+  Value address = arith::AddIOp::create(
+      b, loc, base,
+      arith::AddIOp::create(b, loc, cIndex(offset),
+                            arith::MulIOp::create(b, loc, index, cIndex(8))));
+  Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), i64);
+}
+
 FailureOr<int64_t> Distributor::run() {
   loc = kernel.getLoc();
   int64_t blockM = config.getBlockM(), warps = config.getNumWarps();

@@ -292,8 +292,9 @@ private:
   DenseMap<Value, TensorCopyTile> tensorCopyTiles;
   /// The wgmma contractions that read such a tile, and the tile.
   DenseMap<Operation *, Value> tensorCopyReads;
-  /// The shared pointer to the 8-byte entry `slot` of the array at `offset`.
-  Value tensorCopySlotAddress(Value slot, int64_t offset);
+  /// The shared pointer to 8-byte entry `index` of the array at byte
+  /// `offset` of dynamic shared memory (mbarriers).
+  Value sharedEntry(int64_t offset, Value index);
   /// Consecutive `attn.async_copy`s with the same rows (K and V of one
   /// block): cp.async of the valid rows (zero-filling the others) when there
   /// are any, then a commit per copy.
@@ -470,6 +471,10 @@ inline scf::ForOp enclosingKeyLoop(Operation *op) {
     loop = loop->getParentOfType<scf::ForOp>();
   return loop;
 }
+
+/// Whether `chip` (sm_NN[a]) has bulk and tensor copies (the Tensor Memory
+/// Accelerator) and mbarrier transaction counts: sm_90 and newer.
+bool hasBulkCopies(StringRef chip);
 
 /// The tile a view is of (through its subviews), and the slot of it for a
 /// view of one slot of a multi-buffered tile (its first offset; null

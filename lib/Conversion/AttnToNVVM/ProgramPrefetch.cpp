@@ -41,9 +41,7 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::detail;
 
-/// Whether `chip` (sm_NN[a]) has bulk copies and mbarrier transaction
-/// counts (sm_90 and newer).
-static bool hasBulkCopies(StringRef chip) {
+bool mlir::attn::detail::hasBulkCopies(StringRef chip) {
   int64_t cc = 0;
   if (!chip.consume_front("sm_") ||
       chip.take_while(llvm::isDigit).getAsInteger(10, cc))
@@ -207,15 +205,7 @@ std::pair<Value, Value> Distributor::nextProgram() {
 }
 
 Value Distributor::programMbarrier(Value warp) {
-  Value base =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, dynamicShared);
-  Value address = arith::AddIOp::create(
-      b, loc, base,
-      arith::AddIOp::create(b, loc, cIndex(mbarrierOffset),
-                            arith::MulIOp::create(b, loc, warp, cIndex(8))));
-  Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), i64);
+  return sharedEntry(mbarrierOffset, warp);
 }
 
 void Distributor::issueRowCopies(Buffer &tile, Value source, Value mbarrier,

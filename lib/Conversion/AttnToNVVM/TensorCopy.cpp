@@ -51,15 +51,6 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::detail;
 
-/// Whether `chip` (sm_NN[a]) has the Tensor Memory Accelerator.
-static bool hasTensorMemoryAccelerator(StringRef chip) {
-  int64_t cc = 0;
-  if (!chip.consume_front("sm_") ||
-      chip.take_while(llvm::isDigit).getAsInteger(10, cc))
-    return false;
-  return cc >= 90;
-}
-
 namespace {
 /// A 2-d view of one block of a 4-d kernel argument: the argument's number
 /// and the element coordinates of the view's (0, 0), outermost first.
@@ -109,21 +100,9 @@ static std::optional<ArgumentView> traceToArgument(Value view,
   return result;
 }
 
-Value Distributor::tensorCopySlotAddress(Value slot, int64_t offset) {
-  Value base =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, dynamicShared);
-  Value address = arith::AddIOp::create(
-      b, loc, base,
-      arith::AddIOp::create(b, loc, cIndex(offset),
-                            arith::MulIOp::create(b, loc, slot, cIndex(8))));
-  Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), i64);
-}
-
 LogicalResult Distributor::selectTensorCopies() {
   if (!tensorCopies || programLoop || wgmmaContractions.empty() ||
-      !hasTensorMemoryAccelerator(config.getTarget()))
+      !hasBulkCopies(config.getTarget()))
     return success();
   // The candidates: multi-buffered swizzled tiles of whole 128-byte atoms.
   // Each use must be an async copy into a slot from a block of a kernel
@@ -219,7 +198,7 @@ LogicalResult Distributor::selectTensorCopies() {
   for (auto &[tile, entry] : tensorCopyTiles) {
     for (int64_t s = 0, e = buffers[tile].slots; s < e; ++s) {
       NVVM::MBarrierInitOp::create(
-          b, loc, tensorCopySlotAddress(cIndex(s), entry.barriers),
+          b, loc, sharedEntry(entry.barriers, cIndex(s)),
           arith::ConstantIntOp::create(b, loc, 1, 32), first);
       Value count = memref::AllocaOp::create(b, loc, countType);
       memref::StoreOp::create(b, loc, zero, count, ValueRange{cIndex(0)});
@@ -265,7 +244,7 @@ void Distributor::waitForTensorCopy(Operation *read) {
     // A spin on try_wait without a suspend-time hint: with one (upstream's
     // nvvm.mbarrier.try_wait.parity takes it), ptxas puts a NANOSLEEP in
     // the retry path, and a thread that misses the phase sleeps.
-    Value barrierPtr = tensorCopySlotAddress(index, entry.barriers);
+    Value barrierPtr = sharedEntry(entry.barriers, index);
     Value address =
         LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), barrierPtr);
     LLVM::InlineAsmOp::create(
@@ -302,7 +281,7 @@ void Distributor::emitTensorCopy(linalg::CopyOp copy, Buffer &to) {
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, cIndex(0));
   auto ifOp = scf::IfOp::create(b, loc, first, /*withElse=*/false);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  Value barrierPtr = tensorCopySlotAddress(index, entry.barriers);
+  Value barrierPtr = sharedEntry(entry.barriers, index);
   // The whole box counts, rows past the operand's end (zeros) included.
   NVVM::MBarrierArriveExpectTxOp::create(
       b, loc, Type(), barrierPtr,
