@@ -2,7 +2,7 @@
 """Compiles the GPU check cases to PTX + manifests on a machine with MLIR.
 
     compile_gpu_cases.py --attn-translate PATH --out DIR [--random 200] [--seed 1]
-                         [--wgmma]
+                         [--wgmma] [--default-block M,N,W] [--translate-arg ARG ...]
 
 Takes the execution matrix of test/Integration/attn_cases.py (the one the
 CPU path runs in CI) plus `--random` random cases, compiles each distinct
@@ -41,6 +41,9 @@ def main():
                     help="compile with attn-translate --program-tiles=N (programs per thread block)")
     ap.add_argument("--translate-arg", action="append", default=[],
                     help="one more attn-translate argument (repeatable), e.g. --translate-arg=--bulk-store")
+    ap.add_argument("--default-block", default=None,
+                    help="M,N,W: --block-m/--block-n/--num-warps for the cases that name no block "
+                         "(e.g. 64,64,4: 16-row warps in whole warpgroups, which wgmma needs)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -49,8 +52,9 @@ def main():
     cases = attn_cases.matrix_cases()
     cases += [dict(attn_cases.random_case(rng, i, 5e8), name=f"r{i}") for i in range(args.random)]
     jobs = {}
+    default_block = tuple(int(x) for x in args.default_block.split(",")) if args.default_block else None
     for case in cases:
-        case["block"] = GPU_BLOCKS.get(tuple(case["block"])) if case["block"] else None
+        case["block"] = GPU_BLOCKS.get(tuple(case["block"])) if case["block"] else default_block
         text = attn_cases.mlir_text(dict(case, name="attn"))
         stages = case.get("stages")
         key = hashlib.sha1((text + repr(case["block"]) + repr(stages)).encode()).hexdigest()[:12]

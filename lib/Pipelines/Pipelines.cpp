@@ -70,6 +70,7 @@ void mlir::attn::buildAttnToGPUKernelsPipeline(
   addBufferization(pm);
   ConvertAttnToNVVMOptions convertOptions;
   convertOptions.wgmma = options.wgmma;
+  convertOptions.wgmmaSixteenBit = options.wgmmaSixteenBit;
   convertOptions.programTiles = options.programTiles;
   convertOptions.programPrefetch = options.programPrefetch;
   convertOptions.programPrefetchL2 = options.programPrefetchL2;

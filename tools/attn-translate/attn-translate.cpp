@@ -138,6 +138,12 @@ int main(int argc, char **argv) {
                "end load the next program's first K/V block (opt-in, "
                "measured slower)"),
       cl::cat(category));
+  cl::opt<bool> wgmmaSixteenBit(
+      "wgmma-16bit", cl::init(true),
+      cl::desc("On sm_90a: 16-bit Q K^T and P V on wgmma where the kernel's "
+               "warps form whole warpgroups of 16-row warps (the default; "
+               "=false: mma.sync)"),
+      cl::cat(category));
   cl::opt<bool> tensorCopies(
       "tensor-copies", cl::init(false),
       cl::desc("On sm_90+: K tiles that only wgmma reads loaded by TMA "
@@ -228,6 +234,7 @@ int main(int argc, char **argv) {
   options.prefetchAhead = prefetchAhead;
   options.programPrefetchKV = programPrefetchKV;
   options.tensorCopies = tensorCopies;
+  options.wgmmaSixteenBit = wgmmaSixteenBit;
   FailureOr<mlir::attn::KernelArtifact> artifact =
       mlir::attn::compileToPTX(*module, funcName, options);
   if (failed(artifact))

@@ -93,6 +93,12 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
       *this, "wgmma",
       llvm::cl::desc("Q K^T and tf32 P V on wgmma (sm_90a; experimental)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> wgmmaSixteenBit{
+      *this, "wgmma-16bit",
+      llvm::cl::desc("On sm_90a: 16-bit Q K^T and P V on wgmma where the "
+                     "warps form whole warpgroups of 16-row warps (false: "
+                     "mma.sync)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> programTiles{
       *this, "program-tiles",
       llvm::cl::desc("Programs per thread block (k consecutive batch and "

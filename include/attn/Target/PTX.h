@@ -61,6 +61,9 @@ struct PTXOptions {
   /// On sm_90+: K tiles that only wgmma reads loaded by TMA tensor copies
   /// (--convert-attn-to-nvvm's tensor-copies; manifest version 3).
   bool tensorCopies = false;
+  /// On sm_90a: 16-bit Q K^T and P V on wgmma where the kernel allows it
+  /// (--convert-attn-to-nvvm's wgmma-16bit).
+  bool wgmmaSixteenBit = true;
 };
 
 struct KernelArtifact {

@@ -127,6 +127,7 @@ struct ConvertAttnToNVVMPass
       DistributeOptions distribute;
       distribute.ieee = ieee;
       distribute.wgmma = wgmma;
+      distribute.wgmmaSixteenBit = wgmmaSixteenBit;
       distribute.programPrefetch = programPrefetch;
       distribute.programPrefetchL2 = programPrefetchL2;
       distribute.prefetchAhead = prefetchAhead;

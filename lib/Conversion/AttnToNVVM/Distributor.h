@@ -4,8 +4,9 @@
 //
 // The state shared by Distribute.cpp (buffers, elementwise math, stores),
 // Reduction.cpp (row reductions), Copy.cpp (tile loads, fills), Pipeline.cpp
-// (cp.async) and Contraction.cpp (tensor-core and FMA
-// contractions) of distributeProgram; see Distribute.cpp for the mapping.
+// (cp.async), Contraction.cpp (mma.sync and FMA contractions) and Wgmma.cpp
+// (wgmma contractions) of distributeProgram; see Distribute.cpp for the
+// mapping.
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,7 +98,8 @@ public:
   Distributor(RewriterBase &b, gpu::GPUFuncOp kernel, KernelConfigAttr config,
               const DistributeOptions &options)
       : b(b), kernel(kernel), config(config), ieee(options.ieee),
-        wgmma(options.wgmma), programPrefetch(options.programPrefetch),
+        wgmma(options.wgmma), wgmmaSixteenBit(options.wgmmaSixteenBit),
+        programPrefetch(options.programPrefetch),
         programPrefetchL2(options.programPrefetchL2),
         prefetchAhead(options.prefetchAhead),
         programPrefetchKV(options.programPrefetchKV),
@@ -311,8 +313,9 @@ private:
   DenseSet<Operation *> prologueBarriers;
   LogicalResult rewriteGeneric(linalg::GenericOp op);
   LogicalResult rewriteContraction(linalg::GenericOp op);
-  /// Whether Q K^T-shaped contractions go to wgmma (sm_90a, whole
-  /// warpgroups of 16-row warps); marks their operand tiles coreMatrix.
+  /// Which contractions go to wgmma (sm_90a, whole warpgroups of 16-row
+  /// warps): Q K^T-shaped ones, 16-bit P V (V read N-major) and, with
+  /// `wgmma`, tf32 P V; marks their operand tiles coreMatrix.
   void selectWgmmaOperands();
   /// `c += a * b^T` as wgmma.mma_async m64nNk{8,16} with both operands in
   /// shared memory (core-matrix layout), one warpgroup per 64 rows; or, for
@@ -429,6 +432,7 @@ private:
   KernelConfigAttr config;
   bool ieee;
   bool wgmma;
+  bool wgmmaSixteenBit;
   /// Prefetch Q across the programs of a program loop, and the next
   /// program's first K/V blocks into L2 (ProgramPrefetch.cpp).
   bool programPrefetch, programPrefetchL2;

@@ -1,6 +1,7 @@
 // RUN: attn-opt %s --attn-tile --split-input-file --verify-each | FileCheck %s
 // RUN: attn-opt %s --attn-tile="block-m=16 block-n=8" --split-input-file | FileCheck %s --check-prefix=OVERRIDE
 // RUN: attn-opt %s --attn-tile="target=sm_90a" --split-input-file | FileCheck %s --check-prefix=SM90
+// RUN: attn-opt %s --attn-tile="target=sm_80" --split-input-file | FileCheck %s --check-prefix=SM80
 // The output of both passes prints, parses back and verifies:
 // RUN: attn-opt %s --attn-tile --attn-online-softmax --split-input-file --verify-each \
 // RUN:   | attn-opt --split-input-file --verify-each | FileCheck %s --check-prefix=ROUNDTRIP
@@ -38,10 +39,13 @@
 // OVERRIDE:         arith.ceildivui %{{.*}}, %c16
 // OVERRIDE:         config = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 1, target = "cpu">
 
-// 16-bit types on a GPU: 4 warps of 32 rows, key blocks of 64 at D = 64,
-// three K/V stages.
+// 16-bit types on sm_90a at head dim 64 or 128: one warpgroup of 16-row
+// warps (both products on wgmma), key blocks of 64, two K/V stages; on
+// other GPUs (mma.sync) 4 warps of 32 rows, three stages.
 // SM90-LABEL: func @gqa_causal
-// SM90:         config = #attn.config<block_m = 128, block_n = 64, num_warps = 4, num_stages = 3, target = "sm_90a">
+// SM90:         config = #attn.config<block_m = 64, block_n = 64, num_warps = 4, num_stages = 2, target = "sm_90a">
+// SM80-LABEL: func @gqa_causal
+// SM80:         config = #attn.config<block_m = 128, block_n = 64, num_warps = 4, num_stages = 3, target = "sm_80">
 func.func @gqa_causal(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>) -> tensor<?x8x?x64xbf16> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> -> tensor<?x8x?x64xbf16>
   return %o : tensor<?x8x?x64xbf16>

@@ -4,7 +4,8 @@
 // RUN: FileCheck %s --check-prefix=PTX < %t/gqa.ptx
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/gqa.json
 // The same to stdout with an explicit manifest path and config overrides.
-// RUN: attn-translate --attn-to-ptx %s --manifest=%t/m.json --block-m=32 --num-warps=2 | FileCheck %s --check-prefix=PTX
+// Two warps are no warpgroup: both products on mma.sync, as on sm_80.
+// RUN: attn-translate --attn-to-ptx %s --manifest=%t/m.json --block-m=32 --num-warps=2 | FileCheck %s --check-prefix=MMA
 // RUN: FileCheck %s --check-prefix=OVERRIDE < %t/m.json
 // Two programs per thread block: half the thread blocks along y, and the
 // program loop in the PTX.
@@ -15,19 +16,28 @@
 // PTX: .version 8.0
 // PTX: .target sm_90a
 // PTX: .entry gqa_kernel(
-// Both matmuls on tensor cores, exp2 on the SFU, quad shuffles, no libdevice.
-// K/V tiles two blocks ahead through cp.async (zero-fill by source size;
-// three stages, two groups a block): wait for all but the next block's.
+// Both matmuls on wgmma (16-bit on sm_90a: one warpgroup of 16-row warps),
+// exp2 on the SFU, quad shuffles, no libdevice. K/V tiles one block ahead
+// through cp.async (zero-fill by source size; two stages): the loop head
+// waits for every group. Q K^T by descriptors, P V with P from registers
+// and V read N-major (the last immediate, imm-trans-b).
 // PTX: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, {{.*}};
 // PTX: cp.async.commit_group;
-// PTX: cp.async.wait_group 2;
-// PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// PTX: ex2.approx.ftz.f32
-// PTX: shfl.sync.bfly.b32
+// PTX-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{{.*}}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1, {{ *}}1, 0, {{ *}}0;
+// PTX-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{{.*}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, 1, 1, 1, 1;
+// PTX-DAG: cp.async.wait_group 0;
+// PTX-DAG: shfl.sync.bfly.b32
+// PTX-DAG: ex2.approx.ftz.f32
 // The output in 16-byte stores.
 // PTX: st.global.v4.b32
 // PTX-NOT: st.global.b16
+// PTX-NOT: mma.sync
+// PTX-NOT: ldmatrix
 // PTX-NOT: __nv_
+
+// MMA: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// MMA: ex2.approx.ftz.f32
+// MMA-NOT: wgmma
 
 // MANIFEST:      "format": "attn-mlir-manifest",
 // MANIFEST-NEXT: "version": 1,
@@ -42,12 +52,13 @@
 // MANIFEST-NEXT: "output": {"shape": [-1, 8, -1, 64]},
 // MANIFEST-NEXT: "mask": null,
 // MANIFEST-NEXT: "attributes": {"scale": 0.125, "causal": "top_left", "precision": null},
-// MANIFEST-NEXT: "config": {"block_m": 128, "block_n": 64, "num_warps": 4, "num_stages": 3},
+// MANIFEST-NEXT: "config": {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 2},
 // MANIFEST-NEXT: "block": [128, 1, 1],
-// MANIFEST-NEXT: "grid": [{"ceil_div": ["Tq", 128]}, {"mul": ["B", "Hq"]}, 1],
-// Q 128 x 72 + three slots of K 64 x 72 and of V 64 x 72 bf16 (rows padded
-// by 16 bytes): 18432 + 3 * 9216 + 3 * 9216.
-// MANIFEST-NEXT: "shared_memory_bytes": 73728,
+// MANIFEST-NEXT: "grid": [{"ceil_div": ["Tq", 64]}, {"mul": ["B", "Hq"]}, 1],
+// The 1024 bytes the swizzled tiles' alignment reserves, Q 64 x 64 and two
+// slots of K and of V 64 x 64 bf16 (128-byte rows, swizzled, no padding):
+// 1024 + 8192 + 2 * 8192 + 2 * 8192.
+// MANIFEST-NEXT: "shared_memory_bytes": 41984,
 // MANIFEST-NEXT: "params": [
 // MANIFEST-NEXT:   {"kind": "memref", "operand": "query", "rank": 4},
 // MANIFEST-NEXT:   {"kind": "memref", "operand": "key", "rank": 4},
@@ -56,19 +67,19 @@
 // MANIFEST-NEXT: ]
 
 // OVERRIDE: "ptx": "gqa.ptx",
-// OVERRIDE: "config": {"block_m": 32, "block_n": 64, "num_warps": 2, "num_stages": 3},
+// OVERRIDE: "config": {"block_m": 32, "block_n": 64, "num_warps": 2, "num_stages": 2},
 // OVERRIDE: "block": [64, 1, 1],
 // OVERRIDE: "grid": [{"ceil_div": ["Tq", 32]}, {"mul": ["B", "Hq"]}, 1],
 
 // TILES:      "grid": [
-// TILES-NEXT:   {"ceil_div": ["Tq", 128]},
+// TILES-NEXT:   {"ceil_div": ["Tq", 64]},
 // TILES-NEXT:   {"ceil_div": [{"mul": ["B", "Hq"]}, 2]},
 // TILES-NEXT:   1
 // TILES-NEXT: ],
 // TILES-PTX: .entry gqa_kernel(
 // TILES-PTX: mov.u32 %r{{[0-9]+}}, %tid.x;
 // TILES-PTX: mov.u32 %r{{[0-9]+}}, %ctaid.x;
-// TILES-PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// TILES-PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 
 func.func @gqa(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>) -> tensor<?x8x?x64xbf16> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> -> tensor<?x8x?x64xbf16>

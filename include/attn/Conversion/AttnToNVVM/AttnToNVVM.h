@@ -96,6 +96,9 @@ struct DistributeOptions {
   bool ieee = false;
   /// Q K^T on wgmma where the kernel allows it.
   bool wgmma = false;
+  /// On sm_90a, 16-bit Q K^T and P V on wgmma where the kernel allows it
+  /// (whole warpgroups of 16-row warps), without `wgmma`.
+  bool wgmmaSixteenBit = true;
   /// In a program loop on sm_90+: the next program's tf32 Q tile by bulk
   /// copies while the current program runs.
   bool programPrefetch = false;

@@ -1,0 +1,49 @@
+// 16-bit attention on sm_90a runs both products on wgmma by default
+// (--convert-attn-to-nvvm's wgmma-16bit): a bf16 GQA causal attention at
+// head dim 128, tiled by the sm_90a default (64-row programs of one
+// warpgroup, key blocks of 64, two stages) and pipelined.
+// RUN: attn-opt %s --attn-tile="target=sm_90a" --attn-online-softmax --attn-pipeline \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s
+// With wgmma-16bit=false the same program stays on mma.sync (ldmatrix).
+// RUN: attn-opt %s --attn-tile="target=sm_90a" --attn-online-softmax --attn-pipeline \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm="wgmma-16bit=false" | FileCheck %s --check-prefix=MMA
+
+// Q, K and V in the 128-byte swizzle (unpadded rows of 256 bytes), after
+// the 1024 bytes that align the swizzled tiles: Q, then two slots each of
+// K and V.
+// CHECK-LABEL: gpu.func @attn_kernel
+// CHECK-SAME:    attn.shared_memory_bytes = 82944
+// CHECK:         memref.view {{.*}} to memref<2x64x128xbf16, #gpu.address_space<workgroup>>
+// CHECK:         memref.view {{.*}} to memref<2x64x128xbf16, #gpu.address_space<workgroup>>
+// Q K^T: one m64n64k16 per 16 columns of the head dim, both operands by
+// descriptor (128-byte swizzle: stride byte offset 1024, mode 1), waited
+// for in place.
+// CHECK:         nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK:         nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT:    nvvm.wgmma.wait.group.sync.aligned 0
+// P V: V's descriptor reads it N-major: leading byte offset 64 * 128 bytes
+// (the next 64 columns of the head dim, 512 << 16), stride byte offset
+// 1024 (the next 8 keys, 64 << 32), 128-byte swizzle (1 << 62).
+// CHECK:         arith.constant 4611686293338849280 : i64
+// P's f32 accumulators become bf16 pairs, all four k steps' A registers
+// before the first wgmma (which carries the fence).
+// CHECK-COUNT-16: vector.from_elements {{.*}} : vector<2xbf16>
+// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "wgmma.fence.sync.aligned;\0A\09wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}}, {$64, $65, $66, $67}, $68, 1, 1, 1, 1;"
+// CHECK-COUNT-3: "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}}, {$64, $65, $66, $67}, $68, 1, 1, 1, 1;"
+// CHECK:         nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT:    nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT:     nvvm.ldmatrix
+// CHECK-NOT:     nvvm.mma.sync
+
+// MMA-LABEL: gpu.func @attn_kernel
+// MMA:         nvvm.ldmatrix
+// MMA:         nvvm.mma.sync
+// MMA-NOT:     wgmma
+
+func.func @attn(%q: tensor<2x8x?x128xbf16>, %k: tensor<2x2x?x128xbf16>, %v: tensor<2x2x?x128xbf16>) -> tensor<2x8x?x128xbf16> {
+  %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<2x8x?x128xbf16>, tensor<2x2x?x128xbf16>, tensor<2x2x?x128xbf16> -> tensor<2x8x?x128xbf16>
+  return %o : tensor<2x8x?x128xbf16>
+}
