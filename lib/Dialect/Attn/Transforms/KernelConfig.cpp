@@ -17,10 +17,12 @@ struct Defaults {
 
 /// Defaults per target, from the H200 sweeps of bench/config_sweep.py
 /// (bench/results/2026-11-30-h200-config-sweep-*.log):
-///  - 16-bit types: 4 warps of 32 query rows each (two m16 tiles per warp
-///    share every K/V fragment they load, halving shared-memory reads per
-///    FLOP), key blocks of 64 at head dim <= 64 and 32 above. 128x64 at
-///    D = 64 and 128x32 at D = 128 ran 12-18% faster than 64x64 at 16k
+///  - 16-bit types on sm_90a at head dims 64 and 128: 64x64, one warpgroup
+///    of 16-row warps, two stages, both products on wgmma (below).
+///  - Other 16-bit kernels: 4 warps of 32 query rows each (two m16 tiles
+///    per warp share every K/V fragment they load, halving shared-memory
+///    reads per FLOP), key blocks of 64 at head dim <= 64 and 32 above. 128x64
+///    at D = 64 and 128x32 at D = 128 ran 12-18% faster than 64x64 at 16k
 ///    tokens. Three K/V stages (--attn-pipeline: cp.async two blocks
 ///    ahead): 1-4% faster than two at D = 128, T = 1k..16k, and within 2%
 ///    at D = 64, where the two-stage full kernel spills (sweep 3). Below
