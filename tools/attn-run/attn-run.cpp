@@ -114,10 +114,10 @@ int main(int argc, char **argv) {
                "config); on cpu the pipelined loop runs in order"),
       cl::init(0), cl::cat(category));
   cl::opt<std::string> scoresAhead(
-      "scores-ahead", cl::ValueOptional, cl::value_desc("none|tf32|all"),
+      "scores-ahead", cl::ValueOptional, cl::value_desc("none|tf32|auto|all"),
       cl::desc("--attn-pipeline's scores-ahead: the next key block's Q K^T "
                "before this block's softmax and P V (cuda: on wgmma). "
-               "Default: tf32 on cuda, none on cpu; alone: all"),
+               "Default: auto on cuda, none on cpu; alone: all"),
       cl::cat(category));
   cl::opt<bool> tensorCopies(
       "tensor-copies", cl::init(false),
@@ -160,8 +160,8 @@ int main(int argc, char **argv) {
   if (numStages < 0)
     return fail("--num-stages must be >= 0");
   if (!scoresAhead.empty() && scoresAhead != "none" && scoresAhead != "tf32" &&
-      scoresAhead != "all")
-    return fail("--scores-ahead must be none, tf32 or all, got '" +
+      scoresAhead != "auto" && scoresAhead != "all")
+    return fail("--scores-ahead must be none, tf32, auto or all, got '" +
                 scoresAhead + "'");
   if (emitKernel.getNumOccurrences() && emitKernel.empty())
     return fail("--emit-kernel needs a directory, as in --emit-kernel=out");

@@ -108,11 +108,12 @@ int main(int argc, char **argv) {
                                "allows it (sm_90a; experimental)"),
                       cl::cat(category));
   cl::opt<std::string> scoresAhead(
-      "scores-ahead", cl::init("tf32"), cl::ValueOptional,
-      cl::value_desc("none|tf32|all"),
+      "scores-ahead", cl::init("auto"), cl::ValueOptional,
+      cl::value_desc("none|tf32|auto|all"),
       cl::desc("The next key block's Q K^T on wgmma, in flight across this "
-               "block's softmax and P V: tf32 (the default: f32 kernels on "
-               "sm_90a with 16-row warps in warpgroups), all (--scores-ahead "
+               "block's softmax and P V: auto (the default: f32 kernels on "
+               "sm_90a with 16-row warps in warpgroups, and 16-bit ones at "
+               "head dim 128), tf32 (the f32 ones only), all (--scores-ahead "
                "alone), or none"),
       cl::cat(category));
   cl::opt<int64_t> programTiles(
@@ -173,8 +174,9 @@ int main(int argc, char **argv) {
                 ">= 0");
   if (scoresAhead.empty())
     scoresAhead = "all";
-  if (scoresAhead != "none" && scoresAhead != "tf32" && scoresAhead != "all")
-    return fail("--scores-ahead must be none, tf32 or all, got '" +
+  if (scoresAhead != "none" && scoresAhead != "tf32" && scoresAhead != "auto" &&
+      scoresAhead != "all")
+    return fail("--scores-ahead must be none, tf32, auto or all, got '" +
                 scoresAhead + "'");
   if (programTiles < 1)
     return fail("--program-tiles must be >= 1, got " +

@@ -68,10 +68,19 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
     place, except the next block's scores of an `--attn-pipeline`
     scores-ahead loop (`attn.scores_ahead`): those are waited for where they
     are copied into S, after this block's softmax and `P V` (which then
-    stays on `mma.sync`). A kernel with such loops runs its `Q K^T` on
-    wgmma without the `wgmma` option; `--attn-to-nvvm` schedules them by
-    default for f32 kernels at head dim 64-128 (`scores-ahead=tf32`): the
-    seed's kernels are 4-4.5% faster for it at T=512 (docs/Wgmma.md).
+    stays on `mma.sync` for tf32). A kernel with such loops runs its `Q K^T`
+    on wgmma without the `wgmma` option; `--attn-to-nvvm` schedules them by
+    default for f32 kernels at head dim 64-128 and 16-bit ones at head dim
+    128 (`scores-ahead=auto`): the seed's kernels are 4-4.5% faster for it
+    at T=512 (docs/Wgmma.md).
+
+    With `wgmma-16bit` (the default), 16-bit kernels on `sm_90a` whose warps
+    form whole warpgroups of 16-row warps, at head dims 64 and 128, run both
+    products on wgmma without the `wgmma` option: `Q K^T` by descriptors,
+    `P V` with P converted in registers as wgmma's A and V read N-major by
+    descriptor from its 128-byte swizzled tile (no transposed copy), each
+    issued and waited for in place (the next block's scores of a
+    scores-ahead loop complete with it).
 
     Each kernel records the host arguments it takes (`attn.kernel_args`) and
     its dynamic shared memory (`attn.shared_memory_bytes`) for the launch

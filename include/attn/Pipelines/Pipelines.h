@@ -85,10 +85,11 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
       *this, "scores-ahead",
       llvm::cl::desc("--attn-pipeline's scores-ahead: the next key block's "
                      "Q K^T on wgmma in flight across this block's softmax "
-                     "and P V. 'tf32' (f32 programs that can run on wgmma: "
-                     "sm_90a, 16-row warps in whole warpgroups), 'all' or "
-                     "'none'"),
-      llvm::cl::init("tf32")};
+                     "and P V. 'auto' (f32 programs that can run on wgmma: "
+                     "sm_90a, 16-row warps in whole warpgroups, and 16-bit "
+                     "ones at head dim 128), 'tf32' (the f32 ones only), "
+                     "'all' or 'none'"),
+      llvm::cl::init("auto")};
   PassOptions::Option<bool> wgmma{
       *this, "wgmma",
       llvm::cl::desc("Q K^T and tf32 P V on wgmma (sm_90a; experimental)"),

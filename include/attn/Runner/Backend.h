@@ -40,8 +40,8 @@ struct CompileOptions {
   /// K/V pipeline stages of `--attn-pipeline` (0 keeps the default; the
   /// CPU runs the pipelined loop sequentially, which checks its expansion).
   int64_t numStages = 0;
-  /// --attn-pipeline's scores-ahead ("none", "tf32", "all"); empty keeps
-  /// the target's default (cpu: none; cuda: tf32).
+  /// --attn-pipeline's scores-ahead ("none", "tf32", "auto", "all"); empty
+  /// keeps the target's default (cpu: none; cuda: auto).
   std::string scoresAhead;
   /// CUDA only: warps per program (0 keeps the default config).
   int64_t numWarps = 0;

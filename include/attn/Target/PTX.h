@@ -34,9 +34,10 @@ struct PTXOptions {
   /// experimental).
   bool wgmma = false;
   /// --attn-pipeline's scores-ahead: the next key block's Q K^T on wgmma,
-  /// in flight across this block's softmax and P V: "tf32" (f32 programs
-  /// that can run on wgmma), "all" or "none".
-  std::string scoresAhead = "tf32";
+  /// in flight across this block's softmax and P V: "auto" (f32 programs
+  /// that can run on wgmma, and 16-bit ones at head dim 128), "tf32" (the
+  /// f32 ones), "all" or "none".
+  std::string scoresAhead = "auto";
   /// Classify a mask tensor's blocks once per launch (a prologue kernel and
   /// a workspace in the manifest).
   bool maskBlockMap = true;

@@ -28,9 +28,23 @@
 // RUN:   --attn-pipeline="scores-ahead=tf32" | FileCheck %s --check-prefix=TF32-80
 // TF32:        } {attn.pipelined = 2 : i64, attn.scores_ahead}
 // TF32-80-NOT: scores_ahead
+// "auto" (the default of --attn-to-nvvm since 16-bit runs on wgmma) also
+// takes the loop of a 16-bit program at head dim 128 in the sm_90a default
+// config (64x64, one warpgroup of 16-row warps), not at head dim 64, and
+// "tf32" takes neither:
+// RUN: sed 's/x64xf32/x128xbf16/g' %s | attn-opt --attn-tile="target=sm_90a" --attn-online-softmax \
+// RUN:   --attn-pipeline="scores-ahead=auto" | FileCheck %s --check-prefix=AUTO
+// RUN: sed 's/x64xf32/x64xbf16/g' %s | attn-opt --attn-tile="target=sm_90a" --attn-online-softmax \
+// RUN:   --attn-pipeline="scores-ahead=auto" | FileCheck %s --check-prefix=NOT-AHEAD
+// RUN: sed 's/x64xf32/x128xbf16/g' %s | attn-opt --attn-tile="target=sm_90a" --attn-online-softmax \
+// RUN:   --attn-pipeline="scores-ahead=tf32" | FileCheck %s --check-prefix=NOT-AHEAD
+// AUTO:        } {attn.pipelined = 2 : i64, attn.scores_ahead}
+// NOT-AHEAD-NOT: scores_ahead
+// NOT-AHEAD:     attn.pipelined = 2
+// NOT-AHEAD-NOT: scores_ahead
 // A bad value is an error:
 // RUN: not attn-opt %s --attn-pipeline="scores-ahead=yes" 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: --attn-pipeline: scores-ahead must be 'none', 'tf32' or 'all', got 'yes'
+// BAD: --attn-pipeline: scores-ahead must be 'none', 'tf32', 'auto' or 'all', got 'yes'
 
 // The copies before the loop commit a group each: Q, K of lb and lb + 1, V
 // of lb. Q's fragments are read into registers once Q's group has landed

@@ -92,10 +92,13 @@ func.func @tf32_causal(%q: tensor<?x96x?x128xf32>) -> tensor<?x96x?x128xf32> {
   return %o : tensor<?x96x?x128xf32>
 }
 
-// 16-bit with a mask tensor at head dim 128: 128x32, three stages, as without
-// a mask (with the block map, 128-row programs pay); at head dim 64 64x64.
+// 16-bit with a mask tensor at head dim 128: on sm_90a as without a mask
+// (one warpgroup on wgmma); elsewhere 128x32, three stages (with the block
+// map, 128-row programs pay; at head dim 64 64x64).
 // SM90-LABEL: func @bf16_mask_d128
-// SM90:         config = #attn.config<block_m = 128, block_n = 32, num_warps = 4, num_stages = 3, target = "sm_90a">
+// SM90:         config = #attn.config<block_m = 64, block_n = 64, num_warps = 4, num_stages = 2, target = "sm_90a">
+// SM80-LABEL: func @bf16_mask_d128
+// SM80:         config = #attn.config<block_m = 128, block_n = 32, num_warps = 4, num_stages = 3, target = "sm_80">
 func.func @bf16_mask_d128(%q: tensor<?x8x?x128xbf16>, %m: tensor<1x1x?x?xi1>) -> tensor<?x8x?x128xbf16> {
   %o = attn.attention %q, %q, %q mask(%m) : tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<1x1x?x?xi1> -> tensor<?x8x?x128xbf16>
   return %o : tensor<?x8x?x128xbf16>

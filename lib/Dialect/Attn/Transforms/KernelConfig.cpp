@@ -49,6 +49,14 @@ static Defaults getDefaults(Type elementType, int64_t headDim,
   // take the registers a second stage's addresses need (8 bytes spilled at
   // head dim 128 with two).
   int64_t wideStages = ieee ? 1 : 2;
+  // 16-bit on sm_90a at head dims 64 and 128 (rows of whole 128-byte
+  // atoms), with or without a mask tensor: 64x64, 4 warps of 16 rows, two
+  // stages, both products on wgmma (--convert-attn-to-nvvm's wgmma-16bit):
+  // 1.2-1.5x faster than the mma.sync configs below at T = 512-16384
+  // (bench/results/2026-12-02-h200-wgmma-16bit.log).
+  if (!wide && target == "sm_90a" && (headDim == 64 || headDim == 128) &&
+      (valueHeadDim == 64 || valueHeadDim == 128))
+    return {64, 64, 4, 2};
   if (hasMask) {
     // The mask tensor's bias takes registers of its own. f32 at D <= 128:
     // 64x32, two stages, as without a mask: the pipelined loop runs over the
@@ -73,14 +81,6 @@ static Defaults getDefaults(Type elementType, int64_t headDim,
   }
   if (maxDim > 128)
     return {64, wide ? 16 : 32, 4, wide ? 1 : 2};
-  // 16-bit on sm_90a at head dims 64 and 128 (rows of whole 128-byte
-  // atoms): 64x64, 4 warps of 16 rows, two stages, both products on wgmma
-  // (--convert-attn-to-nvvm's wgmma-16bit): 1.2-1.5x faster than the
-  // mma.sync defaults below at T = 512-16384
-  // (bench/results/2026-12-02-h200-wgmma-16bit.log).
-  if (!wide && target == "sm_90a" && (headDim == 64 || headDim == 128) &&
-      (valueHeadDim == 64 || valueHeadDim == 128))
-    return {64, 64, 4, 2};
   if (wide)
     return {64, 32, 4, wideStages};
   return {128, maxDim <= 64 ? 64 : 32, 4, maxDim < 64 ? 2 : 3};

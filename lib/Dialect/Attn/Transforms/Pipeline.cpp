@@ -450,9 +450,17 @@ FailureOr<int64_t> mlir::attn::scheduleKeyLoops(RewriterBase &rewriter,
       if (std::optional<ScoresAhead> found = findScoresAhead(loop, loads)) {
         // tf32: where the GPU lowering keeps Q's fragments in registers
         // (head dim 64-128, the A of wgmma from registers): with Q from
-        // shared memory (D = 256) the seed-shaped kernels spill.
+        // shared memory (D = 256) the seed-shaped kernels spill. 16-bit
+        // (auto): at head dim 128, where it measured 4-6% faster than
+        // without at T >= 2048 (at 64 it was 5-10% slower;
+        // bench/results/2026-12-02-h200-wgmma-16bit.log).
         int64_t k = found->contraction.getStaticLoopRanges()[2];
-        if (scoresAhead == ScoresAheadMode::Tf32 && (k < 64 || k > 128))
+        bool f32 =
+            cast<MemRefType>(found->contraction.getDpsInputs()[1].getType())
+                .getElementType()
+                .isF32();
+        if (scoresAhead != ScoresAheadMode::All &&
+            (f32 ? (k < 64 || k > 128) : k != 128))
           continue;
         ahead[loop] = *found;
       }
@@ -562,6 +570,7 @@ struct AttnPipelinePass
         parseChoice<ScoresAheadMode>("scores-ahead", scoresAhead,
                                      {{"none", ScoresAheadMode::None},
                                       {"tf32", ScoresAheadMode::Tf32},
+                                      {"auto", ScoresAheadMode::Auto},
                                       {"all", ScoresAheadMode::All}});
     if (!chaining || !ahead)
       return signalPassFailure();

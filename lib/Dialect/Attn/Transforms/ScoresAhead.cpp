@@ -91,10 +91,17 @@ mlir::attn::detail::findScoresAhead(scf::ForOp loop,
 bool mlir::attn::detail::wantsScoresAhead(scf::ForOp loop,
                                           ArrayRef<Operation *> loads,
                                           ScoresAheadMode mode) {
-  if (mode != ScoresAheadMode::Tf32)
+  if (mode == ScoresAheadMode::None || mode == ScoresAheadMode::All)
     return mode == ScoresAheadMode::All;
-  if (llvm::any_of(copiedTiles(loads), [](Operation *tile) {
-        return !cast<memref::AllocaOp>(tile).getType().getElementType().isF32();
+  // tf32: loops of f32 tiles; auto: also loops of 16-bit tiles (their head
+  // dim is checked with the scores, scheduleKeyLoops).
+  auto tileType = [](Operation *tile) {
+    return cast<memref::AllocaOp>(tile).getType().getElementType();
+  };
+  if (!llvm::all_of(copiedTiles(loads), [&](Operation *tile) {
+        Type elt = tileType(tile);
+        return elt.isF32() ||
+               (mode == ScoresAheadMode::Auto && (elt.isF16() || elt.isBF16()));
       }))
     return false;
   for (Operation *p = loop->getParentOp(); p; p = p->getParentOp()) {

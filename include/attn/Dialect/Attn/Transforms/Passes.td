@@ -225,9 +225,10 @@ def AttnPipeline : Pass<"attn-pipeline", "func::FuncOp"> {
     different order, which `attn-run --target=cpu --num-stages=N --check`
     verifies.
 
-    With `scores-ahead` (`all`, or `tf32`: loops of f32 tiles, head dim
-    64-128, in programs whose `Q K^T` runs on wgmma; the default of
-    `--attn-to-nvvm` on sm_90a),
+    With `scores-ahead` (`all`; `tf32`: loops of f32 tiles, head dim
+    64-128, in programs whose `Q K^T` runs on wgmma; `auto`, the default of
+    `--attn-to-nvvm` on sm_90a: those and loops of 16-bit tiles at head dim
+    128 in such programs),
     a two-stage key loop whose block math starts with
     the scores `S = 0; S += Q K^T` runs them one block ahead, in three
     pipeline stages over the same two slots per tile:
@@ -270,8 +271,10 @@ def AttnPipeline : Pass<"attn-pipeline", "func::FuncOp"> {
     Option<"scoresAhead", "scores-ahead", "std::string", /*default=*/"\"none\"",
            "Compute the next block's scores (Q K^T) before this block's "
            "softmax and P V, in two-stage loops whose math starts with them: "
-           "'none', 'tf32' (f32 tiles in programs whose Q K^T runs on wgmma: "
-           "sm_90a, 16-row warps in whole warpgroups, not ieee) or 'all'">
+           "'none', 'tf32' (f32 tiles, head dim 64-128, in programs whose "
+           "Q K^T runs on wgmma: sm_90a, 16-row warps in whole warpgroups, "
+           "not ieee), 'auto' (those and 16-bit tiles at head dim 128 in such "
+           "programs) or 'all'">
   ];
   let statistics = [
     Statistic<"numPipelined", "num-pipelined", "Number of key loops pipelined">

@@ -159,9 +159,11 @@ enum class LoopChaining { None, F32, All };
 /// the `num_stages` of each loop's program grid. Returns the number of loops
 /// scheduled.
 /// Which loops `--attn-pipeline` schedules scores-ahead (see its
-/// description): none, those of f32 tiles in programs whose Q K^T runs on
-/// wgmma (sm_90a, 16-row warps in whole warpgroups, not ieee), or all.
-enum class ScoresAheadMode { None, Tf32, All };
+/// description): none; those of f32 tiles (head dim 64-128) in programs
+/// whose Q K^T runs on wgmma (sm_90a, 16-row warps in whole warpgroups, not
+/// ieee); those and, in such programs, the loops of 16-bit tiles at head dim
+/// 128 (auto); or all.
+enum class ScoresAheadMode { None, Tf32, Auto, All };
 
 /// With `scoresAhead`, a two-stage loop whose block math starts with
 /// `S = 0; S += A K^T` (K one of its tiles) is instead scheduled in three
