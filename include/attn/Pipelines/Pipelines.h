@@ -98,7 +98,7 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
       *this, "wgmma-16bit",
       llvm::cl::desc("On sm_90a: 16-bit Q K^T and P V on wgmma where the "
                      "warps form whole warpgroups of 16-row warps (false: "
-                     "mma.sync)"),
+                     "mma.sync, and scores-ahead=auto as tf32)"),
       llvm::cl::init(true)};
   PassOptions::Option<int64_t> programTiles{
       *this, "program-tiles",

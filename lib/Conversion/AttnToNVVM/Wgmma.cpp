@@ -62,8 +62,7 @@ void Distributor::selectWgmmaOperands() {
     if (a->layout == Layout::Acc) {
       int64_t k = op.getStaticLoopRanges()[2];
       Type vElt = bBuf->type.getElementType();
-      if ((vElt.isF16() || vElt.isBF16()) &&
-          (wgmma || allowed(vElt, c->cols))) {
+      if ((vElt.isF16() || vElt.isBF16()) && allowed(vElt, c->cols)) {
         // 16-bit P V: C[i][j] += P[i][k] * V[k][j] with P converted in
         // registers and V ([k][n], n contiguous) read N-major by descriptor
         // (imm-trans-b): no transposed copy. The next block's scores, if in
@@ -80,8 +79,10 @@ void Distributor::selectWgmmaOperands() {
         operands.insert(bBuf);
         continue;
       }
-      // tf32 P V only with `wgmma`. With the next block's scores in flight
-      // on wgmma, it stays on mma.sync: a wgmma P V would wait for them too.
+      // tf32 P V only with `wgmma`, and not in a kernel with scores-ahead
+      // loops: there its transposed copy of V each block cost more than it
+      // saved (the seed's kernels 2.6-5.1% slower,
+      // bench/results/2026-12-02-h200-wgmma-16bit.log).
       if (scoresAhead || !wgmma)
         continue;
       // tf32 P V: C[i][j] += P[i][k] * V[k][j] with P in registers (the

@@ -5,6 +5,13 @@
 // RUN: attn-opt %s --attn-tile="target=sm_90a" --attn-online-softmax --attn-pipeline \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s
+// Through the whole pipeline, wgmma-16bit=false also keeps the default
+// scores-ahead (`auto`) off the 16-bit loops, whose next-block scores would
+// put Q K^T on wgmma:
+// RUN: attn-opt %s --attn-to-gpu-kernels="chip=sm_90a wgmma-16bit=false" | FileCheck %s --check-prefix=OFF
+// OFF-NOT:  wgmma
+// OFF:      nvvm.mma.sync
+// OFF-NOT:  wgmma
 // With wgmma-16bit=false the same program stays on mma.sync (ldmatrix).
 // RUN: attn-opt %s --attn-tile="target=sm_90a" --attn-online-softmax --attn-pipeline \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
