@@ -91,6 +91,7 @@ compileKernel(ModuleOp module, EntryFunction &entry,
   if (!options.scoresAhead.empty())
     ptxOptions.scoresAhead = options.scoresAhead;
   ptxOptions.tensorCopies = options.tensorCopies;
+  ptxOptions.wgmmaSixteenBit = options.wgmmaSixteenBit;
   std::string name = entry.getName().str();
   DiagnosticCollector diagnostics(module.getContext());
   FailureOr<KernelArtifact> artifact = compileToPTX(module, name, ptxOptions);

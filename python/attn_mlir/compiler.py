@@ -165,12 +165,15 @@ def cache_key(text, options):
 
 
 def compile(signature, chip="sm_90a", block_m=0, block_n=0, num_warps=0,
-            cache_dir=None, attn_translate=None, tensor_copies=False):
+            cache_dir=None, attn_translate=None, tensor_copies=False,
+            wgmma_16bit=True):
     """Compiles `signature` (a Signature, or the text of an .mlir function)
     for `chip` and returns its cached Artifact (see the module doc).
     `tensor_copies=True` loads K by TMA tensor copies where the kernel
     allows it (attn-translate --tensor-copies; opt-in, measured slower; the
-    manifest is then version 3, with K's tensor map)."""
+    manifest is then version 3, with K's tensor map). `wgmma_16bit=False`
+    keeps 16-bit kernels for sm_90a on mma.sync (attn-translate
+    --wgmma-16bit=false; by default both products run on wgmma)."""
     if not isinstance(chip, str) or not re.fullmatch(r"sm_[0-9]{2,4}[af]?", chip):
         raise ValueError(f"chip: expected sm_XY with an optional 'a' or 'f' suffix, such as "
                          f"sm_90a, got {chip!r}")
@@ -180,11 +183,15 @@ def compile(signature, chip="sm_90a", block_m=0, block_n=0, num_warps=0,
                              f"got {value!r}")
     if not isinstance(tensor_copies, bool):
         raise ValueError(f"tensor_copies: expected a bool, got {tensor_copies!r}")
+    if not isinstance(wgmma_16bit, bool):
+        raise ValueError(f"wgmma_16bit: expected a bool, got {wgmma_16bit!r}")
     text = signature.mlir() if isinstance(signature, Signature) else str(signature)
     options = [f"--chip={chip}", f"--block-m={block_m}", f"--block-n={block_n}",
                f"--num-warps={num_warps}"]
     if tensor_copies:
         options.append("--tensor-copies")
+    if not wgmma_16bit:
+        options.append("--wgmma-16bit=false")
     cache = cache_dir or default_cache_dir()
     entry = os.path.join(cache, cache_key(text, options))
     manifest_path = os.path.join(entry, "kernel.json")

@@ -58,7 +58,8 @@ class SignatureTest(unittest.TestCase):
                                     (dict(block_m=-64), "block_m: expected an integer >= 0"),
                                     (dict(block_n=32.0), "block_n: expected an integer"),
                                     (dict(num_warps=True), "num_warps: expected an integer"),
-                                    (dict(tensor_copies=1), "tensor_copies: expected a bool")):
+                                    (dict(tensor_copies=1), "tensor_copies: expected a bool"),
+                                    (dict(wgmma_16bit="no"), "wgmma_16bit: expected a bool")):
                 with self.assertRaisesRegex(ValueError, message, msg=repr(kwargs)):
                     compile(SIG, cache_dir=cache, **kwargs)
             self.assertEqual(os.listdir(cache), [])  # validated before anything is written
@@ -108,6 +109,24 @@ class CompileTest(unittest.TestCase):
                 self.assertIn("cp.async.bulk.tensor", f.read())
             with open(plain.ptx_path) as f:
                 self.assertNotIn("cp.async.bulk.tensor", f.read())
+
+    def test_wgmma_16bit(self):
+        # 16-bit kernels for sm_90a run both products on wgmma by default;
+        # wgmma_16bit=False is a kernel of its own on mma.sync.
+        sig = Signature("bf16", (None, 4, None, 128), (None, 2, None, 128),
+                        (None, 2, None, 128), causal="top_left")
+        with tempfile.TemporaryDirectory() as cache:
+            on = compile(sig, cache_dir=cache)
+            off = compile(sig, cache_dir=cache, wgmma_16bit=False)
+            self.assertNotEqual(on.directory, off.directory)
+            with open(on.ptx_path) as f:
+                ptx = f.read()
+            self.assertIn("wgmma.mma_async", ptx)
+            self.assertNotIn("mma.sync.aligned", ptx)
+            with open(off.ptx_path) as f:
+                ptx = f.read()
+            self.assertNotIn("wgmma", ptx)
+            self.assertIn("mma.sync.aligned.m16n8k16", ptx)
 
     def test_concurrent_processes_share_one_entry(self):
         with tempfile.TemporaryDirectory() as cache:

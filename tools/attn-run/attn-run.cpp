@@ -8,7 +8,8 @@
 //            [--seed=N] [--check] [--bench [--iters=N] [--explain]]
 //            [--output=@o.npy]
 //            [--json] [--block-m=N --block-n=N] [--num-warps=N]
-//            [--chip=sm_90a] [--tensor-copies] [--emit-kernel=DIR]
+//            [--chip=sm_90a] [--tensor-copies] [--wgmma-16bit=false]
+//            [--emit-kernel=DIR]
 //   attn-run MANIFEST.json --input=SPEC ... [--seed=N] [--check] ...
 //
 // Option parsing and printing only; the work is done by the AttnRunner
@@ -125,6 +126,11 @@ int main(int argc, char **argv) {
                "tensor copies (the kernel takes a tensor map; opt-in, "
                "measured slower)"),
       cl::cat(category));
+  cl::opt<bool> wgmmaSixteenBit(
+      "wgmma-16bit", cl::init(true),
+      cl::desc("cuda, sm_90a: 16-bit Q K^T and P V on wgmma where the "
+               "kernel allows it (the default; =false: mma.sync)"),
+      cl::cat(category));
   cl::opt<std::string> chip(
       "chip",
       cl::desc("cuda: the chip to compile for (default: the device's own, "
@@ -175,6 +181,8 @@ int main(int argc, char **argv) {
     return fail("--emit-kernel writes PTX: it needs --target=cuda");
   if (!isCUDA && tensorCopies)
     return fail("--tensor-copies is a GPU lowering: it needs --target=cuda");
+  if (!isCUDA && wgmmaSixteenBit.getNumOccurrences())
+    return fail("--wgmma-16bit is a GPU lowering: it needs --target=cuda");
   if (explain && !bench)
     return fail(::attn::runtime::kExplainNeedsBench);
   if (explain && !isCUDA)
@@ -187,12 +195,12 @@ int main(int argc, char **argv) {
       return fail("a launch manifest runs on --target=cuda only");
     if (entry.getNumOccurrences() || blockM || blockN || numWarps ||
         numStages || scoresAhead.getNumOccurrences() || tensorCopies ||
-        chip.getNumOccurrences() || !jitCPU.empty() ||
-        emitKernel.getNumOccurrences())
+        wgmmaSixteenBit.getNumOccurrences() || chip.getNumOccurrences() ||
+        !jitCPU.empty() || emitKernel.getNumOccurrences())
       return fail("-e, --block-m, --block-n, --num-warps, --num-stages, "
-                  "--scores-ahead, --tensor-copies, --chip, --jit-cpu "
-                  "and --emit-kernel do not apply to a launch manifest (it is "
-                  "compiled already)");
+                  "--scores-ahead, --tensor-copies, --wgmma-16bit, --chip, "
+                  "--jit-cpu and --emit-kernel do not apply to a launch "
+                  "manifest (it is compiled already)");
     ::attn::runtime::ManifestRunOptions manifestOptions;
     manifestOptions.manifestPath = inputFilename;
     manifestOptions.inputs.assign(inputs.begin(), inputs.end());
@@ -230,6 +238,7 @@ int main(int argc, char **argv) {
     options.compile.scoresAhead =
         scoresAhead.empty() ? std::string("all") : scoresAhead.getValue();
   options.compile.tensorCopies = tensorCopies;
+  options.compile.wgmmaSixteenBit = wgmmaSixteenBit;
   options.compile.chip = chip;
   options.compile.jitCPU = jitCPU;
   options.compile.configurePassManager = [](PassManager &pm) {

@@ -48,6 +48,9 @@ struct CompileOptions {
   /// CUDA only: K tiles by TMA tensor copies (--convert-attn-to-nvvm's
   /// tensor-copies; opt-in).
   bool tensorCopies = false;
+  /// CUDA only: on sm_90a, 16-bit Q K^T and P V on wgmma where the kernel
+  /// allows it (--convert-attn-to-nvvm's wgmma-16bit; false: mma.sync).
+  bool wgmmaSixteenBit = true;
   /// CUDA only: the chip to compile for, e.g. sm_90a; empty means the
   /// device's own (getNativeChip), or kDefaultCUDAChip for emitCUDAKernel.
   std::string chip;
