@@ -90,7 +90,8 @@ compileKernel(ModuleOp module, EntryFunction &entry,
   ptxOptions.overrides.numStages = options.numStages;
   if (!options.scoresAhead.empty())
     ptxOptions.scoresAhead = options.scoresAhead;
-  ptxOptions.tensorCopies = options.tensorCopies;
+  if (!options.tensorCopies.empty())
+    ptxOptions.tensorCopies = options.tensorCopies;
   ptxOptions.wgmmaSixteenBit = options.wgmmaSixteenBit;
   std::string name = entry.getName().str();
   DiagnosticCollector diagnostics(module.getContext());

@@ -165,13 +165,16 @@ def cache_key(text, options):
 
 
 def compile(signature, chip="sm_90a", block_m=0, block_n=0, num_warps=0,
-            cache_dir=None, attn_translate=None, tensor_copies=False,
+            cache_dir=None, attn_translate=None, tensor_copies="auto",
             wgmma_16bit=True):
     """Compiles `signature` (a Signature, or the text of an .mlir function)
     for `chip` and returns its cached Artifact (see the module doc).
-    `tensor_copies=True` loads K by TMA tensor copies where the kernel
-    allows it (attn-translate --tensor-copies; opt-in, measured slower; the
-    manifest is then version 3, with K's tensor map). `wgmma_16bit=False`
+    `tensor_copies` says which tiles that only wgmma reads are loaded by TMA
+    tensor copies (attn-translate --tensor-copies): "auto" (the 16-bit ones:
+    K and V of the 16-bit kernels for sm_90a), "all" or True (also the f32
+    K tile of the tf32 kernels; measured slower there), "none" or False. A
+    kernel with tensor copies has a version 3 manifest, with a tensor map
+    per such tile. `wgmma_16bit=False`
     keeps 16-bit kernels for sm_90a on mma.sync (attn-translate
     --wgmma-16bit=false; by default both products run on wgmma)."""
     if not isinstance(chip, str) or not re.fullmatch(r"sm_[0-9]{2,4}[af]?", chip):
@@ -181,15 +184,18 @@ def compile(signature, chip="sm_90a", block_m=0, block_n=0, num_warps=0,
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError(f"{name}: expected an integer >= 0 (0: the default config), "
                              f"got {value!r}")
-    if not isinstance(tensor_copies, bool):
-        raise ValueError(f"tensor_copies: expected a bool, got {tensor_copies!r}")
+    copies = {True: "all", False: "none"}.get(tensor_copies, tensor_copies) \
+        if isinstance(tensor_copies, bool) else tensor_copies
+    if copies not in ("auto", "all", "none"):
+        raise ValueError(f"tensor_copies: expected 'auto', 'all', 'none' or a bool, "
+                         f"got {tensor_copies!r}")
     if not isinstance(wgmma_16bit, bool):
         raise ValueError(f"wgmma_16bit: expected a bool, got {wgmma_16bit!r}")
     text = signature.mlir() if isinstance(signature, Signature) else str(signature)
     options = [f"--chip={chip}", f"--block-m={block_m}", f"--block-n={block_n}",
                f"--num-warps={num_warps}"]
-    if tensor_copies:
-        options.append("--tensor-copies")
+    if copies != "auto":
+        options.append(f"--tensor-copies={copies}")
     if not wgmma_16bit:
         options.append("--wgmma-16bit=false")
     cache = cache_dir or default_cache_dir()

@@ -58,7 +58,8 @@ class SignatureTest(unittest.TestCase):
                                     (dict(block_m=-64), "block_m: expected an integer >= 0"),
                                     (dict(block_n=32.0), "block_n: expected an integer"),
                                     (dict(num_warps=True), "num_warps: expected an integer"),
-                                    (dict(tensor_copies=1), "tensor_copies: expected a bool"),
+                                    (dict(tensor_copies=1), "tensor_copies: expected 'auto'"),
+                                    (dict(tensor_copies="some"), "tensor_copies: expected"),
                                     (dict(wgmma_16bit="no"), "wgmma_16bit: expected a bool")):
                 with self.assertRaisesRegex(ValueError, message, msg=repr(kwargs)):
                     compile(SIG, cache_dir=cache, **kwargs)
@@ -108,6 +109,36 @@ class CompileTest(unittest.TestCase):
             with open(tma.ptx_path) as f:
                 self.assertIn("cp.async.bulk.tensor", f.read())
             with open(plain.ptx_path) as f:
+                self.assertNotIn("cp.async.bulk.tensor", f.read())
+            # tensor_copies=True says "all"; "none" is the plain kernel.
+            self.assertEqual(compile(sig, cache_dir=cache, tensor_copies="all").directory,
+                             tma.directory)
+            none = compile(sig, cache_dir=cache, tensor_copies="none")
+            with open(none.ptx_path) as f:
+                self.assertNotIn("cp.async.bulk.tensor", f.read())
+
+    def test_tensor_copies_16bit_by_default(self):
+        # "auto", the default, loads K and V of a 16-bit wgmma kernel by
+        # tensor copies: two tensor maps, head dim 128 as two 128-byte atoms.
+        sig = Signature("bf16", (None, 4, None, 128), (None, 2, None, 128),
+                        (None, 2, None, 128), causal="top_left")
+        with tempfile.TemporaryDirectory() as cache:
+            auto = compile(sig, cache_dir=cache)
+            with open(auto.manifest_path) as f:
+                manifest = json.load(f)
+            self.assertEqual(manifest["version"], 3)
+            maps = [p for p in manifest["params"] if p["kind"] == "tensor_map"]
+            self.assertEqual(sorted(p["operand"] for p in maps), ["key", "value"])
+            for p in maps:
+                self.assertEqual(p["box"], [1, 1, 64, 64])
+                self.assertEqual(p["swizzle"], 128)
+            with open(auto.ptx_path) as f:
+                self.assertIn("cp.async.bulk.tensor.4d", f.read())
+            none = compile(sig, cache_dir=cache, tensor_copies=False)
+            self.assertNotEqual(none.directory, auto.directory)
+            with open(none.manifest_path) as f:
+                self.assertEqual(json.load(f)["version"], 1)  # no mask, no tensor map
+            with open(none.ptx_path) as f:
                 self.assertNotIn("cp.async.bulk.tensor", f.read())
 
     def test_wgmma_16bit(self):

@@ -8,7 +8,8 @@
 //            [--seed=N] [--check] [--bench [--iters=N] [--explain]]
 //            [--output=@o.npy]
 //            [--json] [--block-m=N --block-n=N] [--num-warps=N]
-//            [--chip=sm_90a] [--tensor-copies] [--wgmma-16bit=false]
+//            [--chip=sm_90a] [--tensor-copies[=auto|all|none]]
+//            [--wgmma-16bit=false]
 //            [--emit-kernel=DIR]
 //   attn-run MANIFEST.json --input=SPEC ... [--seed=N] [--check] ...
 //
@@ -120,11 +121,12 @@ int main(int argc, char **argv) {
                "before this block's softmax and P V (cuda: on wgmma). "
                "Default: auto on cuda, none on cpu; alone: all"),
       cl::cat(category));
-  cl::opt<bool> tensorCopies(
-      "tensor-copies", cl::init(false),
-      cl::desc("cuda, sm_90+: K tiles that only wgmma reads loaded by TMA "
-               "tensor copies (the kernel takes a tensor map; opt-in, "
-               "measured slower)"),
+  cl::opt<std::string> tensorCopies(
+      "tensor-copies", cl::ValueOptional, cl::value_desc("auto|all|none"),
+      cl::desc("cuda, sm_90+: which tiles that only wgmma reads TMA tensor "
+               "copies load (such a kernel takes a tensor map). Default: "
+               "auto (the 16-bit ones); alone: all (also tf32's f32 K tile, "
+               "measured slower); none"),
       cl::cat(category));
   cl::opt<bool> wgmmaSixteenBit(
       "wgmma-16bit", cl::init(true),
@@ -179,7 +181,13 @@ int main(int argc, char **argv) {
     return fail("--num-warps and --chip apply to --target=cuda");
   if (!isCUDA && emitKernel.getNumOccurrences())
     return fail("--emit-kernel writes PTX: it needs --target=cuda");
-  if (!isCUDA && tensorCopies)
+  if (tensorCopies.getNumOccurrences() && tensorCopies.empty())
+    tensorCopies = "all";
+  if (tensorCopies.getNumOccurrences() && tensorCopies != "none" &&
+      tensorCopies != "auto" && tensorCopies != "all")
+    return fail("--tensor-copies must be auto, all or none, got '" +
+                tensorCopies + "'");
+  if (!isCUDA && tensorCopies.getNumOccurrences())
     return fail("--tensor-copies is a GPU lowering: it needs --target=cuda");
   if (!isCUDA && wgmmaSixteenBit.getNumOccurrences())
     return fail("--wgmma-16bit is a GPU lowering: it needs --target=cuda");
@@ -194,7 +202,8 @@ int main(int argc, char **argv) {
     if (!isCUDA)
       return fail("a launch manifest runs on --target=cuda only");
     if (entry.getNumOccurrences() || blockM || blockN || numWarps ||
-        numStages || scoresAhead.getNumOccurrences() || tensorCopies ||
+        numStages || scoresAhead.getNumOccurrences() ||
+        tensorCopies.getNumOccurrences() ||
         wgmmaSixteenBit.getNumOccurrences() || chip.getNumOccurrences() ||
         !jitCPU.empty() || emitKernel.getNumOccurrences())
       return fail("-e, --block-m, --block-n, --num-warps, --num-stages, "

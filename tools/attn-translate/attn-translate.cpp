@@ -145,11 +145,14 @@ int main(int argc, char **argv) {
                "warps form whole warpgroups of 16-row warps (the default; "
                "=false: mma.sync)"),
       cl::cat(category));
-  cl::opt<bool> tensorCopies(
-      "tensor-copies", cl::init(false),
-      cl::desc("On sm_90+: K tiles that only wgmma reads loaded by TMA "
-               "tensor copies onto mbarriers (the kernel takes a tensor map; "
-               "manifest version 3; opt-in, measured slower)"),
+  cl::opt<std::string> tensorCopies(
+      "tensor-copies", cl::init("auto"), cl::ValueOptional,
+      cl::value_desc("auto|all|none"),
+      cl::desc("On sm_90+: which tiles that only wgmma reads TMA tensor "
+               "copies load onto mbarriers (such a kernel takes a tensor map; "
+               "manifest version 3): auto (the default: the 16-bit ones), "
+               "all (--tensor-copies alone; also tf32's f32 K tile, measured "
+               "slower) or none"),
       cl::cat(category));
   cl::opt<int64_t> prefetchAhead(
       "prefetch-ahead", cl::init(0),
@@ -178,6 +181,11 @@ int main(int argc, char **argv) {
       scoresAhead != "all")
     return fail("--scores-ahead must be none, tf32, auto or all, got '" +
                 scoresAhead + "'");
+  if (tensorCopies.empty())
+    tensorCopies = "all";
+  if (tensorCopies != "none" && tensorCopies != "auto" && tensorCopies != "all")
+    return fail("--tensor-copies must be auto, all or none, got '" +
+                tensorCopies + "'");
   if (programTiles < 1)
     return fail("--program-tiles must be >= 1, got " +
                 llvm::Twine(programTiles));

@@ -123,12 +123,16 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
            "N x (SM count) on in launch order; at N = 2, with two programs "
            "per SM, the one that starts about when its SM slot frees "
            "(opt-in, measured slower; docs/ProgramLoops.md)">,
-    Option<"tensorCopies", "tensor-copies", "bool", /*default=*/"false",
-           "On sm_90+: the K tiles that only wgmma reads (128-byte "
-           "swizzle, pipelined) loaded by one thread with TMA tensor copies "
-           "(cp.async.bulk.tensor) onto an mbarrier per slot; the kernel "
-           "takes a tensor map argument (manifest version 3). Opt-in: "
-           "0.5-4% slower than cp.async in today's kernels (docs/Wgmma.md)">
+    Option<"tensorCopies", "tensor-copies", "std::string",
+           /*default=*/"\"auto\"",
+           "On sm_90+: which multi-buffered tiles that only wgmma reads "
+           "(128-byte swizzle, pipelined) one thread loads with TMA tensor "
+           "copies (cp.async.bulk.tensor) onto an mbarrier per slot, the "
+           "kernel then taking a tensor map argument (manifest version 3): "
+           "'auto' (the default: 16-bit tiles, K and V of the 16-bit wgmma "
+           "kernels, 1-3% faster), 'all' (also the f32 K tile of the tf32 "
+           "kernels, 0.5-4% slower there; 'true' says the same), or 'none' "
+           "('false'); docs/Wgmma.md">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",

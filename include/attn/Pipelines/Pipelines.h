@@ -128,13 +128,14 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
                      "the first blocks of the thread block N x (SM count) "
                      "on prefetched into L2 (opt-in, measured slower)"),
       llvm::cl::init(0)};
-  PassOptions::Option<bool> tensorCopies{
+  PassOptions::Option<std::string> tensorCopies{
       *this, "tensor-copies",
-      llvm::cl::desc("On sm_90+: K tiles that only wgmma reads loaded by TMA "
-                     "tensor copies onto mbarriers (the kernel takes a "
-                     "tensor map; manifest version 3; opt-in, measured "
-                     "slower)"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("On sm_90+: which tiles that only wgmma reads TMA "
+                     "tensor copies load onto mbarriers (such a kernel takes "
+                     "a tensor map; manifest version 3): 'auto' (16-bit "
+                     "tiles), 'all' (also tf32's f32 K tile; measured "
+                     "slower) or 'none'"),
+      llvm::cl::init("auto")};
   PassOptions::Option<bool> maskBlockMap{
       *this, "mask-block-map",
       llvm::cl::desc("Classify a mask tensor's blocks once per launch "

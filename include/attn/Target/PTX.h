@@ -59,9 +59,10 @@ struct PTXOptions {
   /// last key loop's copies past the end (--convert-attn-to-nvvm's
   /// program-prefetch-kv).
   bool programPrefetchKV = false;
-  /// On sm_90+: K tiles that only wgmma reads loaded by TMA tensor copies
-  /// (--convert-attn-to-nvvm's tensor-copies; manifest version 3).
-  bool tensorCopies = false;
+  /// On sm_90+: which tiles that only wgmma reads TMA tensor copies load
+  /// ("auto": the 16-bit ones; "all"; "none"; --convert-attn-to-nvvm's
+  /// tensor-copies; such a kernel's manifest is version 3).
+  std::string tensorCopies = "auto";
   /// On sm_90a: 16-bit Q K^T and P V on wgmma where the kernel allows it
   /// (--convert-attn-to-nvvm's wgmma-16bit).
   bool wgmmaSixteenBit = true;

@@ -94,6 +94,13 @@ struct ConvertAttnToNVVMPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    std::optional<TensorCopyMode> copyMode = parseTensorCopyMode(tensorCopies);
+    if (!copyMode) {
+      module.emitError("--convert-attn-to-nvvm: tensor-copies must be auto, "
+                       "all or none, got '")
+          << tensorCopies << "'";
+      return signalPassFailure();
+    }
     SmallVector<scf::ForallOp> grids;
     module.walk([&](scf::ForallOp grid) {
       if (grid->hasAttr(kConfigAttrName))
@@ -132,7 +139,7 @@ struct ConvertAttnToNVVMPass
       distribute.programPrefetchL2 = programPrefetchL2;
       distribute.prefetchAhead = prefetchAhead;
       distribute.programPrefetchKV = programPrefetchKV;
-      distribute.tensorCopies = tensorCopies;
+      distribute.tensorCopies = *copyMode;
       FailureOr<int64_t> shared =
           distributeProgram(rewriter, *kernel, config, distribute);
       if (failed(shared))

@@ -291,7 +291,7 @@ private:
   /// The fill count of slot `slot` (an index) of `entry`.
   Value tensorCopyFills(const TensorCopyTile &entry, Value slot);
   /// By the tile's alloca (the multi-buffered block buffer).
-  DenseMap<Value, TensorCopyTile> tensorCopyTiles;
+  llvm::MapVector<Value, TensorCopyTile> tensorCopyTiles;
   /// The wgmma contractions that read such a tile, and the tile.
   DenseMap<Operation *, Value> tensorCopyReads;
   /// The shared pointer to 8-byte entry `index` of the array at byte
@@ -443,8 +443,8 @@ private:
   /// The next program's first K/V block into the slot of the last loop's
   /// copy past the end (planFirstBlockPrefetch).
   bool programPrefetchKV;
-  /// K tiles by TMA tensor copies (TensorCopy.cpp).
-  bool tensorCopies;
+  /// Which tiles TMA tensor copies load (TensorCopy.cpp).
+  TensorCopyMode tensorCopies;
   /// The kernel runs its programs in a program loop (outlineProgramGrid).
   bool programLoop = false;
   scf::ForOp programLoopOp;

@@ -1,10 +1,12 @@
-//===- TensorCopy.cpp - K tiles by TMA tensor copies ----------------------===//
+//===- TensorCopy.cpp - K/V tiles by TMA tensor copies --------------------===//
 //
 // Part of the attn-mlir project.
 //
 // With `tensor-copies` on sm_90 and newer, a multi-buffered tile in wgmma's
-// 128-byte swizzle that only wgmma reads (K of the wgmma kernels) is loaded
-// by the Tensor Memory Accelerator instead of by every thread's cp.async.
+// 128-byte swizzle that only wgmma reads is loaded by the Tensor Memory
+// Accelerator instead of by every thread's cp.async: by default (`auto`) the
+// 16-bit ones, K and V of the 16-bit wgmma kernels; with `all` also the f32
+// K tile of the tf32 kernels (slower there, docs/Wgmma.md).
 // Each slot s of the tile has an mbarrier in shared memory, and every thread
 // counts the slot's fills in a register (the copies' branches are uniform
 // over the thread block, so all threads count alike):
@@ -46,6 +48,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -100,9 +103,17 @@ static std::optional<ArgumentView> traceToArgument(Value view,
   return result;
 }
 
+std::optional<TensorCopyMode> mlir::attn::parseTensorCopyMode(StringRef name) {
+  return llvm::StringSwitch<std::optional<TensorCopyMode>>(name)
+      .Cases("none", "false", TensorCopyMode::None)
+      .Case("auto", TensorCopyMode::SixteenBit)
+      .Cases("all", "true", TensorCopyMode::All)
+      .Default(std::nullopt);
+}
+
 LogicalResult Distributor::selectTensorCopies() {
-  if (!tensorCopies || programLoop || wgmmaContractions.empty() ||
-      !hasBulkCopies(config.getTarget()))
+  if (tensorCopies == TensorCopyMode::None || programLoop ||
+      wgmmaContractions.empty() || !hasBulkCopies(config.getTarget()))
     return success();
   // The candidates: multi-buffered swizzled tiles of whole 128-byte atoms.
   // Each use must be an async copy into a slot from a block of a kernel
@@ -116,7 +127,9 @@ LogicalResult Distributor::selectTensorCopies() {
   llvm::MapVector<Value, Uses> candidates;
   for (auto &[value, buf] : buffers)
     if (buf.layout == Layout::Shared && buf.swizzle && buf.slots > 1 &&
-        buf.cols * (buf.type.getElementTypeBitWidth() / 8) % 128 == 0)
+        buf.cols * (buf.type.getElementTypeBitWidth() / 8) % 128 == 0 &&
+        (tensorCopies == TensorCopyMode::All ||
+         buf.type.getElementTypeBitWidth() == 16))
       candidates[value];
   if (candidates.empty())
     return success();

@@ -12,6 +12,22 @@
 // OFF-NOT:  wgmma
 // OFF:      nvvm.mma.sync
 // OFF-NOT:  wgmma
+// tensor-copies=none keeps every thread's cp.async for K and V; a name
+// that is not a mode is an error:
+// RUN: attn-opt %s --attn-tile="target=sm_90a" --attn-online-softmax --attn-pipeline \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm="tensor-copies=none" | FileCheck %s --check-prefix=NOTC
+// RUN: attn-opt %s --attn-tile="target=sm_90a" --attn-online-softmax --attn-pipeline \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | not attn-opt --convert-attn-to-nvvm="tensor-copies=k" 2>&1 | FileCheck %s --check-prefix=BAD
+// NOTC-LABEL: gpu.func @attn_kernel
+// NOTC-NOT:     attn.kernel_tensor_maps
+// NOTC-SAME:    attn.shared_memory_bytes = 82944
+// NOTC-NOT:     nvvm.mbarrier
+// NOTC:         nvvm.cp.async.shared.global
+// NOTC-NOT:     nvvm.cp.async.bulk.tensor
+// NOTC:         nvvm.wgmma.mma_async
+// BAD: error: --convert-attn-to-nvvm: tensor-copies must be auto, all or none, got 'k'
 // With wgmma-16bit=false the same program stays on mma.sync (ldmatrix).
 // RUN: attn-opt %s --attn-tile="target=sm_90a" --attn-online-softmax --attn-pipeline \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
@@ -19,11 +35,23 @@
 
 // Q, K and V in the 128-byte swizzle (unpadded rows of 256 bytes), after
 // the 1024 bytes that align the swizzled tiles: Q, then two slots each of
-// K and V.
+// K and V, then an 8-byte mbarrier per slot of K and V: only wgmma reads
+// them, so by default (tensor-copies=auto) TMA tensor copies load both, one
+// per 128-byte atom (64 columns), from a tensor map each (the kernel's last
+// two arguments, -1000 and -1001 among its host arguments).
 // CHECK-LABEL: gpu.func @attn_kernel
-// CHECK-SAME:    attn.shared_memory_bytes = 82944
+// CHECK-SAME:    attn.kernel_args = array<i32: 0, 1, 2, -1, -1000, -1001>
+// CHECK-SAME:    attn.kernel_tensor_maps = [{arg = 1 : i64, box = array<i64: 1, 1, 64, 64>, swizzle = 128 : i64}, {arg = 2 : i64, box = array<i64: 1, 1, 64, 64>, swizzle = 128 : i64}]
+// CHECK-SAME:    attn.shared_memory_bytes = 82976
+// CHECK-COUNT-4: nvvm.mbarrier.init
 // CHECK:         memref.view {{.*}} to memref<2x64x128xbf16, #gpu.address_space<workgroup>>
 // CHECK:         memref.view {{.*}} to memref<2x64x128xbf16, #gpu.address_space<workgroup>>
+// CHECK:         nvvm.mbarrier.arrive.expect_tx %[[KBAR:.*]], %c16384_i32
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg4, %[[KBAR]], box
+// CHECK:         nvvm.mbarrier.arrive.expect_tx %[[VBAR:.*]], %c16384_i32
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg5, %[[VBAR]], box
+// Each wgmma waits for the phase of its slot's latest fill.
+// CHECK:         mbarrier.try_wait.parity.shared::cta.b64
 // Q K^T: one m64n64k16 per 16 columns of the head dim, both operands by
 // descriptor (128-byte swizzle: stride byte offset 1024, mode 1), waited
 // for in place.
@@ -31,6 +59,7 @@
 // CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK:         nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT:    nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK:         mbarrier.try_wait.parity.shared::cta.b64
 // P V: V's descriptor reads it N-major: leading byte offset 64 * 128 bytes
 // (the next 64 columns of the head dim, 512 << 16), stride byte offset
 // 1024 (the next 8 keys, 64 << 32), 128-byte swizzle (1 << 62).
@@ -46,6 +75,7 @@
 // CHECK-NOT:     nvvm.mma.sync
 
 // MMA-LABEL: gpu.func @attn_kernel
+// MMA-NOT:     attn.kernel_tensor_maps
 // MMA:         nvvm.ldmatrix
 // MMA:         nvvm.mma.sync
 // MMA-NOT:     wgmma

@@ -17,12 +17,19 @@
 // PTX: .target sm_90a
 // PTX: .entry gqa_kernel(
 // Both matmuls on wgmma (16-bit on sm_90a: one warpgroup of 16-row warps),
-// exp2 on the SFU, quad shuffles, no libdevice. K/V tiles one block ahead
-// through cp.async (zero-fill by source size; two stages): the loop head
-// waits for every group. Q K^T by descriptors, P V with P from registers
-// and V read N-major (the last immediate, imm-trans-b).
+// exp2 on the SFU, quad shuffles, no libdevice. Q through cp.async
+// (zero-fill by source size); K/V tiles one block ahead (two stages) by TMA
+// tensor copies, one per 128-byte atom, onto an mbarrier per slot that each
+// wgmma waits on; the loop head waits for every cp.async group. Q K^T by
+// descriptors, P V with P from registers and V read N-major (the last
+// immediate, imm-trans-b).
+// PTX: mbarrier.init.shared.b64
+// PTX: fence.mbarrier_init.release.cluster;
 // PTX: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, {{.*}};
 // PTX: cp.async.commit_group;
+// PTX: mbarrier.arrive.expect_tx.shared.b64 %rd{{[0-9]+}}, [{{.*}}], %r{{[0-9]+}};
+// PTX: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// PTX: mbarrier.try_wait.parity.shared::cta.b64
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{{.*}}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1, {{ *}}1, 0, {{ *}}0;
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{{.*}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, 1, 1, 1, 1;
 // PTX-DAG: cp.async.wait_group 0;
@@ -40,7 +47,7 @@
 // MMA-NOT: wgmma
 
 // MANIFEST:      "format": "attn-mlir-manifest",
-// MANIFEST-NEXT: "version": 1,
+// MANIFEST-NEXT: "version": 3,
 // MANIFEST-NEXT: "kernel": "gqa_kernel",
 // MANIFEST-NEXT: "ptx": "gqa.ptx",
 // MANIFEST-NEXT: "chip": "sm_90a",
@@ -56,14 +63,28 @@
 // MANIFEST-NEXT: "block": [128, 1, 1],
 // MANIFEST-NEXT: "grid": [{"ceil_div": ["Tq", 64]}, {"mul": ["B", "Hq"]}, 1],
 // The 1024 bytes the swizzled tiles' alignment reserves, Q 64 x 64 and two
-// slots of K and of V 64 x 64 bf16 (128-byte rows, swizzled, no padding):
-// 1024 + 8192 + 2 * 8192 + 2 * 8192.
-// MANIFEST-NEXT: "shared_memory_bytes": 41984,
+// slots of K and of V 64 x 64 bf16 (128-byte rows, swizzled, no padding),
+// and an 8-byte mbarrier per slot of K and V:
+// 1024 + 8192 + 2 * 8192 + 2 * 8192 + 4 * 8.
+// MANIFEST-NEXT: "shared_memory_bytes": 42016,
 // MANIFEST-NEXT: "params": [
 // MANIFEST-NEXT:   {"kind": "memref", "operand": "query", "rank": 4},
 // MANIFEST-NEXT:   {"kind": "memref", "operand": "key", "rank": 4},
 // MANIFEST-NEXT:   {"kind": "memref", "operand": "value", "rank": 4},
-// MANIFEST-NEXT:   {"kind": "memref", "operand": "output", "rank": 4}
+// MANIFEST-NEXT:   {"kind": "memref", "operand": "output", "rank": 4},
+// The tensor maps of K and V: one box a 128-byte atom of a block's rows.
+// MANIFEST-NEXT:   {
+// MANIFEST-NEXT:     "kind": "tensor_map",
+// MANIFEST-NEXT:     "operand": "key",
+// MANIFEST-NEXT:     "box": [1, 1, 64, 64],
+// MANIFEST-NEXT:     "swizzle": 128
+// MANIFEST-NEXT:   },
+// MANIFEST-NEXT:   {
+// MANIFEST-NEXT:     "kind": "tensor_map",
+// MANIFEST-NEXT:     "operand": "value",
+// MANIFEST-NEXT:     "box": [1, 1, 64, 64],
+// MANIFEST-NEXT:     "swizzle": 128
+// MANIFEST-NEXT:   }
 // MANIFEST-NEXT: ]
 
 // OVERRIDE: "ptx": "gqa.ptx",

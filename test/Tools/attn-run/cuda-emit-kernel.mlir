@@ -20,7 +20,7 @@ func.func @masked(%q: tensor<2x4x37x64xf16>, %k: tensor<2x2x50x64xf16>, %v: tens
 
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/k/gqa.json
 // MANIFEST:      "format": "attn-mlir-manifest",
-// MANIFEST-NEXT: "version": 1,
+// MANIFEST-NEXT: "version": 3,
 // MANIFEST-NEXT: "kernel": "gqa_kernel",
 // MANIFEST-NEXT: "ptx": "gqa.ptx",
 // MANIFEST-NEXT: "chip": "sm_90a",
@@ -40,8 +40,22 @@ func.func @masked(%q: tensor<2x4x37x64xf16>, %k: tensor<2x2x50x64xf16>, %v: tens
 // MANIFEST-NEXT:   {"kind": "memref", "operand": "query", "rank": 4},
 // MANIFEST-NEXT:   {"kind": "memref", "operand": "key", "rank": 4},
 // MANIFEST-NEXT:   {"kind": "memref", "operand": "value", "rank": 4},
-// MANIFEST-NEXT:   {"kind": "memref", "operand": "output", "rank": 4}
-// MANIFEST-NEXT: ]
+// MANIFEST-NEXT:   {"kind": "memref", "operand": "output", "rank": 4},
+// On sm_90a K and V of a 16-bit kernel come by TMA tensor copies: their
+// tensor maps are parameters too (version 3).
+// MANIFEST-NEXT:   {
+// MANIFEST-NEXT:     "kind": "tensor_map",
+// MANIFEST-NEXT:     "operand": "key",
+// MANIFEST:          "operand": "value",
+// MANIFEST:      ]
+
+// --tensor-copies=none: the same kernel without tensor maps (version 1).
+// RUN: attn-run %s -e gqa --target=cuda --tensor-copies=none --emit-kernel=%t/none > /dev/null
+// RUN: FileCheck %s --check-prefix=NONE < %t/none/gqa.json
+// NONE:      "version": 1,
+// NONE:      {"kind": "memref", "operand": "output", "rank": 4}
+// NONE-NEXT: ]
+// NONE-NOT:  tensor_map
 
 // The PTX has the one entry the manifest names; ptxas assembles it for the
 // H100/H200 without stack or spills.
@@ -95,6 +109,9 @@ func.func @masked(%q: tensor<2x4x37x64xf16>, %k: tensor<2x2x50x64xf16>, %v: tens
 // RUN: not attn-run %s -e gqa --chip=sm_90a --input=random 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=CPU-CHIP
 // CPU-CHIP: attn-run: --num-warps and --chip apply to --target=cuda
+// RUN: not attn-run %s -e gqa --target=cuda --tensor-copies=kv --emit-kernel=%t/bad 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=COPIES
+// COPIES: attn-run: --tensor-copies must be auto, all or none, got 'kv'
 // RUN: not attn-run %s -e gqa --target=cuda --num-warps=-2 --emit-kernel=%t/bad 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=WARPS
 // WARPS: attn-run: --num-warps must be >= 0

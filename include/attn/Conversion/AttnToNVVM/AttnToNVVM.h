@@ -89,6 +89,14 @@ FailureOr<gpu::GPUFuncOp> outlineMaskMapGrid(RewriterBase &rewriter,
 LogicalResult distributeBlockRowScans(RewriterBase &rewriter,
                                       gpu::GPUFuncOp kernel);
 
+/// Which tiles TMA tensor copies load (--convert-attn-to-nvvm's
+/// tensor-copies): none, the 16-bit ones (K and V of the 16-bit wgmma
+/// kernels; `auto`), or every candidate (also the tf32 kernels' f32 K tile).
+enum class TensorCopyMode { None, SixteenBit, All };
+
+/// The mode named `name` ("none"/"false", "auto", "all"/"true"), or nothing.
+std::optional<TensorCopyMode> parseTensorCopyMode(StringRef name);
+
 /// What distributeProgram may use beyond the plain mapping (see
 /// --convert-attn-to-nvvm for each).
 struct DistributeOptions {
@@ -111,10 +119,10 @@ struct DistributeOptions {
   /// With programPrefetch: the last key loop's copies past the end load the
   /// next program's first K/V block.
   bool programPrefetchKV = false;
-  /// On sm_90+: K tiles read only by wgmma loaded by TMA tensor copies onto
-  /// an mbarrier per pipelined loop and slot (TensorCopy.cpp); the kernel
-  /// takes a tensor map argument (`attn.kernel_tensor_maps`).
-  bool tensorCopies = false;
+  /// On sm_90+: which tiles read only by wgmma are loaded by TMA tensor
+  /// copies onto an mbarrier per slot (TensorCopy.cpp); a kernel with such a
+  /// tile takes a tensor map argument (`attn.kernel_tensor_maps`).
+  TensorCopyMode tensorCopies = TensorCopyMode::SixteenBit;
 };
 
 /// Maps the block-level IR inside `kernel` onto warps and threads. Returns
