@@ -10,7 +10,10 @@
 # Python runtime against torch's float64 reference, then sweep.py
 # --manifests: every case through the runner-only attn-run --target=cuda
 # --check, against the runner's own float64 reference), the lazy-rescale
-# cases, the GPU Python tests and the benchmark (attn_bench.py), then prints
+# cases, the runtime's unit tests (built here, so that their GPU tests --
+# tensor maps, the prologue's workspace, opening the device -- run there
+# instead of skipping), the GPU Python tests and the benchmark
+# (attn_bench.py), then prints
 # one line per step. Each step has a time limit so that a hang does not eat
 # the call, and together they fit one 600 s device call (on the H200 the
 # steps took 51-71 s, 93 s, 10-12 s, 26-34 s and 112-152 s); `run` exits non-zero
@@ -56,6 +59,7 @@ run)
     --manifests "$CARRY/gk" --workdir /tmp/gpu-session-runner --jobs 8
   step lazy 60 python3 "$ROOT/test/Integration/CPU/lazy_rescale.py" --attn-run "$R" \
     --workdir /tmp/gpu-session-lr --manifests "$CARRY/lr"
+  step unit 60 bash "$ROOT/bench/gpu_unittests.sh" "$CARRY/bin"
   step torch 90 env ATTN_MLIR_CACHE_DIR="$CARRY/cache" python3 "$ROOT/python/tests/test_torch_gpu.py"
   step bench 380 python3 "$ROOT/bench/attn_bench.py" --kernels "$CARRY/bk" \
     --seed-dir "$CARRY/anchors" --out "$RES"

@@ -6,6 +6,9 @@
 #   .carry/anchors   the seed's Triton kernel, read by path
 #   .carry/cache     an attn_mlir kernel cache for python/tests/test_torch_gpu.py
 #   .carry/bin       the runner-only attn-run (ATTN_RUNNER_ONLY: libc only, dlopens libcuda)
+#                    and the runtime's unit tests of the same build
+#                    (ATTN_RUNNER_ONLY_TESTS: AttnCudaRuntimeTests, whose GPU
+#                    tests skip here and run there, and AttnRuntimeTests)
 # Usage: bash bench/prepare_gpu_run.sh   (after scripts/setup.sh built build/)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,10 +26,9 @@ python3 "$ROOT/bench/compile_bench_kernels.py" --attn-translate "$TRANSLATE" --o
 ATTN_TRANSLATE="$TRANSLATE" python3 "$ROOT/python/tests/precompile.py" "$CARRY/cache"
 
 RUNNER_BUILD="$BUILD-runner-only"
-if [ ! -f "$RUNNER_BUILD/build.ninja" ]; then
-  cmake -G Ninja -S "$ROOT" -B "$RUNNER_BUILD" -DATTN_RUNNER_ONLY=ON \
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=/usr/lib/llvm-22/bin/clang++
-fi
+cmake -G Ninja -S "$ROOT" -B "$RUNNER_BUILD" -DATTN_RUNNER_ONLY=ON -DATTN_RUNNER_ONLY_TESTS=ON \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=/usr/lib/llvm-22/bin/clang++ > /dev/null
 cmake --build "$RUNNER_BUILD" -j "$(nproc)"
-cp "$RUNNER_BUILD/bin/attn-run" "$CARRY/bin/"
+cp "$RUNNER_BUILD/bin/attn-run" "$RUNNER_BUILD/unittests/Runtime/AttnCudaRuntimeTests" \
+  "$RUNNER_BUILD/unittests/Runtime/AttnRuntimeTests" "$CARRY/bin/"
 du -sh "$CARRY"
