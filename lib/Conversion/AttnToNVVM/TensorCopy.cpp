@@ -105,9 +105,9 @@ static std::optional<ArgumentView> traceToArgument(Value view,
 
 std::optional<TensorCopyMode> mlir::attn::parseTensorCopyMode(StringRef name) {
   return llvm::StringSwitch<std::optional<TensorCopyMode>>(name)
-      .Cases("none", "false", TensorCopyMode::None)
+      .Cases({"none", "false"}, TensorCopyMode::None)
       .Case("auto", TensorCopyMode::SixteenBit)
-      .Cases("all", "true", TensorCopyMode::All)
+      .Cases({"all", "true"}, TensorCopyMode::All)
       .Default(std::nullopt);
 }
 
