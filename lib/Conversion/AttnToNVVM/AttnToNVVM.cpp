@@ -73,7 +73,9 @@ static void appendTensorMaps(RewriterBase &rewriter, gpu::LaunchFuncOp launch,
         ctx,
         MemRefType::get(box, type.getElementType(), MemRefLayoutAttrInterface{},
                         rewriter.getI64IntegerAttr(3)),
-        nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+        cast<IntegerAttr>(map.get("swizzle")).getInt() == 128
+            ? nvgpu::TensorMapSwizzleKind::SWIZZLE_128B
+            : nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE,
         nvgpu::TensorMapL2PromoKind::L2PROMO_128B,
         nvgpu::TensorMapOOBKind::OOB_ZERO,
         nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);

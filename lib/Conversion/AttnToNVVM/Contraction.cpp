@@ -34,6 +34,13 @@ static Value sharedPointer(OpBuilder &b, Location loc, const Buffer &buf,
 Value Distributor::loadShared(Buffer &buf, Value row, Value col,
                               int64_t width) {
   Type elt = buf.type.getElementType();
+  if (buf.realigned) {
+    // Past its views' start: through the base.
+    Value ptr = sharedPointer(b, loc, buf, row, col);
+    Type type = width == 1 ? elt : VectorType::get({width}, elt);
+    return LLVM::LoadOp::create(b, loc, type, ptr,
+                                width * elt.getIntOrFloatBitWidth() / 8);
+  }
   Value memref = buf.stage ? buf.stages : buf.storage;
   SmallVector<Value> indices = {row, col};
   if (buf.stage)
@@ -403,9 +410,9 @@ LogicalResult Distributor::rewriteContraction(linalg::GenericOp op) {
       fenceForAsyncProxy();
     barrier();
   }
+  // A tile loaded by tensor copies: the slot's phase (TensorCopy.cpp).
+  waitForTensorCopy(op);
   if (wgmmaContractions.contains(op)) {
-    // A K tile loaded by tensor copies: the slot's phase (TensorCopy.cpp).
-    waitForTensorCopy(op);
     // In the loop, the next block's scores run on while this block's softmax
     // and P V do.
     if (failed(contractWithWgmma(*a, *bBuf, *c, k,

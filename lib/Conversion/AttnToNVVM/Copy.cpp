@@ -282,9 +282,9 @@ LogicalResult Distributor::rewriteFill(linalg::FillOp op) {
     barrier();
     forEachSharedChunk(buf->rows, buf->cols, vec, [&](Value r, Value c) {
       Value splat = vector::BroadcastOp::create(b, loc, vecType, value);
-      if (buf->coreMatrix) {
-        // Its layout is not the view's (and a swizzled tile's base is
-        // aligned past the view's start).
+      if (buf->coreMatrix || buf->realigned) {
+        // Its layout is not the view's, or its base is aligned past the
+        // view's start (swizzled and realigned tiles).
         Value address = arith::IndexCastOp::create(
             b, loc, b.getI64Type(), sharedAddress(b, loc, *buf, r, c));
         Value ptr = LLVM::IntToPtrOp::create(

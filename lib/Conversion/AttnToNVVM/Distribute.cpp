@@ -439,14 +439,18 @@ void Distributor::allocateSharedView(int64_t rows, int64_t cols, Type elt,
   buf.base =
       memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buf.storage);
   buf.stageBytes = (rows * buf.ld * bytes + 15) / 16 * 16;
-  if (buf.swizzle) {
+  if (buf.swizzle || buf.realigned) {
     // The swizzle repeats every 1024 bytes of the shared address, and
     // dynamic shared memory is only 16-byte aligned: the swizzled tiles,
     // allocated first and one after the other, start at the first 1024-byte
     // boundary of the 1024 bytes the first one reserves more. Their slots
-    // are whole 1024-byte blocks (8-row groups of 128-byte atoms).
+    // are whole 1024-byte blocks (8-row groups of 128-byte atoms). The
+    // realigned row tiles of tensor copies follow them (slots of whole
+    // 128-byte units).
     assert((!swizzleBase || sharedOffset == swizzleEnd) &&
            "swizzled tiles are allocated first, together");
+    assert((!buf.swizzle || swizzleUsed % 1024 == 0) &&
+           "swizzled tiles come before the realigned ones");
     if (!swizzleBase) {
       swizzleBase = arith::AndIOp::create(
           b, loc, arith::AddIOp::create(b, loc, buf.base, cIndex(1023)),
@@ -586,13 +590,18 @@ FailureOr<int64_t> Distributor::run() {
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface{}, workgroup));
   Type f32 = b.getF32Type();
-  // Swizzled tiles first, together (allocateSharedView).
-  for (auto &[value, buf] : buffers)
-    if (buf.layout == Layout::Shared && buf.swizzle)
-      allocateSharedView(buf.rows, buf.cols, buf.type.getElementType(), buf,
-                         buf.slots);
+  // Row tiles by tensor copies, aligned with the swizzled tiles.
+  selectRowTensorCopies();
+  // Swizzled tiles first, together, then the realigned ones
+  // (allocateSharedView).
+  for (bool swizzled : {true, false})
+    for (auto &[value, buf] : buffers)
+      if (buf.layout == Layout::Shared &&
+          (swizzled ? buf.swizzle : buf.realigned))
+        allocateSharedView(buf.rows, buf.cols, buf.type.getElementType(), buf,
+                           buf.slots);
   for (auto &[value, buf] : buffers) {
-    if (buf.layout == Layout::Shared && buf.swizzle)
+    if (buf.layout == Layout::Shared && (buf.swizzle || buf.realigned))
       continue;
     if (buf.layout == Layout::Shared) {
       allocateSharedView(buf.rows, buf.cols, buf.type.getElementType(), buf,

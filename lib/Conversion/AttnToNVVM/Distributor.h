@@ -72,6 +72,12 @@ struct Buffer {
   int64_t transposedTile = -1;
   /// Shared buffers (not core-matrix): the bytes that pad each row.
   int64_t padBytes = 16;
+  /// A row-padded tile that tensor copies load (TensorCopy.cpp, V of tf32
+  /// `P V` with `tensor-copies=all`): TMA writes shared memory from 128-byte
+  /// aligned addresses, so its base is aligned at run time in the region of
+  /// the swizzled tiles, past the start of its views: every access goes
+  /// through the base (sharedAddress), none through the views.
+  bool realigned = false;
   /// A tf32 Q tile whose fragments renumber the head dim so that K's are
   /// read 16 bytes at a time (Distributor::tf32Column, Tf32Fragments.cpp).
   bool wideHeadDim = false;
@@ -271,8 +277,20 @@ private:
   /// mbarriers and initializes them and the fill counts at the kernel's
   /// entry.
   LogicalResult selectTensorCopies();
-  /// Before `read` (a wgmma contraction, at the builder's point): the wait
-  /// for the slot of a tensor-copied tile it reads, if any.
+  /// Before allocation, with `tensor-copies=all`: marks `realigned` the
+  /// row-padded multi-buffered tiles that tensor copies can load whole (one
+  /// box a block, one pad wider than the tile, whose pad columns TMA fills
+  /// with zeros as out of bounds) and that only `mma.sync` contractions
+  /// read (V of tf32 `P V`).
+  void selectRowTensorCopies();
+  /// Whether `buf` (a shared tile) is loaded only by async copies of blocks
+  /// of one kernel argument into its slots and read only by contractions
+  /// that `reads` accepts (zero fills aside); collects them.
+  bool tensorCopyUses(Value tile, SmallVectorImpl<linalg::CopyOp> &copies,
+                      SmallVectorImpl<Operation *> &reads,
+                      function_ref<bool(Operation *)> accepts);
+  /// Before `read` (a contraction, at the builder's point): the wait for
+  /// the slot of a tensor-copied tile it reads, if any.
   void waitForTensorCopy(Operation *read);
   /// The tensor copy of `copy` into `to`, by thread 0 (at the builder's
   /// point, where the copy has rows).
@@ -285,6 +303,8 @@ private:
     Value map;
     unsigned arg = 0;
     int64_t boxCols = 0;
+    /// The bytes one block's copies bring (whole boxes, pads included).
+    int64_t txBytes = 0;
     int64_t barriers = -1;
     SmallVector<Value> fills;
   };

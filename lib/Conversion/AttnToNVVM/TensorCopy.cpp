@@ -6,7 +6,11 @@
 // 128-byte swizzle that only wgmma reads is loaded by the Tensor Memory
 // Accelerator instead of by every thread's cp.async: by default (`auto`) the
 // 16-bit ones, K and V of the 16-bit wgmma kernels; with `all` also the f32
-// K tile of the tf32 kernels (slower there, docs/Wgmma.md).
+// K tile of the tf32 kernels (slower there, docs/Wgmma.md) and their V tile,
+// whose rows `mma.sync` reads padded by 16 bytes: one box a block, one pad
+// wider than the head dim, so that TMA writes the padded rows itself (the
+// pad columns are past the operand's head dim: zeros), into a tile whose
+// base is aligned to 128 bytes at run time (`Buffer::realigned`).
 // Each slot s of the tile has an mbarrier in shared memory, and every thread
 // counts the slot's fills in a register (the copies' branches are uniform
 // over the thread block, so all threads count alike):
@@ -20,7 +24,7 @@
 //                                [bar(s)]
 //                  (one per 128-byte atom: TMA's 128-byte swizzle writes the
 //                  box exactly as Buffer::swizzle lays out an atom)
-//   wgmma reading slot s (every thread, right before it):
+//   a contraction reading slot s (every thread, right before it):
 //                  mbarrier.try_wait.parity [bar(s)], (fills(s) + 1) mod 2
 //
 // The wait is for the phase of the slot's latest fill, which is the block
@@ -111,70 +115,118 @@ std::optional<TensorCopyMode> mlir::attn::parseTensorCopyMode(StringRef name) {
       .Default(std::nullopt);
 }
 
-LogicalResult Distributor::selectTensorCopies() {
-  if (tensorCopies == TensorCopyMode::None || programLoop ||
-      wgmmaContractions.empty() || !hasBulkCopies(config.getTarget()))
-    return success();
-  // The candidates: multi-buffered swizzled tiles of whole 128-byte atoms.
-  // Each use must be an async copy into a slot from a block of a kernel
-  // argument, a zero fill of a slot (the copy's tail, which the tensor
-  // copy's out-of-bounds fill replaces) or a wgmma operand.
-  struct Uses {
-    SmallVector<linalg::CopyOp> copies;
-    SmallVector<Operation *> reads;
-    bool valid = true;
-  };
-  llvm::MapVector<Value, Uses> candidates;
-  for (auto &[value, buf] : buffers)
-    if (buf.layout == Layout::Shared && buf.swizzle && buf.slots > 1 &&
-        buf.cols * (buf.type.getElementTypeBitWidth() / 8) % 128 == 0 &&
-        (tensorCopies == TensorCopyMode::All ||
-         buf.type.getElementTypeBitWidth() == 16))
-      candidates[value];
-  if (candidates.empty())
-    return success();
+bool Distributor::tensorCopyUses(Value tile,
+                                 SmallVectorImpl<linalg::CopyOp> &copies,
+                                 SmallVectorImpl<Operation *> &reads,
+                                 function_ref<bool(Operation *)> accepts) {
+  bool valid = true;
   kernel.walk([&](Operation *op) {
     if (!isa<linalg::LinalgOp>(op))
       return;
     for (OpOperand &operand : op->getOpOperands()) {
-      auto [tile, slot] = tileAndSlot(operand.get());
-      auto it = candidates.find(tile);
-      if (it == candidates.end())
+      auto [opTile, slot] = tileAndSlot(operand.get());
+      if (opTile != tile)
         continue;
-      Uses &uses = it->second;
       auto copy = dyn_cast<linalg::CopyOp>(op);
       if (copy && copy->hasAttr(kAsyncCopyAttrName) &&
           operand.getOperandNumber() == 1 && slot &&
           traceToArgument(copy.getDpsInputs()[0], kernel))
-        uses.copies.push_back(copy);
-      else if (wgmmaContractions.contains(op) &&
-               operand.getOperandNumber() < 2 && slot)
-        uses.reads.push_back(op);
+        copies.push_back(copy);
+      else if (accepts(op) && operand.getOperandNumber() < 2 && slot)
+        reads.push_back(op);
       else if (!isa<linalg::FillOp>(op))
-        uses.valid = false;
+        valid = false;
     }
   });
+  if (!valid || copies.empty() || reads.empty())
+    return false;
+  // One kernel argument for all copies of the tile.
+  unsigned arg = traceToArgument(copies.front().getDpsInputs()[0], kernel)->arg;
+  return llvm::all_of(copies, [&](linalg::CopyOp copy) {
+    return traceToArgument(copy.getDpsInputs()[0], kernel)->arg == arg;
+  });
+}
+
+void Distributor::selectRowTensorCopies() {
+  if (tensorCopies != TensorCopyMode::All || programLoop ||
+      wgmmaContractions.empty() || !hasBulkCopies(config.getTarget()))
+    return;
+  auto isMmaContraction = [&](Operation *op) {
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    return generic && isContraction(generic) &&
+           !wgmmaContractions.contains(op);
+  };
+  for (auto &[value, buf] : buffers) {
+    if (buf.layout != Layout::Shared || buf.slots < 2 || buf.swizzle ||
+        buf.coreMatrix || buf.transposedTile >= 0)
+      continue;
+    int64_t bytes = buf.type.getElementTypeBitWidth() / 8;
+    // The box is a padded row wide: whole 16-byte units, at most 256
+    // elements; slots stay 128-byte aligned.
+    int64_t boxCols = buf.cols + buf.padBytes / bytes;
+    if (buf.cols * bytes % 16 != 0 || buf.padBytes % 16 != 0 ||
+        boxCols > 256 || buf.rows > 256 || buf.rows * boxCols * bytes % 128)
+      continue;
+    SmallVector<linalg::CopyOp> copies;
+    SmallVector<Operation *> reads;
+    if (tensorCopyUses(value, copies, reads, isMmaContraction))
+      buf.realigned = true;
+  }
+}
+
+LogicalResult Distributor::selectTensorCopies() {
+  if (tensorCopies == TensorCopyMode::None || programLoop ||
+      wgmmaContractions.empty() || !hasBulkCopies(config.getTarget()))
+    return success();
+  // The candidates: multi-buffered swizzled tiles of whole 128-byte atoms
+  // that only wgmma reads, and the row tiles selectRowTensorCopies chose.
+  // Each use must be an async copy into a slot from a block of a kernel
+  // argument, a zero fill of a slot (the copy's tail, which the tensor
+  // copy's out-of-bounds fill replaces) or a read by a contraction.
+  struct Uses {
+    SmallVector<linalg::CopyOp> copies;
+    SmallVector<Operation *> reads;
+  };
+  llvm::MapVector<Value, Uses> candidates;
+  auto isWgmma = [&](Operation *op) { return wgmmaContractions.contains(op); };
+  auto isContractionOp = [&](Operation *op) {
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    return generic && isContraction(generic);
+  };
+  for (auto &[value, buf] : buffers) {
+    bool swizzled =
+        buf.layout == Layout::Shared && buf.swizzle && buf.slots > 1 &&
+        buf.cols * (buf.type.getElementTypeBitWidth() / 8) % 128 == 0 &&
+        (tensorCopies == TensorCopyMode::All ||
+         buf.type.getElementTypeBitWidth() == 16);
+    if (!swizzled && !buf.realigned)
+      continue;
+    Uses uses;
+    if (tensorCopyUses(value, uses.copies, uses.reads,
+                       buf.realigned ? function_ref<bool(Operation *)>(
+                                           isContractionOp)
+                                     : function_ref<bool(Operation *)>(isWgmma)))
+      candidates[value] = std::move(uses);
+  }
+  if (candidates.empty())
+    return success();
   SmallVector<Attribute> maps;
   SmallVector<int32_t> hostArgs(
       kernel->getAttrOfType<DenseI32ArrayAttr>(kKernelArgsAttrName)
           .asArrayRef());
   MLIRContext *ctx = b.getContext();
   for (auto &[tile, uses] : candidates) {
-    if (!uses.valid || uses.copies.empty() || uses.reads.empty())
-      continue;
-    // One kernel argument for all copies of the tile.
     std::optional<ArgumentView> view =
         traceToArgument(uses.copies.front().getDpsInputs()[0], kernel);
-    if (!llvm::all_of(uses.copies, [&](linalg::CopyOp copy) {
-          return traceToArgument(copy.getDpsInputs()[0], kernel)->arg ==
-                 view->arg;
-        }))
-      continue;
     Buffer &buf = buffers[tile];
     int64_t bytes = buf.type.getElementTypeBitWidth() / 8;
     TensorCopyTile &entry = tensorCopyTiles[tile];
     entry.arg = view->arg;
-    entry.boxCols = 128 / bytes;
+    // A swizzled tile: one box per 128-byte atom. A row tile: one box, its
+    // padded rows whole (the pad columns are out of bounds: zeros).
+    entry.boxCols = buf.realigned ? buf.ld : 128 / bytes;
+    entry.txBytes = buf.realigned ? buf.rows * buf.ld * bytes
+                                  : buf.rows * buf.cols * bytes;
     unsigned index = kernel.getNumArguments();
     if (failed(kernel.insertArgument(index, LLVM::LLVMPointerType::get(ctx),
                                      DictionaryAttr::get(ctx), loc)))
@@ -185,7 +237,8 @@ LogicalResult Distributor::selectTensorCopies() {
         {b.getNamedAttr("arg", b.getI64IntegerAttr(view->arg)),
          b.getNamedAttr(
              "box", b.getDenseI64ArrayAttr({1, 1, buf.rows, entry.boxCols})),
-         b.getNamedAttr("swizzle", b.getI64IntegerAttr(128))}));
+         b.getNamedAttr("swizzle",
+                        b.getI64IntegerAttr(buf.realigned ? 0 : 128))}));
     // Per slot an 8-byte mbarrier, after what is allocated.
     sharedOffset = llvm::alignTo(sharedOffset, 8);
     entry.barriers = sharedOffset;
@@ -278,7 +331,6 @@ void Distributor::emitTensorCopy(linalg::CopyOp copy, Buffer &to) {
   const TensorCopyTile &entry = tensorCopyTiles.lookup(tile);
   std::optional<ArgumentView> view =
       traceToArgument(copy.getDpsInputs()[0], kernel);
-  int64_t bytes = to.type.getElementTypeBitWidth() / 8;
   // Every thread counts the fill (the copy's branch is uniform).
   Value index = getValueOrCreateConstantIndexOp(b, loc, slot);
   for (auto [s, count] : llvm::enumerate(entry.fills)) {
@@ -298,7 +350,7 @@ void Distributor::emitTensorCopy(linalg::CopyOp copy, Buffer &to) {
   // The whole box counts, rows past the operand's end (zeros) included.
   NVVM::MBarrierArriveExpectTxOp::create(
       b, loc, Type(), barrierPtr,
-      arith::ConstantIntOp::create(b, loc, to.rows * to.cols * bytes, 32),
+      arith::ConstantIntOp::create(b, loc, entry.txBytes, 32),
       NVVM::MemScopeKind::CTA, /*relaxed=*/false, Value());
   Type i32 = b.getI32Type();
   auto toI32 = [&](OpFoldResult ofr) -> Value {

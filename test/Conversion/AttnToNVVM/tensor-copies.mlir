@@ -2,8 +2,12 @@
 // read only by wgmma) is loaded by TMA tensor copies, one per 128-byte atom
 // (two at head dim 64 in f32), by thread 0 onto the mbarrier of its slot;
 // each wgmma that reads a slot first waits for the phase of the slot's
-// latest fill, which every thread counts. V keeps its cp.async copies. The kernel takes the tensor map
-// as a last argument, which the host builds from the launch's K buffer.
+// latest fill, which every thread counts. V's tile (rows padded by 16
+// bytes, read by tf32 mma.sync) is loaded by one tensor copy a block, a box
+// one pad wider than the head dim whose pad columns TMA fills with zeros,
+// into a slot aligned to 128 bytes at run time; P V waits for its slot's
+// phase as the wgmma does for K's. The kernel takes the tensor maps as its
+// last arguments, which the host builds from the launch's K and V buffers.
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline="scores-ahead=all" \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
@@ -19,22 +23,32 @@
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm="tensor-copies=true" | FileCheck %s --check-prefix=OFF
 
-// The host: a descriptor of K's box (1 x 1 x 32 keys x 32 f32), passed last.
+// The host: a descriptor of K's box (1 x 1 x 32 keys x 32 f32) and one of
+// V's (32 keys x 68 f32: a row and its 16-byte pad, swizzle none), passed
+// last.
 // CHECK-LABEL: func.func @tf32
 // CHECK:         %[[K:.*]] = memref.cast %{{.*}} : memref<2x2x100x64xf32, strided<[?, ?, ?, 1], offset: ?>> to memref<*xf32>
 // CHECK:         %[[D:.*]] = nvgpu.tma.create.descriptor %[[K]] box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<*xf32> -> <tensor = memref<1x1x32x32xf32, 3>, swizzle = swizzle_128b, l2promo = l2promo_128b, oob = zero, interleave = none>
 // CHECK:         %[[P:.*]] = builtin.unrealized_conversion_cast %[[D]] : {{.*}} to !llvm.ptr
-// CHECK:         gpu.launch_func @attn_kernels::@tf32_kernel {{.*}} args({{.*}}, %[[P]] : !llvm.ptr)
-// The kernel: the map argument and its manifest entry.
-// CHECK:         gpu.func @tf32_kernel({{.*}}, %[[MAP:.*]]: !llvm.ptr) kernel
-// CHECK-SAME:      attn.kernel_args = array<i32: 0, 1, 2, -1, -1000>
-// CHECK-SAME:      attn.kernel_tensor_maps = [{arg = 1 : i64, box = array<i64: 1, 1, 32, 32>, swizzle = 128 : i64}]
-// Thread 0 initializes the two slots' mbarriers (predicated: the entry block
-// stays whole); every thread counts each slot's fills in a register.
+// CHECK:         %[[V:.*]] = memref.cast %{{.*}} : memref<2x2x100x64xf32, strided<[?, ?, ?, 1], offset: ?>> to memref<*xf32>
+// CHECK:         %[[DV:.*]] = nvgpu.tma.create.descriptor %[[V]] box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<*xf32> -> <tensor = memref<1x1x32x68xf32, 3>, swizzle = none, l2promo = l2promo_128b, oob = zero, interleave = none>
+// CHECK:         %[[PV:.*]] = builtin.unrealized_conversion_cast %[[DV]] : {{.*}} to !llvm.ptr
+// CHECK:         gpu.launch_func @attn_kernels::@tf32_kernel {{.*}} args({{.*}}, %[[P]] : !llvm.ptr, %[[PV]] : !llvm.ptr)
+// The kernel: the map arguments and their manifest entries.
+// CHECK:         gpu.func @tf32_kernel({{.*}}, %[[MAP:.*]]: !llvm.ptr, %[[VMAP:.*]]: !llvm.ptr) kernel
+// CHECK-SAME:      attn.kernel_args = array<i32: 0, 1, 2, -1, -1000, -1001>
+// CHECK-SAME:      attn.kernel_tensor_maps = [{arg = 1 : i64, box = array<i64: 1, 1, 32, 32>, swizzle = 128 : i64}, {arg = 2 : i64, box = array<i64: 1, 1, 32, 68>, swizzle = 0 : i64}]
+// Thread 0 initializes the mbarriers of K's two slots and V's two
+// (predicated: the entry block stays whole); every thread counts each
+// slot's fills in a register.
 // CHECK:         nvvm.mbarrier.init %{{.*}}, %{{.*}}, predicate = %[[FIRST:.*]] :
 // CHECK-NEXT:    %[[FILLS0:.*]] = memref.alloca() : memref<1xi32>
 // CHECK:         nvvm.mbarrier.init %{{.*}}, %{{.*}}, predicate = %[[FIRST]] :
 // CHECK-NEXT:    %[[FILLS1:.*]] = memref.alloca() : memref<1xi32>
+// CHECK:         nvvm.mbarrier.init %{{.*}}, %{{.*}}, predicate = %[[FIRST]] :
+// CHECK-NEXT:    %[[VFILLS0:.*]] = memref.alloca() : memref<1xi32>
+// CHECK:         nvvm.mbarrier.init %{{.*}}, %{{.*}}, predicate = %[[FIRST]] :
+// CHECK-NEXT:    %[[VFILLS1:.*]] = memref.alloca() : memref<1xi32>
 // CHECK:         nvvm.fence.mbarrier.init
 // A K block: the counts, then thread 0's 8192 expected bytes and two tensor
 // copies.
@@ -49,8 +63,20 @@
 // CHECK:           }
 // CHECK-NEXT:    }
 // CHECK-NEXT:    nvvm.cp.async.commit.group
-// In the loop: after the head's barrier, the wait for the slot's phase
-// (fills + 1) mod 2, then wgmma.
+// A V block: one box of 32 x 68 elements (8704 bytes).
+// CHECK:         scf.if
+// CHECK:           memref.store %{{.*}}, %[[VFILLS0]]
+// CHECK:           memref.store %{{.*}}, %[[VFILLS1]]
+// CHECK:           scf.if
+// CHECK:             nvvm.mbarrier.arrive.expect_tx %[[VBAR:.*]], %c8704_i32
+// CHECK:             nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[VMAP]], %[[VBAR]], box[
+// CHECK-NOT:         nvvm.cp.async.bulk.tensor
+// CHECK:           }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    nvvm.cp.async.commit.group
+// In the loop: after the head's barrier, the wait for the K slot's phase
+// (fills + 1) mod 2, then wgmma; before P V, the wait for the V slot's
+// phase, then mma.sync on V's rows read through the realigned base.
 // CHECK:         scf.for
 // CHECK:           nvvm.cp.async.wait.group 0
 // CHECK:           gpu.barrier
@@ -58,6 +84,12 @@
 // CHECK:           memref.load %[[FILLS1]]
 // CHECK:           llvm.inline_asm has_side_effects {{.*}}mbarrier.try_wait.parity.shared::cta.b64
 // CHECK:           wgmma.fence.sync.aligned
+// CHECK:           nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[VMAP]]
+// CHECK:           memref.load %[[VFILLS0]]
+// CHECK:           memref.load %[[VFILLS1]]
+// CHECK:           llvm.inline_asm has_side_effects {{.*}}mbarrier.try_wait.parity.shared::cta.b64
+// CHECK:           llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<3> -> vector<2xf32>
+// CHECK:           nvvm.mma.sync
 // CHECK:         } {attn.pipelined = 2 : i64, attn.scores_ahead}
 
 // OFF-NOT: nvgpu.tma.create.descriptor

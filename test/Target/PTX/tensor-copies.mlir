@@ -1,10 +1,12 @@
-// The seed's kernels with K loaded by TMA tensor copies (attn-translate
-// --tensor-copies) are PTX that ptxas assembles for sm_90a without a stack
-// frame or spills: thread 0 initializes one mbarrier per K slot, issues one
-// cp.async.bulk.tensor per 128-byte atom of a K block (four at head dim 128)
-// after the slot's expected bytes, and every thread waits for the slot's
-// phase before the wgmma that reads it. V keeps its cp.async copies. The
-// manifest is version 3, with the tensor map of K as the last parameter.
+// The seed's kernels with K and V loaded by TMA tensor copies
+// (attn-translate --tensor-copies, i.e. all) are PTX that ptxas assembles
+// for sm_90a without a stack frame or spills: thread 0 initializes one
+// mbarrier per K slot and per V slot, issues one cp.async.bulk.tensor per
+// 128-byte atom of a K block (four at head dim 128) and one per V block (32
+// rows of 128 f32 and their 16-byte pads: 16896 bytes) after the slot's
+// expected bytes, and every thread waits for the slot's phase before the
+// wgmma (K) or the mma.sync (V) that reads it. The manifest is version 3,
+// with the tensor maps of K and V as the last parameters.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-translate --attn-to-ptx %s --chip=sm_90a --tensor-copies -o %t/k.ptx
@@ -16,16 +18,22 @@
 // RUN: FileCheck %s --check-prefix=OFF < %t/d.ptx
 // RUN: FileCheck %s --check-prefix=OFFMANIFEST < %t/d.json
 // PTX-LABEL: .entry seed_causal_kernel(
-// PTX:      .param .u64 .ptr .align 1 seed_causal_kernel_param_44{{ *}}
+// PTX:      .param .u64 .ptr .align 1 seed_causal_kernel_param_44,
+// PTX-NEXT: .param .u64 .ptr .align 1 seed_causal_kernel_param_45{{ *}}
 // PTX-NEXT: )
-// PTX-COUNT-2: mbarrier.init.shared.b64
+// PTX-COUNT-4: mbarrier.init.shared.b64
 // PTX:      fence.mbarrier_init.release.cluster;
 // PTX:      mov.b32 [[BYTES:%r[0-9]+]], 16384;
 // PTX-NEXT: mbarrier.arrive.expect_tx.shared.b64 {{.*}}, [[BYTES]];
 // PTX-COUNT-4: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// PTX:      mov.b32 [[VBYTES:%r[0-9]+]], 16896;
+// PTX-NEXT: mbarrier.arrive.expect_tx.shared.b64 {{.*}}, [[VBYTES]];
+// PTX:      cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // PTX:      bar.sync
 // PTX:      mbarrier.try_wait.parity.shared::cta.b64
 // PTX:      wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32
+// PTX:      mbarrier.try_wait.parity.shared::cta.b64
+// PTX:      mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // PTXAS:    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: error
 // MANIFEST:      "version": 3,
@@ -35,6 +43,12 @@
 // MANIFEST-NEXT:   "operand": "key",
 // MANIFEST-NEXT:   "box": [1, 1, 32, 32],
 // MANIFEST-NEXT:   "swizzle": 128
+// MANIFEST-NEXT: },
+// MANIFEST-NEXT: {
+// MANIFEST-NEXT:   "kind": "tensor_map",
+// MANIFEST-NEXT:   "operand": "value",
+// MANIFEST-NEXT:   "box": [1, 1, 32, 132],
+// MANIFEST-NEXT:   "swizzle": 0
 // MANIFEST-NEXT: }
 // OFF-NOT:     cp.async.bulk.tensor
 // OFF-NOT:     mbarrier
