@@ -93,27 +93,32 @@ class CompileTest(unittest.TestCase):
             self.assertNotEqual(other.directory, cold.directory)
 
     def test_tensor_copies(self):
-        # K by TMA tensor copies: a kernel of its own (its own cache entry),
-        # with K's tensor map as the last parameter of a version 3 manifest.
+        # tf32 K and V by TMA tensor copies, the default ("auto"): K's tensor
+        # map (128-byte atoms) and V's (padded rows, no swizzle) as the last
+        # parameters of a version 3 manifest. "all" (or True) is the same
+        # kernel here; "none" is the plain one.
         sig = Signature("f32", (None, 4, None, 128), (None, 4, None, 128),
                         (None, 4, None, 128), causal="top_left")
         with tempfile.TemporaryDirectory() as cache:
-            plain = compile(sig, cache_dir=cache)
-            tma = compile(sig, cache_dir=cache, tensor_copies=True)
-            self.assertNotEqual(plain.directory, tma.directory)
-            with open(tma.manifest_path) as f:
+            auto = compile(sig, cache_dir=cache)
+            with open(auto.manifest_path) as f:
                 manifest = json.load(f)
             self.assertEqual(manifest["version"], 3)
-            self.assertEqual(manifest["params"][-1], {"kind": "tensor_map", "operand": "key",
-                                                      "box": [1, 1, 32, 32], "swizzle": 128})
+            self.assertEqual(manifest["params"][-2:], [
+                {"kind": "tensor_map", "operand": "key", "box": [1, 1, 32, 32], "swizzle": 128},
+                {"kind": "tensor_map", "operand": "value", "box": [1, 1, 32, 132], "swizzle": 0}])
+            with open(auto.ptx_path) as f:
+                auto_ptx = f.read()
+            self.assertIn("cp.async.bulk.tensor", auto_ptx)
+            tma = compile(sig, cache_dir=cache, tensor_copies=True)
+            self.assertNotEqual(auto.directory, tma.directory)
             with open(tma.ptx_path) as f:
-                self.assertIn("cp.async.bulk.tensor", f.read())
-            with open(plain.ptx_path) as f:
-                self.assertNotIn("cp.async.bulk.tensor", f.read())
-            # tensor_copies=True says "all"; "none" is the plain kernel.
+                self.assertEqual(f.read(), auto_ptx)
             self.assertEqual(compile(sig, cache_dir=cache, tensor_copies="all").directory,
                              tma.directory)
             none = compile(sig, cache_dir=cache, tensor_copies="none")
+            with open(none.manifest_path) as f:
+                self.assertEqual(json.load(f)["version"], 1)
             with open(none.ptx_path) as f:
                 self.assertNotIn("cp.async.bulk.tensor", f.read())
 

@@ -269,10 +269,12 @@ private:
   Value crossProgramTile, crossProgramSource, nextSource;
   int64_t mbarrierOffset = -1;
   // Tensor copies (TensorCopy.cpp): on sm_90+, the multi-buffered tiles in
-  // the 128-byte swizzle that only wgmma reads (K) are loaded by one thread
-  // with `cp.async.bulk.tensor` (one per 128-byte atom) onto an mbarrier of
-  // their slot, and each wgmma that reads a slot waits for the phase of the
-  // slot's latest fill instead of for the copies of every thread.
+  // the 128-byte swizzle that only wgmma reads (K, 16-bit V) and tf32's V
+  // tile of padded rows are loaded by one thread with
+  // `cp.async.bulk.tensor` (one per 128-byte atom, or one box of padded
+  // rows) onto an mbarrier of their slot, and each contraction that reads a
+  // slot waits for the phase of the slot's latest fill instead of for the
+  // copies of every thread.
   /// Chooses the tiles, adds the kernel's tensor map arguments, reserves the
   /// mbarriers and initializes them and the fill counts at the kernel's
   /// entry.

@@ -4,13 +4,14 @@
 //
 // With `tensor-copies` on sm_90 and newer, a multi-buffered tile in wgmma's
 // 128-byte swizzle that only wgmma reads is loaded by the Tensor Memory
-// Accelerator instead of by every thread's cp.async: by default (`auto`) the
-// 16-bit ones, K and V of the 16-bit wgmma kernels; with `all` also the f32
-// K tile of the tf32 kernels (slower there, docs/Wgmma.md) and their V tile,
-// whose rows `mma.sync` reads padded by 16 bytes: one box a block, one pad
-// wider than the head dim, so that TMA writes the padded rows itself (the
-// pad columns are past the operand's head dim: zeros), into a tile whose
-// base is aligned to 128 bytes at run time (`Buffer::realigned`).
+// Accelerator instead of by every thread's cp.async, and so is a tf32
+// kernel's V tile, whose rows `mma.sync` reads padded by 16 bytes: one box a
+// block, one pad wider than the head dim, so that TMA writes the padded rows
+// itself (the pad columns are past the operand's head dim: zeros), into a
+// tile whose base is aligned to 128 bytes at run time (`Buffer::realigned`).
+// By default (`auto`) K and V of the 16-bit wgmma kernels and of the tf32
+// ones whose V goes so; `all` also takes a tf32 K whose V cannot (K alone
+// was slower, docs/Wgmma.md).
 // Each slot s of the tile has an mbarrier in shared memory, and every thread
 // counts the slot's fills in a register (the copies' branches are uniform
 // over the thread block, so all threads count alike):
@@ -110,7 +111,7 @@ static std::optional<ArgumentView> traceToArgument(Value view,
 std::optional<TensorCopyMode> mlir::attn::parseTensorCopyMode(StringRef name) {
   return llvm::StringSwitch<std::optional<TensorCopyMode>>(name)
       .Cases({"none", "false"}, TensorCopyMode::None)
-      .Case("auto", TensorCopyMode::SixteenBit)
+      .Case("auto", TensorCopyMode::Auto)
       .Cases({"all", "true"}, TensorCopyMode::All)
       .Default(std::nullopt);
 }
@@ -148,13 +149,12 @@ bool Distributor::tensorCopyUses(Value tile,
 }
 
 void Distributor::selectRowTensorCopies() {
-  if (tensorCopies != TensorCopyMode::All || programLoop ||
+  if (tensorCopies == TensorCopyMode::None || programLoop ||
       wgmmaContractions.empty() || !hasBulkCopies(config.getTarget()))
     return;
   auto isMmaContraction = [&](Operation *op) {
     auto generic = dyn_cast<linalg::GenericOp>(op);
-    return generic && isContraction(generic) &&
-           !wgmmaContractions.contains(op);
+    return generic && isContraction(generic) && !wgmmaContractions.contains(op);
   };
   for (auto &[value, buf] : buffers) {
     if (buf.layout != Layout::Shared || buf.slots < 2 || buf.swizzle ||
@@ -164,8 +164,8 @@ void Distributor::selectRowTensorCopies() {
     // The box is a padded row wide: whole 16-byte units, at most 256
     // elements; slots stay 128-byte aligned.
     int64_t boxCols = buf.cols + buf.padBytes / bytes;
-    if (buf.cols * bytes % 16 != 0 || buf.padBytes % 16 != 0 ||
-        boxCols > 256 || buf.rows > 256 || buf.rows * boxCols * bytes % 128)
+    if (buf.cols * bytes % 16 != 0 || buf.padBytes % 16 != 0 || boxCols > 256 ||
+        buf.rows > 256 || buf.rows * boxCols * bytes % 128)
       continue;
     SmallVector<linalg::CopyOp> copies;
     SmallVector<Operation *> reads;
@@ -193,19 +193,23 @@ LogicalResult Distributor::selectTensorCopies() {
     auto generic = dyn_cast<linalg::GenericOp>(op);
     return generic && isContraction(generic);
   };
+  // `auto` takes an f32 K tile only with its kernel's V (K alone was
+  // slower: docs/Wgmma.md).
+  bool withRows = llvm::any_of(
+      buffers, [](const auto &entry) { return entry.second.realigned; });
   for (auto &[value, buf] : buffers) {
     bool swizzled =
         buf.layout == Layout::Shared && buf.swizzle && buf.slots > 1 &&
         buf.cols * (buf.type.getElementTypeBitWidth() / 8) % 128 == 0 &&
         (tensorCopies == TensorCopyMode::All ||
-         buf.type.getElementTypeBitWidth() == 16);
+         buf.type.getElementTypeBitWidth() == 16 || withRows);
     if (!swizzled && !buf.realigned)
       continue;
     Uses uses;
     if (tensorCopyUses(value, uses.copies, uses.reads,
-                       buf.realigned ? function_ref<bool(Operation *)>(
-                                           isContractionOp)
-                                     : function_ref<bool(Operation *)>(isWgmma)))
+                       buf.realigned
+                           ? function_ref<bool(Operation *)>(isContractionOp)
+                           : function_ref<bool(Operation *)>(isWgmma)))
       candidates[value] = std::move(uses);
   }
   if (candidates.empty())
@@ -225,8 +229,8 @@ LogicalResult Distributor::selectTensorCopies() {
     // A swizzled tile: one box per 128-byte atom. A row tile: one box, its
     // padded rows whole (the pad columns are out of bounds: zeros).
     entry.boxCols = buf.realigned ? buf.ld : 128 / bytes;
-    entry.txBytes = buf.realigned ? buf.rows * buf.ld * bytes
-                                  : buf.rows * buf.cols * bytes;
+    entry.txBytes =
+        buf.realigned ? buf.rows * buf.ld * bytes : buf.rows * buf.cols * bytes;
     unsigned index = kernel.getNumArguments();
     if (failed(kernel.insertArgument(index, LLVM::LLVMPointerType::get(ctx),
                                      DictionaryAttr::get(ctx), loc)))

@@ -2,17 +2,18 @@
 // programs of one warpgroup, two stages). With wgmma, the next block's
 // scores are issued asynchronously and waited for only where they are
 // copied into S, at the end of the iteration, after this block's P V (on
-// mma.sync: a wgmma P V would wait for them too).
+// mma.sync: a wgmma P V would wait for them too). K and V come by cp.async
+// here (tensor-copies=none; tensor-copies.mlir has the TMA form).
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline="scores-ahead=all" \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
-// RUN:   | attn-opt --convert-attn-to-nvvm="wgmma=true" | FileCheck %s
+// RUN:   | attn-opt --convert-attn-to-nvvm="wgmma=true tensor-copies=none" | FileCheck %s
 // Scores-ahead loops put the kernel's Q K^T on wgmma without the wgmma
 // option too (the schedule exists for it):
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline="scores-ahead=all" \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
-// RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s
+// RUN:   | attn-opt --convert-attn-to-nvvm="tensor-copies=none" | FileCheck %s
 // On sm_80 (no wgmma) the same schedule runs on mma.sync, each contraction
 // in place:
 // RUN: attn-opt %s --attn-tile="target=sm_80 block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \

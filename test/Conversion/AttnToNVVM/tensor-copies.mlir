@@ -1,4 +1,5 @@
-// --convert-attn-to-nvvm="tensor-copies=true": K's tile (128-byte swizzle,
+// --convert-attn-to-nvvm="tensor-copies=true" (all) and the default (auto,
+// which takes a tf32 K together with its V): K's tile (128-byte swizzle,
 // read only by wgmma) is loaded by TMA tensor copies, one per 128-byte atom
 // (two at head dim 64 in f32), by thread 0 onto the mbarrier of its slot;
 // each wgmma that reads a slot first waits for the phase of the slot's
@@ -12,11 +13,15 @@
 // RUN:   --attn-pipeline="scores-ahead=all" \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm="tensor-copies=true" | FileCheck %s
-// Without the option, K comes by cp.async as before:
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline="scores-ahead=all" \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
-// RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s --check-prefix=OFF
+// RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s
+// With tensor-copies=none, K and V come by cp.async:
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
+// RUN:   --attn-pipeline="scores-ahead=all" \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm="tensor-copies=none" | FileCheck %s --check-prefix=OFF
 // On sm_80 (no TMA, no wgmma) the option changes nothing:
 // RUN: attn-opt %s --attn-tile="target=sm_80 block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline="scores-ahead=all" \

@@ -1,5 +1,6 @@
 // The seed's kernels with K and V loaded by TMA tensor copies
-// (attn-translate --tensor-copies, i.e. all) are PTX that ptxas assembles
+// (attn-translate --tensor-copies, i.e. all, and the default) are PTX
+// that ptxas assembles
 // for sm_90a without a stack frame or spills: thread 0 initializes one
 // mbarrier per K slot and per V slot, issues one cp.async.bulk.tensor per
 // 128-byte atom of a K block (four at head dim 128) and one per V block (32
@@ -13,8 +14,12 @@
 // RUN: FileCheck %s --check-prefix=PTX < %t/k.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/k.ptx -o %t/k.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/k.json
-// Without the option, no tensor copy and a version 1 manifest:
-// RUN: attn-translate --attn-to-ptx %s --chip=sm_90a -o %t/d.ptx
+// The default (auto) is the same kernel:
+// RUN: mkdir -p %t/auto && attn-translate --attn-to-ptx %s --chip=sm_90a -o %t/auto/k.ptx
+// RUN: diff %t/k.ptx %t/auto/k.ptx
+// RUN: diff %t/k.json %t/auto/k.json
+// With --tensor-copies=none, no tensor copy and a version 1 manifest:
+// RUN: attn-translate --attn-to-ptx %s --chip=sm_90a --tensor-copies=none -o %t/d.ptx
 // RUN: FileCheck %s --check-prefix=OFF < %t/d.ptx
 // RUN: FileCheck %s --check-prefix=OFFMANIFEST < %t/d.json
 // PTX-LABEL: .entry seed_causal_kernel(

@@ -1,10 +1,11 @@
-// attn-run --target=cuda --tensor-copies compiles K's tiles to TMA tensor
-// copies (opt-in): --emit-kernel writes, without a GPU, the PTX with its
-// cp.async.bulk.tensor and a version 3 manifest whose last parameter is K's
-// tensor map; the runner-only attn-run then runs it on a GPU
-// (bench/results/2026-12-02-h200-tensor-copies.log). Tensor copies are a GPU
-// lowering: on the cpu target, and for a manifest (compiled already), the
-// option is an error.
+// attn-run --target=cuda --tensor-copies compiles K's and V's tiles to TMA
+// tensor copies (as the default, auto, does for this tf32 kernel):
+// --emit-kernel writes, without a GPU, the PTX with its cp.async.bulk.tensor
+// and a version 3 manifest whose last parameters are K's and V's tensor maps
+// (V's: padded rows, no swizzle); the runner-only attn-run then runs it on a
+// GPU (bench/results/2026-12-02-h200-tensor-copies.log,
+// ...-tf32-v-tensor-copies.log). Tensor copies are a GPU lowering: on the
+// cpu target, and for a manifest (compiled already), the option is an error.
 
 func.func @seed(%q: tensor<?x4x?x128xf32>, %k: tensor<?x4x?x128xf32>, %v: tensor<?x4x?x128xf32>) -> tensor<?x4x?x128xf32> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<?x4x?x128xf32>, tensor<?x4x?x128xf32>, tensor<?x4x?x128xf32> -> tensor<?x4x?x128xf32>
@@ -23,6 +24,10 @@ func.func @seed(%q: tensor<?x4x?x128xf32>, %k: tensor<?x4x?x128xf32>, %v: tensor
 // MANIFEST-NEXT: "operand": "key",
 // MANIFEST-NEXT: "box": [1, 1, 32, 32],
 // MANIFEST-NEXT: "swizzle": 128
+// MANIFEST:      "kind": "tensor_map",
+// MANIFEST-NEXT: "operand": "value",
+// MANIFEST-NEXT: "box": [1, 1, 32, 132],
+// MANIFEST-NEXT: "swizzle": 0
 
 // RUN: not attn-run %s --target=cpu --tensor-copies --input=1x4x8x128xf32 --input=1x4x8x128xf32 --input=1x4x8x128xf32 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=CPU --match-full-lines

@@ -90,9 +90,11 @@ LogicalResult distributeBlockRowScans(RewriterBase &rewriter,
                                       gpu::GPUFuncOp kernel);
 
 /// Which tiles TMA tensor copies load (--convert-attn-to-nvvm's
-/// tensor-copies): none, the 16-bit ones (K and V of the 16-bit wgmma
-/// kernels; `auto`), or every candidate (also the tf32 kernels' f32 K tile).
-enum class TensorCopyMode { None, SixteenBit, All };
+/// tensor-copies): none; `auto`, K and V of the 16-bit wgmma kernels and of
+/// the tf32 ones where V's padded rows go by a tensor copy too (their f32 K
+/// alone was slower); or every candidate (`all`: also the f32 K tile of a
+/// tf32 kernel whose V cannot).
+enum class TensorCopyMode { None, Auto, All };
 
 /// The mode named `name` ("none"/"false", "auto", "all"/"true"), or nothing.
 std::optional<TensorCopyMode> parseTensorCopyMode(StringRef name);
@@ -122,7 +124,7 @@ struct DistributeOptions {
   /// On sm_90+: which tiles read only by wgmma are loaded by TMA tensor
   /// copies onto an mbarrier per slot (TensorCopy.cpp); a kernel with such a
   /// tile takes a tensor map argument (`attn.kernel_tensor_maps`).
-  TensorCopyMode tensorCopies = TensorCopyMode::SixteenBit;
+  TensorCopyMode tensorCopies = TensorCopyMode::Auto;
 };
 
 /// Maps the block-level IR inside `kernel` onto warps and threads. Returns
