@@ -169,10 +169,10 @@ def compile(signature, chip="sm_90a", block_m=0, block_n=0, num_warps=0,
             wgmma_16bit=True):
     """Compiles `signature` (a Signature, or the text of an .mlir function)
     for `chip` and returns its cached Artifact (see the module doc).
-    `tensor_copies` says which K/V tiles are loaded by TMA tensor copies
-    (attn-translate --tensor-copies): "auto" (K and V of the 16-bit and the
-    tf32 wgmma kernels for sm_90a), "all" or True (also a tf32 K tile whose
-    V cannot be; slower alone), "none" or False. A
+    `tensor_copies` says which Q/K/V tiles are loaded by TMA tensor copies
+    (attn-translate --tensor-copies): "auto" (K and V of the 16-bit wgmma
+    kernels for sm_90a, Q, K and V of the tf32 ones), "all" or True (also a
+    tf32 K tile whose V cannot be; slower alone), "none" or False. A
     kernel with tensor copies has a version 3 manifest, with a tensor map
     per such tile. `wgmma_16bit=False`
     keeps 16-bit kernels for sm_90a on mma.sync (attn-translate

@@ -93,10 +93,10 @@ class CompileTest(unittest.TestCase):
             self.assertNotEqual(other.directory, cold.directory)
 
     def test_tensor_copies(self):
-        # tf32 K and V by TMA tensor copies, the default ("auto"): K's tensor
-        # map (128-byte atoms) and V's (padded rows, no swizzle) as the last
-        # parameters of a version 3 manifest. "all" (or True) is the same
-        # kernel here; "none" is the plain one.
+        # tf32 Q, K and V by TMA tensor copies, the default ("auto"): Q's
+        # and V's tensor maps (padded rows, no swizzle) and K's (128-byte
+        # atoms) as the last parameters of a version 3 manifest. "all" (or
+        # True) is the same kernel here; "none" is the plain one.
         sig = Signature("f32", (None, 4, None, 128), (None, 4, None, 128),
                         (None, 4, None, 128), causal="top_left")
         with tempfile.TemporaryDirectory() as cache:
@@ -104,7 +104,8 @@ class CompileTest(unittest.TestCase):
             with open(auto.manifest_path) as f:
                 manifest = json.load(f)
             self.assertEqual(manifest["version"], 3)
-            self.assertEqual(manifest["params"][-2:], [
+            self.assertEqual(manifest["params"][-3:], [
+                {"kind": "tensor_map", "operand": "query", "box": [1, 1, 64, 132], "swizzle": 0},
                 {"kind": "tensor_map", "operand": "key", "box": [1, 1, 32, 32], "swizzle": 128},
                 {"kind": "tensor_map", "operand": "value", "box": [1, 1, 32, 132], "swizzle": 0}])
             with open(auto.ptx_path) as f:

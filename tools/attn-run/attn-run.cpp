@@ -123,10 +123,11 @@ int main(int argc, char **argv) {
       cl::cat(category));
   cl::opt<std::string> tensorCopies(
       "tensor-copies", cl::ValueOptional, cl::value_desc("auto|all|none"),
-      cl::desc("cuda, sm_90+: which K/V tiles TMA tensor copies load (such "
-               "a kernel takes tensor maps). Default: auto (K and V of the "
-               "16-bit and tf32 wgmma kernels); alone: all (also a tf32 K "
-               "whose V cannot, slower alone); none"),
+      cl::desc("cuda, sm_90+: which Q/K/V tiles TMA tensor copies load "
+               "(such a kernel takes tensor maps). Default: auto (K and V of "
+               "the 16-bit wgmma kernels, Q, K and V of the tf32 ones); "
+               "alone: all (also a tf32 K whose V cannot, slower alone); "
+               "none"),
       cl::cat(category));
   cl::opt<bool> wgmmaSixteenBit(
       "wgmma-16bit", cl::init(true),

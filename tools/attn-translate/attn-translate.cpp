@@ -148,11 +148,11 @@ int main(int argc, char **argv) {
   cl::opt<std::string> tensorCopies(
       "tensor-copies", cl::init("auto"), cl::ValueOptional,
       cl::value_desc("auto|all|none"),
-      cl::desc("On sm_90+: which K/V tiles TMA tensor copies load onto "
+      cl::desc("On sm_90+: which Q/K/V tiles TMA tensor copies load onto "
                "mbarriers (such a kernel takes tensor maps; manifest version "
-               "3): auto (the default: K and V of the 16-bit and tf32 wgmma "
-               "kernels), all (--tensor-copies alone; also a tf32 K whose V "
-               "cannot, slower alone) or none"),
+               "3): auto (the default: K and V of the 16-bit wgmma kernels, "
+               "Q, K and V of the tf32 ones), all (--tensor-copies alone; "
+               "also a tf32 K whose V cannot, slower alone) or none"),
       cl::cat(category));
   cl::opt<int64_t> prefetchAhead(
       "prefetch-ahead", cl::init(0),

@@ -130,11 +130,12 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
       llvm::cl::init(0)};
   PassOptions::Option<std::string> tensorCopies{
       *this, "tensor-copies",
-      llvm::cl::desc("On sm_90+: which K/V tiles TMA tensor copies load "
+      llvm::cl::desc("On sm_90+: which Q/K/V tiles TMA tensor copies load "
                      "onto mbarriers (such a kernel takes tensor maps; "
                      "manifest version 3): 'auto' (K and V of the 16-bit "
-                     "and tf32 wgmma kernels), 'all' (also a tf32 K whose V "
-                     "cannot; slower alone) or 'none'"),
+                     "wgmma kernels, Q, K and V of the tf32 ones), 'all' "
+                     "(also a tf32 K whose V cannot; slower alone) or "
+                     "'none'"),
       llvm::cl::init("auto")};
   PassOptions::Option<bool> maskBlockMap{
       *this, "mask-block-map",

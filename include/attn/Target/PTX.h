@@ -59,9 +59,10 @@ struct PTXOptions {
   /// last key loop's copies past the end (--convert-attn-to-nvvm's
   /// program-prefetch-kv).
   bool programPrefetchKV = false;
-  /// On sm_90+: which K/V tiles TMA tensor copies load ("auto": K and V of
-  /// the 16-bit and tf32 wgmma kernels; "all"; "none"; --convert-attn-to-
-  /// nvvm's tensor-copies; such a kernel's manifest is version 3).
+  /// On sm_90+: which Q/K/V tiles TMA tensor copies load ("auto": K and V
+  /// of the 16-bit wgmma kernels, Q, K and V of the tf32 ones; "all";
+  /// "none"; --convert-attn-to-nvvm's tensor-copies; such a kernel's
+  /// manifest is version 3).
   std::string tensorCopies = "auto";
   /// On sm_90a: 16-bit Q K^T and P V on wgmma where the kernel allows it
   /// (--convert-attn-to-nvvm's wgmma-16bit).

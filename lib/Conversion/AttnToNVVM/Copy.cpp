@@ -596,6 +596,7 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
         dynamicShared, cIndex(stagingOffset), ValueRange{});
     // A prefetched tile (Q) may still be landing when no key loop ran.
     NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
+    waitForSingleTensorCopies();
     barrier();
     auto pairType = VectorType::get({2}, elt);
     if (src.transposedAcc) {

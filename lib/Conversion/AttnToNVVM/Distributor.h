@@ -279,18 +279,19 @@ private:
   /// mbarriers and initializes them and the fill counts at the kernel's
   /// entry.
   LogicalResult selectTensorCopies();
-  /// Before allocation, with `tensor-copies=all`: marks `realigned` the
-  /// row-padded multi-buffered tiles that tensor copies can load whole (one
-  /// box a block, one pad wider than the tile, whose pad columns TMA fills
-  /// with zeros as out of bounds) and that only `mma.sync` contractions
-  /// read (V of tf32 `P V`).
+  /// Before allocation, unless `tensor-copies=none`: marks `realigned` the
+  /// row-padded tiles that tensor copies can load whole (one box a block,
+  /// one pad wider than the tile, whose pad columns TMA fills with zeros as
+  /// out of bounds): multi-buffered ones that only `mma.sync` contractions
+  /// read (V of tf32 `P V`), and f32 tiles of one slot whose fragments each
+  /// warp caches in registers once (Q of the tf32 kernels).
   void selectRowTensorCopies();
   /// Whether `buf` (a shared tile) is loaded only by async copies of blocks
   /// of one kernel argument into its slots and read only by contractions
   /// that `reads` accepts (zero fills aside); collects them.
   bool tensorCopyUses(Value tile, SmallVectorImpl<linalg::CopyOp> &copies,
                       SmallVectorImpl<Operation *> &reads,
-                      function_ref<bool(Operation *)> accepts);
+                      function_ref<bool(Operation *, unsigned)> accepts);
   /// Before `read` (a contraction, at the builder's point): the wait for
   /// the slot of a tensor-copied tile it reads, if any.
   void waitForTensorCopy(Operation *read);
@@ -314,6 +315,12 @@ private:
   Value tensorCopyFills(const TensorCopyTile &entry, Value slot);
   /// By the tile's alloca (the multi-buffered block buffer).
   llvm::MapVector<Value, TensorCopyTile> tensorCopyTiles;
+  /// The wait of every thread for the latest fill of slot `index` of
+  /// `entry` (at the builder's point).
+  void waitForTensorCopyPhase(const TensorCopyTile &entry, Value index);
+  /// The waits for the tiles of one slot that tensor copies load (Q), at
+  /// the builder's point.
+  void waitForSingleTensorCopies();
   /// The wgmma contractions that read such a tile, and the tile.
   DenseMap<Operation *, Value> tensorCopyReads;
   /// The shared pointer to 8-byte entry `index` of the array at byte

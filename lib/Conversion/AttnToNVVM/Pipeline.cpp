@@ -369,9 +369,16 @@ void Distributor::cachePrefetchedFragments() {
         cacheAndPrefetchNext(tile, point.refill);
         continue;
       }
-      NVVM::CpAsyncWaitGroupOp::create(b, loc,
-                                       b.getI32IntegerAttr(point.groups));
-      barrier();
+      auto copied =
+          tensorCopyTiles.find(tileAndSlot(copy.getDpsInits()[0]).first);
+      if (copied != tensorCopyTiles.end()) {
+        // By a tensor copy: every thread waits for the tile's phase.
+        waitForTensorCopyPhase(copied->second, cIndex(0));
+      } else {
+        NVVM::CpAsyncWaitGroupOp::create(b, loc,
+                                         b.getI32IntegerAttr(point.groups));
+        barrier();
+      }
       cacheFragments(tile, point.refill);
     }
     // Issued before the loop and by the programs before (the next programs'

@@ -1,4 +1,4 @@
-//===- TensorCopy.cpp - K/V tiles by TMA tensor copies --------------------===//
+//===- TensorCopy.cpp - Q/K/V tiles by TMA tensor copies ------------------===//
 //
 // Part of the attn-mlir project.
 //
@@ -8,10 +8,13 @@
 // kernel's V tile, whose rows `mma.sync` reads padded by 16 bytes: one box a
 // block, one pad wider than the head dim, so that TMA writes the padded rows
 // itself (the pad columns are past the operand's head dim: zeros), into a
-// tile whose base is aligned to 128 bytes at run time (`Buffer::realigned`).
-// By default (`auto`) K and V of the 16-bit wgmma kernels and of the tf32
-// ones whose V goes so; `all` also takes a tf32 K whose V cannot (K alone
-// was slower, docs/Wgmma.md).
+// tile whose base is aligned to 128 bytes at run time (`Buffer::realigned`);
+// so is a tf32 kernel's Q tile, which each warp reads once into its cached
+// fragments (it has one slot; every thread waits for it there, and again
+// before the kernel's end, so that no copy outlives its thread block).
+// By default (`auto`) K and V of the 16-bit wgmma kernels, and Q, K and V
+// of the tf32 ones whose V goes so; `all` also takes a tf32 K whose V
+// cannot (K alone was slower, docs/Wgmma.md).
 // Each slot s of the tile has an mbarrier in shared memory, and every thread
 // counts the slot's fills in a register (the copies' branches are uniform
 // over the thread block, so all threads count alike):
@@ -116,11 +119,13 @@ std::optional<TensorCopyMode> mlir::attn::parseTensorCopyMode(StringRef name) {
       .Default(std::nullopt);
 }
 
-bool Distributor::tensorCopyUses(Value tile,
-                                 SmallVectorImpl<linalg::CopyOp> &copies,
-                                 SmallVectorImpl<Operation *> &reads,
-                                 function_ref<bool(Operation *)> accepts) {
+bool Distributor::tensorCopyUses(
+    Value tile, SmallVectorImpl<linalg::CopyOp> &copies,
+    SmallVectorImpl<Operation *> &reads,
+    function_ref<bool(Operation *, unsigned)> accepts) {
   bool valid = true;
+  // A multi-buffered tile's uses are of its slots.
+  bool slotted = buffers.find(tile)->second.slots > 1;
   kernel.walk([&](Operation *op) {
     if (!isa<linalg::LinalgOp>(op))
       return;
@@ -130,10 +135,11 @@ bool Distributor::tensorCopyUses(Value tile,
         continue;
       auto copy = dyn_cast<linalg::CopyOp>(op);
       if (copy && copy->hasAttr(kAsyncCopyAttrName) &&
-          operand.getOperandNumber() == 1 && slot &&
+          operand.getOperandNumber() == 1 && bool(slot) == slotted &&
           traceToArgument(copy.getDpsInputs()[0], kernel))
         copies.push_back(copy);
-      else if (accepts(op) && operand.getOperandNumber() < 2 && slot)
+      else if (operand.getOperandNumber() < 2 && bool(slot) == slotted &&
+               accepts(op, operand.getOperandNumber()))
         reads.push_back(op);
       else if (!isa<linalg::FillOp>(op))
         valid = false;
@@ -152,13 +158,26 @@ void Distributor::selectRowTensorCopies() {
   if (tensorCopies == TensorCopyMode::None || programLoop ||
       wgmmaContractions.empty() || !hasBulkCopies(config.getTarget()))
     return;
-  auto isMmaContraction = [&](Operation *op) {
+  auto isMmaContraction = [&](Operation *op, unsigned) {
     auto generic = dyn_cast<linalg::GenericOp>(op);
     return generic && isContraction(generic) && !wgmmaContractions.contains(op);
   };
+  // Q's tile, when each warp reads it once, into the registers of its
+  // cached fragments (selectCachedFragments): the A operand of f32
+  // contractions only. Not where a transposed V tile takes its place
+  // (allocateTransposedTiles).
+  auto readsFragments = [&](Operation *op, unsigned operand) {
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    return generic && isContraction(generic) && operand == 0 && !ieee &&
+           cachesFragments(generic.getStaticLoopRanges()[2]);
+  };
   for (auto &[value, buf] : buffers) {
-    if (buf.layout != Layout::Shared || buf.slots < 2 || buf.swizzle ||
-        buf.coreMatrix || buf.transposedTile >= 0)
+    if (buf.layout != Layout::Shared || buf.swizzle || buf.coreMatrix ||
+        buf.transposedTile >= 0)
+      continue;
+    bool single = buf.slots == 1;
+    if (single &&
+        (!buf.type.getElementType().isF32() || !transposedTiles.empty()))
       continue;
     int64_t bytes = buf.type.getElementTypeBitWidth() / 8;
     // The box is a padded row wide: whole 16-byte units, at most 256
@@ -169,7 +188,11 @@ void Distributor::selectRowTensorCopies() {
       continue;
     SmallVector<linalg::CopyOp> copies;
     SmallVector<Operation *> reads;
-    if (tensorCopyUses(value, copies, reads, isMmaContraction))
+    if (tensorCopyUses(
+            value, copies, reads,
+            single
+                ? function_ref<bool(Operation *, unsigned)>(readsFragments)
+                : function_ref<bool(Operation *, unsigned)>(isMmaContraction)))
       buf.realigned = true;
   }
 }
@@ -188,8 +211,10 @@ LogicalResult Distributor::selectTensorCopies() {
     SmallVector<Operation *> reads;
   };
   llvm::MapVector<Value, Uses> candidates;
-  auto isWgmma = [&](Operation *op) { return wgmmaContractions.contains(op); };
-  auto isContractionOp = [&](Operation *op) {
+  auto isWgmma = [&](Operation *op, unsigned) {
+    return wgmmaContractions.contains(op);
+  };
+  auto isContractionOp = [&](Operation *op, unsigned) {
     auto generic = dyn_cast<linalg::GenericOp>(op);
     return generic && isContraction(generic);
   };
@@ -206,10 +231,11 @@ LogicalResult Distributor::selectTensorCopies() {
     if (!swizzled && !buf.realigned)
       continue;
     Uses uses;
-    if (tensorCopyUses(value, uses.copies, uses.reads,
-                       buf.realigned
-                           ? function_ref<bool(Operation *)>(isContractionOp)
-                           : function_ref<bool(Operation *)>(isWgmma)))
+    if (tensorCopyUses(
+            value, uses.copies, uses.reads,
+            buf.realigned
+                ? function_ref<bool(Operation *, unsigned)>(isContractionOp)
+                : function_ref<bool(Operation *, unsigned)>(isWgmma)))
       candidates[value] = std::move(uses);
   }
   if (candidates.empty())
@@ -247,8 +273,11 @@ LogicalResult Distributor::selectTensorCopies() {
     sharedOffset = llvm::alignTo(sharedOffset, 8);
     entry.barriers = sharedOffset;
     sharedOffset += 8 * buf.slots;
-    for (Operation *read : uses.reads)
-      tensorCopyReads[read] = tile;
+    // A single tile (Q) is waited for where its fragments are cached
+    // (cachePrefetchedFragments), not at each contraction.
+    if (buf.slots > 1)
+      for (Operation *read : uses.reads)
+        tensorCopyReads[read] = tile;
   }
   if (maps.empty())
     return success();
@@ -277,7 +306,17 @@ LogicalResult Distributor::selectTensorCopies() {
   }
   // Visible to the async proxy that completes the copies on them.
   NVVM::FenceMbarrierInitOp::create(b, loc);
+  // A single tile's copy lands before the thread block exits, also where no
+  // path read it.
+  b.setInsertionPoint(kernel.getBody().back().getTerminator());
+  waitForSingleTensorCopies();
   return success();
+}
+
+void Distributor::waitForSingleTensorCopies() {
+  for (auto &[tile, entry] : tensorCopyTiles)
+    if (entry.fills.size() == 1)
+      waitForTensorCopyPhase(entry, cIndex(0));
 }
 
 Value Distributor::tensorCopyFills(const TensorCopyTile &entry, Value slot) {
@@ -304,29 +343,33 @@ void Distributor::waitForTensorCopy(Operation *read) {
     auto [tile, slot] = tileAndSlot(input);
     if (tile != it->second)
       continue;
-    Value index = getValueOrCreateConstantIndexOp(b, loc, slot);
-    // The phase of the slot's latest fill: (fills + 1) mod 2.
-    Value parity = arith::AndIOp::create(
-        b, loc,
-        arith::AddIOp::create(b, loc, tensorCopyFills(entry, index),
-                              arith::ConstantIntOp::create(b, loc, 1, 32)),
-        arith::ConstantIntOp::create(b, loc, 1, 32));
-    // A spin on try_wait without a suspend-time hint: with one (upstream's
-    // nvvm.mbarrier.try_wait.parity takes it), ptxas puts a NANOSLEEP in
-    // the retry path, and a thread that misses the phase sleeps.
-    Value barrierPtr = sharedEntry(entry.barriers, index);
-    Value address =
-        LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), barrierPtr);
-    LLVM::InlineAsmOp::create(
-        b, loc, TypeRange(), ValueRange{address, parity},
-        "{\n\t.reg .pred p;\n\twait:\n\t"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n\t"
-        "@!p bra wait;\n\t}",
-        "r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
-        LLVM::tailcallkind::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-        /*operand_attrs=*/ArrayAttr());
+    waitForTensorCopyPhase(entry,
+                           getValueOrCreateConstantIndexOp(b, loc, slot));
   }
+}
+
+void Distributor::waitForTensorCopyPhase(const TensorCopyTile &entry,
+                                         Value index) {
+  // The phase of the slot's latest fill: (fills + 1) mod 2.
+  Value parity = arith::AndIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, tensorCopyFills(entry, index),
+                            arith::ConstantIntOp::create(b, loc, 1, 32)),
+      arith::ConstantIntOp::create(b, loc, 1, 32));
+  // A spin on try_wait without a suspend-time hint: with one (upstream's
+  // nvvm.mbarrier.try_wait.parity takes it), ptxas puts a NANOSLEEP in
+  // the retry path, and a thread that misses the phase sleeps.
+  Value barrierPtr = sharedEntry(entry.barriers, index);
+  Value address = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), barrierPtr);
+  LLVM::InlineAsmOp::create(
+      b, loc, TypeRange(), ValueRange{address, parity},
+      "{\n\t.reg .pred p;\n\twait:\n\t"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n\t"
+      "@!p bra wait;\n\t}",
+      "r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
 }
 
 void Distributor::emitTensorCopy(linalg::CopyOp copy, Buffer &to) {
@@ -336,7 +379,8 @@ void Distributor::emitTensorCopy(linalg::CopyOp copy, Buffer &to) {
   std::optional<ArgumentView> view =
       traceToArgument(copy.getDpsInputs()[0], kernel);
   // Every thread counts the fill (the copy's branch is uniform).
-  Value index = getValueOrCreateConstantIndexOp(b, loc, slot);
+  Value index =
+      slot ? getValueOrCreateConstantIndexOp(b, loc, slot) : cIndex(0);
   for (auto [s, count] : llvm::enumerate(entry.fills)) {
     Value value = memref::LoadOp::create(b, loc, count, ValueRange{cIndex(0)});
     Value isSlot = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,

@@ -1,13 +1,14 @@
-// The seed's kernels with K and V loaded by TMA tensor copies
+// The seed's kernels with Q, K and V loaded by TMA tensor copies
 // (attn-translate --tensor-copies, i.e. all, and the default) are PTX
-// that ptxas assembles
-// for sm_90a without a stack frame or spills: thread 0 initializes one
-// mbarrier per K slot and per V slot, issues one cp.async.bulk.tensor per
-// 128-byte atom of a K block (four at head dim 128) and one per V block (32
-// rows of 128 f32 and their 16-byte pads: 16896 bytes) after the slot's
-// expected bytes, and every thread waits for the slot's phase before the
-// wgmma (K) or the mma.sync (V) that reads it. The manifest is version 3,
-// with the tensor maps of K and V as the last parameters.
+// that ptxas assembles for sm_90a without a stack frame or spills: thread 0
+// initializes one mbarrier for Q's tile, one per K slot and one per V slot,
+// issues one cp.async.bulk.tensor for Q (64 rows of 128 f32 and their
+// 16-byte pads: 33792 bytes), one per 128-byte atom of a K block (four at
+// head dim 128) and one per V block (32 padded rows: 16896 bytes) after the
+// expected bytes, and every thread waits for the phase before it reads
+// Q's fragments, before the wgmma (K) and before the mma.sync (V) that
+// read a slot. The manifest is version 3, with the tensor maps of Q, K and
+// V as the last parameters. No cp.async is left.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-translate --attn-to-ptx %s --chip=sm_90a --tensor-copies -o %t/k.ptx
@@ -24,10 +25,15 @@
 // RUN: FileCheck %s --check-prefix=OFFMANIFEST < %t/d.json
 // PTX-LABEL: .entry seed_causal_kernel(
 // PTX:      .param .u64 .ptr .align 1 seed_causal_kernel_param_44,
-// PTX-NEXT: .param .u64 .ptr .align 1 seed_causal_kernel_param_45{{ *}}
+// PTX-NEXT: .param .u64 .ptr .align 1 seed_causal_kernel_param_45,
+// PTX-NEXT: .param .u64 .ptr .align 1 seed_causal_kernel_param_46{{ *}}
 // PTX-NEXT: )
-// PTX-COUNT-4: mbarrier.init.shared.b64
+// PTX-COUNT-5: mbarrier.init.shared.b64
+// PTX-NOT:  mbarrier.init
 // PTX:      fence.mbarrier_init.release.cluster;
+// PTX:      mov.b32 [[QBYTES:%r[0-9]+]], 33792;
+// PTX-NEXT: mbarrier.arrive.expect_tx.shared.b64 {{.*}}, [[QBYTES]];
+// PTX:      cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // PTX:      mov.b32 [[BYTES:%r[0-9]+]], 16384;
 // PTX-NEXT: mbarrier.arrive.expect_tx.shared.b64 {{.*}}, [[BYTES]];
 // PTX-COUNT-4: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
@@ -39,10 +45,17 @@
 // PTX:      wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32
 // PTX:      mbarrier.try_wait.parity.shared::cta.b64
 // PTX:      mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// PTX-NOT:  cp.async.cg
 // PTXAS:    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: error
 // MANIFEST:      "version": 3,
 // MANIFEST:      {"kind": "memref", "operand": "output", "rank": 4},
+// MANIFEST-NEXT: {
+// MANIFEST-NEXT:   "kind": "tensor_map",
+// MANIFEST-NEXT:   "operand": "query",
+// MANIFEST-NEXT:   "box": [1, 1, 64, 132],
+// MANIFEST-NEXT:   "swizzle": 0
+// MANIFEST-NEXT: },
 // MANIFEST-NEXT: {
 // MANIFEST-NEXT:   "kind": "tensor_map",
 // MANIFEST-NEXT:   "operand": "key",

@@ -1,10 +1,11 @@
-// attn-run --target=cuda --tensor-copies compiles K's and V's tiles to TMA
-// tensor copies (as the default, auto, does for this tf32 kernel):
+// attn-run --target=cuda --tensor-copies compiles Q's, K's and V's tiles to
+// TMA tensor copies (as the default, auto, does for this tf32 kernel):
 // --emit-kernel writes, without a GPU, the PTX with its cp.async.bulk.tensor
-// and a version 3 manifest whose last parameters are K's and V's tensor maps
-// (V's: padded rows, no swizzle); the runner-only attn-run then runs it on a
-// GPU (bench/results/2026-12-02-h200-tensor-copies.log,
-// ...-tf32-v-tensor-copies.log). Tensor copies are a GPU lowering: on the
+// and a version 3 manifest whose last parameters are Q's, K's and V's
+// tensor maps (Q's and V's: padded rows, no swizzle); the runner-only
+// attn-run then runs it on a GPU (bench/results/2026-12-02-h200-tensor-
+// copies.log, ...-tf32-v-tensor-copies.log, ...-q-tensor-copy-and-
+// setmaxnreg.log). Tensor copies are a GPU lowering: on the
 // cpu target, and for a manifest (compiled already), the option is an error.
 
 func.func @seed(%q: tensor<?x4x?x128xf32>, %k: tensor<?x4x?x128xf32>, %v: tensor<?x4x?x128xf32>) -> tensor<?x4x?x128xf32> {
@@ -20,6 +21,10 @@ func.func @seed(%q: tensor<?x4x?x128xf32>, %k: tensor<?x4x?x128xf32>, %v: tensor
 // PTX-COUNT-4: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/k/seed.json
 // MANIFEST:      "version": 3,
+// MANIFEST:      "kind": "tensor_map",
+// MANIFEST-NEXT: "operand": "query",
+// MANIFEST-NEXT: "box": [1, 1, 64, 132],
+// MANIFEST-NEXT: "swizzle": 0
 // MANIFEST:      "kind": "tensor_map",
 // MANIFEST-NEXT: "operand": "key",
 // MANIFEST-NEXT: "box": [1, 1, 32, 32],

@@ -90,10 +90,10 @@ LogicalResult distributeBlockRowScans(RewriterBase &rewriter,
                                       gpu::GPUFuncOp kernel);
 
 /// Which tiles TMA tensor copies load (--convert-attn-to-nvvm's
-/// tensor-copies): none; `auto`, K and V of the 16-bit wgmma kernels and of
-/// the tf32 ones where V's padded rows go by a tensor copy too (their f32 K
-/// alone was slower); or every candidate (`all`: also the f32 K tile of a
-/// tf32 kernel whose V cannot).
+/// tensor-copies): none; `auto`, K and V of the 16-bit wgmma kernels, and Q,
+/// K and V of the tf32 ones where V's padded rows go by a tensor copy too
+/// (their f32 K alone was slower); or every candidate (`all`: also the f32
+/// K tile of a tf32 kernel whose V cannot).
 enum class TensorCopyMode { None, Auto, All };
 
 /// The mode named `name` ("none"/"false", "auto", "all"/"true"), or nothing.
