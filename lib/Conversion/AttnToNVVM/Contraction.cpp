@@ -403,7 +403,11 @@ LogicalResult Distributor::rewriteContraction(linalg::GenericOp op) {
   // The scores a scores-ahead loop's prologue computes (outside the loop)
   // read the first K block: its copy is waited for (selectPrologueWaits).
   bool ahead = op->hasAttr(kScoresAheadAttrName);
-  if (ahead && !enclosingKeyLoop(op)) {
+  // Its operands in shared memory all loaded by tensor copies (K; A from
+  // registers), as every async copy of the kernel is: the wait for its
+  // slot's phase below is the only one needed.
+  bool byTensorCopies = onlyTensorCopiesForWgmma && tensorCopyReads.count(op);
+  if (ahead && !enclosingKeyLoop(op) && !byTensorCopies) {
     NVVM::CpAsyncWaitGroupOp::create(
         b, loc, b.getI32IntegerAttr(prologueGroups.lookup(op)));
     if (wgmmaContractions.contains(op))

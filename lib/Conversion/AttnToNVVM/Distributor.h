@@ -311,6 +311,17 @@ private:
     int64_t barriers = -1;
     SmallVector<Value> fills;
   };
+  /// Whether `op` is an async copy into a tile tensor copies load.
+  bool isTensorCopy(Operation *op);
+  /// Whether every async copy of the kernel is a tensor copy.
+  bool onlyTensorCopies();
+  /// Both that and wgmmaReadsOnlyTensorCopies, before the rewrites
+  /// (waitInPipelinedLoops): no copy wait or proxy fence precedes a wgmma.
+  bool onlyTensorCopiesForWgmma = false;
+  /// Whether every shared tile a wgmma reads is loaded by tensor copies (or
+  /// read once into cached fragments): then no generic-proxy write precedes
+  /// a wgmma's read, and no `fence.proxy.async` is needed before it.
+  bool wgmmaReadsOnlyTensorCopies();
   /// The fill count of slot `slot` (an index) of `entry`.
   Value tensorCopyFills(const TensorCopyTile &entry, Value slot);
   /// By the tile's alloca (the multi-buffered block buffer).

@@ -37,7 +37,46 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::detail;
 
+bool Distributor::isTensorCopy(Operation *op) {
+  auto copy = dyn_cast<linalg::CopyOp>(op);
+  return copy &&
+         tensorCopyTiles.count(tileAndSlot(copy.getDpsInits()[0]).first);
+}
+
+bool Distributor::onlyTensorCopies() {
+  WalkResult result = kernel.walk([&](Operation *op) {
+    return op->hasAttr(kAsyncCopyAttrName) && !isTensorCopy(op)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  return !result.wasInterrupted();
+}
+
+bool Distributor::wgmmaReadsOnlyTensorCopies() {
+  for (Operation *op : wgmmaContractions)
+    for (Value input : cast<linalg::GenericOp>(op).getDpsInputs()) {
+      // The tile itself (lookup would build a view of the slot here).
+      Value tile = tileAndSlot(input).first;
+      auto it = buffers.find(tile);
+      if (it == buffers.end() || it->second.layout != Layout::Shared)
+        continue;
+      // A from registers (cached fragments), or a tile TMA writes.
+      if (!fragmentTiles.count(it->second.storage) &&
+          !tensorCopyTiles.count(tile))
+        return false;
+    }
+  return true;
+}
+
 void Distributor::waitInPipelinedLoops() {
+  // Where every async copy of the kernel is a tensor copy (a loop head's
+  // wait also covers the copies before the loop, such as Q's), each read
+  // waits for its slot's mbarrier instead, and where no tile wgmma reads is
+  // written by the generic proxy, no proxy fence is needed either: the head
+  // keeps only the barrier after which a slot is refilled.
+  bool allTensor = onlyTensorCopies();
+  bool noGenericWgmmaTiles = wgmmaReadsOnlyTensorCopies();
+  onlyTensorCopiesForWgmma = allTensor && noGenericWgmmaTiles;
   kernel.walk([&](scf::ForOp loop) {
     auto stages = loop->getAttrOfType<IntegerAttr>(kPipelinedAttrName);
     if (!stages)
@@ -47,11 +86,12 @@ void Distributor::waitInPipelinedLoops() {
       if (op.hasAttr(kAsyncCopyAttrName))
         ++perIteration;
     b.setInsertionPointToStart(loop.getBody());
-    NVVM::CpAsyncWaitGroupOp::create(
-        b, loc,
-        b.getI32IntegerAttr(
-            static_cast<int32_t>((stages.getInt() - 2) * perIteration)));
-    if (!wgmmaContractions.empty())
+    if (!allTensor)
+      NVVM::CpAsyncWaitGroupOp::create(
+          b, loc,
+          b.getI32IntegerAttr(
+              static_cast<int32_t>((stages.getInt() - 2) * perIteration)));
+    if (!wgmmaContractions.empty() && !(allTensor && noGenericWgmmaTiles))
       fenceForAsyncProxy();
     barrier();
   });

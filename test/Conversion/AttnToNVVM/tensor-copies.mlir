@@ -102,12 +102,24 @@
 // CHECK:         llvm.inline_asm has_side_effects {{.*}}mbarrier.try_wait.parity.shared::cta.b64
 // CHECK-NOT:     gpu.barrier
 // CHECK:         llvm.load %{{.*}} : !llvm.ptr<3> -> f32
-// In the loop: after the head's barrier, the wait for the K slot's phase
-// (fills + 1) mod 2, then wgmma; before P V, the wait for the V slot's
-// phase, then mma.sync on V's rows read through the realigned base.
+// The prologue's scores wait for K's phase only: with every copy a tensor
+// copy and no tile that wgmma reads written by the generic proxy, no
+// cp.async wait, proxy fence or barrier precedes them.
+// CHECK-NOT:     gpu.barrier
+// CHECK-NOT:     nvvm.fence.proxy
+// CHECK-NOT:     nvvm.cp.async.wait.group
+// CHECK:         memref.load %[[FILLS0]]
+// CHECK:         llvm.inline_asm has_side_effects {{.*}}mbarrier.try_wait.parity.shared::cta.b64
+// CHECK-NOT:     gpu.barrier
+// CHECK:         wgmma.fence.sync.aligned
+// In the loop: the head keeps only its barrier (after which a slot is
+// refilled), then the wait for the K slot's phase (fills + 1) mod 2, then
+// wgmma; before P V, the wait for the V slot's phase, then mma.sync on V's
+// rows read through the realigned base.
 // CHECK:         scf.for
-// CHECK:           nvvm.cp.async.wait.group 0
-// CHECK:           gpu.barrier
+// CHECK-NEXT:      gpu.barrier
+// CHECK-NOT:       nvvm.fence.proxy
+// CHECK-NOT:       nvvm.cp.async.wait.group
 // CHECK:           memref.load %[[FILLS0]]
 // CHECK:           memref.load %[[FILLS1]]
 // CHECK:           llvm.inline_asm has_side_effects {{.*}}mbarrier.try_wait.parity.shared::cta.b64
