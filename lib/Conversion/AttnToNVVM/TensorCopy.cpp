@@ -230,6 +230,11 @@ LogicalResult Distributor::selectTensorCopies() {
          buf.type.getElementTypeBitWidth() == 16 || withRows);
     if (!swizzled && !buf.realigned)
       continue;
+    // A single tile is waited for only where its fragments are cached
+    // (cachePrefetchedFragments): no other read may see it landing. (Else
+    // it stays realigned, loaded by cp.async through its base.)
+    if (buf.slots == 1 && !fragmentTiles.count(buf.storage))
+      continue;
     Uses uses;
     if (tensorCopyUses(
             value, uses.copies, uses.reads,
