@@ -129,6 +129,11 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("--filter", default="")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--progress", action="store_true",
+                    help="print each case's name before it runs (to find a hang)")
+    ap.add_argument("--block-x", type=int, default=0,
+                    help="only the cases whose kernel's manifest block is this wide "
+                         "(256: the warp-specialized kernels)")
     args = ap.parse_args()
     with open(os.path.join(args.dir, "cases.json")) as f:
         cases = json.load(f)
@@ -137,6 +142,12 @@ def main():
     for case in cases:
         if args.filter not in case["name"]:
             continue
+        if args.block_x and not case.get("compile_error"):
+            with open(os.path.join(args.dir, case["kernel"] + ".json")) as f:
+                if json.load(f)["block"][0] != args.block_x:
+                    continue
+        if args.progress:
+            print(f"RUN {case['name']} {case['kernel']}", flush=True)
         row = dict(name=case["name"], kernel=case["kernel"])
         try:
             if case.get("compile_error"):
