@@ -82,6 +82,7 @@ void mlir::attn::buildAttnToGPUKernelsPipeline(
   convertOptions.prefetchAhead = options.prefetchAhead;
   convertOptions.programPrefetchKV = options.programPrefetchKV;
   convertOptions.tensorCopies = options.tensorCopies;
+  convertOptions.warpSpecialize = options.warpSpecialize;
   pm.addPass(createConvertAttnToNVVM(convertOptions));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -98,6 +98,7 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   pipelineOptions.prefetchAhead = options.prefetchAhead;
   pipelineOptions.programPrefetchKV = options.programPrefetchKV;
   pipelineOptions.tensorCopies = options.tensorCopies;
+  pipelineOptions.warpSpecialize = options.warpSpecialize;
   pipelineOptions.wgmmaSixteenBit = options.wgmmaSixteenBit;
   PassManager kernels(module.getContext());
   buildAttnToGPUKernelsPipeline(kernels, pipelineOptions);

@@ -154,6 +154,13 @@ int main(int argc, char **argv) {
                "Q, K and V of the tf32 ones), all (--tensor-copies alone; "
                "also a tf32 K whose V cannot, slower alone) or none"),
       cl::cat(category));
+  cl::opt<bool> warpSpecialize(
+      "warp-specialize", cl::init(false),
+      cl::desc("On sm_90a, kernels whose async copies are all tensor copies "
+               "(the tf32 defaults): a producer warpgroup issues the copies "
+               "and the consumers release each slot on an mbarrier (opt-in; "
+               "thread blocks of twice the threads)"),
+      cl::cat(category));
   cl::opt<int64_t> prefetchAhead(
       "prefetch-ahead", cl::init(0),
       cl::desc("One program per thread block on sm_90+: with N > 0, each "
@@ -244,6 +251,7 @@ int main(int argc, char **argv) {
   options.prefetchAhead = prefetchAhead;
   options.programPrefetchKV = programPrefetchKV;
   options.tensorCopies = tensorCopies;
+  options.warpSpecialize = warpSpecialize;
   options.wgmmaSixteenBit = wgmmaSixteenBit;
   FailureOr<mlir::attn::KernelArtifact> artifact =
       mlir::attn::compileToPTX(*module, funcName, options);

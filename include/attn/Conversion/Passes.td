@@ -133,7 +133,14 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
            "kernels, and Q, K and V of the tf32 ones, whose Q and V tiles "
            "of padded rows go by one box a block; 0-11% faster), 'all' "
            "(also a tf32 K tile whose V cannot go so, slower alone; 'true' "
-           "says the same), or 'none' ('false'); docs/Wgmma.md">
+           "says the same), or 'none' ('false'); docs/Wgmma.md">,
+    Option<"warpSpecialize", "warp-specialize", "bool", /*default=*/"false",
+           "On sm_90a, in a kernel whose async copies are all tensor copies "
+           "and whose warps form whole warpgroups: a second, producer "
+           "warpgroup issues the copies (setmaxnreg moves its registers to "
+           "the consumers) and the consumers release each slot on an "
+           "'empty' mbarrier instead of a thread block barrier "
+           "(docs/WarpSpecialization.md; opt-in)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",

@@ -137,6 +137,12 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
                      "(also a tf32 K whose V cannot; slower alone) or "
                      "'none'"),
       llvm::cl::init("auto")};
+  PassOptions::Option<bool> warpSpecialize{
+      *this, "warp-specialize",
+      llvm::cl::desc("On sm_90a, kernels whose async copies are all tensor "
+                     "copies: a producer warpgroup issues them, the "
+                     "consumers release slots on mbarriers (opt-in)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> maskBlockMap{
       *this, "mask-block-map",
       llvm::cl::desc("Classify a mask tensor's blocks once per launch "

@@ -142,6 +142,7 @@ struct ConvertAttnToNVVMPass
       distribute.prefetchAhead = prefetchAhead;
       distribute.programPrefetchKV = programPrefetchKV;
       distribute.tensorCopies = *copyMode;
+      distribute.warpSpecialize = warpSpecialize;
       FailureOr<int64_t> shared =
           distributeProgram(rewriter, *kernel, config, distribute);
       if (failed(shared))
@@ -170,6 +171,14 @@ struct ConvertAttnToNVVMPass
         rewriter.modifyOpInPlace(launch, [&] {
           launch.getDynamicSharedMemorySizeMutable().assign(bytes);
         });
+        // A producer warpgroup (WarpRoles.cpp) widens the thread block.
+        if (std::optional<DenseI32ArrayAttr> block =
+                kernel->getKnownBlockSizeAttr()) {
+          Value x = arith::ConstantIndexOp::create(rewriter, launch.getLoc(),
+                                                   (*block)[0]);
+          rewriter.modifyOpInPlace(
+              launch, [&] { launch.getBlockSizeXMutable().assign(x); });
+        }
         appendTensorMaps(rewriter, launch, *kernel);
       });
     }

@@ -641,6 +641,8 @@ FailureOr<int64_t> Distributor::run() {
   // K tiles by TMA tensor copies where asked and possible.
   if (failed(selectTensorCopies()))
     return failure();
+  // A producer warpgroup for them, where asked and possible (WarpRoles.cpp).
+  selectWarpSpecialization();
 
   // The loops --attn-pipeline expanded wait for their tiles at their head;
   // prefetched Q tiles are waited for before the first one.
@@ -703,14 +705,23 @@ FailureOr<int64_t> Distributor::run() {
       return op->emitOpError("block buffer still in use after distribution");
     b.eraseOp(op);
   }
-  // Back-to-back barriers are one barrier.
+  // Back-to-back barriers are one barrier (a refill barrier only if both
+  // were).
   SmallVector<gpu::BarrierOp> redundant;
   kernel.walk([&](gpu::BarrierOp barrierOp) {
     if (isa_and_nonnull<gpu::BarrierOp>(barrierOp->getPrevNode()))
       redundant.push_back(barrierOp);
   });
-  for (gpu::BarrierOp barrierOp : redundant)
+  for (gpu::BarrierOp barrierOp : redundant) {
+    Operation *kept = barrierOp->getPrevNode();
+    if (!barrierOp->hasAttr(kRefillBarrierAttrName))
+      kept->removeAttr(kRefillBarrierAttrName);
     b.eraseOp(barrierOp);
+  }
+  // The producer warpgroup and the consumers, where the copies' slice
+  // allows; else the kernel as it was.
+  if (warpSpecialized && failed(splitWarpRoles(b, kernel, numThreads)))
+    dropWarpRoles(b, kernel);
   return sharedOffset;
 }
 

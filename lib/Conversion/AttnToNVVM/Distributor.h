@@ -109,7 +109,8 @@ public:
         programPrefetchL2(options.programPrefetchL2),
         prefetchAhead(options.prefetchAhead),
         programPrefetchKV(options.programPrefetchKV),
-        tensorCopies(options.tensorCopies) {}
+        tensorCopies(options.tensorCopies),
+        warpSpecialize(options.warpSpecialize) {}
 
   FailureOr<int64_t> run();
 
@@ -141,6 +142,12 @@ private:
     memref::StoreOp::create(b, loc, v, buf.storage, ValueRange{cIndex(index)});
   }
   void barrier() { gpu::BarrierOp::create(b, loc); }
+  /// A barrier after which copies refill slots (kRefillBarrierAttrName).
+  void refillBarrier() {
+    auto op = gpu::BarrierOp::create(b, loc);
+    if (warpSpecialized)
+      op->setAttr(kRefillBarrierAttrName, b.getUnitAttr());
+  }
   /// Makes this thread's generic-proxy writes to shared memory (stores,
   /// completed cp.async) visible to wgmma, which reads through the async
   /// proxy; a barrier after it publishes them to the warpgroup.
@@ -309,12 +316,22 @@ private:
     /// The bytes one block's copies bring (whole boxes, pads included).
     int64_t txBytes = 0;
     int64_t barriers = -1;
+    /// Under warp specialization, per slot an mbarrier the consumer warps
+    /// arrive on once they are done with the slot (WarpRoles.cpp).
+    int64_t emptyBarriers = -1;
     SmallVector<Value> fills;
   };
   /// Whether `op` is an async copy into a tile tensor copies load.
   bool isTensorCopy(Operation *op);
   /// Whether every async copy of the kernel is a tensor copy.
   bool onlyTensorCopies();
+  /// Decides warpSpecialized and allocates and initializes the empty
+  /// mbarriers of the tensor-copied tiles (WarpRoles.cpp).
+  void selectWarpSpecialization();
+  /// At a tensor copy into slot `index` of `entry` whose fill count is now
+  /// `fills`: the consumers' release of the slot and the producer's wait
+  /// for it, each tagged with its role (WarpRoles.cpp).
+  void emitSlotHandover(const TensorCopyTile &entry, Value index, Value fills);
   /// Both that and wgmmaReadsOnlyTensorCopies, before the rewrites
   /// (waitInPipelinedLoops): no copy wait or proxy fence precedes a wgmma.
   bool onlyTensorCopiesForWgmma = false;
@@ -485,6 +502,10 @@ private:
   bool programPrefetchKV;
   /// Which tiles TMA tensor copies load (TensorCopy.cpp).
   TensorCopyMode tensorCopies;
+  /// Warp specialization asked for (WarpRoles.cpp) ...
+  bool warpSpecialize;
+  /// ... and possible in this kernel (selectWarpSpecialization).
+  bool warpSpecialized = false;
   /// The kernel runs its programs in a program loop (outlineProgramGrid).
   bool programLoop = false;
   scf::ForOp programLoopOp;
@@ -540,6 +561,21 @@ inline AffineMap contractionMap(MLIRContext *ctx, unsigned x, unsigned y) {
 SmallVector<Value> emitMma(OpBuilder &b, Location loc, Type elt,
                            ArrayRef<Value> aRegs, ArrayRef<Value> bRegs,
                            ArrayRef<Value> c);
+
+/// Splits a kernel the Distributor prepared for warp specialization
+/// (selectWarpSpecialization) into its two roles: after the entry's first
+/// barrier, threads [0, consumerThreads) run the kernel without its copies,
+/// refill barriers and other CTA barriers on a named barrier of their own,
+/// and the next warpgroup runs, on one thread, only the copies and what
+/// they depend on. Fails, leaving the kernel as it was, where that slice
+/// would need anything but arithmetic, private registers and the copies
+/// (WarpRoles.cpp).
+LogicalResult splitWarpRoles(RewriterBase &rewriter, gpu::GPUFuncOp kernel,
+                             int64_t consumerThreads);
+
+/// Undoes the Distributor's preparation where splitWarpRoles failed: the
+/// tagged handovers go, the refill barriers stay as plain barriers.
+void dropWarpRoles(RewriterBase &rewriter, gpu::GPUFuncOp kernel);
 
 } // namespace detail
 } // namespace attn

@@ -93,7 +93,10 @@ void Distributor::waitInPipelinedLoops() {
               static_cast<int32_t>((stages.getInt() - 2) * perIteration)));
     if (!wgmmaContractions.empty() && !(allTensor && noGenericWgmmaTiles))
       fenceForAsyncProxy();
-    barrier();
+    if (allTensor)
+      refillBarrier();
+    else
+      barrier();
   });
 }
 
@@ -133,7 +136,7 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
       loop = loop->getNextNode();
     }
     if (!loop || prologueBarriers.insert(loop).second)
-      barrier();
+      refillBarrier();
   }
   // The copies of a run have the same rows (K and V of one block).
   Value validRows = tiles.front().second;

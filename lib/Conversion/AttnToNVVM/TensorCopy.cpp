@@ -394,10 +394,16 @@ void Distributor::emitTensorCopy(linalg::CopyOp copy, Buffer &to) {
         b, loc, value, arith::ExtUIOp::create(b, loc, b.getI32Type(), isSlot));
     memref::StoreOp::create(b, loc, next, count, ValueRange{cIndex(0)});
   }
+  // Under warp specialization: the consumers' release of the slot and the
+  // producer's wait for it (WarpRoles.cpp).
+  if (warpSpecialized)
+    emitSlotHandover(entry, index, tensorCopyFills(entry, index));
   OpBuilder::InsertionGuard guard(b);
   Value first =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, cIndex(0));
   auto ifOp = scf::IfOp::create(b, loc, first, /*withElse=*/false);
+  if (warpSpecialized)
+    ifOp->setAttr(kWarpRoleAttrName, b.getStringAttr("issue"));
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   Value barrierPtr = sharedEntry(entry.barriers, index);
   // The whole box counts, rows past the operand's end (zeros) included.

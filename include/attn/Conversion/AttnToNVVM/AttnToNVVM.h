@@ -54,6 +54,16 @@ inline constexpr llvm::StringLiteral kSharedBytesAttrName =
 /// block runs (`programTiles` of outlineProgramGrid; absent when 1).
 inline constexpr llvm::StringLiteral kProgramTilesAttrName =
     "attn.program_tiles";
+/// The role of an op the Distributor emits for warp specialization
+/// (WarpRoles.cpp): "producer" (only the producer warpgroup runs it) or
+/// "consumer" (only the consumers do).
+inline constexpr llvm::StringLiteral kWarpRoleAttrName = "attn.warp_role";
+/// Marks a `gpu.barrier` whose only purpose is that every thread is done
+/// with the slots the copies after it refill (a pipelined loop's head, a
+/// prologue's barrier): under warp specialization the empty mbarriers
+/// order the refill instead.
+inline constexpr llvm::StringLiteral kRefillBarrierAttrName =
+    "attn.refill_barrier";
 /// Name of the `scf.for` in a kernel that runs the programs of one thread
 /// block one after the other (not a key loop).
 inline constexpr llvm::StringLiteral kProgramLoopAttrName = "attn.program_loop";
@@ -125,6 +135,11 @@ struct DistributeOptions {
   /// copies onto an mbarrier per slot (TensorCopy.cpp); a kernel with such a
   /// tile takes a tensor map argument (`attn.kernel_tensor_maps`).
   TensorCopyMode tensorCopies = TensorCopyMode::Auto;
+  /// On sm_90a, where every async copy of the kernel is a tensor copy and
+  /// its warps form whole warpgroups: a producer warpgroup issues the
+  /// copies, the consumers release each slot on an "empty" mbarrier
+  /// instead of a thread block barrier (WarpRoles.cpp).
+  bool warpSpecialize = false;
 };
 
 /// Maps the block-level IR inside `kernel` onto warps and threads. Returns
