@@ -356,11 +356,25 @@ void Distributor::waitForTensorCopy(Operation *read) {
 void Distributor::waitForTensorCopyPhase(const TensorCopyTile &entry,
                                          Value index) {
   // The phase of the slot's latest fill: (fills + 1) mod 2.
+  Value fills = tensorCopyFills(entry, index);
   Value parity = arith::AndIOp::create(
       b, loc,
-      arith::AddIOp::create(b, loc, tensorCopyFills(entry, index),
+      arith::AddIOp::create(b, loc, fills,
                             arith::ConstantIntOp::create(b, loc, 1, 32)),
       arith::ConstantIntOp::create(b, loc, 1, 32));
+  // Under warp specialization a slot with no fill yet is not waited for:
+  // the producer may have completed its first fill already, and parity 1
+  // would then wait for a second fill that may never come. What such a
+  // read finds (a block past the end) is unused, as without the producer.
+  std::optional<OpBuilder::InsertionGuard> guard;
+  if (warpSpecialized) {
+    Value filled =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, fills,
+                              arith::ConstantIntOp::create(b, loc, 0, 32));
+    auto ifFilled = scf::IfOp::create(b, loc, filled, /*withElse=*/false);
+    guard.emplace(b);
+    b.setInsertionPoint(ifFilled.thenBlock()->getTerminator());
+  }
   // A spin on try_wait without a suspend-time hint: with one (upstream's
   // nvvm.mbarrier.try_wait.parity takes it), ptxas puts a NANOSLEEP in
   // the retry path, and a thread that misses the phase sleeps.
