@@ -140,7 +140,7 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
            "warpgroup issues the copies (setmaxnreg moves its registers to "
            "the consumers) and the consumers release each slot on an "
            "'empty' mbarrier instead of a thread block barrier "
-           "(docs/WarpSpecialization.md; opt-in)">
+           "(docs/Wgmma.md, 'A producer warpgroup'; opt-in, measured slower)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",

@@ -172,8 +172,10 @@ struct ConvertAttnToNVVMPass
           launch.getDynamicSharedMemorySizeMutable().assign(bytes);
         });
         // A producer warpgroup (WarpRoles.cpp) widens the thread block.
-        if (std::optional<DenseI32ArrayAttr> block =
-                kernel->getKnownBlockSizeAttr()) {
+        std::optional<DenseI32ArrayAttr> block =
+            kernel->getKnownBlockSizeAttr();
+        if (block && getConstantIntValue(launch.getBlockSizeX()) !=
+                         std::optional<int64_t>((*block)[0])) {
           Value x = arith::ConstantIndexOp::create(rewriter, launch.getLoc(),
                                                    (*block)[0]);
           rewriter.modifyOpInPlace(

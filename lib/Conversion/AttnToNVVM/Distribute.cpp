@@ -720,6 +720,7 @@ FailureOr<int64_t> Distributor::run() {
   }
   // The producer warpgroup and the consumers, where the copies' slice
   // allows; else the kernel as it was.
+  releaseAfterProgramReads();
   if (warpSpecialized && failed(splitWarpRoles(b, kernel, numThreads)))
     dropWarpRoles(b, kernel);
   return sharedOffset;

@@ -320,9 +320,18 @@ private:
     /// arrive on once they are done with the slot (WarpRoles.cpp).
     int64_t emptyBarriers = -1;
     SmallVector<Value> fills;
+    /// Under warp specialization, per slot the fills the consumer warps
+    /// have released (each warp arrives once per fill).
+    SmallVector<Value> released;
   };
   /// Whether `op` is an async copy into a tile tensor copies load.
   bool isTensorCopy(Operation *op);
+  /// Whether a program loop prefetches across programs (ProgramPrefetch.cpp:
+  /// those prefetches work with cp.async copies, so tensor copies stay off).
+  bool prefetchesAcrossPrograms() const {
+    return programLoop &&
+           (programPrefetch || programPrefetchL2 || programPrefetchKV);
+  }
   /// Whether every async copy of the kernel is a tensor copy.
   bool onlyTensorCopies();
   /// Decides warpSpecialized and allocates and initializes the empty
@@ -332,6 +341,20 @@ private:
   /// `fills`: the consumers' release of the slot and the producer's wait
   /// for it, each tagged with its role (WarpRoles.cpp).
   void emitSlotHandover(const TensorCopyTile &entry, Value index, Value fills);
+  /// Under warp specialization, at the current insertion point: the
+  /// consumers release slot `index` of `entry` (its latest fill) unless they
+  /// have released it already (WarpRoles.cpp).
+  void releaseTensorCopySlot(const TensorCopyTile &entry, Value index);
+  /// Under warp specialization in a program loop: the consumers release
+  /// every slot after the program's last read of the multi-slot tiles, so
+  /// that the producer loads the next program's first blocks while this
+  /// one finishes (WarpRoles.cpp).
+  void releaseAfterProgramReads();
+  /// The fills of slot `index` of `entry` the consumers have released.
+  Value releasedFills(const TensorCopyTile &entry, Value index);
+  /// A consumer warp's release of slot `index`, whose fill count is `fills`:
+  /// bar.warp.sync, lane 0 arrives on the slot's empty mbarrier.
+  void arriveOnSlot(const TensorCopyTile &entry, Value index, Value fills);
   /// Both that and wgmmaReadsOnlyTensorCopies, before the rewrites
   /// (waitInPipelinedLoops): no copy wait or proxy fence precedes a wgmma.
   bool onlyTensorCopiesForWgmma = false;

@@ -423,6 +423,10 @@ void Distributor::cachePrefetchedFragments() {
         barrier();
       }
       cacheFragments(tile, point.refill);
+      // No thread reads the tile again: under warp specialization the
+      // producer may load the next program's into it.
+      if (copied != tensorCopyTiles.end())
+        releaseTensorCopySlot(copied->second, cIndex(0));
     }
     // Issued before the loop and by the programs before (the next programs'
     // sources are cloned from its source).

@@ -155,8 +155,8 @@ bool Distributor::tensorCopyUses(
 }
 
 void Distributor::selectRowTensorCopies() {
-  if (tensorCopies == TensorCopyMode::None || programLoop ||
-      wgmmaContractions.empty() || !hasBulkCopies(config.getTarget()))
+  if (tensorCopies == TensorCopyMode::None || wgmmaContractions.empty() ||
+      !hasBulkCopies(config.getTarget()) || prefetchesAcrossPrograms())
     return;
   auto isMmaContraction = [&](Operation *op, unsigned) {
     auto generic = dyn_cast<linalg::GenericOp>(op);
@@ -198,8 +198,8 @@ void Distributor::selectRowTensorCopies() {
 }
 
 LogicalResult Distributor::selectTensorCopies() {
-  if (tensorCopies == TensorCopyMode::None || programLoop ||
-      wgmmaContractions.empty() || !hasBulkCopies(config.getTarget()))
+  if (tensorCopies == TensorCopyMode::None || wgmmaContractions.empty() ||
+      !hasBulkCopies(config.getTarget()) || prefetchesAcrossPrograms())
     return success();
   // The candidates: multi-buffered swizzled tiles of whole 128-byte atoms
   // that only wgmma reads, and the row tiles selectRowTensorCopies chose.
@@ -295,8 +295,11 @@ LogicalResult Distributor::selectTensorCopies() {
   // after it would live on the stack. Every thread's fill counts start at 0.
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointAfter(dynamicShared.getDefiningOp());
-  Value first =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, cIndex(0));
+  // (In a program loop the Distributor's thread id is the loop's.)
+  Value threadId =
+      programLoop ? gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x) : tid;
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      threadId, cIndex(0));
   Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
   auto countType = MemRefType::get({1}, b.getI32Type());
   for (auto &[tile, entry] : tensorCopyTiles) {
@@ -362,15 +365,16 @@ void Distributor::waitForTensorCopyPhase(const TensorCopyTile &entry,
       arith::AddIOp::create(b, loc, fills,
                             arith::ConstantIntOp::create(b, loc, 1, 32)),
       arith::ConstantIntOp::create(b, loc, 1, 32));
-  // Under warp specialization a slot with no fill yet is not waited for:
-  // the producer may have completed its first fill already, and parity 1
-  // would then wait for a second fill that may never come. What such a
-  // read finds (a block past the end) is unused, as without the producer.
+  // Under warp specialization a slot whose latest fill the consumers have
+  // released (or that has no fill yet) is not waited for: the producer
+  // may have completed the slot's next fill already, and the parity would
+  // then name a fill after that one, which may never come. Only a read of
+  // a block no copy loaded (past the end, unused, as without the producer)
+  // finds its slot so; a released fill has landed.
   std::optional<OpBuilder::InsertionGuard> guard;
   if (warpSpecialized) {
-    Value filled =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, fills,
-                              arith::ConstantIntOp::create(b, loc, 0, 32));
+    Value filled = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         releasedFills(entry, index), fills);
     auto ifFilled = scf::IfOp::create(b, loc, filled, /*withElse=*/false);
     guard.emplace(b);
     b.setInsertionPoint(ifFilled.thenBlock()->getTerminator());
@@ -380,7 +384,7 @@ void Distributor::waitForTensorCopyPhase(const TensorCopyTile &entry,
   // the retry path, and a thread that misses the phase sleeps.
   Value barrierPtr = sharedEntry(entry.barriers, index);
   Value address = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), barrierPtr);
-  LLVM::InlineAsmOp::create(
+  auto wait = LLVM::InlineAsmOp::create(
       b, loc, TypeRange(), ValueRange{address, parity},
       "{\n\t.reg .pred p;\n\twait:\n\t"
       "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n\t"
@@ -389,6 +393,7 @@ void Distributor::waitForTensorCopyPhase(const TensorCopyTile &entry,
       LLVM::tailcallkind::TailCallKind::None,
       LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
       /*operand_attrs=*/ArrayAttr());
+  wait->setAttr(kTensorCopyWaitAttrName, b.getUnitAttr());
 }
 
 void Distributor::emitTensorCopy(linalg::CopyOp copy, Buffer &to) {

@@ -8,38 +8,46 @@
 // thread waits at a thread block barrier for a slot to be refilled:
 //
 //   entry (all threads):   mbarrier.init full(s), 1; empty(s), num_warps
-//                          barrier 0
-//   threads < C:           setmaxnreg.inc 232
-//     (the consumers)      the kernel without its copies; where a copy
-//                          refilled slot s (its n-th fill, n >= 2):
-//                            bar.warp.sync; lane 0: mbarrier.arrive empty(s)
-//                          no refill barriers; other barriers are named
-//                          barrier 1 of C threads
-//   threads >= C:          setmaxnreg.dec 24
-//     (the producer)       thread C: the copies alone, and what their
+//                          released(s) = 0 (per thread); barrier 0
+//   threads < C:           setmaxnreg.inc 216
+//     (the consumers)      the kernel without its copies and refill
+//                          barriers; a warp releases each fill of slot s
+//                          once, where it is first known to be done with it:
+//                            (wait for the fill to land); bar.warp.sync;
+//                            released(s) = fills(s);
+//                            lane 0: mbarrier.arrive empty(s)
+//                          other barriers are named barrier 1 of C threads
+//   threads >= C:          setmaxnreg.dec 40
+//     (the producer)       warp C / 32: the copies alone, and what their
 //                          coordinates, predicates, loops and fill counts
 //                          need; before the n-th fill (n >= 2) of slot s:
 //                            mbarrier.try_wait.parity empty(s), n mod 2
+//                          then its first thread issues the copy
 //
-// The consumers arrive where a refill barrier stood before the copy, so a
-// slot is refilled at the same point of the consumers' program as before,
-// but only the producer waits for the slowest warp. The consumers still
-// count every fill and wait on full(s) as before. The n-th fill of a slot
-// waits for phase n - 2 of its empty barrier, which completes when all C / 32
-// warps have passed the site of that fill; that site comes after their
-// last read of fill n - 1, and the producer cannot be two phases behind or
-// ahead (each fill waits for the one before it). The launch has C + 128
-// threads and `.maxnreg` (65536 / 2 / (C + 128)): two thread blocks per SM.
+// Where a warp is done with a slot: after Q's fragments are read (Q's
+// tile), after a program loop's last key loop (every slot of K and V),
+// and at the latest where the slot's next fill was issued (after the
+// refill barrier that stood there). The n-th fill of a slot waits for
+// phase n - 2 of its empty barrier, which completes once all C / 32 warps
+// have released fill n - 1; a warp cannot release a fill twice, nor the
+// next one before every warp released this one (it waits for the next
+// fill to land first, which the producer issues only after that). A read
+// does not wait for a slot whose latest fill its warp has released: the
+// producer may have completed the next fill, and the parity would then
+// name the one after it (TensorCopy.cpp). The launch has C + 128 threads
+// and `.maxnreg` (65536 / 2 / (C + 128)): two thread blocks per SM.
 //
 // The Distributor prepares the kernel (selectWarpSpecialization,
-// emitSlotHandover, refill barriers tagged kRefillBarrierAttrName), then
-// splitWarpRoles makes the two roles out of it: the suffix after the entry's
-// first barrier is cloned, the consumers' copy drops everything tagged for
-// the producer, and the producer's copy keeps only the backward slice of
-// its tagged ops (operands, enclosing loops and branches, and the stores to
-// the private counters it reads). That slice must be pure arithmetic on
-// private registers, or the split is undone (dropWarpRoles) and the kernel
-// stays as it was.
+// emitSlotHandover, releaseTensorCopySlot, releaseAfterProgramReads,
+// refill barriers tagged kRefillBarrierAttrName), then splitWarpRoles makes
+// the two roles out of it: the suffix after the entry's first barrier is
+// cloned, the consumers' copy drops everything tagged for the producer, and
+// the producer's copy keeps only the backward slice of its tagged ops
+// (operands, enclosing loops and branches, and the stores to the private
+// counters it reads). That slice must be pure arithmetic on private
+// registers, or the split is undone (dropWarpRoles) and the kernel stays as
+// it was. A program loop runs in both roles, the producer one key block and
+// one program's first blocks ahead at most.
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,7 +98,7 @@ static void spinOnParity(OpBuilder &b, Location loc, Value barrier,
 }
 
 void Distributor::selectWarpSpecialization() {
-  if (!warpSpecialize || tensorCopyTiles.empty() || programLoop ||
+  if (!warpSpecialize || tensorCopyTiles.empty() ||
       config.getTarget() != "sm_90a" || numThreads != 128 || programPrefetch ||
       programPrefetchL2 || prefetchAhead > 0 || programPrefetchKV ||
       !onlyTensorCopies())
@@ -107,13 +115,28 @@ void Distributor::selectWarpSpecialization() {
     fence = op;
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(fence);
-  Value first =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, cIndex(0));
+  Value threadId =
+      programLoop ? gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x) : tid;
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      threadId, cIndex(0));
   Value warps = arith::ConstantIntOp::create(b, loc, numThreads / 32, 32);
-  for (auto &[tile, entry] : tensorCopyTiles)
-    for (int64_t s = 0, e = buffers[tile].slots; s < e; ++s)
+  auto countType = MemRefType::get({1}, b.getI32Type());
+  Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+  for (auto &[tile, entry] : tensorCopyTiles) {
+    for (int64_t s = 0, e = buffers[tile].slots; s < e; ++s) {
       NVVM::MBarrierInitOp::create(
           b, loc, sharedEntry(entry.emptyBarriers, cIndex(s)), warps, first);
+      Value count = memref::AllocaOp::create(b, loc, countType);
+      memref::StoreOp::create(b, loc, zero, count, ValueRange{cIndex(0)});
+      entry.released.push_back(count);
+    }
+  }
+  // The roles split at the entry's first barrier (splitWarpRoles); a
+  // program loop's first is in the loop, so the entry gets one.
+  if (programLoop) {
+    b.setInsertionPointAfter(fence);
+    gpu::BarrierOp::create(b, loc);
+  }
   // Every copy lands before the consumers leave, also one no read waited
   // for (a block the loop skipped): the thread block's shared memory must
   // outlive it.
@@ -121,6 +144,89 @@ void Distributor::selectWarpSpecialization() {
   for (auto &[tile, entry] : tensorCopyTiles)
     for (int64_t s = 0, e = entry.fills.size(); e > 1 && s < e; ++s)
       waitForTensorCopyPhase(entry, cIndex(s));
+}
+
+Value Distributor::releasedFills(const TensorCopyTile &entry, Value index) {
+  Value released;
+  for (auto [s, count] : llvm::enumerate(entry.released)) {
+    Value value = memref::LoadOp::create(b, loc, count, ValueRange{cIndex(0)});
+    if (!released) {
+      released = value;
+      continue;
+    }
+    Value isSlot = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         index, cIndex(s));
+    released = arith::SelectOp::create(b, loc, isSlot, value, released);
+  }
+  return released;
+}
+
+void Distributor::arriveOnSlot(const TensorCopyTile &entry, Value index,
+                               Value fills) {
+  OpBuilder::InsertionGuard guard(b);
+  // Every lane is past its reads; then lane 0 arrives for the warp.
+  NVVM::SyncWarpOp::create(b, loc,
+                           arith::ConstantIntOp::create(b, loc, -1, 32));
+  for (auto [s, count] : llvm::enumerate(entry.released)) {
+    Value isSlot = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         index, cIndex(s));
+    Value old = memref::LoadOp::create(b, loc, count, ValueRange{cIndex(0)});
+    memref::StoreOp::create(b, loc,
+                            arith::SelectOp::create(b, loc, isSlot, fills, old),
+                            count, ValueRange{cIndex(0)});
+  }
+  Value lane0 = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(b, loc, tid, cIndex(32)), cIndex(0));
+  auto arrive = scf::IfOp::create(b, loc, lane0, /*withElse=*/false);
+  b.setInsertionPointToStart(&arrive.getThenRegion().front());
+  NVVM::MBarrierArriveOp::create(
+      b, loc, Type(), sharedEntry(entry.emptyBarriers, index), Value());
+}
+
+void Distributor::releaseTensorCopySlot(const TensorCopyTile &entry,
+                                        Value index) {
+  if (!warpSpecialized)
+    return;
+  OpBuilder::InsertionGuard guard(b);
+  Value fills = tensorCopyFills(entry, index);
+  Value pending = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        releasedFills(entry, index), fills);
+  auto release = scf::IfOp::create(b, loc, pending, /*withElse=*/false);
+  release->setAttr(kWarpRoleAttrName, b.getStringAttr(kConsumer));
+  b.setInsertionPointToStart(&release.getThenRegion().front());
+  // The fill has landed (a fill no read waited for, too), so that the
+  // producer's next one cannot overtake it.
+  Value parity = arith::AndIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, fills,
+                            arith::ConstantIntOp::create(b, loc, 1, 32)),
+      arith::ConstantIntOp::create(b, loc, 1, 32));
+  spinOnParity(b, loc, sharedEntry(entry.barriers, index), parity);
+  arriveOnSlot(entry, index, fills);
+}
+
+void Distributor::releaseAfterProgramReads() {
+  if (!warpSpecialized || !programLoopOp)
+    return;
+  // The program's last top-level op that waits for a multi-slot tile.
+  Block *body = programLoopOp.getBody();
+  Operation *last = nullptr;
+  for (Operation &op : body->without_terminator()) {
+    bool reads = false;
+    op.walk([&](Operation *inner) {
+      reads |= inner->hasAttr(kTensorCopyWaitAttrName) && roleOf(inner).empty();
+    });
+    if (reads)
+      last = &op;
+  }
+  if (!last)
+    return;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfter(last);
+  for (auto &[tile, entry] : tensorCopyTiles)
+    for (int64_t s = 0, e = entry.fills.size(); e > 1 && s < e; ++s)
+      releaseTensorCopySlot(entry, cIndex(s));
 }
 
 void Distributor::emitSlotHandover(const TensorCopyTile &entry, Value index,
@@ -139,18 +245,18 @@ void Distributor::emitSlotHandover(const TensorCopyTile &entry, Value index,
   // the loop skips) must not let a warp release the slot twice before the
   // producer has refilled it once (the producer's parity would then name
   // the wrong phase).
-  auto release = scf::IfOp::create(b, loc, again, /*withElse=*/false);
+  // (An earlier release, releaseTensorCopySlot, may have done it.)
+  Value previous = arith::SubIOp::create(
+      b, loc, fills, arith::ConstantIntOp::create(b, loc, i32, 1));
+  Value pending = arith::AndIOp::create(
+      b, loc, again,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                            releasedFills(entry, index), previous));
+  auto release = scf::IfOp::create(b, loc, pending, /*withElse=*/false);
   release->setAttr(kWarpRoleAttrName, b.getStringAttr(kConsumer));
   b.setInsertionPointToStart(&release.getThenRegion().front());
   spinOnParity(b, loc, sharedEntry(entry.barriers, index), parity);
-  NVVM::SyncWarpOp::create(b, loc,
-                           arith::ConstantIntOp::create(b, loc, i32, -1));
-  Value lane0 = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::eq,
-      arith::RemUIOp::create(b, loc, tid, cIndex(32)), cIndex(0));
-  auto arrive = scf::IfOp::create(b, loc, lane0, /*withElse=*/false);
-  b.setInsertionPointToStart(&arrive.getThenRegion().front());
-  NVVM::MBarrierArriveOp::create(b, loc, Type(), empty, Value());
+  arriveOnSlot(entry, index, previous);
   // The producer: the phase of the previous fill's release, n - 2.
   b.setInsertionPointAfter(release);
   auto acquire = scf::IfOp::create(b, loc, again, /*withElse=*/false);
@@ -186,6 +292,11 @@ static bool producerMayRun(Operation *op) {
            isReadOnlyArgument(load.getMemRef());
   if (auto store = dyn_cast<memref::StoreOp>(op))
     return store.getMemRef().getDefiningOp<memref::AllocaOp>() != nullptr;
+  // A program loop's reads of %tid.x and %ctaid.x (Distributor::classify,
+  // outlineProgramGrid).
+  if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op))
+    return asmOp->getNumOperands() == 0 &&
+           asmOp.getAsmString().starts_with("mov.u32 $0, %");
   return op->getNumRegions() == 0 && isMemoryEffectFree(op);
 }
 

@@ -32,10 +32,11 @@
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm="program-tiles=3 program-prefetch=true program-prefetch-kv=true" | FileCheck %s --check-prefix=KV
-// The default (program loops without it) keeps Q's cp.async:
+// Program loops without it and without tensor copies (which program loops
+// take by default, docs/ProgramLoops.md) keep Q's cp.async:
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
-// RUN:   | attn-opt --convert-attn-to-nvvm="program-tiles=3" | FileCheck %s --check-prefix=NONE
+// RUN:   | attn-opt --convert-attn-to-nvvm="program-tiles=3 tensor-copies=none" | FileCheck %s --check-prefix=NONE
 
 // The tiles take 55296 bytes; the 4 warps' mbarriers 32 more.
 // CHECK-LABEL: gpu.func @pp_kernel

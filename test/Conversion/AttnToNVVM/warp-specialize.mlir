@@ -11,6 +11,15 @@
 // RUN:   --attn-pipeline="scores-ahead=all" \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm="warp-specialize=true" | FileCheck %s
+// In a program loop (program-tiles=2) both roles run the loop; the
+// consumers release Q's slot once each warp has read its fragments, and
+// every K and V slot after the program's last key loop, so that the
+// producer loads the next program's Q and first blocks while this one
+// ends:
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
+// RUN:   --attn-pipeline="scores-ahead=all" \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm="warp-specialize=true program-tiles=2" | FileCheck %s --check-prefix=LOOP
 // Where the kernel cannot split (cp.async copies, here with
 // tensor-copies=none), the option changes nothing:
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
@@ -24,10 +33,11 @@
 // CHECK:         gpu.func @tf32_kernel(
 // CHECK-SAME:      known_block_size = array<i32: 256, 1, 1>, nvvm.maxnreg = 128 : i32
 // Five full mbarriers (Q; K's two slots; V's two), then five empty ones
-// counting the 4 consumer warps, all before the init fence.
+// counting the 4 consumer warps, each with the count of the fills its
+// consumers released, all before the init fence.
 // CHECK-COUNT-5: nvvm.mbarrier.init %{{.*}}, %c1_i32{{.*}}, predicate
-// CHECK-COUNT-5: nvvm.mbarrier.init %{{.*}}, %c4_i32{{.*}}, predicate
-// CHECK-NEXT:    nvvm.fence.mbarrier.init
+// CHECK-COUNT-5: nvvm.mbarrier.init %{{.*}}, %c4_i32{{.*}}, predicate{{.*}}{{$[[:space:]].*}}memref.alloca() : memref<1xi32>
+// CHECK:         nvvm.fence.mbarrier.init
 // CHECK:         gpu.barrier
 // The consumers.
 // CHECK:         %[[TID:.*]] = gpu.thread_id  x
@@ -40,8 +50,12 @@
 // CHECK:           mbarrier.try_wait.parity
 // CHECK-NEXT:      %{{.*}} = arith.constant -1 : i32
 // CHECK-NEXT:      nvvm.bar.warp.sync
-// CHECK:           scf.if
-// CHECK-NEXT:        nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// CHECK:           memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<1xi32>
+// CHECK-NEXT:      %[[C32:.*]] = arith.constant 32 : index
+// CHECK-NEXT:      %[[LANE:.*]] = arith.remui %{{.*}}, %[[C32]] : index
+// CHECK:           %[[LANE0:.*]] = arith.cmpi eq, %[[LANE]], %{{.*}} : index
+// CHECK-NEXT:      scf.if %[[LANE0]] {
+// CHECK:             nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
 // The consumers issue no copy.
 // CHECK-NOT:       nvvm.cp.async.bulk.tensor
 // CHECK-NOT:       nvvm.mbarrier.arrive.expect_tx
@@ -65,6 +79,28 @@
 // CHECK-NOT:       nvvm.mma.sync
 // CHECK-NOT:       nvvm.wgmma
 // CHECK:           gpu.return
+
+// LOOP:          gpu.func @tf32_kernel(
+// LOOP-SAME:       known_block_size = array<i32: 256, 1, 1>
+// LOOP:            nvvm.setmaxregister  increase 216
+// LOOP:            scf.for
+// Q's wait, the fragments' reads, Q's release.
+// LOOP:            attn.tensor_copy_wait
+// LOOP:            memref.store %{{.*}}, %[[QRELEASED:.*]][%{{.*}}] : memref<1xi32>
+// LOOP:            nvvm.mbarrier.arrive
+// LOOP:            } {attn.pipelined = 2 : i64, attn.scores_ahead}
+// LOOP:            } {attn.pipelined = 2 : i64}
+// After the last key loop: no more waits for a read, the 4 slots' releases.
+// LOOP-NOT:        attn.tensor_copy_wait
+// LOOP-COUNT-4:    nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// LOOP-NOT:        attn.tensor_copy_wait
+// LOOP:            } {attn.program_loop}
+// LOOP:          } else {
+// LOOP-NEXT:       nvvm.setmaxregister  decrease 40
+// LOOP:            scf.for
+// LOOP:            nvvm.cp.async.bulk.tensor.shared.cluster.global
+// LOOP-NOT:        nvvm.mma.sync
+// LOOP:            } {attn.program_loop}
 
 // OFF:           gpu.func @tf32_kernel(
 // OFF-NOT:         known_block_size = array<i32: 256

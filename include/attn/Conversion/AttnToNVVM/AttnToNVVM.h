@@ -64,6 +64,10 @@ inline constexpr llvm::StringLiteral kWarpRoleAttrName = "attn.warp_role";
 /// order the refill instead.
 inline constexpr llvm::StringLiteral kRefillBarrierAttrName =
     "attn.refill_barrier";
+/// Marks the wait of a read for a tensor-copied slot's phase (TensorCopy.cpp),
+/// which warp specialization finds the program's last reads by.
+inline constexpr llvm::StringLiteral kTensorCopyWaitAttrName =
+    "attn.tensor_copy_wait";
 /// Name of the `scf.for` in a kernel that runs the programs of one thread
 /// block one after the other (not a key loop).
 inline constexpr llvm::StringLiteral kProgramLoopAttrName = "attn.program_loop";
