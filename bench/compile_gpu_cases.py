@@ -44,6 +44,9 @@ def main():
     ap.add_argument("--default-block", default=None,
                     help="M,N,W: --block-m/--block-n/--num-warps for the cases that name no block "
                          "(e.g. 64,64,4: 16-row warps in whole warpgroups, which wgmma needs)")
+    ap.add_argument("--keep-block-x", type=int, default=0,
+                    help="keep only the kernels whose manifest block is this wide, and their "
+                         "cases (256: the warp-specialized ones; a smaller folder to carry)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -85,6 +88,21 @@ def main():
                 failed[key] = err
     for case in cases:
         case["compile_error"] = failed.get(case["kernel"])
+    if args.keep_block_x:
+        dropped = set()
+        for key in jobs:
+            manifest = os.path.join(args.out, key + ".json")
+            if key in failed or not os.path.exists(manifest):
+                continue
+            with open(manifest) as f:
+                if json.load(f)["block"][0] != args.keep_block_x:
+                    dropped.add(key)
+        for key in dropped:
+            for ext in (".mlir", ".ptx", ".json"):
+                if os.path.exists(os.path.join(args.out, key + ext)):
+                    os.remove(os.path.join(args.out, key + ext))
+        cases = [c for c in cases if c["kernel"] not in dropped]
+        jobs = {k: v for k, v in jobs.items() if k not in dropped}
     with open(os.path.join(args.out, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
     print(f"compiled {len(jobs) - len(failed)} kernels for {len(cases)} cases, {len(failed)} failed")
