@@ -350,6 +350,8 @@ private:
   /// that the producer loads the next program's first blocks while this
   /// one finishes (WarpRoles.cpp).
   void releaseAfterProgramReads();
+  /// The value of `counts` (a private counter per slot) for slot `slot`.
+  Value slotCount(ArrayRef<Value> counts, Value slot);
   /// The fills of slot `index` of `entry` the consumers have released.
   Value releasedFills(const TensorCopyTile &entry, Value index);
   /// A consumer warp's release of slot `index`, whose fill count is `fills`:
@@ -599,6 +601,12 @@ LogicalResult splitWarpRoles(RewriterBase &rewriter, gpu::GPUFuncOp kernel,
 /// Undoes the Distributor's preparation where splitWarpRoles failed: the
 /// tagged handovers go, the refill barriers stay as plain barriers.
 void dropWarpRoles(RewriterBase &rewriter, gpu::GPUFuncOp kernel);
+
+/// Spins on `mbarrier.try_wait.parity` of the mbarrier at `barrier` (a
+/// shared-memory pointer) until the phase of `parity` (i32) has completed
+/// (TensorCopy.cpp). Returns the inline asm op.
+Operation *spinOnParity(OpBuilder &b, Location loc, Value barrier,
+                        Value parity);
 
 } // namespace detail
 } // namespace attn

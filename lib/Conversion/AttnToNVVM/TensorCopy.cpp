@@ -328,18 +328,23 @@ void Distributor::waitForSingleTensorCopies() {
 }
 
 Value Distributor::tensorCopyFills(const TensorCopyTile &entry, Value slot) {
-  Value fills;
-  for (auto [s, count] : llvm::enumerate(entry.fills)) {
-    Value value = memref::LoadOp::create(b, loc, count, ValueRange{cIndex(0)});
-    if (!fills) {
-      fills = value;
+  return slotCount(entry.fills, slot);
+}
+
+Value Distributor::slotCount(ArrayRef<Value> counts, Value slot) {
+  Value count;
+  for (auto [s, counter] : llvm::enumerate(counts)) {
+    Value value =
+        memref::LoadOp::create(b, loc, counter, ValueRange{cIndex(0)});
+    if (!count) {
+      count = value;
       continue;
     }
     Value isSlot = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slot,
                                          cIndex(s));
-    fills = arith::SelectOp::create(b, loc, isSlot, value, fills);
+    count = arith::SelectOp::create(b, loc, isSlot, value, count);
   }
-  return fills;
+  return count;
 }
 
 void Distributor::waitForTensorCopy(Operation *read) {
@@ -379,12 +384,18 @@ void Distributor::waitForTensorCopyPhase(const TensorCopyTile &entry,
     guard.emplace(b);
     b.setInsertionPoint(ifFilled.thenBlock()->getTerminator());
   }
+  Operation *wait =
+      spinOnParity(b, loc, sharedEntry(entry.barriers, index), parity);
+  wait->setAttr(kTensorCopyWaitAttrName, b.getUnitAttr());
+}
+
+Operation *mlir::attn::detail::spinOnParity(OpBuilder &b, Location loc,
+                                            Value barrier, Value parity) {
   // A spin on try_wait without a suspend-time hint: with one (upstream's
   // nvvm.mbarrier.try_wait.parity takes it), ptxas puts a NANOSLEEP in
   // the retry path, and a thread that misses the phase sleeps.
-  Value barrierPtr = sharedEntry(entry.barriers, index);
-  Value address = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), barrierPtr);
-  auto wait = LLVM::InlineAsmOp::create(
+  Value address = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), barrier);
+  return LLVM::InlineAsmOp::create(
       b, loc, TypeRange(), ValueRange{address, parity},
       "{\n\t.reg .pred p;\n\twait:\n\t"
       "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n\t"
@@ -393,7 +404,6 @@ void Distributor::waitForTensorCopyPhase(const TensorCopyTile &entry,
       LLVM::tailcallkind::TailCallKind::None,
       LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
       /*operand_attrs=*/ArrayAttr());
-  wait->setAttr(kTensorCopyWaitAttrName, b.getUnitAttr());
 }
 
 void Distributor::emitTensorCopy(linalg::CopyOp copy, Buffer &to) {

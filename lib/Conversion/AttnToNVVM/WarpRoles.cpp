@@ -83,20 +83,6 @@ static StringRef roleOf(Operation *op) {
   return role ? role.getValue() : StringRef();
 }
 
-static void spinOnParity(OpBuilder &b, Location loc, Value barrier,
-                         Value parity) {
-  Value address = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), barrier);
-  LLVM::InlineAsmOp::create(
-      b, loc, TypeRange(), ValueRange{address, parity},
-      "{\n\t.reg .pred p;\n\twait:\n\t"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n\t"
-      "@!p bra wait;\n\t}",
-      "r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-      /*operand_attrs=*/ArrayAttr());
-}
-
 void Distributor::selectWarpSpecialization() {
   if (!warpSpecialize || tensorCopyTiles.empty() ||
       config.getTarget() != "sm_90a" || numThreads != 128 || programPrefetch ||
@@ -147,18 +133,7 @@ void Distributor::selectWarpSpecialization() {
 }
 
 Value Distributor::releasedFills(const TensorCopyTile &entry, Value index) {
-  Value released;
-  for (auto [s, count] : llvm::enumerate(entry.released)) {
-    Value value = memref::LoadOp::create(b, loc, count, ValueRange{cIndex(0)});
-    if (!released) {
-      released = value;
-      continue;
-    }
-    Value isSlot = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                         index, cIndex(s));
-    released = arith::SelectOp::create(b, loc, isSlot, value, released);
-  }
-  return released;
+  return slotCount(entry.released, index);
 }
 
 void Distributor::arriveOnSlot(const TensorCopyTile &entry, Value index,
