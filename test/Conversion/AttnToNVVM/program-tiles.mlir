@@ -9,6 +9,13 @@
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s --check-prefix=ONE
+// With Q K^T on wgmma (scores ahead), Q, K and V go by tensor copies in the
+// loop as without it: the mbarriers are initialized once, at the entry (by
+// thread 0 of %tid.x there), and every program's copies count their fills
+// on from the program before:
+// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
+// RUN:   --attn-pipeline="scores-ahead=all" --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   | attn-opt --convert-attn-to-nvvm="program-tiles=3" | FileCheck %s --check-prefix=TMA
 // RUN: attn-opt %s --attn-tile="target=sm_90a" --attn-online-softmax \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | not attn-opt --convert-attn-to-nvvm="program-tiles=0" 2>&1 | FileCheck %s --check-prefix=BAD
@@ -49,6 +56,18 @@
 // CHECK:           nvvm.mma.sync
 // CHECK:         } {attn.program_loop}
 // CHECK-NEXT:    gpu.return
+
+// TMA:       gpu.func @pt_kernel
+// TMA:         %[[TID:.*]] = gpu.thread_id  x
+// TMA:         %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %{{.*}} : index
+// TMA-COUNT-5: nvvm.mbarrier.init %{{.*}}, %{{.*}}, predicate = %[[FIRST]]
+// TMA:         nvvm.fence.mbarrier.init
+// TMA-NOT:     nvvm.mbarrier.init
+// TMA:         scf.for
+// TMA:           nvvm.cp.async.bulk.tensor.shared.cluster.global
+// TMA:           mbarrier.try_wait.parity
+// TMA-NOT:       nvvm.cp.async.shared.global
+// TMA:         } {attn.program_loop}
 
 // ONE:       gpu.launch_func @attn_kernels::@pt_kernel blocks in (%{{.*}}, %{{.*}}, %{{.*}})
 // ONE:       gpu.func @pt_kernel
