@@ -11,12 +11,19 @@ thread 0 of every program stores `%clock64` at
 
   entry      the kernel's first instruction;
   ready      the barrier after the first cp.async wait (Q and the first
-             K/V blocks have landed: the prologue);
+             K/V blocks have landed: the prologue); in a kernel of tensor
+             copies, the end of the first mbarrier wait
+             (Q has landed);
   loopN      the exit of the N-th pipelined key loop (a loop head is a block
-             that starts with `cp.async.wait_group`; its exit is the
-             `bra.uni` after the back branch);
-  epilogue   the last `cp.async.wait_group` (after the key loops);
+             that starts with `cp.async.wait_group`, or with a barrier in a
+             kernel of tensor copies; its exit is the `bra.uni` after the
+             back branch; a loop in a branch the program did not take
+             counts 0 cycles);
+  epilogue   the last `cp.async.wait_group` (after the key loops), or the
+             first output store in a kernel of tensor copies;
   exit       a barrier before `ret` (every warp has issued its stores);
+
+(not warp-specialized kernels: their roles share no phases)
 
 plus `%smid`, into a `.global` array of the module, read back with
 cuModuleGetGlobal. The seed workload runs as in ab_kernels.py (B=32, H=96,
@@ -38,7 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, HERE)
 
-SLOTS = 8  # u64 per program: up to 6 stamps, smid, spare
+SLOTS = 10  # u64 per program: up to 8 stamps, smid, spare
 MAX_PROGRAMS = 1 << 16
 ARRAY = "attn_timeline"
 
@@ -95,10 +102,17 @@ def instrument(ptx, kernel, programs=1):
     body = ptx[body_open + 1:body_close]
     lines = body.split("\n")
 
+    if any("setmaxnreg" in l for l in lines):
+        raise SystemExit(f"{kernel}: a warp-specialized kernel (its roles have no common phases)")
+    # Kernels whose tiles come by tensor copies (the f32 defaults since
+    # 0.4.1) wait on mbarriers: their key loops start with the refill
+    # barrier.
+    tensor = any("cp.async.bulk.tensor" in l for l in lines)
+    head_mark = "bar.sync" if tensor else "cp.async.wait_group"
     heads = set()
     for i, line in enumerate(lines):
         m = re.match(r"^(\$L__\w+):$", line.strip())
-        if m and any("cp.async.wait_group" in l for l in lines[i + 1:i + 4]):
+        if m and any(head_mark in l for l in lines[i + 1:i + 4]):
             heads.add(m.group(1))
     exits = []
     for i, line in enumerate(lines):
@@ -112,9 +126,17 @@ def instrument(ptx, kernel, programs=1):
     if len(names) > SLOTS - 2:
         raise SystemExit(f"{kernel}: {len(names)} stamps do not fit {SLOTS - 2} slots")
     index = {n: k for k, n in enumerate(names)}
-    first_wait = next(i for i, l in enumerate(lines) if "cp.async.wait_group" in l)
-    ready = next(i for i in range(first_wait, len(lines)) if "bar.sync" in lines[i])
-    last_wait = max(i for i, l in enumerate(lines) if "cp.async.wait_group" in l)
+    if tensor:
+        # Ready: the end of the first mbarrier wait's scope (Q's tile); the
+        # epilogue: the first output store.
+        first_wait = next(i for i, l in enumerate(lines) if "mbarrier.try_wait" in l)
+        ready = next(i for i in range(first_wait, len(lines)) if lines[i].strip() == "}")
+        last_wait = next(i for i, l in enumerate(lines) if l.strip().startswith("st.global")
+                         or re.match(r"^@%p\d+ st\.global", l.strip()))
+    else:
+        first_wait = next(i for i, l in enumerate(lines) if "cp.async.wait_group" in l)
+        ready = next(i for i in range(first_wait, len(lines)) if "bar.sync" in lines[i])
+        last_wait = max(i for i, l in enumerate(lines) if "cp.async.wait_group" in l)
     rets = [i for i, l in enumerate(lines) if l.strip() == "ret;"]
     if len(rets) != 1:
         raise SystemExit(f"{kernel}: expected one ret, found {len(rets)}")
@@ -179,7 +201,13 @@ def analyse(records, names, grid_x, programs=1):
     by_block, switches = {}, {}
     per_sm = {}
     for blk in range(len(records) // programs):
-        recs = [r for r in records[blk * programs:(blk + 1) * programs] if r[1]]
+        recs = [list(r) for r in records[blk * programs:(blk + 1) * programs] if r[1]]
+        # A loop in a branch the program did not take left its stamp 0:
+        # it took no time there.
+        for r in recs:
+            for i in range(1, k):
+                if not r[i]:
+                    r[i] = r[i - 1]
         if not recs:
             continue
         entry, exit_ = recs[0][0], recs[-1][k - 1]
