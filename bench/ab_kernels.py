@@ -90,6 +90,9 @@ def main():
     ap.add_argument("--kernels", default=",".join(SIXTEEN + ["seed_causal", "seed_mask"]))
     ap.add_argument("--seq", default="512,2048,16384")
     ap.add_argument("--seed-seq", default="128,256,512")
+    ap.add_argument("--no-check", action="store_true",
+                    help="B is a timing probe whose output is not the answer "
+                         "(e.g. its stores predicated off): report, do not stop")
     args = ap.parse_args()
 
     import torch
@@ -117,7 +120,7 @@ def main():
             calls["a"](), calls["b"]()
             torch.cuda.synchronize()
             diff = (outs["a"].float() - outs["b"].float()).abs().max().item()
-            if not diff <= 2e-2:
+            if not diff <= 2e-2 and not args.no_check:
                 raise SystemExit(f"{name} T={t}: A and B differ by {diff} (max abs)")
 
             med, ratio = timed_pair(torch, calls, args.rounds)

@@ -19,7 +19,8 @@
 // CHECK-NEXT:    %[[NEXT:.*]] = memref.alloca() : memref<16x8xf32>
 // CHECK-NEXT:    %[[S:.*]] = memref.alloca() : memref<16x8xf32>
 // Prologue (lb = 0): K of blocks 0 and 1 into slots 0 and 1, V of block 0,
-// then S = Q K(0)^T.
+// then S = Q K(0)^T. K(0)'s copy needs 0 <= the loop's end %UB1 (%FROM).
+// CHECK:         %[[FROM:.*]] = arith.cmpi sge, %[[UB1:[^ ]*]], %c0 : index
 // CHECK:         %[[K0:.*]] = memref.subview %[[K]][0, 0, 0]
 // CHECK:         linalg.copy {attn.async_copy}
 // CHECK:         memref.subview %[[K]][1, 0, 0]
@@ -36,7 +37,7 @@
 // i mod 2, and S = the next scores.
 // Chained to the diagonal loop, K's and V's copies run on into its first
 // block only (block <= this loop's end %UB1), whole tiles below its end.
-// CHECK-NEXT:    scf.for %[[I:.*]] = %c0 to %[[UB1:[^ ]*]] step
+// CHECK-NEXT:    scf.for %[[I:.*]] = %c0 to %[[UB1]] step
 // CHECK:           %[[B2:.*]] = arith.addi %[[I]], %c2
 // CHECK:           arith.cmpi slt, %[[B2]], %[[UB2:[^ ]*]] : index
 // CHECK:           arith.cmpi sle, %[[B2]], %[[UB1]] : index
@@ -68,13 +69,13 @@
 // CHECK:         linalg.copy {attn.async_copy}
 // CHECK:         linalg.copy {attn.async_copy}
 // Its first block's scores are the ones the last iteration of the loop
-// before computed into S (K's loads ran on into that block), when that
-// loop ran and the block is whole: there its Q K^T is skipped.
+// before computed into S (K's loads ran on into that block), or with that
+// loop empty (0 = %UB1) its prologue, when the block is whole: there its
+// Q K^T is skipped (0 <= %UB1: the loop ran, or it is empty from 0).
 // CHECK:         scf.for %[[D:.*]] = %[[UB1]] to %[[UB2]] step
 // CHECK:           scf.if
 // CHECK-NEXT:        %[[FIRSTD:.*]] = arith.cmpi eq, %[[D]], %[[UB1]] : index
-// CHECK-NEXT:        %[[RAN:.*]] = arith.cmpi sgt, %[[UB1]], %c0 : index
-// CHECK-NEXT:        %[[H1:.*]] = arith.andi %[[FIRSTD]], %[[RAN]] : i1
+// CHECK-NEXT:        %[[H1:.*]] = arith.andi %[[FIRSTD]], %[[FROM]] : i1
 // CHECK-NEXT:        %[[WHOLE:.*]] = arith.cmpi sge, %{{.*}}, %c8 : index
 // CHECK-NEXT:        %[[H2:.*]] = arith.andi %[[H1]], %[[WHOLE]] : i1
 // CHECK-NEXT:        %[[QK:.*]] = arith.xori %[[H2]], %true : i1

@@ -218,10 +218,13 @@ bool mlir::attn::detail::handOverScores(RewriterBase &rewriter,
   Value firstBlock =
       arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
                             loop.getInductionVar(), before.getUpperBound());
-  Value ran =
-      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt,
+  // Where `before` ran, its last iteration computed them; where it ran no
+  // iteration with lb == ub, its prologue did (its scores are never
+  // predicated), from the K block the chain's prologue loaded.
+  Value fromBefore =
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle,
                             before.getLowerBound(), before.getUpperBound());
-  Value handed = arith::AndIOp::create(rewriter, loc, firstBlock, ran);
+  Value handed = arith::AndIOp::create(rewriter, loc, firstBlock, fromBefore);
   if (getConstantIntValue(rows) != tileRows)
     handed = arith::AndIOp::create(
         rewriter, loc, handed,
