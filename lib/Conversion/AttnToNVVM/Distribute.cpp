@@ -397,7 +397,18 @@ LogicalResult Distributor::rewriteBlockAny(linalg::GenericOp op, Buffer &out) {
   // guards works on the warp's own rows (each warp then skips the blocks
   // that are masked for its rows, with no barrier); else the thread block
   // ORs them.
-  if (isWarpUniformFlag(op)) {
+  // (Under warp specialization the consumers OR over all of them: voted
+  // per warp, the diagonal blocks' skips made ptxas spill the seed's
+  // `causal` consumers at 216 registers, 16 / 200 bytes.)
+  bool warpUniform = isWarpUniformFlag(op) && !warpSpecialized;
+  // An OR over the program known to be true (a causal diagonal block of
+  // its loop's range): no thread-block reduction for it.
+  if (!warpUniform && op->hasAttr(kProgramLiveAttrName)) {
+    storePrivate(out, 0, arith::ConstantIntOp::create(b, loc, 1, 1));
+    b.eraseOp(op);
+    return success();
+  }
+  if (warpUniform) {
     Value fullMask = arith::ConstantIntOp::create(b, loc, -1, 32);
     storePrivate(out, 0,
                  NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), fullMask,

@@ -88,6 +88,24 @@
 // CHECK-NEXT:     %[[X:.*]] = memref.load %[[NEXT:.*]][%c0{{.*}}] : memref<16xf32>
 // CHECK:          memref.store %[[X]], %[[S:.*]][%c0{{.*}}] : memref<16xf32>
 // CHECK:        } {attn.pipelined = 2 : i64, attn.scores_ahead}
+// The diagonal loop: its Q K^T (wgmma, the warpgroup's) runs under a flag
+// whose OR over the program is true (attn.program_live): stored true, with
+// no thread-block OR; the rest of its math under a flag each warp votes.
+// CHECK-NOT:    nvvm.barrier #nvvm.reduction
+// CHECK:        scf.for
+// CHECK:          memref.store %true, %[[QKFLAG:.*]][%{{.*}}] : memref<1xi1>
+// CHECK-NEXT:     %c0{{.*}} = arith.constant 0 : index
+// CHECK-NEXT:     %[[QKLIVE:.*]] = memref.load %[[QKFLAG]][%{{.*}}] : memref<1xi1>
+// CHECK:          scf.if %[[QKLIVE]] {
+// CHECK:            wgmma.mma_async
+// CHECK-NOT:      nvvm.barrier #nvvm.reduction
+// CHECK:          %[[ANY:.*]] = nvvm.vote.sync  any
+// CHECK:          memref.store %[[ANY]], %[[FLAG:.*]][%{{.*}}] : memref<1xi1>
+// CHECK:          %[[LIVE:.*]] = memref.load %[[FLAG]]
+// CHECK:          scf.if %[[LIVE]] {
+// CHECK-NOT:    nvvm.barrier #nvvm.reduction
+// CHECK:        } {attn.pipelined = 2 : i64}
+// CHECK-NOT:    nvvm.barrier #nvvm.reduction
 
 // MMA-NOT:      wgmma
 // MMA:          scf.for

@@ -39,23 +39,28 @@
 // The diagonal blocks (f32 causal): each lane tests the block's first key
 // against its 2 rows, the warp ORs them (vote), and a warp none of whose
 // rows sees the block skips its Q K^T and the rest of its math (two scf.if
-// on the flag); the next block's cp.async runs between them, outside.
+// on two such flags, Q K^T's marked attn.program_live, which per warp
+// changes nothing); the next block's cp.async runs between them, outside.
 // CHECK:         scf.for
 // CHECK:           nvvm.cp.async.wait.group 0
 // CHECK-NEXT:      gpu.barrier
-// CHECK:           memref.store %false, %[[FLAG:.*]][%c0] : memref<1xi1>
+// CHECK:           memref.store %false, %[[QKFLAG:.*]][%c0] : memref<1xi1>
 // CHECK-COUNT-2:   arith.cmpi sle
 // CHECK-NOT:       arith.cmpi sle
-// CHECK:           %[[ANY:.*]] = nvvm.vote.sync any
-// CHECK-NEXT:      memref.store %[[ANY]], %[[FLAG]]
-// CHECK-NEXT:      %[[LIVE:.*]] = memref.load %[[FLAG]]
-// CHECK-NEXT:      scf.if %[[LIVE]] {
+// CHECK:           %[[QKANY:.*]] = nvvm.vote.sync any
+// CHECK-NEXT:      memref.store %[[QKANY]], %[[QKFLAG]]
+// CHECK-NEXT:      %[[QKLIVE:.*]] = memref.load %[[QKFLAG]]
+// CHECK-NEXT:      scf.if %[[QKLIVE]] {
 // CHECK-NOT:         nvvm.cp.async.shared.global
 // CHECK-COUNT-16:    vector.load %[[K]]
 // CHECK-NOT:         nvvm.cp.async.shared.global
 // CHECK:           }
 // CHECK:           nvvm.cp.async.shared.global
-// CHECK:           scf.if %[[LIVE]] {
+// CHECK:           memref.store %false, %[[FLAG:.*]][%c0] : memref<1xi1>
+// CHECK:           %[[ANY:.*]] = nvvm.vote.sync any
+// CHECK-NEXT:      memref.store %[[ANY]], %[[FLAG]]
+// CHECK-NEXT:      %[[LIVE:.*]] = memref.load %[[FLAG]]
+// CHECK-NEXT:      scf.if %[[LIVE]] {
 // CHECK-NOT:         nvvm.cp.async.shared.global
 // CHECK-COUNT-4:     gpu.shuffle idx
 // CHECK-COUNT-32:    vector.load %[[V]]

@@ -276,21 +276,24 @@ func.func @negative_scale(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v
 
 #cfg = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 1, target = "sm_90a">
 
-// A GPU target: each diagonal block first ORs "row i sees key col0" over
-// the program's rows (the first key of the block: a row that sees any key
-// of it sees col0) into a flag, then Q K^T and the rest of the block's
-// math run under two scf.if on it; the GPU lowering ORs over each warp's
-// rows, so a warp above the block skips it. The unmasked loop has none,
-// and the CPU target (@causal_program above) none at all.
+// A GPU target: each diagonal block ORs "row i sees key col0" over the
+// program's rows (the first key of the block: a row that sees any key of
+// it sees col0) into a flag, twice: Q K^T runs under the first, whose OR
+// over the whole program is marked true (attn.program_live: the loop holds
+// only blocks the last row sees), the rest of the block's math under the
+// second; the GPU lowering ORs each over a warp's rows where what it guards
+// is per warp, so a warp above the block skips it. The unmasked loop has
+// none, and the CPU target (@causal_program above) none at all.
 // CHECK-LABEL: func @causal_gpu
 // CHECK:         %[[FLAG:.*]] = memref.alloca() : memref<i1>
+// CHECK-NEXT:    %[[QKFLAG:.*]] = memref.alloca() : memref<i1>
 // CHECK:         scf.for
 // CHECK-NOT:       memref<i1>
 // CHECK:         }
 // CHECK:         scf.for %[[KB:.*]] = %{{.*}} to %{{.*}} step %c1 {
 // CHECK:           %[[COL0:.*]] = arith.muli %[[KB]], %c8
-// CHECK:           linalg.fill ins(%false : i1) outs(%[[FLAG]] : memref<i1>)
-// CHECK:           linalg.generic {{.*}}iterator_types = ["reduction"]} ins(%{{.*}} : memref<16xf32>) outs(%[[FLAG]] : memref<i1>)
+// CHECK:           linalg.fill ins(%false : i1) outs(%[[QKFLAG]] : memref<i1>)
+// CHECK:           linalg.generic {{.*}}iterator_types = ["reduction"]} ins(%{{.*}} : memref<16xf32>) outs(%[[QKFLAG]] : memref<i1>) attrs = {attn.program_live} {
 // CHECK-NEXT:      ^bb0(%{{.*}}: f32, %[[OR:.*]]: i1):
 // CHECK-NEXT:        %[[I:.*]] = linalg.index 0
 // CHECK-NEXT:        %[[ROW:.*]] = arith.addi %{{.*}}, %[[I]]
@@ -300,13 +303,16 @@ func.func @negative_scale(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v
 // CHECK-NEXT:        %[[SEES:.*]] = arith.andi %[[TAIL]], %[[DIAG]]
 // CHECK-NEXT:        %[[ANY:.*]] = arith.ori %[[OR]], %[[SEES]]
 // CHECK-NEXT:        linalg.yield %[[ANY]]
-// CHECK:           %[[LIVE:.*]] = memref.load %[[FLAG]][]
-// CHECK-NEXT:      scf.if %[[LIVE]] {
+// CHECK:           %[[QKLIVE:.*]] = memref.load %[[QKFLAG]][]
+// CHECK-NEXT:      scf.if %[[QKLIVE]] {
 // CHECK-NEXT:        linalg.fill
 // CHECK-NEXT:        linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
 // CHECK:               linalg.yield
 // CHECK-NEXT:        }
 // CHECK-NEXT:      }
+// CHECK-NEXT:      linalg.fill ins(%false : i1) outs(%[[FLAG]] : memref<i1>)
+// CHECK-NEXT:      linalg.generic {{.*}}iterator_types = ["reduction"]} ins(%{{.*}} : memref<16xf32>) outs(%[[FLAG]] : memref<i1>) {
+// CHECK:           %[[LIVE:.*]] = memref.load %[[FLAG]][]
 // CHECK-NEXT:      scf.if %[[LIVE]] {
 // CHECK:             arith.cmpi sle
 // CHECK:             math.exp2
@@ -318,6 +324,25 @@ func.func @negative_scale(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v
 // CHECK:         return
 func.func @causal_gpu(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v: memref<?x4x?x32xf32>, %o: memref<?x4x?x32xf32>, %b: index, %h: index, %qb: index) {
   attn.block_attention ins(%q, %k, %v) outs(%o) at [%b, %h, %qb] {causal = #attn.causal<top_left>, config = #cfg, scale = 0.25 : f32} : memref<?x4x?x32xf32>, memref<?x4x?x32xf32>, memref<?x4x?x32xf32> outs memref<?x4x?x32xf32>
+  return
+}
+
+// -----
+
+#cfg = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 1, target = "sm_90a">
+
+// Exact f32 keeps one flag, unmarked, for both scf.if (its P V passes P
+// through shared memory: the thread block's work, ORed over the program).
+// CHECK-LABEL: func @causal_gpu_ieee
+// CHECK:         memref.alloca() : memref<i1>
+// CHECK-NOT:     memref.alloca() : memref<i1>
+// CHECK-NOT:     attn.program_live
+// CHECK:         %[[LIVE:.*]] = memref.load %{{.*}}[] : memref<i1>
+// CHECK-NEXT:    scf.if %[[LIVE]] {
+// CHECK:         scf.if %[[LIVE]] {
+// CHECK:         return
+func.func @causal_gpu_ieee(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v: memref<?x4x?x32xf32>, %o: memref<?x4x?x32xf32>, %b: index, %h: index, %qb: index) {
+  attn.block_attention ins(%q, %k, %v) outs(%o) at [%b, %h, %qb] {causal = #attn.causal<top_left>, config = #cfg, precision = #attn.precision<ieee>, scale = 0.25 : f32} : memref<?x4x?x32xf32>, memref<?x4x?x32xf32>, memref<?x4x?x32xf32> outs memref<?x4x?x32xf32>
   return
 }
 

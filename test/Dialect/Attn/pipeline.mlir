@@ -81,22 +81,24 @@ func.func @causal_program(%q: memref<?x4x?x32xf16>, %k: memref<?x2x?x32xf16>, %v
 #cfg = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 2, target = "sm_90a">
 
 // An f32 causal program for a GPU: the diagonal blocks' Q K^T sits alone
-// under the live check's scf.if; the loads of the next block come after
-// that scf.if, before the one that guards the rest of the block's math on
-// the same flag (as after a plain Q K^T).
+// under the scf.if of its live check; the loads of the next block come
+// after that scf.if (as after a plain Q K^T), before the live check and
+// the scf.if that guard the rest of the block's math.
 // ALL-LABEL: func @causal_f32_program
 // ALL:         } {attn.pipelined = 2 : i64}
 // ALL:         scf.for
 // ALL-NOT:       linalg.copy {attn.async_copy}
-// ALL:           linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}}outs(%{{.*}} : memref<i1>)
-// ALL:           %[[LIVE:.*]] = memref.load %{{.*}}[] : memref<i1>
+// ALL:           linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}}outs(%{{.*}} : memref<i1>) attrs = {attn.program_live}
+// ALL:           %[[QKLIVE:.*]] = memref.load %{{.*}}[] : memref<i1>
 // ALL-NOT:       linalg.copy {attn.async_copy}
-// ALL:           scf.if %[[LIVE]] {
+// ALL:           scf.if %[[QKLIVE]] {
 // ALL-NOT:         linalg.copy
 // ALL:             linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
 // ALL:           }
 // ALL-COUNT-2:   linalg.copy {attn.async_copy}
 // ALL-NOT:       linalg.copy {attn.async_copy}
+// ALL:           linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}}outs(%{{.*}} : memref<i1>) {
+// ALL:           %[[LIVE:.*]] = memref.load %{{.*}}[] : memref<i1>
 // ALL:           scf.if %[[LIVE]] {
 // ALL-NOT:         linalg.copy {attn.async_copy}
 // ALL:         } {attn.pipelined = 2 : i64}

@@ -3,7 +3,8 @@
 // frame or spills: 256 threads under .maxnreg 128, the consumers raising
 // their registers to 216 and the producer lowering its own to 40 after the
 // entry's barrier, the kernel's only barrier 0 (the slots' handovers are
-// mbarriers); the consumers' block votes go to named barrier 1 of 128
+// mbarriers); the consumers' block votes (the diagonal blocks' math; their
+// Q K^T's flag is attn.program_live, no vote) go to named barrier 1 of 128
 // threads; the manifest launches 256 threads. Without the option the
 // kernel is the default one (128 threads, no setmaxnreg).
 // REQUIRES: ptxas

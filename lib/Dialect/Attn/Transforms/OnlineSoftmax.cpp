@@ -116,16 +116,27 @@ void ProgramBuilder::build() {
   bool causalLiveCheck = op.getCausal() && !op.getMask() &&
                          elementType == f32 &&
                          op.getConfig().getTarget() != "cpu";
-  if (causalLiveCheck)
+  // Exact f32 keeps one flag for both, as it was (see buildStep): a second,
+  // or the one marked attn.program_live, made ptxas spill 4-8 bytes at head
+  // dim 16 (ptxas matrix).
+  bool ieee = op.getPrecision() && *op.getPrecision() == PrecisionKind::IEEE;
+  if (causalLiveCheck) {
     liveFlag = allocBuffer({}, b.getI1Type());
+    if (!ieee)
+      qkLiveFlag = allocBuffer({}, b.getI1Type());
+  }
   // Likewise, with a block map, the mixed blocks' terms (see buildStep).
   if (op.getMask() && op.getBlockMap() && elementType == f32 &&
       op.getConfig().getTarget() != "cpu")
     termsFlag = allocBuffer({}, b.getI1Type());
   // And the causal rows' diagonal blocks (see buildCausalRowCheck).
   if (op.getMask() && op.getBlockMap() && elementType == f32 &&
-      op.getConfig().getNumStages() > 1 && op.getConfig().getTarget() != "cpu")
+      op.getConfig().getNumStages() > 1 &&
+      op.getConfig().getTarget() != "cpu") {
     causalRowLiveFlag = allocBuffer({}, b.getI1Type());
+    if (!ieee)
+      causalRowQkLiveFlag = allocBuffer({}, b.getI1Type());
+  }
   if (op.getMask()) {
     if (!op.getBlockMap())
       liveFlag = allocBuffer({}, b.getI1Type());
@@ -302,19 +313,28 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
   if (!loadsUnderCheck)
     loadTiles();
   // A causal diagonal block (GPU targets): live = some row sees a key of
-  // it. The whole program's rows always do, but the GPU lowering ORs the
-  // flag over each warp's rows only, so a warp whose rows are all above
-  // the block's first key skips its math (no barrier: the loads stay
-  // outside). Q K^T and the rest are two `scf.if`s on the same flag, so
-  // that --attn-pipeline still issues the next block's loads after Q K^T.
+  // it. The whole program's rows always do (the loop holds only blocks its
+  // last row sees), but the GPU lowering ORs the flag over each warp's rows
+  // only, so a warp whose rows are all above the block's first key skips
+  // its math (no barrier: the loads stay outside). Q K^T and the rest are
+  // two `scf.if`s, so that --attn-pipeline still issues the next block's
+  // loads after Q K^T, on two flags: Q K^T's is marked true over the
+  // program (attn.program_live), so that a warpgroup's wgmma needs no
+  // thread-block OR, and the rest's stays per warp. (Exact f32: one flag
+  // for both, unmarked, whose P V is the thread block's; see qkLiveFlag.)
   if (masked && liveFlag && !userMask()) {
-    Value live = buildCausalLiveCheck(col0);
-    auto qk = scf::IfOp::create(b, loc, live, /*withElseRegion=*/false);
+    Value qkLive =
+        buildCausalLiveCheck(col0, qkLiveFlag ? qkLiveFlag : liveFlag,
+                             /*programLive=*/bool(qkLiveFlag));
+    auto qk = scf::IfOp::create(b, loc, qkLive, /*withElseRegion=*/false);
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPoint(qk.thenBlock()->getTerminator());
       buildContraction();
     }
+    Value live = qkLiveFlag ? buildCausalLiveCheck(col0, liveFlag,
+                                                   /*programLive=*/false)
+                            : qkLive;
     auto rest = scf::IfOp::create(b, loc, live, /*withElseRegion=*/false);
     b.setInsertionPoint(rest.thenBlock()->getTerminator());
     buildScoreScaleAndMasks(col0, masked);

@@ -74,10 +74,12 @@ private:
       exprs.push_back(b.getAffineDimExpr(r));
     return AffineMap::get(numDims, 0, exprs, b.getContext());
   }
-  void generic(ValueRange inputs, ValueRange outputs, ArrayRef<AffineMap> maps,
-               ArrayRef<IteratorType> iterators,
-               function_ref<void(OpBuilder &, Location, ValueRange)> body) {
-    linalg::GenericOp::create(b, loc, inputs, outputs, maps, iterators, body);
+  linalg::GenericOp
+  generic(ValueRange inputs, ValueRange outputs, ArrayRef<AffineMap> maps,
+          ArrayRef<IteratorType> iterators,
+          function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+    return linalg::GenericOp::create(b, loc, inputs, outputs, maps, iterators,
+                                     body);
   }
 
   /// A 2-D view `source[b0, b1, row0 : row0 + rows, 0 : cols]`.
@@ -117,12 +119,14 @@ private:
   Value buildLiveCheck(Value kb, Value col0);
   /// live = some row of the program sees key col0, the first of a causal
   /// block (then it sees a key of the block; and a row that sees any key of
-  /// the block sees col0): an OR over the rows, which the GPU lowering
-  /// takes over each warp's rows.
-  Value buildCausalLiveCheck(Value col0);
+  /// the block sees col0): an OR over the rows into `flag`, which the GPU
+  /// lowering takes over each warp's rows. With `programLive` the OR is
+  /// marked as true over the whole program (attn.program_live).
+  Value buildCausalLiveCheck(Value col0, Value flag, bool programLive);
   /// ORs into `flag` over the program's rows whether a row sees key col0
-  /// under `vis` (see buildCausalLiveCheck).
-  void orRowsSeeingKey(Value col0, const KeyVisibility &vis, Value flag);
+  /// under `vis` (see buildCausalLiveCheck); returns the OR.
+  linalg::GenericOp orRowsSeeingKey(Value col0, const KeyVisibility &vis,
+                                    Value flag);
   /// The key tail and the diagonal of the block map's triangular class
   /// (key j visible from row i when j <= i + triOffset), without the mask.
   KeyVisibility triangular() const;
@@ -166,6 +170,7 @@ private:
       builder.visibility.causalOffset = builder.triOffset;
       builder.addTile = builder.termsFlag = Value();
       builder.liveFlag = builder.causalRowLiveFlag;
+      builder.qkLiveFlag = builder.causalRowQkLiveFlag;
     }
     ~CausalRowScope() {
       builder.causalRow = false;
@@ -173,15 +178,17 @@ private:
       builder.addTile = saved.addTile;
       builder.termsFlag = saved.termsFlag;
       builder.liveFlag = saved.liveFlag;
+      builder.qkLiveFlag = saved.qkLiveFlag;
     }
 
   private:
     struct State {
       explicit State(const ProgramBuilder &p)
           : visibility(p.visibility), addTile(p.addTile),
-            termsFlag(p.termsFlag), liveFlag(p.liveFlag) {}
+            termsFlag(p.termsFlag), liveFlag(p.liveFlag),
+            qkLiveFlag(p.qkLiveFlag) {}
       KeyVisibility visibility;
-      Value addTile, termsFlag, liveFlag;
+      Value addTile, termsFlag, liveFlag, qkLiveFlag;
     };
     ProgramBuilder &builder;
     State saved;
@@ -210,6 +217,10 @@ private:
   /// memref<i1>: the block-skip flag of masked blocks under a user mask
   /// (or of causal diagonal blocks, see buildCausalLiveCheck).
   Value liveFlag;
+  /// memref<i1>: with a causal liveFlag, the flag of the diagonal blocks'
+  /// Q K^T (its OR over the program marked true, see buildStep); none for
+  /// exact f32, whose one flag serves both.
+  Value qkLiveFlag;
   /// memref<i1>: under a block map, whether the rows see any key of the
   /// block (on the GPU: each warp's rows): by its terms for a mixed block,
   /// by the diagonal for a triangular one, true for the others. f32
@@ -226,7 +237,7 @@ private:
   /// Building a causal map row's loops (CausalRowScope); their diagonal
   /// blocks' skip flag (f32 GPU programs, as liveFlag of a causal one).
   bool causalRow = false;
-  Value causalRowLiveFlag;
+  Value causalRowLiveFlag, causalRowQkLiveFlag;
 };
 
 } // namespace detail

@@ -230,24 +230,29 @@ Value ProgramBuilder::buildLiveCheck(Value kb, Value col0) {
   return memref::LoadOp::create(b, loc, liveFlag, ValueRange{});
 }
 
-Value ProgramBuilder::buildCausalLiveCheck(Value col0) {
-  fill(liveFlag, arith::ConstantIntOp::create(b, loc, 0, 1));
-  orRowsSeeingKey(col0, visibility, liveFlag);
-  return memref::LoadOp::create(b, loc, liveFlag, ValueRange{});
+Value ProgramBuilder::buildCausalLiveCheck(Value col0, Value flag,
+                                           bool programLive) {
+  fill(flag, arith::ConstantIntOp::create(b, loc, 0, 1));
+  linalg::GenericOp any = orRowsSeeingKey(col0, visibility, flag);
+  if (programLive)
+    any->setAttr(kProgramLiveAttrName, b.getUnitAttr());
+  return memref::LoadOp::create(b, loc, flag, ValueRange{});
 }
 
-void ProgramBuilder::orRowsSeeingKey(Value col0, const KeyVisibility &vis,
-                                     Value flag) {
+linalg::GenericOp ProgramBuilder::orRowsSeeingKey(Value col0,
+                                                  const KeyVisibility &vis,
+                                                  Value flag) {
   // Over the rows of mRow (its values unused: it gives the row domain).
-  generic(ValueRange{mRow}, ValueRange{flag},
-          {map(1, {0}), AffineMap::get(1, 0, {}, b.getContext())},
-          {IteratorType::reduction},
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value row = arith::AddIOp::create(
-                nb, l, row0, linalg::IndexOp::create(nb, l, 0));
-            Value keep = vis.buildVisible(nb, l, row, col0, nullptr);
-            yieldValue(nb, l, arith::OrIOp::create(nb, l, args[1], keep));
-          });
+  return generic(ValueRange{mRow}, ValueRange{flag},
+                 {map(1, {0}), AffineMap::get(1, 0, {}, b.getContext())},
+                 {IteratorType::reduction},
+                 [&](OpBuilder &nb, Location l, ValueRange args) {
+                   Value row = arith::AddIOp::create(
+                       nb, l, row0, linalg::IndexOp::create(nb, l, 0));
+                   Value keep = vis.buildVisible(nb, l, row, col0, nullptr);
+                   yieldValue(nb, l,
+                              arith::OrIOp::create(nb, l, args[1], keep));
+                 });
 }
 
 KeyVisibility ProgramBuilder::triangular() const {

@@ -95,6 +95,14 @@ inline constexpr llvm::StringLiteral kBlockReduceAttrName = "attn.block_reduce";
 inline constexpr llvm::StringLiteral kBlockRowScanAttrName =
     "attn.block_row_scan";
 
+/// On a row OR into a block-skip flag (a linalg.generic): the OR over all of
+/// the program's rows is known to be true (a causal diagonal block inside a
+/// loop that holds only the blocks the program's last row sees). A lowering
+/// that ORs over a warp's rows still skips that warp's work; one that would
+/// OR over the whole program (a warpgroup's wgmma) takes true without a
+/// thread-block reduction.
+inline constexpr llvm::StringLiteral kProgramLiveAttrName = "attn.program_live";
+
 /// Block classes of the map (see `attn.block_attention`): every term -inf
 /// (Removed), every term 0 (Zero), the terms of a triangular mask: 0 where
 /// key j <= row i + off and j < Tk, else -inf, with off the causal offset
