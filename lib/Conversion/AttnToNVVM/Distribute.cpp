@@ -397,9 +397,10 @@ LogicalResult Distributor::rewriteBlockAny(linalg::GenericOp op, Buffer &out) {
   // guards works on the warp's own rows (each warp then skips the blocks
   // that are masked for its rows, with no barrier); else the thread block
   // ORs them.
-  // (Under warp specialization the consumers OR over all of them: voted
-  // per warp, the diagonal blocks' skips made ptxas spill the seed's
-  // `causal` consumers at 216 registers, 16 / 200 bytes.)
+  // (Under warp specialization every such flag is the consumers' OR over
+  // all of them, as it was for the causal diagonal blocks' one flag: voted
+  // per warp, their skips made ptxas spill the seed's `causal` consumers at
+  // 216 registers, 16 / 200 bytes; an OR over more rows only skips less.)
   bool warpUniform = isWarpUniformFlag(op) && !warpSpecialized;
   // An OR over the program known to be true (a causal diagonal block of
   // its loop's range): no thread-block reduction for it.
