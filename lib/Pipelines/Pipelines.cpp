@@ -76,6 +76,7 @@ void mlir::attn::buildAttnToGPUKernelsPipeline(
   ConvertAttnToNVVMOptions convertOptions;
   convertOptions.wgmma = options.wgmma;
   convertOptions.wgmmaSixteenBit = options.wgmmaSixteenBit;
+  convertOptions.wgmmaTf32PV = options.wgmmaTf32PV;
   convertOptions.programTiles = options.programTiles;
   convertOptions.programPrefetch = options.programPrefetch;
   convertOptions.programPrefetchL2 = options.programPrefetchL2;

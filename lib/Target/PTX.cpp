@@ -100,6 +100,7 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   pipelineOptions.tensorCopies = options.tensorCopies;
   pipelineOptions.warpSpecialize = options.warpSpecialize;
   pipelineOptions.wgmmaSixteenBit = options.wgmmaSixteenBit;
+  pipelineOptions.wgmmaTf32PV = options.wgmmaTf32PV;
   PassManager kernels(module.getContext());
   buildAttnToGPUKernelsPipeline(kernels, pipelineOptions);
   if (failed(kernels.run(*work)))

@@ -145,6 +145,12 @@ int main(int argc, char **argv) {
                "warps form whole warpgroups of 16-row warps (the default; "
                "=false: mma.sync)"),
       cl::cat(category));
+  cl::opt<bool> wgmmaTf32PV(
+      "wgmma-tf32-pv", cl::init(false),
+      cl::desc("On sm_90a: tf32 P V of a scores-ahead kernel of one "
+               "warpgroup on wgmma as O^T = V^T P^T (opt-in; 2-5% slower "
+               "on the H200 for now, docs/Wgmma.md)"),
+      cl::cat(category));
   cl::opt<std::string> tensorCopies(
       "tensor-copies", cl::init("auto"), cl::ValueOptional,
       cl::value_desc("auto|all|none"),
@@ -253,6 +259,7 @@ int main(int argc, char **argv) {
   options.tensorCopies = tensorCopies;
   options.warpSpecialize = warpSpecialize;
   options.wgmmaSixteenBit = wgmmaSixteenBit;
+  options.wgmmaTf32PV = wgmmaTf32PV;
   FailureOr<mlir::attn::KernelArtifact> artifact =
       mlir::attn::compileToPTX(*module, funcName, options);
   if (failed(artifact))

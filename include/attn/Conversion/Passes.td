@@ -95,6 +95,11 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
            "kernel's warps form whole warpgroups of 16-row warps (P from "
            "registers, V read N-major by descriptor): 1.2-1.5x faster than "
            "mma.sync on the H200 (docs/Wgmma.md); false keeps mma.sync">,
+    Option<"wgmmaTf32PV", "wgmma-tf32-pv", "bool", /*default=*/"false",
+           "On sm_90a: the tf32 P V of a scores-ahead kernel of one "
+           "warpgroup (64x32 blocks, head dim 64 or 128) on wgmma as "
+           "O^T = V^T P^T, V^T from registers and P through a swizzled "
+           "shared tile (opt-in: 2-5% slower on the H200, docs/Wgmma.md)">,
     Option<"programTiles", "program-tiles", "int64_t", /*default=*/"1",
            "Programs per thread block: k > 1 runs the programs of k "
            "consecutive (batch, head) pairs at one query block one after "

@@ -100,6 +100,12 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
                      "warps form whole warpgroups of 16-row warps (false: "
                      "mma.sync, and scores-ahead=auto as tf32)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> wgmmaTf32PV{
+      *this, "wgmma-tf32-pv",
+      llvm::cl::desc("On sm_90a: tf32 P V of a scores-ahead kernel of one "
+                     "warpgroup on wgmma as O^T = V^T P^T (opt-in; default: "
+                     "mma.sync)"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> programTiles{
       *this, "program-tiles",
       llvm::cl::desc("Programs per thread block (k consecutive batch and "

@@ -67,6 +67,9 @@ struct PTXOptions {
   /// On sm_90a: 16-bit Q K^T and P V on wgmma where the kernel allows it
   /// (--convert-attn-to-nvvm's wgmma-16bit).
   bool wgmmaSixteenBit = true;
+  /// On sm_90a: tf32 P V of a scores-ahead kernel of one warpgroup on
+  /// wgmma (--convert-attn-to-nvvm's wgmma-tf32-pv; opt-in).
+  bool wgmmaTf32PV = false;
   /// On sm_90a, kernels whose async copies are all tensor copies: a
   /// producer warpgroup issues them (--convert-attn-to-nvvm's
   /// warp-specialize; such a kernel's block has 128 more threads).

@@ -137,6 +137,7 @@ struct ConvertAttnToNVVMPass
       distribute.ieee = ieee;
       distribute.wgmma = wgmma;
       distribute.wgmmaSixteenBit = wgmmaSixteenBit;
+      distribute.wgmmaTf32PV = wgmmaTf32PV;
       distribute.programPrefetch = programPrefetch;
       distribute.programPrefetchL2 = programPrefetchL2;
       distribute.prefetchAhead = prefetchAhead;

@@ -416,7 +416,10 @@ LogicalResult Distributor::rewriteContraction(linalg::GenericOp op) {
   }
   // A tile loaded by tensor copies: the slot's phase (TensorCopy.cpp).
   waitForTensorCopy(op);
-  if (wgmmaContractions.contains(op)) {
+  if (groupContractions.contains(op)) {
+    if (failed(contractGroupPV(op, *a, *bBuf, *c)))
+      return failure();
+  } else if (wgmmaContractions.contains(op)) {
     // In the loop, the next block's scores run on while this block's softmax
     // and P V do.
     if (failed(contractWithWgmma(*a, *bBuf, *c, k,

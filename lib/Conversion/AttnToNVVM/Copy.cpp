@@ -323,8 +323,10 @@ LogicalResult Distributor::rewriteCopy(linalg::CopyOp op) {
       to->cols == from->cols && !to->transposedAcc && !from->transposedAcc) {
     // The next block's scores into S: a wgmma issued for them is waited
     // for here, the end of the iteration that overlapped it.
+    // A P V on wgmma issued after it in this block stays in flight.
     if (asyncAccumulators.erase(from->storage))
-      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+      NVVM::WgmmaWaitGroupSyncOp::create(
+          b, loc, groupPVBlocks.contains(op->getBlock()) ? 1 : 0);
     for (int64_t k = 0, e = rowTiles * (from->cols / 8) * 4; k < e; ++k)
       storePrivate(*to, k, loadPrivate(*from, k));
     b.eraseOp(op);
@@ -563,11 +565,18 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
   auto dstType = cast<MemRefType>(dst.getType());
   Type elt = dstType.getElementType();
   int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  // A warpgroup's transposed accumulator is staged (its lanes' pairs are
+  // 16-byte runs of 16 rows each: straight from registers, the row
+  // addresses and bounds of 16 guarded store groups doubled the seed
+  // kernel's epilogue, bench/results/2026-12-02-h200-wgmma-tf32-pv.log).
+  if (src.groupTransposed && (dstType.getRank() != 2 || src.cols * bytes % 16))
+    return op.emitOpError("expects a 2-d store of whole 16-byte chunks from "
+                          "a warpgroup's transposed accumulator");
   // Transposed accumulators store straight from registers (see
   // storeTransposedPairs) from head dim 32 on: at 16, ptxas spilled the row
   // bounds of a boolean-mask kernel kept alive for the stores (20 bytes).
-  if (src.transposedAcc && dstType.getRank() == 2 && src.cols >= 32 &&
-      src.cols * bytes % 16 == 0) {
+  if (src.transposedAcc && !src.groupTransposed && dstType.getRank() == 2 &&
+      src.cols >= 32 && src.cols * bytes % 16 == 0) {
     storeTransposedPairs(op, src, dst, rows);
     b.eraseOp(op);
     return success();
@@ -599,7 +608,9 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
     waitForSingleTensorCopies();
     barrier();
     auto pairType = VectorType::get({2}, elt);
-    if (src.transposedAcc) {
+    if (src.groupTransposed)
+      stageGroupTransposedPairs(op, src, staging);
+    else if (src.transposedAcc) {
       // Element pairs (dm, qn, 0, j), (dm, qn, 1, j): 2 adjacent columns.
       for (int64_t dm = 0; dm < src.cols / 16; ++dm)
         for (int64_t qn = 0; qn < 2 * rowTiles; ++qn)

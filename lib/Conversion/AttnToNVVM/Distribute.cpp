@@ -260,6 +260,10 @@ LogicalResult Distributor::rewriteElementwise(linalg::GenericOp op) {
       return op.emitOpError("expects register block operands");
     operands.push_back(buf);
   }
+  // The warpgroup's transposed accumulator: its row factors come through
+  // shared memory under a barrier of the warpgroup (no per-warp skip).
+  if (llvm::any_of(operands, [](Buffer *buf) { return buf->groupTransposed; }))
+    return rewriteGroupTransposedElementwise(op, operands);
   b.setInsertionPoint(op);
   // x * 1 == x exactly (NaN, infinities and signed zeros included), so the
   // warp may skip the multiplies when all of its rows' factors are 1. The
@@ -348,6 +352,7 @@ bool Distributor::isWarpUniformFlag(linalg::GenericOp op) {
             return WalkResult::advance();
           Buffer *a = lookup(generic.getDpsInputs()[0]);
           if (wgmmaContractions.contains(generic) ||
+              groupContractions.contains(generic) ||
               (ieee && (!a || a->layout == Layout::Acc)))
             return WalkResult::interrupt();
         }
@@ -404,7 +409,10 @@ LogicalResult Distributor::rewriteBlockAny(linalg::GenericOp op, Buffer &out) {
   bool warpUniform = isWarpUniformFlag(op) && !warpSpecialized;
   // An OR over the program known to be true (a causal diagonal block of
   // its loop's range): no thread-block reduction for it.
-  if (!warpUniform && op->hasAttr(kProgramLiveAttrName)) {
+  // (Under warp specialization, a flag that would be the warp's stays the
+  // consumers' OR, marked or not.)
+  if (!warpUniform && op->hasAttr(kProgramLiveAttrName) &&
+      !(warpSpecialized && isWarpUniformFlag(op))) {
     storePrivate(out, 0, arith::ConstantIntOp::create(b, loc, 1, 1));
     b.eraseOp(op);
     return success();
@@ -469,6 +477,7 @@ void Distributor::allocateSharedView(int64_t rows, int64_t cols, Type elt,
           cIndex(~int64_t(1023)));
       sharedOffset += 1024;
     }
+    buf.alignedOffset = swizzleUsed;
     buf.base = swizzleUsed ? arith::AddIOp::create(b, loc, swizzleBase,
                                                    cIndex(swizzleUsed))
                                  .getResult()
@@ -590,6 +599,8 @@ FailureOr<int64_t> Distributor::run() {
   selectWgmmaOperands();
   // tf32 mma.sync operands read 16 bytes at a time where they can be.
   selectWideTf32Operands();
+  // Of those, tf32 P V on wgmma for the warpgroup (WgmmaPV.cpp).
+  selectGroupPV();
 
   // Storage: shared views, register arrays, ieee P scratch (in the kernel's
   // entry block, where LLVM promotes the register arrays).
@@ -650,6 +661,7 @@ FailureOr<int64_t> Distributor::run() {
   // tf32 Q fragments read once, into registers, after Q's copy.
   selectCachedFragments();
   allocateTransposedTiles();
+  allocateGroupPV();
   // K tiles by TMA tensor copies where asked and possible.
   if (failed(selectTensorCopies()))
     return failure();

@@ -86,6 +86,16 @@ struct Buffer {
   /// Distributor::transposedIndex, holds row qn * 8 + 2 (lane % 4) + j of
   /// the warp and column dm * 16 + 2 (lane / 4) + i.
   bool transposedAcc = false;
+  /// A transposedAcc that tf32 P V writes on wgmma for the whole warpgroup
+  /// (WgmmaPV.cpp): O^T as m64n64 accumulators, one per 64 head-dim
+  /// columns h. Register 32 h + 4 J + 2 i + j of a lane holds query row
+  /// 8 J + 2 (lane % 4) + j of the program and head-dim column 64 h +
+  /// groupColumn + i; element (dm, qn, i, j) of the transposed numbering is
+  /// h = dm / 4, J = 2 (dm % 4) + qn.
+  bool groupTransposed = false;
+  /// Swizzled and realigned tiles: the offset of `base` from the 1024-byte
+  /// aligned base of the swizzled tiles.
+  int64_t alignedOffset = -1;
 };
 
 /// The shared-memory byte address (an index) of element (row, col) of `buf`.
@@ -99,12 +109,20 @@ Value sharedAddress(OpBuilder &b, Location loc, const Buffer &buf, Value row,
 std::pair<Value, Value> chunkPosition(OpBuilder &b, Location loc,
                                       const Buffer &to, Value idx, int64_t vec);
 
+/// `steps` wgmma.mma_async with A from registers on the accumulator struct
+/// `acc` of `regs` f32 (Wgmma.cpp); the first carries the wgmma.fence.
+Value issueRegisterAWgmma(OpBuilder &b, Location loc, Value acc, int64_t regs,
+                          StringRef instruction, StringRef immediates,
+                          int64_t steps, bool operandsFirst,
+                          function_ref<SmallVector<Value>(int64_t)> operandsOf);
+
 class Distributor {
 public:
   Distributor(RewriterBase &b, gpu::GPUFuncOp kernel, KernelConfigAttr config,
               const DistributeOptions &options)
       : b(b), kernel(kernel), config(config), ieee(options.ieee),
         wgmma(options.wgmma), wgmmaSixteenBit(options.wgmmaSixteenBit),
+        wgmmaTf32PV(options.wgmmaTf32PV),
         programPrefetch(options.programPrefetch),
         programPrefetchL2(options.programPrefetchL2),
         prefetchAhead(options.prefetchAhead),
@@ -445,6 +463,55 @@ private:
   void contractWithWideTf32(Buffer &a, Buffer &bBuf, Buffer &c,
                             bool bTransposed, int64_t k);
   DenseSet<Operation *> wideContractions;
+
+  // tf32 P V on wgmma for the warpgroup (WgmmaPV.cpp).
+  /// Among the transposed P V of selectWideTf32Operands, the ones that run
+  /// on wgmma as O^T = V^T P^T (marks their accumulators groupTransposed).
+  void selectGroupPV();
+  /// Their shared memory: two swizzled P tiles over Q's cached tile, and
+  /// the row exchange. False (and the selection undone) where Q's tile
+  /// cannot hold them.
+  bool allocateGroupPV();
+  /// The head-dim column (in each 64) of this lane's first accumulator
+  /// element: 16-byte runs 64 bytes apart, so that V's 8-byte fragment loads
+  /// of a half warp (four rows 16 bytes apart in banks) are conflict-free.
+  Value groupColumn();
+  /// Flips the P tile / exchange phase and returns the one to use now.
+  Value nextGroupPhase();
+  /// Stores P (the A operand of `pv`, in S's accumulator layout) into the P
+  /// tile of `phase`, row-major in the 128-byte swizzle.
+  void stageGroupP(linalg::GenericOp pv, Value phase);
+  /// Elementwise math on a groupTransposed accumulator: the row factors
+  /// through the exchange. Right before its P V, the P tile is staged with
+  /// them, under the same barrier.
+  LogicalResult rewriteGroupTransposedElementwise(linalg::GenericOp op,
+                                                  ArrayRef<Buffer *> operands);
+  /// The wgmma of `op` (staged by its rescale, or here).
+  LogicalResult contractGroupPV(linalg::GenericOp op, Buffer &a, Buffer &v,
+                                Buffer &c);
+  /// A groupTransposed accumulator's pairs into the staging tile of its
+  /// store (rewriteStore).
+  void stageGroupTransposedPairs(linalg::GenericOp op, Buffer &src,
+                                 Value staging);
+  /// The math of rewriteGroupTransposedElementwise on its operands, with
+  /// the row factors `rowValues` (2 J + j).
+  void emitGroupElementwise(linalg::GenericOp op, ArrayRef<Buffer *> operands,
+                            ArrayRef<Value> rowValues);
+  /// A rescale staged with its P V, emitted there after V's loads.
+  struct DeferredRescale {
+    linalg::GenericOp op;
+    SmallVector<Buffer *> operands;
+    SmallVector<Value> rowValues;
+  };
+  DenseMap<Operation *, DeferredRescale> deferredRescales;
+  DenseSet<Operation *> groupContractions;
+  /// The address (index) of P tile 0 (tile 1 follows) and of the exchange
+  /// (two phases of 64 rows, then the epilogue's), a private phase counter,
+  /// and the phase each staged P V used.
+  Value groupPTiles, groupRows, groupPhase;
+  DenseMap<Operation *, Value> stagedGroupPV;
+  /// The blocks that issue a P V on wgmma, left in flight.
+  DenseSet<Block *> groupPVBlocks;
   /// The tf32 A registers of row tile mt at k step kt of Q K^T (k wide):
   /// from the fragment cache, or read from shared memory.
   SmallVector<Value> loadTf32A(Buffer &a, int64_t mt, int64_t kt, int64_t k);
@@ -515,6 +582,7 @@ private:
   bool ieee;
   bool wgmma;
   bool wgmmaSixteenBit;
+  bool wgmmaTf32PV;
   /// Prefetch Q across the programs of a program loop, and the next
   /// program's first K/V blocks into L2 (ProgramPrefetch.cpp).
   bool programPrefetch, programPrefetchL2;

@@ -423,6 +423,9 @@ void Distributor::cachePrefetchedFragments() {
         barrier();
       }
       cacheFragments(tile, point.refill);
+      // P's tiles of a wgmma P V take the tile's place (allocateGroupPV).
+      if (!groupContractions.empty())
+        barrier();
       // No thread reads the tile again: under warp specialization the
       // producer may load the next program's into it.
       if (copied != tensorCopyTiles.end())

@@ -122,7 +122,7 @@ bool Distributor::canPrefetchAcrossPrograms(linalg::CopyOp copy,
     return false;
   // Nothing else may live over the tile (tf32 P V's transposed V tiles
   // reuse Q's when its fragments are cached).
-  if (!transposedTiles.empty())
+  if (!transposedTiles.empty() || !groupContractions.empty())
     return false;
   auto source = copy.getDpsInputs()[0];
   if (cast<MemRefType>(source.getType()).getRank() != 2 ||

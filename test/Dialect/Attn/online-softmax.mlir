@@ -278,12 +278,13 @@ func.func @negative_scale(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v
 
 // A GPU target: each diagonal block ORs "row i sees key col0" over the
 // program's rows (the first key of the block: a row that sees any key of
-// it sees col0) into a flag, twice: Q K^T runs under the first, whose OR
-// over the whole program is marked true (attn.program_live: the loop holds
-// only blocks the last row sees), the rest of the block's math under the
-// second; the GPU lowering ORs each over a warp's rows where what it guards
-// is per warp, so a warp above the block skips it. The unmasked loop has
-// none, and the CPU target (@causal_program above) none at all.
+// it sees col0) into a flag, twice: Q K^T runs under the first, the rest
+// of the block's math under the second. Both ORs over the whole program are
+// marked true (attn.program_live: the loop holds only blocks the last row
+// sees); the GPU lowering ORs each over a warp's rows where what it guards
+// is per warp, so a warp above the block skips it, and takes it as true
+// where it guards a warpgroup's wgmma. The unmasked loop has none, and the
+// CPU target (@causal_program above) none at all.
 // CHECK-LABEL: func @causal_gpu
 // CHECK:         %[[FLAG:.*]] = memref.alloca() : memref<i1>
 // CHECK-NEXT:    %[[QKFLAG:.*]] = memref.alloca() : memref<i1>
@@ -311,7 +312,7 @@ func.func @negative_scale(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v
 // CHECK-NEXT:        }
 // CHECK-NEXT:      }
 // CHECK-NEXT:      linalg.fill ins(%false : i1) outs(%[[FLAG]] : memref<i1>)
-// CHECK-NEXT:      linalg.generic {{.*}}iterator_types = ["reduction"]} ins(%{{.*}} : memref<16xf32>) outs(%[[FLAG]] : memref<i1>) {
+// CHECK-NEXT:      linalg.generic {{.*}}iterator_types = ["reduction"]} ins(%{{.*}} : memref<16xf32>) outs(%[[FLAG]] : memref<i1>) attrs = {attn.program_live} {
 // CHECK:           %[[LIVE:.*]] = memref.load %[[FLAG]][]
 // CHECK-NEXT:      scf.if %[[LIVE]] {
 // CHECK:             arith.cmpi sle

@@ -97,7 +97,7 @@ func.func @causal_program(%q: memref<?x4x?x32xf16>, %k: memref<?x2x?x32xf16>, %v
 // ALL:           }
 // ALL-COUNT-2:   linalg.copy {attn.async_copy}
 // ALL-NOT:       linalg.copy {attn.async_copy}
-// ALL:           linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}}outs(%{{.*}} : memref<i1>) {
+// ALL:           linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}}outs(%{{.*}} : memref<i1>) attrs = {attn.program_live} {
 // ALL:           %[[LIVE:.*]] = memref.load %{{.*}}[] : memref<i1>
 // ALL:           scf.if %[[LIVE]] {
 // ALL-NOT:         linalg.copy {attn.async_copy}

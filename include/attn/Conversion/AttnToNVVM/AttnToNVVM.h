@@ -123,6 +123,10 @@ struct DistributeOptions {
   /// On sm_90a, 16-bit Q K^T and P V on wgmma where the kernel allows it
   /// (whole warpgroups of 16-row warps), without `wgmma`.
   bool wgmmaSixteenBit = true;
+  /// On sm_90a, tf32 P V of a scores-ahead kernel of one warpgroup on wgmma
+  /// as O^T = V^T P^T: V^T from registers, P through shared memory
+  /// (WgmmaPV.cpp; opt-in).
+  bool wgmmaTf32PV = false;
   /// In a program loop on sm_90+: the next program's tf32 Q tile by bulk
   /// copies while the current program runs.
   bool programPrefetch = false;

@@ -318,9 +318,10 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
   // only, so a warp whose rows are all above the block's first key skips
   // its math (no barrier: the loads stay outside). Q K^T and the rest are
   // two `scf.if`s, so that --attn-pipeline still issues the next block's
-  // loads after Q K^T, on two flags: Q K^T's is marked true over the
-  // program (attn.program_live), so that a warpgroup's wgmma needs no
-  // thread-block OR, and the rest's stays per warp. (Exact f32: one flag
+  // loads after Q K^T, on two flags, both marked true over the program
+  // (attn.program_live): Q K^T's, so that a warpgroup's wgmma needs no
+  // thread-block OR; the rest's stays per warp where its P V is per warp,
+  // and is true where P V is the warpgroup's wgmma. (Exact f32: one flag
   // for both, unmarked, whose P V is the thread block's; see qkLiveFlag.)
   if (masked && liveFlag && !userMask()) {
     Value qkLive =
@@ -333,7 +334,7 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
       buildContraction();
     }
     Value live = qkLiveFlag ? buildCausalLiveCheck(col0, liveFlag,
-                                                   /*programLive=*/false)
+                                                   /*programLive=*/true)
                             : qkLive;
     auto rest = scf::IfOp::create(b, loc, live, /*withElseRegion=*/false);
     b.setInsertionPoint(rest.thenBlock()->getTerminator());
