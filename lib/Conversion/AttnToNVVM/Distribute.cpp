@@ -754,7 +754,16 @@ FailureOr<int64_t>
 mlir::attn::distributeProgram(RewriterBase &rewriter, gpu::GPUFuncOp kernel,
                               KernelConfigAttr config,
                               const DistributeOptions &options) {
+  // A kernel that scans a mask block map's rows (RowScan.cpp) reads the
+  // shared memory's base afresh for its wgmma descriptors
+  // (Distributor::uniformSharedAddress).
+  bool scansRows = false;
+  kernel.walk([&](scf::ForOp loop) {
+    scansRows |= loop->hasAttr(kBlockRowScanAttrName);
+  });
   if (failed(distributeBlockRowScans(rewriter, kernel)))
     return failure();
-  return Distributor(rewriter, kernel, config, options).run();
+  Distributor distributor(rewriter, kernel, config, options);
+  distributor.freshSharedBase = scansRows;
+  return distributor.run();
 }

@@ -131,6 +131,9 @@ public:
         warpSpecialize(options.warpSpecialize) {}
 
   FailureOr<int64_t> run();
+  /// Read the shared memory's base afresh for each wgmma descriptor
+  /// (uniformSharedAddress).
+  bool freshSharedBase = false;
 
 private:
   // Geometry.
@@ -170,6 +173,9 @@ private:
   /// completed cp.async) visible to wgmma, which reads through the async
   /// proxy; a barrier after it publishes them to the warpgroup.
   void fenceForAsyncProxy();
+  /// `address` (in the swizzled tiles' region) from the dynamic shared
+  /// memory's symbol read at the point of use, for a wgmma descriptor.
+  Value uniformSharedAddress(Value address);
 
   // Analysis.
   LogicalResult classify();

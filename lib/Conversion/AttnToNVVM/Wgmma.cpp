@@ -170,6 +170,37 @@ void Distributor::selectWgmmaOperands() {
   }
 }
 
+Value Distributor::uniformSharedAddress(Value address) {
+  if (!swizzleBase || !freshSharedBase)
+    return address;
+  // The dynamic shared memory's address, read here from its symbol (an
+  // asm with side effects: LLVM neither hoists nor merges it): ptxas then
+  // builds the descriptor in uniform registers. From the one value
+  // computed at the entry, ptxas kept it in an ordinary register in the
+  // seed's mask kernel and moved it and each descriptor to uniform ones
+  // before every wgmma: its unmasked loop 568 SASS instructions against
+  // the `causal` kernel's 496, and 509 this way
+  // (bench/results/2026-12-02-h200-mask-kernel-sass.log). Only in kernels
+  // that scan a mask block map's rows: where ptxas keeps the base in a
+  // uniform register anyway (the `causal` kernel, the 16-bit ones), the
+  // reads cost 9 instructions a loop iteration.
+  Value raw =
+      LLVM::InlineAsmOp::create(
+          b, loc, b.getI32Type(), ValueRange(),
+          "mov.u32 $0, __dynamic_shmem__0;", "=r",
+          /*has_side_effects=*/true, /*is_align_stack=*/false,
+          LLVM::tailcallkind::TailCallKind::None,
+          LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+          /*operand_attrs=*/ArrayAttr())
+          .getResult(0);
+  Value base = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), raw);
+  Value aligned = arith::AndIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, base, cIndex(1023)),
+      cIndex(~int64_t(1023)));
+  return arith::AddIOp::create(
+      b, loc, aligned, arith::SubIOp::create(b, loc, address, swizzleBase));
+}
+
 void Distributor::fenceForAsyncProxy() {
   NVVM::FenceProxyOp::create(
       b, loc, NVVM::ProxyKind::async_shared,
@@ -250,7 +281,8 @@ LogicalResult Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
   // bytes further in the atom, and the next atom `rows * 128` bytes on.
   auto descriptor = [&](const Buffer &tile, Value base,
                         int64_t stride) -> Value {
-    Value address = arith::IndexCastOp::create(b, loc, i64, base);
+    Value address =
+        arith::IndexCastOp::create(b, loc, i64, uniformSharedAddress(base));
     Value start = arith::ShRUIOp::create(
         b, loc,
         arith::AndIOp::create(
@@ -310,7 +342,8 @@ LogicalResult Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
     // elements of d (128 bytes a key), the next 8 keys 1024 bytes on
     // (stride byte offset) and the next 64 of d `rows * 128` bytes on
     // (leading byte offset); a k step is two 8-key groups, 2048 bytes.
-    Value address = arith::IndexCastOp::create(b, loc, i64, bBuf.base);
+    Value address = arith::IndexCastOp::create(b, loc, i64,
+                                               uniformSharedAddress(bBuf.base));
     Value start = arith::ShRUIOp::create(
         b, loc,
         arith::AndIOp::create(
