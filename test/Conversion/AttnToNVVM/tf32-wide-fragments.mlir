@@ -45,8 +45,8 @@
 // CHECK:           nvvm.cp.async.wait.group 0
 // CHECK-NEXT:      gpu.barrier
 // CHECK:           memref.store %false, %[[QKFLAG:.*]][%c0] : memref<1xi1>
-// CHECK-COUNT-2:   arith.cmpi sle
-// CHECK-NOT:       arith.cmpi sle
+// CHECK-COUNT-2:   arith.minsi
+// CHECK-NOT:       arith.minsi
 // CHECK:           %[[QKANY:.*]] = nvvm.vote.sync any
 // CHECK-NEXT:      memref.store %[[QKANY]], %[[QKFLAG]]
 // CHECK-NEXT:      %[[QKLIVE:.*]] = memref.load %[[QKFLAG]]

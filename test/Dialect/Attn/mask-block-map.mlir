@@ -26,9 +26,9 @@
 // MAP:     %[[NONZERO:.*]] = arith.cmpf une, %[[TERM]], %[[ZERO:.*]] : f32
 // The triangular class's term: 0 up to the diagonal (top-left without
 // causal) and before Tk, else -inf.
-// MAP:     %[[DIAG:.*]] = arith.addi %[[I]], %c0 : index
-// MAP:     %[[BELOW:.*]] = arith.cmpi sle, %[[J]], %[[DIAG]] : index
-// MAP:     %[[SEEN:.*]] = arith.andi %[[INSIDE]], %[[BELOW]] : i1
+// MAP:     %[[DIAG:.*]] = arith.addi %[[I]], %c1 : index
+// MAP:     %[[LIMIT:.*]] = arith.minsi %[[TK]], %[[DIAG]] : index
+// MAP:     %[[SEEN:.*]] = arith.cmpi slt, %[[J]], %[[LIMIT]] : index
 // MAP:     %[[TRI:.*]] = arith.select %[[SEEN]], %[[ZERO]], %[[NEGINF]] : f32
 // MAP:     %[[NOTTRI:.*]] = arith.cmpf une, %[[TERM]], %[[TRI]] : f32
 // MAP:   } {attn.block_reduce}
@@ -66,7 +66,8 @@
 // PROG:     scf.if %[[TRI]] {
 // PROG-NEXT:  linalg.fill ins(%false : i1) outs(%[[FLAG:.*]] : memref<i1>)
 // PROG-NEXT:  linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%{{.*}} : memref<64xf32>) outs(%[[FLAG]] : memref<i1>)
-// PROG:         arith.cmpi sle, %[[COL0:.*]], %{{.*}} : index
+// PROG:         %[[LIM:.*]] = arith.minsi
+// PROG-NEXT:    arith.cmpi slt, %[[COL0:.*]], %[[LIM]] : index
 // PROG:     } else {
 // PROG-NEXT:  linalg.fill ins(%true : i1) outs(%[[FLAG]] : memref<i1>)
 // PROG-NEXT: }
@@ -83,9 +84,10 @@
 // PROG-NEXT:   linalg.generic {{.*}} outs(%[[S:.*]] : memref<64x32xf32>)
 // PROG-NEXT:   ^bb0(%[[OUT:.*]]: f32):
 // PROG-NOT:      memref.load
-// PROG:          %[[SEEN:.*]] = arith.cmpi sle
+// PROG:          %[[LIMIT:.*]] = arith.minsi
+// PROG-NEXT:     %[[SEEN:.*]] = arith.cmpi slt, %{{.*}}, %[[LIMIT]]
 // PROG-NOT:      memref.load
-// PROG:          arith.select %{{.*}}, %[[OUT]], %{{.*}} : f32
+// PROG:          arith.select %[[SEEN]], %[[OUT]], %{{.*}} : f32
 // A mixed block reads its terms, ORs "term != -inf" into the flag and
 // applies them; a block of zero terms needs nothing (no mask read, no
 // select, no scale).
@@ -210,7 +212,8 @@ func.func @broadcast(%q: tensor<?x8x?x64xf32>, %m: tensor<1x1x?x?xf32>) -> tenso
 // PROG: %[[T16:.*]] = arith.cmpi eq, %[[C16:.*]], %c3_i8 : i8
 // PROG-NEXT: scf.if %[[T16]] {
 // PROG-NOT: memref<?x1x?x?xf16
-// PROG: arith.cmpi sle
+// PROG: %[[LIM16:.*]] = arith.minsi
+// PROG-NEXT: arith.cmpi slt, %{{.*}}, %[[LIM16]]
 // PROG-NOT: memref<?x1x?x?xf16
 // PROG: } else {
 // PROG-NEXT: %[[M16:.*]] = arith.cmpi ne, %[[C16]], %c1_i8 : i8

@@ -101,15 +101,16 @@
 // CHECK:           arith.minsi %c8
 // CHECK:           linalg.fill
 // CHECK:           linalg.copy
-// Keep key j of row i when j < Tk and j <= i (top_left); else -inf. The
-// score is not scaled here either.
+// Keep key j of row i when j < Tk and j <= i (top_left), as one compare
+// j < min(Tk, i + 1); else -inf. The score is not scaled here either.
 // CHECK:           linalg.generic
 // CHECK:             linalg.index 0
 // CHECK:             linalg.index 1
 // CHECK-NOT:         arith.mulf
-// CHECK:             arith.cmpi slt
-// CHECK:             arith.cmpi sle
-// CHECK:             arith.andi
+// CHECK:             %[[NEXT:.*]] = arith.addi %{{.*}}, %c1
+// CHECK-NEXT:        %[[LIM:.*]] = arith.minsi %{{.*}}, %[[NEXT]]
+// CHECK-NEXT:        arith.cmpi slt, %{{.*}}, %[[LIM]]
+// CHECK-NOT:         arith.andi
 // CHECK:             arith.select %{{.*}}, %{{.*}}, %[[NEGINF]]
 // CHECK:         }
 // O = acc * ((l == 0) ? 0 : 1 / l), once after the loop: one division per
@@ -145,8 +146,10 @@ func.func @causal_program(%q: memref<?x4x?x32xf16>, %k: memref<?x2x?x32xf16>, %v
 // CHECK:         scf.for
 // CHECK:         scf.for
 // CHECK:           linalg.generic
-// CHECK:             %[[LIMIT:.*]] = arith.addi %{{.*}}, %[[OFF]]
-// CHECK:             arith.cmpi sle, %{{.*}}, %[[LIMIT]]
+// CHECK:             %[[OFF1:.*]] = arith.addi %[[OFF]], %c1
+// CHECK:             %[[LAST:.*]] = arith.addi %{{.*}}, %[[OFF1]]
+// CHECK-NEXT:        %[[LIMIT:.*]] = arith.minsi %[[TK]], %[[LAST]]
+// CHECK-NEXT:        arith.cmpi slt, %{{.*}}, %[[LIMIT]]
 // f32 inputs: no rounding of P.
 // CHECK-NOT:         arith.truncf %{{.*}} : f32 to f16
 func.func @bottom_right(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v: memref<?x4x?x32xf32>, %o: memref<?x4x?x32xf32>, %b: index, %h: index, %qb: index) {
@@ -298,10 +301,9 @@ func.func @negative_scale(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v
 // CHECK-NEXT:      ^bb0(%{{.*}}: f32, %[[OR:.*]]: i1):
 // CHECK-NEXT:        %[[I:.*]] = linalg.index 0
 // CHECK-NEXT:        %[[ROW:.*]] = arith.addi %{{.*}}, %[[I]]
-// CHECK-NEXT:        %[[TAIL:.*]] = arith.cmpi slt, %[[COL0]], %{{.*}}
-// CHECK-NEXT:        %[[LIMIT:.*]] = arith.addi %[[ROW]], %{{.*}}
-// CHECK-NEXT:        %[[DIAG:.*]] = arith.cmpi sle, %[[COL0]], %[[LIMIT]]
-// CHECK-NEXT:        %[[SEES:.*]] = arith.andi %[[TAIL]], %[[DIAG]]
+// CHECK-NEXT:        %[[LAST:.*]] = arith.addi %[[ROW]], %{{.*}}
+// CHECK-NEXT:        %[[LIMIT:.*]] = arith.minsi %{{.*}}, %[[LAST]]
+// CHECK-NEXT:        %[[SEES:.*]] = arith.cmpi slt, %[[COL0]], %[[LIMIT]]
 // CHECK-NEXT:        %[[ANY:.*]] = arith.ori %[[OR]], %[[SEES]]
 // CHECK-NEXT:        linalg.yield %[[ANY]]
 // CHECK:           %[[QKLIVE:.*]] = memref.load %[[QKFLAG]][]
@@ -315,7 +317,8 @@ func.func @negative_scale(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v
 // CHECK-NEXT:      linalg.generic {{.*}}iterator_types = ["reduction"]} ins(%{{.*}} : memref<16xf32>) outs(%[[FLAG]] : memref<i1>) attrs = {attn.program_live} {
 // CHECK:           %[[LIVE:.*]] = memref.load %[[FLAG]][]
 // CHECK-NEXT:      scf.if %[[LIVE]] {
-// CHECK:             arith.cmpi sle
+// CHECK:             arith.minsi
+// CHECK-NEXT:        arith.cmpi slt
 // CHECK:             math.exp2
 // CHECK:             linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
 // CHECK:               linalg.yield

@@ -21,15 +21,19 @@ using namespace mlir::attn;
 
 Value KeyVisibility::buildVisible(OpBuilder &b, Location loc, Value i, Value j,
                                   Value *bias) const {
-  // Key tail: j < Tk.
-  Value keep =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, j, keyLen);
+  // Key tail and causal diagonal: j < Tk and j <= i + off, as one compare
+  // against the row's limit, j < min(Tk, i + off + 1), which is hoisted out of
+  // the key loop with the row (one ISETP and FSEL a score on the diagonal
+  // blocks, not two and an AND).
+  Value limit = keyLen;
   if (causalOffset) {
-    Value limit = arith::AddIOp::create(b, loc, i, causalOffset);
-    keep = arith::AndIOp::create(
-        b, loc, keep,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, j, limit));
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value last = arith::AddIOp::create(
+        b, loc, i, b.createOrFold<arith::AddIOp>(loc, causalOffset, one));
+    limit = arith::MinSIOp::create(b, loc, keyLen, last);
   }
+  Value keep =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, j, limit);
   if (!mask)
     return keep;
   // Clamp so that padded rows and tail keys read inside the mask.
