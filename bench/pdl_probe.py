@@ -105,6 +105,8 @@ def main():
         handle = function.value if isinstance(function, ctypes.c_void_p) else function
         if handle not in programmatic:
             return plain_launch(function, gx, gy, gz, bx, by, bz, shared, stream, params, extra)
+        if isinstance(stream, ctypes.c_void_p):  # as the runtime passes it
+            stream = stream.value
         attr = LaunchAttribute(id=CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
         attr.value.value = 1
         config = LaunchConfig(gx, gy, gz, bx, by, bz, shared, stream, ctypes.pointer(attr), 1)

@@ -3,6 +3,8 @@ argument block a call fills with data pointers): no GPU, no torch."""
 
 import os
 import sys
+import threading
+import types
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -158,11 +160,18 @@ class FakeTorch:
 
 
 class FakeBuffer:
+    made = 0
+
     def __init__(self, n):
         self.n = n
+        FakeBuffer.made += 1
+        self.pointer = 0x900000 + 0x200 * FakeBuffer.made
 
     def numel(self):
         return self.n
+
+    def data_ptr(self):
+        return self.pointer
 
 
 class FakeDevice:
@@ -172,9 +181,10 @@ class FakeDevice:
 class WorkspaceTest(unittest.TestCase):
     def test_kept_per_stream_and_grown(self):
         k = runtime.Kernel.__new__(runtime.Kernel)
-        k._workspaces = {}
+        k._workspaces, k._epoch = {}, 0
         torch, dev = FakeTorch(), FakeDevice()
         first = k._workspaces_for(torch, dev, 7, False, (16,))
+        self.assertEqual(k._epoch, 1)
         # The same stream reuses its buffer while it is large enough.
         self.assertIs(k._workspaces_for(torch, dev, 7, False, (16,)), first)
         self.assertIs(k._workspaces_for(torch, dev, 7, False, (9,)), first)
@@ -188,6 +198,134 @@ class WorkspaceTest(unittest.TestCase):
         self.assertEqual(grown[0].numel(), 32)
         self.assertIs(k._workspaces_for(torch, dev, 7, False, (30,)), grown)
         self.assertEqual(torch.allocated, [16, 16, 32])
+        # Each new buffer moves the epoch on (plans pointing at the old one
+        # are bound again).
+        self.assertEqual(k._epoch, 3)
+
+
+DEVICE = FakeDevice()
+
+
+class CallTensor(FakeTensor):
+    """A tensor __call__ can take: shape, strides, data pointer, device."""
+
+    def __init__(self, shape, pointer, dtype="torch.bfloat16"):
+        super().__init__(shape, dtype=dtype)
+        self.pointer = pointer
+        self.device = DEVICE
+
+    def data_ptr(self):
+        return self.pointer
+
+
+class CallTest(unittest.TestCase):
+    """Kernel.__call__ with the driver and torch faked: what it writes into
+    the argument blocks, and when, and what it launches."""
+
+    def setUp(self):
+        self.saved = runtime._launch, sys.modules.get("torch")
+        self.launches = []
+
+        def launch(function, gx, gy, gz, bx, by, bz, smem, stream, args, extra):
+            sub = next(s for p in self.k._plans.values() for s in [p] + p.prologue
+                       if s.args is args)
+            self.launches.append((function, stream.value, list(sub.storage)))
+            return 0
+
+        runtime._launch = lambda: launch
+        fake = types.ModuleType("torch")
+        fake._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 7)
+        fake.empty = FakeTorch().empty
+        fake.uint8 = "uint8"
+        sys.modules["torch"] = fake
+        k = kernel_v2()
+        k._plans, k._workspaces, k._tensor_maps, k._tensor_map_pointers = {}, {}, {}, {}
+        k._epoch, k._lock, k._function, k._prologue = 0, threading.Lock(), "main", ["map"]
+        self.binds = 0
+        bind = k._bind
+
+        def counted(*args):
+            self.binds += 1
+            return bind(*args)
+
+        k._bind = counted
+        self.k = k
+
+    def tearDown(self):
+        runtime._launch = self.saved[0]
+        if self.saved[1] is None:
+            del sys.modules["torch"]
+        else:
+            sys.modules["torch"] = self.saved[1]
+
+    def operands(self, q=0x100000, out=0x500000, tq=1000):
+        return (CallTensor((2, 32, tq, 128), q), CallTensor((2, 8, 77, 128), 0x200000),
+                CallTensor((2, 8, 77, 64), 0x300000),
+                CallTensor((1, 1, tq, 77), 0x400000, dtype="torch.bool"),
+                CallTensor((2, 32, tq, 64), out))
+
+    def test_bound_once_and_launched_back_to_back(self):
+        q, k, v, mask, out = self.operands()
+        self.assertIs(self.k(q, k, v, mask, out=out), out)
+        # The map kernel, then the attention kernel, both on the current
+        # stream, with every pointer written before the first launch.
+        self.assertEqual([(f, s) for f, s, _ in self.launches], [("map", 7), ("main", 7)])
+        main = self.launches[1][2]
+        self.assertEqual([main[i] for i in (0, 11, 22, 33, 44)],
+                         [0x100000, 0x200000, 0x300000, 0x400000, 0x500000])
+        workspace = main[55]
+        self.assertEqual(self.launches[0][2][:2], [0x400000, 0x400000])
+        self.assertEqual(self.launches[0][2][11], workspace)
+        self.assertEqual(self.binds, 1)
+        # The launch arguments: grids, blocks and shared memory of the
+        # manifest, the argument blocks as they are.
+        plan = next(iter(self.k._plans.values()))
+        m = self.k.manifest
+        self.assertEqual(plan.launch[:9], ("main", *plan.grid, *m.block, m.shared_memory_bytes,
+                                           plan.launch[8]))
+        self.assertIs(plan.launch[9], plan.args)
+        self.assertEqual(plan.prologue[0].launch[1:8], (2, 8, 1, 128, 1, 1, 0))
+        # The same call again: nothing is written, the same blocks launched.
+        self.k(q, k, v, mask, out=out)
+        self.assertEqual(self.binds, 1)
+        self.assertEqual(self.launches[2:], self.launches[:2])
+        # Another output: bound again.
+        q, k, v, mask, out = self.operands(out=0x600000)
+        self.k(q, k, v, mask, out=out)
+        self.assertEqual(self.binds, 2)
+        self.assertEqual(self.launches[-1][2][44], 0x600000)
+        # A new workspace or tensor-map copy (the epoch): bound again.
+        self.k._epoch += 1
+        self.k(q, k, v, mask, out=out)
+        self.assertEqual(self.binds, 3)
+
+    def test_bound_again_after_a_workspace_grows(self):
+        small = self.operands()
+        self.k(*small[:4], out=small[4])
+        before = self.launches[-1][2][55]
+        # A larger problem on the same stream grows the map's workspace...
+        large = self.operands(tq=3000)
+        self.k(*large[:4], out=large[4])
+        grown = self.launches[-1][2][55]
+        self.assertNotEqual(grown, before)
+        # ... and the small problem's plan then points at the new one too.
+        self.k(*small[:4], out=small[4])
+        self.assertEqual(self.binds, 3)
+        self.assertEqual(self.launches[-1][2][55], grown)
+        self.assertEqual(self.launches[-2][2][11], grown)
+
+    def test_misaligned_pointer_launches_nothing(self):
+        q, k, v, mask, out = self.operands()
+        self.k(q, k, v, mask, out=out)
+        bad = self.operands(q=0x100008)
+        with self.assertRaisesRegex(ValueError, r"^query: the kernel moves 16-byte vectors: its data "
+                                                r"pointer must be 16-byte aligned, got 0x100008$"):
+            self.k(*bad[:4], out=bad[4])
+        self.assertEqual(len(self.launches), 2)
+        # The plan is bound again by the next good call, whatever it held.
+        self.k(q, k, v, mask, out=out)
+        self.assertEqual(self.binds, 3)
+        self.assertEqual(self.launches[-1][2][0], 0x100000)
 
 
 if __name__ == "__main__":

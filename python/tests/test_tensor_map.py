@@ -168,7 +168,8 @@ class EncodeThroughDriverTest(unittest.TestCase):
 def kernel_v3(**overrides):
     k = runtime.Kernel.__new__(runtime.Kernel)  # no driver: only the plan
     k.manifest = Manifest(manifest_v3_data(**overrides))
-    k._tensor_maps, k._tensor_map_pointers = {}, {}
+    k._tensor_maps, k._tensor_map_pointers, k._epoch = {}, {}, 0
+    k._function, k._prologue = "main", []
     return k
 
 
@@ -275,10 +276,13 @@ class DeviceCopiesTest(unittest.TestCase):
         k._fill_tensor_maps(torch, plan, tensors, dev, 8, False)
         self.assertEqual([c[2] for c in self.copies[3:]], [8, 8])
         self.assertEqual(len(k._tensor_maps), 5)
-        # Full: every copy is dropped, then the new one made.
-        runtime.TENSOR_MAP_CACHE_CAPACITY = 5
-        k._fill_tensor_maps(torch, plan, (tensors[0], Data(0x600000)) + tensors[2:], dev, 7, False)
+        # Full: a call that would pass the capacity drops every copy before
+        # it makes its own (Kernel._bind), and moves the epoch on.
+        runtime.TENSOR_MAP_CACHE_CAPACITY = 6
+        full = (tensors[0], Data(0x600000)) + tensors[2:]
+        k._bind(torch, plan, tuple(t.data_ptr() if t else 0 for t in full), full, dev, 7, False)
         self.assertEqual(len(k._tensor_maps), 2)
+        self.assertEqual(k._epoch, 1)
         self.assertEqual(self.copies[-2:], [(0x10a00, 0x600000, 7), (0x10c00, 0x300000, 7)])
         # A data pointer TMA cannot start at.
         with self.assertRaisesRegex(ValueError, r"^tensor map of 'key': the first element is at "
