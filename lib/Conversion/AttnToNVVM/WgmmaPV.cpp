@@ -128,7 +128,10 @@ bool Distributor::allocateGroupPV() {
       cIndex(offset));
   groupPhase =
       memref::AllocaOp::create(b, loc, MemRefType::get({1}, b.getIndexType()));
-  storePrivate(Buffer{Layout::Scalar, {}, groupPhase}, 0, cIndex(0));
+  Buffer counter;
+  counter.layout = Layout::Scalar;
+  counter.storage = groupPhase;
+  storePrivate(counter, 0, cIndex(0));
   return true;
 }
 
@@ -152,7 +155,9 @@ Value Distributor::groupColumn() {
 }
 
 Value Distributor::nextGroupPhase() {
-  Buffer counter{Layout::Scalar, {}, groupPhase};
+  Buffer counter;
+  counter.layout = Layout::Scalar;
+  counter.storage = groupPhase;
   Value phase = loadPrivate(counter, 0);
   storePrivate(counter, 0,
                arith::XOrIOp::create(b, loc, phase, cIndex(1)).getResult());

@@ -134,7 +134,9 @@ def AttnMaskBlockMap : Pass<"attn-mask-block-map", "func::FuncOp"> {
       skip its Q K^T per warp, as a causal diagonal block).
 
     The classes are computed from the same terms the scores use
-    (`KeyVisibility`), over the same rows (padded rows read the last row),
+    (`KeyVisibility`, which tests the key tail and the causal diagonal as one
+    compare against the row's limit, `j < min(Tk, i + off + 1)`), over the
+    same rows (padded rows read the last row),
     so a program that follows the map computes exactly what it computes
     without one. The program gets the map as its `block_map` operand; the
     map is freed after the grid. A mask tensor is read once per launch
