@@ -104,10 +104,8 @@ def _kernel_for(q, k, v, mask, causal, scale):
 
 def _attention_impl(q, k, v, mask, causal, scale):
     _check(q, k, v, mask)
-    kernel = _kernel_for(q, k, v, mask, causal, scale)
-    if mask is not None and mask.dim() == 4 and mask.shape[0] == 1 and q.shape[0] != 1:
-        pass  # broadcast dims of size 1 are read at index 0 by the kernel
-    return kernel(q, k, v, mask)
+    # A mask's broadcast dims (size 1) are read at index 0 by the kernel.
+    return _kernel_for(q, k, v, mask, causal, scale)(q, k, v, mask)
 
 
 @torch.library.custom_op("attn_mlir::attention", mutates_args=())
