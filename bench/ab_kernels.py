@@ -52,12 +52,13 @@ def problem(torch, name, t):
 
 
 def interleaved_times(torch, calls, rounds):
-    """CUDA-event times (ms) of each of the two `calls` (a dict), `rounds`
-    each, one call at a time, alternating which of the two goes first."""
-    first, second = calls
+    """CUDA-event times (ms) of each of `calls` (a dict), `rounds` each, one
+    call at a time, in the dict's order in even rounds and reversed in odd
+    ones (for two calls: alternating which goes first)."""
+    order = list(calls)
     times = {side: [] for side in calls}
     for r in range(rounds):
-        for side in ((first, second) if r % 2 == 0 else (second, first)):
+        for side in (order if r % 2 == 0 else order[::-1]):
             s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             s.record()
             calls[side]()

@@ -43,22 +43,12 @@ def host_us(torch, fn, n=300, reps=7):
 
 def event_us(torch, calls, rounds):
     """The median CUDA-event time (us) of a single call of each of `calls`,
-    interleaved, alternating the order each round."""
+    interleaved (ab_kernels.interleaved_times), after a common warm-up."""
+    from ab_kernels import interleaved_times
     from attn_mlir.explain import warm_up
 
     warm_up(lambda: [c() for c in calls.values()])
-    times = {name: [] for name in calls}
-    for r in range(rounds):
-        items = list(calls.items())
-        if r % 2:
-            items.reverse()
-        for name, call in items:
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            call()
-            e.record()
-            e.synchronize()
-            times[name].append(s.elapsed_time(e))
+    times = interleaved_times(torch, calls, rounds)
     return {name: sorted(ts)[len(ts) // 2] * 1000 for name, ts in times.items()}
 
 

@@ -3,6 +3,8 @@ whose CUDA events read a clock that the timed functions advance.
 
 - attn_mlir.explain.warm_up: at least `calls` calls and `min_ms` of wall
   time (the H200 reaches its power cap's clocks within about 200 ms);
+- bench/ab_kernels.py interleaved_times(): one event-timed call at a
+  time, in order and reversed in turn;
 - bench/attn_bench.py measure(): every provider of a shape checked, then
   warmed up and timed call by call, interleaved (A B A B ...), one row per
   provider with its median, a failing provider a row with its error."""
@@ -51,11 +53,28 @@ def fake_torch():
 sys.modules["torch"] = fake_torch()
 from attn_mlir import explain as ex  # noqa: E402
 import attn_bench as ab  # noqa: E402
+import ab_kernels  # noqa: E402
 
 ab.torch = sys.modules["torch"]  # what attn_bench.import_torch() would set
 
 
 class BenchTimingTest(unittest.TestCase):
+    def test_interleaved_times_alternate_the_order(self):
+        # bench/ab_kernels.py (and runtime_ab.py, program_timeline.py): one
+        # event-timed call at a time, the calls in order, then reversed.
+        order = []
+
+        def call(name, ms):
+            def run():
+                order.append(name)
+                Clock.now += ms
+            return run
+
+        times = ab_kernels.interleaved_times(
+            sys.modules["torch"], {"a": call("a", 1.0), "b": call("b", 2.0), "c": call("c", 3.0)}, 3)
+        self.assertEqual(order, list("abccbaabc"))
+        self.assertEqual(times, {"a": [1.0] * 3, "b": [2.0] * 3, "c": [3.0] * 3})
+
     def test_warm_up_waits_for_the_clock(self):
         calls = []
 
