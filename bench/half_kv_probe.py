@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""What the seed kernels would gain if half of their K and V bytes did not
+come from the L2 (a timing probe: its outputs are wrong).
+
+    half_kv_probe.py --kernels DIR --out DIR [--names seed_causal,seed_mask]
+                     [--control]
+
+Copies the manifests and PTX of `--kernels` (compile_bench_kernels.py's
+output) to `--out`, rewriting each tensor copy of the K and V maps (the
+kernel's second and third tensor_map params) so that the key coordinate of
+every odd key block (bit 5 of the row: blocks of 32 keys) gains 2^30. Such
+a box lies wholly past the tensor's end: TMA fills it with zeros without
+reading memory, and still completes the slot's byte count, so the kernel
+runs the same instructions and barriers while its K and V reads from the
+L2 halve. Q's copies (rows in multiples of 64) are left alone. With
+`--control` the added term is `key & 2^30` (zero for any real key, which
+ptxas cannot know): the same added instructions, no box moved.
+
+Then, on the GPU: ab_kernels.py --a DIR --b OUT --no-check. TMA multicast
+to clusters of two programs (docs/Wgmma.md, "T=256 is bound by the L2")
+would cut the seed's K and V reads by 40% at T=256; this probe bounds what
+fewer L2 bytes are worth there (the moved boxes also skip the load's
+latency, which multicast would not).
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+
+COPY = re.compile(r"^(\s*)(cp\.async\.bulk\.tensor\.4d\.\S+ \[[^\]]+\], \[(%rd\d+), \{)"
+                  r"([^,]+), (%r\d+)(, [^}]+\}\], \[[^\]]+\];)$", re.M)
+
+
+def param_slots(params):
+    """The PTX param index of each manifest param: a memref or workspace is
+    3 + 2 x rank slots (pointers, offset, sizes, strides), a size or a
+    tensor map one (attn_mlir.runtime._pack's layout)."""
+    slots, at = [], 0
+    for p in params:
+        slots.append(at)
+        at += 3 + 2 * p["rank"] if p["kind"] in ("memref", "workspace") else 1
+    return slots
+
+
+def map_registers(ptx, kernel, indices):
+    """The registers the kernel loads its params `indices` into."""
+    body = ptx[ptx.index(f".entry {kernel}("):]
+    loads = dict((int(i), reg) for reg, i in re.findall(
+        r"ld\.param\.[bu]64\s+(%rd\d+), \[" + re.escape(kernel) + r"_param_(\d+)\];", body))
+    return {loads[i] for i in indices}
+
+
+def patch(ptx, registers, control):
+    term = "1073741824" if control else "32"
+    shift = "0" if control else "25"
+
+    count = 0
+
+    def rewrite(m):
+        nonlocal count
+        indent, head, reg, first, key, tail = m.groups()
+        if reg not in registers:
+            return m.group(0)
+        count += 1
+        return (f"{indent}{{\n{indent}.reg .b32 %hkv_t, %hkv_k;\n"
+                f"{indent}and.b32 %hkv_t, {key}, {term};\n"
+                f"{indent}shl.b32 %hkv_t, %hkv_t, {shift};\n"
+                f"{indent}add.s32 %hkv_k, {key}, %hkv_t;\n"
+                f"{indent}{head}{first}, %hkv_k{tail}\n{indent}}}")
+
+    out = COPY.sub(rewrite, ptx)
+    return out, count
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--kernels", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--names", default="seed_causal,seed_mask")
+    ap.add_argument("--control", action="store_true")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    for name in args.names.split(","):
+        with open(os.path.join(args.kernels, name + ".json")) as f:
+            manifest = json.load(f)
+        params = manifest["params"]
+        slots = param_slots(params)
+        wanted = [slots[i] for i, p in enumerate(params)
+                  if p["kind"] == "tensor_map" and p["operand"] in ("key", "value")]
+        with open(os.path.join(args.kernels, manifest["ptx"])) as f:
+            ptx = f.read()
+        chosen = map_registers(ptx, manifest["kernel"], wanted)
+        if len(chosen) != 2:
+            raise SystemExit(f"{name}: expected a key and a value tensor map, found {len(chosen)}")
+        patched, count = patch(ptx, chosen, args.control)
+        with open(os.path.join(args.out, manifest["ptx"]), "w") as f:
+            f.write(patched)
+        shutil.copy(os.path.join(args.kernels, name + ".json"), args.out)
+        print(f"{name}: {count} tensor copies of K and V ({', '.join(sorted(chosen))}) rewritten"
+              f"{' (control)' if args.control else ''}")
+
+
+if __name__ == "__main__":
+    main()
