@@ -3,7 +3,7 @@
 come from the L2 (a timing probe: its outputs are wrong).
 
     half_kv_probe.py --kernels DIR --out DIR [--names seed_causal,seed_mask]
-                     [--control]
+                     [--control | --half-box]
 
 Copies the manifests and PTX of `--kernels` (compile_bench_kernels.py's
 output) to `--out`, rewriting each tensor copy of the K and V maps (the
@@ -15,6 +15,13 @@ runs the same instructions and barriers while its K and V reads from the
 L2 halve. Q's copies (rows in multiples of 64) are left alone. With
 `--control` the added term is `key & 2^30` (zero for any real key, which
 ptxas cannot know): the same added instructions, no box moved.
+
+With `--half-box` every K and V box keeps its coordinates but loses half
+its rows instead: the manifest's key and value maps get boxes of half the
+keys and each K/V mbarrier expects half the bytes (the constants 16384 and
+16896 of the `expect_tx` operands), so every K/V copy reads half its bytes
+through the L2 and none goes out of bounds (the first probe's boxes past the
+end made the kernels 12-46% slower: TMA's out-of-bounds fill is not free).
 
 Then, on the GPU: ab_kernels.py --a DIR --b OUT --no-check. TMA multicast
 to clusters of two programs (docs/Wgmma.md, "T=256 is bound by the L2")
@@ -74,6 +81,22 @@ def patch(ptx, registers, control):
     return out, count
 
 
+def halve_expected_bytes(ptx):
+    """Halves the K/V byte counts (16384: a K tile of 32 keys, 16896: a V
+    tile of 32 padded rows) that the `expect_tx` operands are set to."""
+    registers = set(re.findall(r"mbarrier\.arrive\.expect_tx\.\S+ %rd\d+, \[[^\]]+\], (%r\d+);", ptx))
+    count = 0
+
+    def rewrite(m):
+        nonlocal count
+        if m.group(2) not in registers or m.group(3) not in ("16384", "16896"):
+            return m.group(0)
+        count += 1
+        return f"{m.group(1)}{m.group(2)}, {int(m.group(3)) // 2};"
+
+    return re.sub(r"(mov\.b32\s+)(%r\d+), (\d+);", rewrite, ptx), count
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawTextHelpFormatter)
@@ -81,6 +104,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--names", default="seed_causal,seed_mask")
     ap.add_argument("--control", action="store_true")
+    ap.add_argument("--half-box", action="store_true")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for name in args.names.split(","):
@@ -95,12 +119,21 @@ def main():
         chosen = map_registers(ptx, manifest["kernel"], wanted)
         if len(chosen) != 2:
             raise SystemExit(f"{name}: expected a key and a value tensor map, found {len(chosen)}")
-        patched, count = patch(ptx, chosen, args.control)
+        if args.half_box:
+            patched, count = halve_expected_bytes(ptx)
+            for p in params:
+                if p["kind"] == "tensor_map" and p["operand"] in ("key", "value"):
+                    p["box"][2] //= 2
+            with open(os.path.join(args.out, name + ".json"), "w") as f:
+                json.dump(manifest, f, indent=2)
+            print(f"{name}: {count} K/V byte counts and 2 boxes halved")
+        else:
+            patched, count = patch(ptx, chosen, args.control)
+            shutil.copy(os.path.join(args.kernels, name + ".json"), args.out)
+            print(f"{name}: {count} tensor copies of K and V ({', '.join(sorted(chosen))}) rewritten"
+                  f"{' (control)' if args.control else ''}")
         with open(os.path.join(args.out, manifest["ptx"]), "w") as f:
             f.write(patched)
-        shutil.copy(os.path.join(args.kernels, name + ".json"), args.out)
-        print(f"{name}: {count} tensor copies of K and V ({', '.join(sorted(chosen))}) rewritten"
-              f"{' (control)' if args.control else ''}")
 
 
 if __name__ == "__main__":
