@@ -3,7 +3,7 @@
 come from the L2 (a timing probe: its outputs are wrong).
 
     half_kv_probe.py --kernels DIR --out DIR [--names seed_causal,seed_mask]
-                     [--control | --half-box]
+                     [--control | --half-box | --unpadded [--operands query,value]]
 
 Copies the manifests and PTX of `--kernels` (compile_bench_kernels.py's
 output) to `--out`, rewriting each tensor copy of the K and V maps (the
@@ -22,6 +22,13 @@ keys and each K/V mbarrier expects half the bytes (the constants 16384 and
 16896 of the `expect_tx` operands), so every K/V copy reads half its bytes
 through the L2 and none goes out of bounds (the first probe's boxes past the
 end made the kernels 12-46% slower: TMA's out-of-bounds fill is not free).
+
+With `--unpadded` the Q and V boxes lose their 4 out-of-bounds pad
+columns (132 -> 128, the padded rows `mma.sync` reads) and their
+mbarriers expect the unpadded bytes (33792 -> 32768, 16896 -> 16384): every
+box lies wholly in bounds, the rows land 16 bytes a row off (wrong
+results), and the timing says what the partly out-of-bounds boxes cost;
+`--operands query` or `value` unpads one of the two.
 
 Then, on the GPU: ab_kernels.py --a DIR --b OUT --no-check. TMA multicast
 to clusters of two programs (docs/Wgmma.md, "T=256 is bound by the L2")
@@ -81,20 +88,26 @@ def patch(ptx, registers, control):
     return out, count
 
 
-def halve_expected_bytes(ptx):
-    """Halves the K/V byte counts (16384: a K tile of 32 keys, 16896: a V
-    tile of 32 padded rows) that the `expect_tx` operands are set to."""
+def rewrite_expected_bytes(ptx, changes):
+    """Rewrites the byte counts (`changes`: old -> new) that `expect_tx`
+    operands are set to by a mov."""
     registers = set(re.findall(r"mbarrier\.arrive\.expect_tx\.\S+ %rd\d+, \[[^\]]+\], (%r\d+);", ptx))
     count = 0
 
     def rewrite(m):
         nonlocal count
-        if m.group(2) not in registers or m.group(3) not in ("16384", "16896"):
+        if m.group(2) not in registers or m.group(3) not in changes:
             return m.group(0)
         count += 1
-        return f"{m.group(1)}{m.group(2)}, {int(m.group(3)) // 2};"
+        return f"{m.group(1)}{m.group(2)}, {changes[m.group(3)]};"
 
     return re.sub(r"(mov\.b32\s+)(%r\d+), (\d+);", rewrite, ptx), count
+
+
+def halve_expected_bytes(ptx):
+    """Halves the K/V byte counts (16384: a K tile of 32 keys, 16896: a V
+    tile of 32 padded rows) that the `expect_tx` operands are set to."""
+    return rewrite_expected_bytes(ptx, {"16384": "8192", "16896": "8448"})
 
 
 def main():
@@ -105,6 +118,9 @@ def main():
     ap.add_argument("--names", default="seed_causal,seed_mask")
     ap.add_argument("--control", action="store_true")
     ap.add_argument("--half-box", action="store_true")
+    ap.add_argument("--unpadded", action="store_true")
+    ap.add_argument("--operands", default="query,value",
+                    help="with --unpadded: which of query and value")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for name in args.names.split(","):
@@ -119,7 +135,22 @@ def main():
         chosen = map_registers(ptx, manifest["kernel"], wanted)
         if len(chosen) != 2:
             raise SystemExit(f"{name}: expected a key and a value tensor map, found {len(chosen)}")
-        if args.half_box:
+        if args.unpadded:
+            operands = args.operands.split(",")
+            changes = {"33792": "32768"} if "query" in operands else {}
+            if "value" in operands:
+                changes["16896"] = "16384"
+            patched, count = rewrite_expected_bytes(ptx, changes)
+            boxes = 0
+            for p in params:
+                if p["kind"] == "tensor_map" and p["operand"] in operands \
+                        and p["box"][3] == 132:
+                    p["box"][3] = 128
+                    boxes += 1
+            with open(os.path.join(args.out, name + ".json"), "w") as f:
+                json.dump(manifest, f, indent=2)
+            print(f"{name}: {count} Q/V byte counts and {boxes} boxes unpadded")
+        elif args.half_box:
             patched, count = halve_expected_bytes(ptx)
             for p in params:
                 if p["kind"] == "tensor_map" and p["operand"] in ("key", "value"):
