@@ -94,8 +94,8 @@ class CompileTest(unittest.TestCase):
 
     def test_tensor_copies(self):
         # tf32 Q, K and V by TMA tensor copies, the default ("auto"): Q's
-        # and V's tensor maps (padded rows, no swizzle) and K's (128-byte
-        # atoms) as the last parameters of a version 3 manifest. "all" (or
+        # and K's tensor maps (128-byte atoms, 128-byte swizzle) and V's
+        # (padded rows, no swizzle) as the last parameters of a version 3 manifest. "all" (or
         # True) is the same kernel here; "none" is the plain one.
         sig = Signature("f32", (None, 4, None, 128), (None, 4, None, 128),
                         (None, 4, None, 128), causal="top_left")
@@ -105,7 +105,7 @@ class CompileTest(unittest.TestCase):
                 manifest = json.load(f)
             self.assertEqual(manifest["version"], 3)
             self.assertEqual(manifest["params"][-3:], [
-                {"kind": "tensor_map", "operand": "query", "box": [1, 1, 64, 132], "swizzle": 0},
+                {"kind": "tensor_map", "operand": "query", "box": [1, 1, 64, 32], "swizzle": 128},
                 {"kind": "tensor_map", "operand": "key", "box": [1, 1, 32, 32], "swizzle": 128},
                 {"kind": "tensor_map", "operand": "value", "box": [1, 1, 32, 132], "swizzle": 0}])
             with open(auto.ptx_path) as f:

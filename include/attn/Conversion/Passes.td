@@ -131,12 +131,13 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
     Option<"tensorCopies", "tensor-copies", "std::string",
            /*default=*/"\"auto\"",
            "On sm_90+: which tiles (the 128-byte swizzled ones only wgmma "
-           "reads, tf32's padded Q and V) one thread loads with TMA tensor "
+           "reads, tf32's Q and padded V) one thread loads with TMA tensor "
            "copies (cp.async.bulk.tensor) onto an mbarrier per slot, the "
            "kernel then taking a tensor map argument per tile (manifest "
            "version 3): 'auto' (the default: K and V of the 16-bit wgmma "
-           "kernels, and Q, K and V of the tf32 ones, whose Q and V tiles "
-           "of padded rows go by one box a block; 0-11% faster), 'all' "
+           "kernels, and Q, K and V of the tf32 ones, whose V tile of "
+           "padded rows goes by one box a block and whose Q, swizzled as "
+           "K, by one box per 128-byte atom; 0-11% faster), 'all' "
            "(also a tf32 K tile whose V cannot go so, slower alone; 'true' "
            "says the same), or 'none' ('false'); docs/Wgmma.md">,
     Option<"warpSpecialize", "warp-specialize", "bool", /*default=*/"false",

@@ -34,8 +34,8 @@ static Value sharedPointer(OpBuilder &b, Location loc, const Buffer &buf,
 Value Distributor::loadShared(Buffer &buf, Value row, Value col,
                               int64_t width) {
   Type elt = buf.type.getElementType();
-  if (buf.realigned) {
-    // Past its views' start: through the base.
+  if (buf.realigned || buf.swizzledRows) {
+    // Past its views' start, or swizzled: through the base.
     Value ptr = sharedPointer(b, loc, buf, row, col);
     Type type = width == 1 ? elt : VectorType::get({width}, elt);
     return LLVM::LoadOp::create(b, loc, type, ptr,

@@ -282,7 +282,7 @@ LogicalResult Distributor::rewriteFill(linalg::FillOp op) {
     barrier();
     forEachSharedChunk(buf->rows, buf->cols, vec, [&](Value r, Value c) {
       Value splat = vector::BroadcastOp::create(b, loc, vecType, value);
-      if (buf->coreMatrix || buf->realigned) {
+      if (buf->coreMatrix || buf->realigned || buf->swizzledRows) {
         // Its layout is not the view's, or its base is aligned past the
         // view's start (swizzled and realigned tiles).
         Value address = arith::IndexCastOp::create(
@@ -398,7 +398,7 @@ storeChunks(OpBuilder &b, Location loc, const TileLoad &load,
       auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     }
-    if (load.to->coreMatrix) {
+    if (load.to->coreMatrix || load.to->swizzledRows) {
       Value address = arith::IndexCastOp::create(
           b, loc, b.getI64Type(), sharedAddress(b, loc, *load.to, r, c));
       Value ptr = LLVM::IntToPtrOp::create(

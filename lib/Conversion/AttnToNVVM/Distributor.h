@@ -78,6 +78,11 @@ struct Buffer {
   /// the swizzled tiles, past the start of its views: every access goes
   /// through the base (sharedAddress), none through the views.
   bool realigned = false;
+  /// A single tf32 Q tile that one tensor copy per 128-byte atom loads in
+  /// the 128-byte swizzle (selectRowTensorCopies; also `swizzle`, not
+  /// `coreMatrix`): its rows unpadded, every box in bounds, and its
+  /// fragment reads, through sharedAddress, still conflict-free.
+  bool swizzledRows = false;
   /// A tf32 Q tile whose fragments renumber the head dim so that K's are
   /// read 16 bytes at a time (Distributor::tf32Column, Tf32Fragments.cpp).
   bool wideHeadDim = false;

@@ -11,7 +11,13 @@
 // tile whose base is aligned to 128 bytes at run time (`Buffer::realigned`);
 // so is a tf32 kernel's Q tile, which each warp reads once into its cached
 // fragments (it has one slot; every thread waits for it there, and again
-// before the kernel's end, so that no copy outlives its thread block).
+// before the kernel's end, so that no copy outlives its thread block). Q
+// comes as K does, one box per 128-byte atom in the 128-byte swizzle
+// (`Buffer::swizzledRows`), where its rows are whole atoms: a padded row's
+// box reaches past the head dim, and TMA's fill of those columns made the
+// seed's kernels 2-3% slower (bench/results/2026-12-02-h200-q-swizzle.log);
+// unpadded but unswizzled, the fragment reads conflicted 8 ways (5-12%
+// slower).
 // By default (`auto`) K and V of the 16-bit wgmma kernels, and Q, K and V
 // of the tf32 ones whose V goes so; `all` also takes a tf32 K whose V
 // cannot (K alone was slower, docs/Wgmma.md).
@@ -188,12 +194,21 @@ void Distributor::selectRowTensorCopies() {
       continue;
     SmallVector<linalg::CopyOp> copies;
     SmallVector<Operation *> reads;
-    if (tensorCopyUses(
+    if (!tensorCopyUses(
             value, copies, reads,
             single
                 ? function_ref<bool(Operation *, unsigned)>(readsFragments)
                 : function_ref<bool(Operation *, unsigned)>(isMmaContraction)))
-      buf.realigned = true;
+      continue;
+    // Q in whole 128-byte atoms (8-row groups): swizzled, unpadded. (Not
+    // under warp specialization, whose consumers' 216 registers then spill.)
+    if (single && !warpSpecialize && buf.cols * bytes % 128 == 0 &&
+        buf.rows % 8 == 0) {
+      buf.swizzle = buf.swizzledRows = true;
+      buf.padBytes = 0;
+      continue;
+    }
+    buf.realigned = true;
   }
 }
 
@@ -220,28 +235,40 @@ LogicalResult Distributor::selectTensorCopies() {
   };
   // `auto` takes an f32 K tile only with its kernel's V (K alone was
   // slower: docs/Wgmma.md).
+  auto isRowTile = [](const Buffer &buf) {
+    return buf.realigned || buf.swizzledRows;
+  };
   bool withRows = llvm::any_of(
-      buffers, [](const auto &entry) { return entry.second.realigned; });
+      buffers, [&](const auto &entry) { return isRowTile(entry.second); });
   for (auto &[value, buf] : buffers) {
     bool swizzled =
         buf.layout == Layout::Shared && buf.swizzle && buf.slots > 1 &&
         buf.cols * (buf.type.getElementTypeBitWidth() / 8) % 128 == 0 &&
         (tensorCopies == TensorCopyMode::All ||
          buf.type.getElementTypeBitWidth() == 16 || withRows);
-    if (!swizzled && !buf.realigned)
+    bool rowTile = isRowTile(buf);
+    if (!swizzled && !rowTile)
       continue;
     // A single tile is waited for only where its fragments are cached
     // (cachePrefetchedFragments): no other read may see it landing. (Else
     // it stays realigned, loaded by cp.async through its base.)
-    if (buf.slots == 1 && !fragmentTiles.count(buf.storage))
+    if (buf.slots == 1 && !fragmentTiles.count(buf.storage)) {
+      // A swizzled Q tile has no cp.async path (selectRowTensorCopies
+      // chose it for the reads selectCachedFragments takes).
+      if (buf.swizzledRows)
+        return kernel.emitOpError(
+            "a swizzled Q tile whose fragments are not cached");
       continue;
+    }
     Uses uses;
     if (tensorCopyUses(
             value, uses.copies, uses.reads,
-            buf.realigned
-                ? function_ref<bool(Operation *, unsigned)>(isContractionOp)
-                : function_ref<bool(Operation *, unsigned)>(isWgmma)))
+            rowTile ? function_ref<bool(Operation *, unsigned)>(isContractionOp)
+                    : function_ref<bool(Operation *, unsigned)>(isWgmma)))
       candidates[value] = std::move(uses);
+    else if (buf.swizzledRows)
+      return kernel.emitOpError("a swizzled Q tile that tensor copies cannot "
+                                "load");
   }
   if (candidates.empty())
     return success();
@@ -257,8 +284,9 @@ LogicalResult Distributor::selectTensorCopies() {
     int64_t bytes = buf.type.getElementTypeBitWidth() / 8;
     TensorCopyTile &entry = tensorCopyTiles[tile];
     entry.arg = view->arg;
-    // A swizzled tile: one box per 128-byte atom. A row tile: one box, its
-    // padded rows whole (the pad columns are out of bounds: zeros).
+    // A swizzled tile (K, or Q's swizzled rows): one box per 128-byte atom.
+    // A realigned row tile: one box, its padded rows whole (the pad columns
+    // are out of bounds: zeros).
     entry.boxCols = buf.realigned ? buf.ld : 128 / bytes;
     entry.txBytes =
         buf.realigned ? buf.rows * buf.ld * bytes : buf.rows * buf.cols * bytes;

@@ -1,7 +1,7 @@
 // --convert-attn-to-nvvm="tensor-copies=true" (all) and the default (auto,
-// which takes a tf32 K together with its V): Q's tile (rows padded by 16
-// bytes, read once into each warp's cached fragments) by one tensor copy
-// of a box one pad wider than the head dim; K's tile (128-byte swizzle,
+// which takes a tf32 K together with its V): Q's tile (read once into each
+// warp's cached fragments) in the 128-byte swizzle, unpadded, by one tensor
+// copy per 128-byte atom (every box in bounds); K's tile (128-byte swizzle,
 // read only by wgmma) is loaded by TMA tensor copies, one per 128-byte atom
 // (two at head dim 64 in f32), by thread 0 onto the mbarrier of its slot;
 // each wgmma that reads a slot first waits for the phase of the slot's
@@ -30,12 +30,12 @@
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm="tensor-copies=true" | FileCheck %s --check-prefix=OFF
 
-// The host: a descriptor of Q's box (64 rows x 68 f32: a row and its
-// 16-byte pad, swizzle none), one of K's (1 x 1 x 32 keys x 32 f32,
+// The host: a descriptor of Q's box (64 rows x 32 f32, one 128-byte atom,
+// 128-byte swizzle), one of K's (1 x 1 x 32 keys x 32 f32,
 // 128-byte swizzle) and one of V's (32 keys x 68 f32), passed last.
 // CHECK-LABEL: func.func @tf32
 // CHECK:         %[[Q:.*]] = memref.cast %{{.*}} : memref<2x2x100x64xf32, strided<[?, ?, ?, 1], offset: ?>> to memref<*xf32>
-// CHECK:         %[[DQ:.*]] = nvgpu.tma.create.descriptor %[[Q]] box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<*xf32> -> <tensor = memref<1x1x64x68xf32, 3>, swizzle = none, l2promo = l2promo_128b, oob = zero, interleave = none>
+// CHECK:         %[[DQ:.*]] = nvgpu.tma.create.descriptor %[[Q]] box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<*xf32> -> <tensor = memref<1x1x64x32xf32, 3>, swizzle = swizzle_128b, l2promo = l2promo_128b, oob = zero, interleave = none>
 // CHECK:         %[[PQ:.*]] = builtin.unrealized_conversion_cast %[[DQ]] : {{.*}} to !llvm.ptr
 // CHECK:         %[[K:.*]] = memref.cast %{{.*}} : memref<2x2x100x64xf32, strided<[?, ?, ?, 1], offset: ?>> to memref<*xf32>
 // CHECK:         %[[D:.*]] = nvgpu.tma.create.descriptor %[[K]] box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<*xf32> -> <tensor = memref<1x1x32x32xf32, 3>, swizzle = swizzle_128b, l2promo = l2promo_128b, oob = zero, interleave = none>
@@ -47,7 +47,7 @@
 // The kernel: the map arguments and their manifest entries.
 // CHECK:         gpu.func @tf32_kernel({{.*}}, %[[QMAP:.*]]: !llvm.ptr, %[[MAP:.*]]: !llvm.ptr, %[[VMAP:.*]]: !llvm.ptr) kernel
 // CHECK-SAME:      attn.kernel_args = array<i32: 0, 1, 2, -1, -1000, -1001, -1002>
-// CHECK-SAME:      attn.kernel_tensor_maps = [{arg = 0 : i64, box = array<i64: 1, 1, 64, 68>, swizzle = 0 : i64}, {arg = 1 : i64, box = array<i64: 1, 1, 32, 32>, swizzle = 128 : i64}, {arg = 2 : i64, box = array<i64: 1, 1, 32, 68>, swizzle = 0 : i64}]
+// CHECK-SAME:      attn.kernel_tensor_maps = [{arg = 0 : i64, box = array<i64: 1, 1, 64, 32>, swizzle = 128 : i64}, {arg = 1 : i64, box = array<i64: 1, 1, 32, 32>, swizzle = 128 : i64}, {arg = 2 : i64, box = array<i64: 1, 1, 32, 68>, swizzle = 0 : i64}]
 // Thread 0 initializes the mbarriers of Q's tile, K's two slots and V's two
 // (predicated: the entry block stays whole); every thread counts each
 // slot's fills in a register.
@@ -62,11 +62,12 @@
 // CHECK:         nvvm.mbarrier.init %{{.*}}, %{{.*}}, predicate = %[[FIRST]] :
 // CHECK-NEXT:    %[[VFILLS1:.*]] = memref.alloca() : memref<1xi32>
 // CHECK:         nvvm.fence.mbarrier.init
-// Q's tile: one box of 64 x 68 elements (17408 bytes), by thread 0.
+// Q's tile: two boxes of 64 x 32 elements (16384 bytes), by thread 0.
 // CHECK:         scf.if
 // CHECK:           memref.store %{{.*}}, %[[QFILLS]]
 // CHECK:           scf.if
-// CHECK:             nvvm.mbarrier.arrive.expect_tx %[[QBAR:.*]], %c17408_i32
+// CHECK:             nvvm.mbarrier.arrive.expect_tx %[[QBAR:.*]], %c16384_i32
+// CHECK:             nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[QMAP]], %[[QBAR]], box[
 // CHECK:             nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[QMAP]], %[[QBAR]], box[
 // CHECK-NOT:         nvvm.cp.async.bulk.tensor
 // CHECK:           }
@@ -97,9 +98,15 @@
 // CHECK-NEXT:    }
 // CHECK-NEXT:    nvvm.cp.async.commit.group
 // Before the first scores, every thread waits for Q's phase, then reads its
-// fragments (no cp.async wait or barrier for them).
+// fragments (no cp.async wait or barrier for them) at their swizzled
+// addresses: 16-byte chunk (column / 4) % 8 of a row at that chunk XOR
+// row % 8, atoms 64 x 128 = 8192 bytes apart, 8-row groups 1024.
 // CHECK:         memref.load %[[QFILLS]]
 // CHECK:         llvm.inline_asm has_side_effects {{.*}}mbarrier.try_wait.parity.shared::cta.b64
+// CHECK-NOT:     gpu.barrier
+// CHECK:         arith.xori
+// CHECK:         arith.constant 8192 : index
+// CHECK:         arith.constant 1024 : index
 // CHECK-NOT:     gpu.barrier
 // CHECK:         llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // The prologue's scores wait for K's phase only: with every copy a tensor

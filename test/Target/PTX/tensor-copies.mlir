@@ -2,9 +2,9 @@
 // (attn-translate --tensor-copies, i.e. all, and the default) are PTX
 // that ptxas assembles for sm_90a without a stack frame or spills: thread 0
 // initializes one mbarrier for Q's tile, one per K slot and one per V slot,
-// issues one cp.async.bulk.tensor for Q (64 rows of 128 f32 and their
-// 16-byte pads: 33792 bytes), one per 128-byte atom of a K block (four at
-// head dim 128) and one per V block (32 padded rows: 16896 bytes) after the
+// issues one cp.async.bulk.tensor per 128-byte atom of Q (four boxes of
+// 64 rows x 32 f32 in the 128-byte swizzle, unpadded: 32768 bytes) and of a
+// K block (four at head dim 128) and one per V block (32 padded rows: 16896 bytes) after the
 // expected bytes, and every thread waits for the phase before it reads
 // Q's fragments, before the wgmma (K) and before the mma.sync (V) that
 // read a slot. The manifest is version 3, with the tensor maps of Q, K and
@@ -31,9 +31,9 @@
 // PTX-COUNT-5: mbarrier.init.shared.b64
 // PTX-NOT:  mbarrier.init
 // PTX:      fence.mbarrier_init.release.cluster;
-// PTX:      mov.b32 [[QBYTES:%r[0-9]+]], 33792;
+// PTX:      mov.b32 [[QBYTES:%r[0-9]+]], 32768;
 // PTX-NEXT: mbarrier.arrive.expect_tx.shared.b64 {{.*}}, [[QBYTES]];
-// PTX:      cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// PTX-COUNT-4: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // PTX:      mov.b32 [[BYTES:%r[0-9]+]], 16384;
 // PTX-NEXT: mbarrier.arrive.expect_tx.shared.b64 {{.*}}, [[BYTES]];
 // PTX-COUNT-4: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
@@ -53,8 +53,8 @@
 // MANIFEST-NEXT: {
 // MANIFEST-NEXT:   "kind": "tensor_map",
 // MANIFEST-NEXT:   "operand": "query",
-// MANIFEST-NEXT:   "box": [1, 1, 64, 132],
-// MANIFEST-NEXT:   "swizzle": 0
+// MANIFEST-NEXT:   "box": [1, 1, 64, 32],
+// MANIFEST-NEXT:   "swizzle": 128
 // MANIFEST-NEXT: },
 // MANIFEST-NEXT: {
 // MANIFEST-NEXT:   "kind": "tensor_map",

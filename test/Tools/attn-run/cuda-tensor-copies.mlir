@@ -2,7 +2,8 @@
 // TMA tensor copies (as the default, auto, does for this tf32 kernel):
 // --emit-kernel writes, without a GPU, the PTX with its cp.async.bulk.tensor
 // and a version 3 manifest whose last parameters are Q's, K's and V's
-// tensor maps (Q's and V's: padded rows, no swizzle); the runner-only
+// tensor maps (Q's: one 128-byte atom wide in the 128-byte swizzle, as K's;
+// V's: padded rows, no swizzle); the runner-only
 // attn-run then runs it on a GPU (bench/results/2026-12-02-h200-tensor-
 // copies.log, ...-tf32-v-tensor-copies.log, ...-q-tensor-copy-and-
 // setmaxnreg.log). Tensor copies are a GPU lowering: on the
@@ -23,8 +24,8 @@ func.func @seed(%q: tensor<?x4x?x128xf32>, %k: tensor<?x4x?x128xf32>, %v: tensor
 // MANIFEST:      "version": 3,
 // MANIFEST:      "kind": "tensor_map",
 // MANIFEST-NEXT: "operand": "query",
-// MANIFEST-NEXT: "box": [1, 1, 64, 132],
-// MANIFEST-NEXT: "swizzle": 0
+// MANIFEST-NEXT: "box": [1, 1, 64, 32],
+// MANIFEST-NEXT: "swizzle": 128
 // MANIFEST:      "kind": "tensor_map",
 // MANIFEST-NEXT: "operand": "key",
 // MANIFEST-NEXT: "box": [1, 1, 32, 32],
