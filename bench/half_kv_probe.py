@@ -58,6 +58,16 @@ def param_slots(params):
     return slots
 
 
+def read_kernel(kernels, name):
+    """The manifest `name`.json of directory `kernels`, its params' PTX slots
+    and its PTX text."""
+    with open(os.path.join(kernels, name + ".json")) as f:
+        manifest = json.load(f)
+    with open(os.path.join(kernels, manifest["ptx"])) as f:
+        ptx = f.read()
+    return manifest, param_slots(manifest["params"]), ptx
+
+
 def map_registers(ptx, kernel, indices):
     """The registers the kernel loads its params `indices` into."""
     body = ptx[ptx.index(f".entry {kernel}("):]
@@ -124,14 +134,10 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for name in args.names.split(","):
-        with open(os.path.join(args.kernels, name + ".json")) as f:
-            manifest = json.load(f)
+        manifest, slots, ptx = read_kernel(args.kernels, name)
         params = manifest["params"]
-        slots = param_slots(params)
         wanted = [slots[i] for i, p in enumerate(params)
                   if p["kind"] == "tensor_map" and p["operand"] in ("key", "value")]
-        with open(os.path.join(args.kernels, manifest["ptx"])) as f:
-            ptx = f.read()
         chosen = map_registers(ptx, manifest["kernel"], wanted)
         if len(chosen) != 2:
             raise SystemExit(f"{name}: expected a key and a value tensor map, found {len(chosen)}")

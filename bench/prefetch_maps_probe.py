@@ -26,14 +26,13 @@ one's slot frees, so its Q would come from the L2 instead of DRAM.
 """
 
 import argparse
-import json
 import os
 import re
 import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from half_kv_probe import param_slots  # noqa: E402
+from half_kv_probe import read_kernel  # noqa: E402
 
 
 def add_prefetches(ptx, kernel, slots):
@@ -103,13 +102,9 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for name in args.names.split(","):
-        with open(os.path.join(args.kernels, name + ".json")) as f:
-            manifest = json.load(f)
+        manifest, slots, ptx = read_kernel(args.kernels, name)
         params = manifest["params"]
-        slots = param_slots(params)
         maps = [slots[i] for i, p in enumerate(params) if p["kind"] == "tensor_map"]
-        with open(os.path.join(args.kernels, manifest["ptx"])) as f:
-            ptx = f.read()
         if args.next:
             ops = [p["operand"] for p in params if p["kind"] == "tensor_map"]
             if ops[:3] != ["query", "key", "value"]:
