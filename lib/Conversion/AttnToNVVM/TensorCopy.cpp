@@ -201,9 +201,11 @@ void Distributor::selectRowTensorCopies() {
                 : function_ref<bool(Operation *, unsigned)>(isMmaContraction)))
       continue;
     // Q in whole 128-byte atoms (8-row groups): swizzled, unpadded. (Not
-    // under warp specialization, whose consumers' 216 registers then spill.)
-    if (single && !warpSpecialize && buf.cols * bytes % 128 == 0 &&
-        buf.rows % 8 == 0) {
+    // under warp specialization, whose consumers' 216 registers then spill,
+    // nor in program loops, which spilled 96 bytes instead of 68: both
+    // opt-in and slower, their kernels stay as they were.)
+    if (single && !warpSpecialize && !programLoop &&
+        buf.cols * bytes % 128 == 0 && buf.rows % 8 == 0) {
       buf.swizzle = buf.swizzledRows = true;
       buf.padBytes = 0;
       continue;
