@@ -51,29 +51,6 @@ using namespace mlir::attn::runner;
 
 namespace rt = ::attn::runtime;
 
-/// Checks `chip` ("sm_XY" with an optional 'a' or 'f' suffix, sm_80 or
-/// newer: the kernels use mma.sync on 16-bit floats) and returns the PTX ISA
-/// features to compile it with: PTXOptions' default (PTX 8.0) up to sm_9x,
-/// else none, which lets LLVM choose the chip's minimum (8.6 for sm_100a, 8.7
-/// for sm_120a). LLVM aborts, rather than reporting an error, on a chip
-/// without those instructions or a PTX ISA older than the chip needs.
-static llvm::Expected<std::string> getPTXFeatures(StringRef chip) {
-  StringRef rest = chip;
-  unsigned number = 0;
-  if (!rest.consume_front("sm_") ||
-      rest.take_while(llvm::isDigit).getAsInteger(10, number) ||
-      !(rest.drop_while(llvm::isDigit).empty() ||
-        rest.drop_while(llvm::isDigit) == "a" ||
-        rest.drop_while(llvm::isDigit) == "f"))
-    return makeError("--chip: expected sm_XY with an optional 'a' or 'f' "
-                     "suffix, such as sm_90a, got '" +
-                     chip + "'");
-  if (number < 80)
-    return makeError("--chip: the kernels need sm_80 or newer, got '" + chip +
-                     "'");
-  return number >= 100 ? std::string() : PTXOptions().features;
-}
-
 /// compileToPTX for `chip`, with the diagnostics as a one-line error.
 static llvm::Expected<KernelArtifact>
 compileKernel(ModuleOp module, EntryFunction &entry,

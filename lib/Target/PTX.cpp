@@ -7,6 +7,7 @@
 #include "attn/Target/PTX.h"
 
 #include "attn/Conversion/AttnToNVVM/AttnToNVVM.h"
+#include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -61,6 +62,20 @@ static OwningOpRef<ModuleOp> buildCanonicalModule(AttentionOp op,
     copy->setOperand(i, entry->getArgument(i));
   func::ReturnOp::create(b, loc, copy->getResults());
   return module;
+}
+
+llvm::Expected<std::string> mlir::attn::getPTXFeatures(StringRef chip) {
+  std::optional<unsigned> number = parseCudaChip(chip);
+  if (!number)
+    return llvm::createStringError(
+        "--chip: expected sm_XY with an optional 'a' or 'f' suffix, such as "
+        "sm_90a, got '" +
+        chip + "'");
+  if (*number < kMinCudaChip)
+    return llvm::createStringError("--chip: the kernels need sm_" +
+                                   llvm::Twine(kMinCudaChip) +
+                                   " or newer, got '" + chip + "'");
+  return *number >= 100 ? std::string() : PTXOptions().features;
 }
 
 FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,

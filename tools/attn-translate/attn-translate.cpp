@@ -88,9 +88,11 @@ int main(int argc, char **argv) {
   cl::opt<std::string> chip("chip", cl::init("sm_90a"),
                             cl::desc("CUDA chip: sm_80, sm_90a, ..."),
                             cl::cat(category));
-  cl::opt<std::string> features("features", cl::init("+ptx80"),
-                                cl::desc("PTX ISA features"),
-                                cl::cat(category));
+  cl::opt<std::string> features(
+      "features", cl::init("+ptx80"),
+      cl::desc("PTX ISA features (default: +ptx80 up to sm_9x, from sm_100 "
+               "on the chip's minimum)"),
+      cl::cat(category));
   cl::opt<int64_t> blockM("block-m", cl::init(0),
                           cl::desc("Query rows per program (0: default)"),
                           cl::cat(category));
@@ -223,6 +225,9 @@ int main(int argc, char **argv) {
   mlir::attn::registerAttnDialect(registry);
   mlir::attn::registerAllPasses();
   MLIRContext context(registry);
+  // An error names the op and its location; the op itself (a whole kernel,
+  // where a GPU conversion fails) is not printed after it.
+  context.printOpOnDiagnostic(false);
   // Diagnostics as `file:line:col: error: message`, one per line.
   std::string errorMessage;
   auto input = openInputFile(inputFilename, &errorMessage);
@@ -244,9 +249,14 @@ int main(int argc, char **argv) {
     funcName = funcs.front().getSymName().str();
   }
 
+  // The chip before anything else: LLVM aborts on one it cannot compile for.
+  llvm::Expected<std::string> chipFeatures = mlir::attn::getPTXFeatures(chip);
+  if (!chipFeatures)
+    return fail(llvm::toString(chipFeatures.takeError()));
   mlir::attn::PTXOptions options;
   options.chip = chip;
-  options.features = features;
+  options.features =
+      features.getNumOccurrences() ? std::string(features) : *chipFeatures;
   options.overrides = {blockM, blockN, numWarps, numStages};
   options.wgmma = wgmma;
   options.scoresAhead = scoresAhead;

@@ -15,6 +15,7 @@
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "attn/Runtime/Manifest.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
 
 #include <string>
 
@@ -83,6 +84,15 @@ struct KernelArtifact {
   /// writer to replace with the PTX file's name.
   ::attn::runtime::Manifest manifest;
 };
+
+/// Checks `chip` (`sm_XY` with an optional 'a' or 'f' suffix, sm_80 or
+/// newer: the kernels use mma.sync on 16-bit floats and cp.async) and
+/// returns the PTX ISA features to compile it with: PTXOptions' default (PTX
+/// 8.0) up to sm_9x, else none, which lets LLVM choose the chip's minimum
+/// (8.6 for sm_100a, 8.7 for sm_120a). LLVM aborts, rather than reporting an
+/// error, on a chip without those instructions or on a PTX ISA older than
+/// the chip needs, so every tool checks its chip here first.
+llvm::Expected<std::string> getPTXFeatures(StringRef chip);
 
 /// Compiles function `funcName` of `module` (which must consist of one
 /// attn.attention and a return, as attn-run requires) for `options.chip`.

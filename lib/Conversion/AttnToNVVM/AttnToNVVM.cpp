@@ -28,10 +28,7 @@ namespace {
 /// The most dynamic shared memory one block may use on `chip` (CUDA's
 /// sharedMemPerBlockOptin).
 static int64_t maxSharedMemoryPerBlock(StringRef chip) {
-  int64_t cc = 0;
-  if (!chip.consume_front("sm_") ||
-      chip.take_while(llvm::isDigit).getAsInteger(10, cc))
-    return 48 * 1024;
+  unsigned cc = parseCudaChip(chip).value_or(0);
   if (cc >= 90)
     return 227 * 1024;
   if (cc == 80 || cc == 87)

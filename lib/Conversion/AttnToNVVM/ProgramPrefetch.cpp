@@ -42,11 +42,7 @@ using namespace mlir::attn;
 using namespace mlir::attn::detail;
 
 bool mlir::attn::detail::hasBulkCopies(StringRef chip) {
-  int64_t cc = 0;
-  if (!chip.consume_front("sm_") ||
-      chip.take_while(llvm::isDigit).getAsInteger(10, cc))
-    return false;
-  return cc >= 90;
+  return parseCudaChip(chip).value_or(0) >= 90;
 }
 
 /// The global pointer to row `row` of the 2-d view `meta` describes

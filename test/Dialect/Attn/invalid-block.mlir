@@ -24,6 +24,46 @@ func.func @config_target(%q: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>, %i:
 
 // -----
 
+func.func @config_unknown_target(%q: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expects target 'cpu' or a CUDA chip sm_XY with an optional 'a' or 'f' suffix (such as sm_90a), got 'gpu'}}
+  attn.block_attention ins(%q, %q, %q) outs(%o) at [%i, %i, %i] {config = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 2, target = "gpu">, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16> outs memref<?x8x?x64xf16>
+  return
+}
+
+// -----
+
+func.func @config_old_chip(%q: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expects a CUDA chip of sm_80 or newer (the kernels use mma.sync on 16-bit floats and cp.async), got 'sm_75'}}
+  attn.block_attention ins(%q, %q, %q) outs(%o) at [%i, %i, %i] {config = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 2, target = "sm_75">, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16> outs memref<?x8x?x64xf16>
+  return
+}
+
+// -----
+
+func.func @config_gpu_rows(%q: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expects block_m to be a multiple of 16 * num_warps on sm_90a (each warp owns whole 16-row tiles), got block_m = 48, num_warps = 4}}
+  attn.block_attention ins(%q, %q, %q) outs(%o) at [%i, %i, %i] {config = #attn.config<block_m = 48, block_n = 32, num_warps = 4, num_stages = 2, target = "sm_90a">, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16> outs memref<?x8x?x64xf16>
+  return
+}
+
+// -----
+
+func.func @config_gpu_keys(%q: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expects block_n to be a multiple of 8 on sm_80, got 20}}
+  attn.block_attention ins(%q, %q, %q) outs(%o) at [%i, %i, %i] {config = #attn.config<block_m = 64, block_n = 20, num_warps = 4, num_stages = 2, target = "sm_80">, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16> outs memref<?x8x?x64xf16>
+  return
+}
+
+// -----
+
+// The CPU target takes any block sizes (a 48-row program of 4 "warps").
+func.func @config_cpu_rows(%q: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>, %i: index) {
+  attn.block_attention ins(%q, %q, %q) outs(%o) at [%i, %i, %i] {config = #attn.config<block_m = 48, block_n = 20, num_warps = 4, num_stages = 2, target = "cpu">, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16> outs memref<?x8x?x64xf16>
+  return
+}
+
+// -----
+
 #cfg = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 2, target = "cpu">
 func.func @element_type(%q: memref<?x8x?x64xf16>, %k: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xf16>, %i: index) {
   // expected-error @+1 {{expects 'key' to have the element type of 'query' ('f16'), got 'bf16'}}

@@ -22,6 +22,18 @@ using namespace mlir::attn;
 #define GET_ATTRDEF_CLASSES
 #include "attn/Dialect/Attn/IR/AttnAttrs.cpp.inc"
 
+std::optional<unsigned> mlir::attn::parseCudaChip(StringRef chip) {
+  unsigned number = 0;
+  if (!chip.consume_front("sm_"))
+    return std::nullopt;
+  StringRef digits = chip.take_while(llvm::isDigit);
+  StringRef suffix = chip.drop_front(digits.size());
+  if (digits.empty() || digits.getAsInteger(10, number) ||
+      !(suffix.empty() || suffix == "a" || suffix == "f"))
+    return std::nullopt;
+  return number;
+}
+
 LogicalResult
 KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          int64_t blockM, int64_t blockN, int64_t numWarps,
@@ -34,6 +46,29 @@ KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << numWarps << " and " << numStages;
   if (target.empty())
     return emitError() << "expects a target ('cpu' or a chip like 'sm_90a')";
+  if (target == "cpu")
+    return success();
+  std::optional<unsigned> chip = parseCudaChip(target);
+  if (!chip)
+    return emitError() << "expects target 'cpu' or a CUDA chip sm_XY with an "
+                          "optional 'a' or 'f' suffix (such as sm_90a), got '"
+                       << target << "'";
+  if (*chip < kMinCudaChip)
+    return emitError() << "expects a CUDA chip of sm_" << kMinCudaChip
+                       << " or newer (the kernels use mma.sync on 16-bit "
+                          "floats and cp.async), got '"
+                       << target << "'";
+  // On the GPU each warp owns whole m16 row tiles of the program, and the
+  // scores' accumulators are n8 column tiles.
+  if (blockM % (16 * numWarps) != 0)
+    return emitError() << "expects block_m to be a multiple of 16 * num_warps "
+                          "on "
+                       << target << " (each warp owns whole 16-row tiles), got "
+                       << "block_m = " << blockM
+                       << ", num_warps = " << numWarps;
+  if (blockN % 8 != 0)
+    return emitError() << "expects block_n to be a multiple of 8 on " << target
+                       << ", got " << blockN;
   return success();
 }
 

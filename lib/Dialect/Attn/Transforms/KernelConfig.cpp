@@ -86,18 +86,17 @@ static Defaults getDefaults(Type elementType, int64_t headDim,
   return {128, maxDim <= 64 ? 64 : 32, 4, maxDim < 64 ? 2 : 3};
 }
 
-KernelConfigAttr
-mlir::attn::selectKernelConfig(MLIRContext *context, Type elementType,
-                               int64_t headDim, int64_t valueHeadDim,
-                               bool hasMask, bool ieee, StringRef target,
-                               const KernelConfigOverrides &overrides) {
+KernelConfigAttr mlir::attn::selectKernelConfig(
+    function_ref<InFlightDiagnostic()> emitError, MLIRContext *context,
+    Type elementType, int64_t headDim, int64_t valueHeadDim, bool hasMask,
+    bool ieee, StringRef target, const KernelConfigOverrides &overrides) {
   Defaults d =
       getDefaults(elementType, headDim, valueHeadDim, hasMask, ieee, target);
   auto pick = [](int64_t override, int64_t fallback) {
     return override > 0 ? override : fallback;
   };
-  return KernelConfigAttr::get(context, pick(overrides.blockM, d.blockM),
-                               pick(overrides.blockN, d.blockN),
-                               pick(overrides.numWarps, d.numWarps),
-                               pick(overrides.numStages, d.numStages), target);
+  return KernelConfigAttr::getChecked(
+      emitError, context, pick(overrides.blockM, d.blockM),
+      pick(overrides.blockN, d.blockN), pick(overrides.numWarps, d.numWarps),
+      pick(overrides.numStages, d.numStages), target);
 }

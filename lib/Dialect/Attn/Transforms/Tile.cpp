@@ -104,6 +104,15 @@ FailureOr<Value> mlir::attn::tileAttention(RewriterBase &rewriter,
       .getResult();
 }
 
+/// The config of `op` for `target`, or null after an error on `op`.
+static KernelConfigAttr selectConfig(AttentionOp op, StringRef target,
+                                     const KernelConfigOverrides &overrides) {
+  return selectKernelConfig(
+      [&] { return op.emitError("the kernel config: "); }, op.getContext(),
+      op.getElementType(), op.getHeadDim(), op.getValueHeadDim(),
+      static_cast<bool>(op.getMask()), op.isIEEEPrecision(), target, overrides);
+}
+
 namespace {
 /// Tiles one attn.attention with the default (or overridden) config.
 struct TileAttentionPattern : public OpRewritePattern<AttentionOp> {
@@ -114,10 +123,9 @@ struct TileAttentionPattern : public OpRewritePattern<AttentionOp> {
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    KernelConfigAttr config = selectKernelConfig(
-        op.getContext(), op.getElementType(), op.getHeadDim(),
-        op.getValueHeadDim(), static_cast<bool>(op.getMask()),
-        op.isIEEEPrecision(), target, overrides);
+    KernelConfigAttr config = selectConfig(op, target, overrides);
+    if (!config)
+      return failure();
     FailureOr<Value> result = tileAttention(rewriter, op, config);
     if (failed(result))
       return failure();
@@ -138,8 +146,16 @@ struct AttnTilePass : public attn::impl::AttnTileBase<AttnTilePass> {
       getOperation().emitError("attn-tile options must be >= 0");
       return signalPassFailure();
     }
+    // Every op's config first: an invalid one is an error of the pass, not
+    // an op the patterns leave alone.
     int64_t count = 0;
-    getOperation().walk([&](AttentionOp) { ++count; });
+    WalkResult configs = getOperation().walk([&](AttentionOp op) {
+      ++count;
+      return selectConfig(op, target, overrides) ? WalkResult::advance()
+                                                 : WalkResult::interrupt();
+    });
+    if (configs.wasInterrupted())
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateAttnTilePatterns(patterns, target, overrides);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

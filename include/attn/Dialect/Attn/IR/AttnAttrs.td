@@ -68,7 +68,14 @@ def Attn_KernelConfigAttr : AttrDef<Attn_Dialect, "KernelConfig"> {
     - `block_n`: keys per step of the loop over key/value blocks;
     - `num_warps`, `num_stages`: warps per program and shared-memory stages
       of the K/V pipeline (GPU targets);
-    - `target`: `cpu` or a CUDA chip such as `sm_90a`.
+    - `target`: `cpu` or a CUDA chip `sm_XY` with an optional `a` or `f`
+      suffix, sm_80 or newer (such as `sm_90a`).
+
+    On a CUDA chip each warp owns whole 16-row tiles of the program and the
+    scores come in 8-column tiles: `block_m` must be a multiple of
+    16 * `num_warps` and `block_n` a multiple of 8. The verifier names the
+    field; `--attn-tile` reports a config its options would make invalid
+    at the `attn.attention` it was for.
 
     ```mlir
     #attn.config<block_m = 64, block_n = 64, num_warps = 4, num_stages = 2, target = "sm_90a">

@@ -33,11 +33,14 @@ struct KernelConfigOverrides {
 /// The one place that chooses block sizes, warps and stages, from the element
 /// type, the head dims (D, Dv), whether a mask tensor is read, and the
 /// target (`cpu`, `sm_80`, `sm_90a`, ...).
-/// Fields of `overrides` that are not 0 replace the defaults.
-KernelConfigAttr selectKernelConfig(MLIRContext *context, Type elementType,
-                                    int64_t headDim, int64_t valueHeadDim,
-                                    bool hasMask, bool ieee, StringRef target,
-                                    const KernelConfigOverrides &overrides);
+/// Fields of `overrides` that are not 0 replace the defaults. Returns null,
+/// after reporting why through `emitError`, where the result is not a valid
+/// config (an unknown target, or overrides that the target cannot run).
+KernelConfigAttr
+selectKernelConfig(function_ref<InFlightDiagnostic()> emitError,
+                   MLIRContext *context, Type elementType, int64_t headDim,
+                   int64_t valueHeadDim, bool hasMask, bool ieee,
+                   StringRef target, const KernelConfigOverrides &overrides);
 
 /// Rewrites `op` into a program grid (`scf.forall` over batch, query head and
 /// query block) of `attn.block_attention` on buffers, with `config`. Returns
