@@ -400,6 +400,11 @@ LogicalResult Distributor::rewriteContraction(linalg::GenericOp op) {
   int64_t k = op.getStaticLoopRanges()[2];
   b.setInsertionPoint(op);
   Type elt = bBuf->type.getElementType();
+  // Whole k steps of the MMAs (k8 for tf32, k16 else): a rest would be
+  // dropped (the 16-bit P V of a key block of 8 or 24).
+  if (int64_t kStep = elt.isF32() ? 8 : 16; k % kStep != 0)
+    return op.emitOpError("expects a reduction of whole ")
+           << kStep << "-element MMA steps, got k = " << k;
   // The scores a scores-ahead loop's prologue computes (outside the loop)
   // read the first K block: its copy is waited for (selectPrologueWaits).
   bool ahead = op->hasAttr(kScoresAheadAttrName);

@@ -107,10 +107,36 @@ FailureOr<Value> mlir::attn::tileAttention(RewriterBase &rewriter,
 /// The config of `op` for `target`, or null after an error on `op`.
 static KernelConfigAttr selectConfig(AttentionOp op, StringRef target,
                                      const KernelConfigOverrides &overrides) {
-  return selectKernelConfig(
+  // The GPU's shared-memory tiles hold whole 16-element chunks of a row.
+  if (target != "cpu" && parseCudaChip(target)) {
+    auto check = [&](int64_t dim, StringRef name, StringRef operand) {
+      if (dim % 16 == 0)
+        return true;
+      op.emitError() << "expects the head dim " << name << " ('" << operand
+                     << "' dim 3) to be a multiple of 16 on " << target
+                     << ", got " << dim;
+      return false;
+    };
+    if (!check(op.getHeadDim(), "D", "query") ||
+        !check(op.getValueHeadDim(), "Dv", "value"))
+      return nullptr;
+  }
+  KernelConfigAttr config = selectKernelConfig(
       [&] { return op.emitError("the kernel config: "); }, op.getContext(),
       op.getElementType(), op.getHeadDim(), op.getValueHeadDim(),
       static_cast<bool>(op.getMask()), op.isIEEEPrecision(), target, overrides);
+  // A key block is the k of P V: 16 for the 16-bit MMAs (m16n8k16, wgmma's
+  // k16), 8 for tf32's.
+  if (config && target != "cpu" && !op.getElementType().isF32() &&
+      config.getBlockN() % 16 != 0) {
+    op.emitError() << "the kernel config: expects block_n to be a multiple "
+                      "of 16 for "
+                   << op.getElementType() << " on " << target
+                   << " (the k of P V's 16-bit MMAs), got "
+                   << config.getBlockN();
+    return nullptr;
+  }
+  return config;
 }
 
 namespace {
