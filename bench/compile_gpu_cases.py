@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Compiles the GPU check cases to PTX + manifests on a machine with MLIR.
 
-    compile_gpu_cases.py --attn-translate PATH --out DIR [--random 200] [--seed 1]
+    compile_gpu_cases.py --attn-translate PATH --out DIR [--random 200] [--configs 24] [--seed 1]
                          [--wgmma] [--default-block M,N,W] [--translate-arg ARG ...]
 
 Takes the execution matrix of test/Integration/attn_cases.py (the one the
-CPU path runs in CI) plus `--random` random cases, compiles each distinct
+CPU path runs in CI) plus `--random` random cases and `--configs` cases
+with the non-default configs of CONFIG_BLOCKS, compiles each distinct
 function once with attn-translate for sm_90a, and writes DIR/cases.json
 (each case: its kernel, shapes, causal, mask kind, NaN row, seed) for
 gpu_check.py to run on the GPU machine, which has no MLIR.
@@ -27,12 +28,44 @@ import attn_cases  # noqa: E402
 # GPU programs own whole m16 tiles per warp and k16 key blocks.
 GPU_BLOCKS = {(16, 8): (16, 16, 1), (64, 32): (64, 32, 4), (8, 16): (32, 16, 2)}
 
+# Configs that --block-m/--block-n/--num-warps/--num-stages can ask for and
+# the defaults do not use (M, N, W, stages or None): 16-bit key blocks are
+# whole k16 steps, f32 ones whole k8 steps (tf32). A 16-bit key block of 8
+# or 24 keys compiled and was wrong until the twenty-fourth session
+# (bench/results/2026-12-02-h200-partial-key-steps.log): no config of the
+# matrix had one.
+CONFIG_BLOCKS = {
+    "16bit": [(64, 16, 4, None), (64, 48, 4, 2), (128, 16, 4, 3), (128, 48, 4, 1),
+              (32, 32, 2, 2), (16, 64, 1, None)],
+    "f32": [(64, 8, 4, None), (64, 24, 4, 2), (64, 48, 4, 1), (16, 8, 1, 3),
+            (32, 24, 2, 2), (128, 32, 4, 1)],
+}
+
+
+def config_cases(count, seed=7):
+    """`count` cases of the matrix's axes, each with one of CONFIG_BLOCKS
+    (its own random stream: the other cases stay as they were)."""
+    rng = random.Random(seed)
+    cases = []
+    for i in range(count):
+        case = attn_cases.random_case(rng, i, 5e8)
+        wide = case["dtype"].startswith("f32")
+        # f32 tiles of head dim 256 leave no room for these blocks.
+        if wide and max(case["d"], case["dv"]) > 128:
+            case["d"] = case["dv"] = 128
+        m, n, w, stages = rng.choice(CONFIG_BLOCKS["f32" if wide else "16bit"])
+        case.update(name=f"c{i}", gpu_block=(m, n, w), stages=stages, block=None)
+        cases.append(case)
+    return cases
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--attn-translate", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--random", type=int, default=200)
+    ap.add_argument("--configs", type=int, default=24,
+                    help="cases with a config of CONFIG_BLOCKS (block sizes, warps, stages)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--chip", default="sm_90a")
     ap.add_argument("--wgmma", action="store_true",
@@ -54,10 +87,14 @@ def main():
     rng = random.Random(args.seed)
     cases = attn_cases.matrix_cases()
     cases += [dict(attn_cases.random_case(rng, i, 5e8), name=f"r{i}") for i in range(args.random)]
+    cases += config_cases(args.configs)
     jobs = {}
     default_block = tuple(int(x) for x in args.default_block.split(",")) if args.default_block else None
     for case in cases:
-        case["block"] = GPU_BLOCKS.get(tuple(case["block"])) if case["block"] else default_block
+        if "gpu_block" in case:
+            case["block"] = tuple(case.pop("gpu_block"))
+        else:
+            case["block"] = GPU_BLOCKS.get(tuple(case["block"])) if case["block"] else default_block
         text = attn_cases.mlir_text(dict(case, name="attn"))
         stages = case.get("stages")
         key = hashlib.sha1((text + repr(case["block"]) + repr(stages)).encode()).hexdigest()[:12]
