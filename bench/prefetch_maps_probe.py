@@ -18,8 +18,8 @@ ab_kernels.py --a DIR --b OUT (with the check: the outputs must match).
 With `--next N` it adds instead, right after the thread block's own Q copy
 (thread 0), a `cp.async.bulk.prefetch.tensor` into L2 of the Q box of the
 thread block N x (SM count) on in launch order (x fastest; the seed
-kernels' mapping: query block nctaid.x - 1 - ctaid.x, batch ctaid.y / 96,
-head ctaid.y % 96), one instruction where `--prefetch-ahead` issues one
+kernels' mapping up to 0.4.7: query block nctaid.x - 1 - ctaid.x, batch
+ctaid.y / 96, head ctaid.y % 96; it refuses the later grid), one instruction where `--prefetch-ahead` issues one
 bulk prefetch a row; `--next-kv` adds that block's first K and V boxes.
 With two programs an SM, N = 2 is about the one that starts when this
 one's slot frees, so its Q would come from the L2 instead of DRAM.
@@ -109,6 +109,12 @@ def main():
             ops = [p["operand"] for p in params if p["kind"] == "tensor_map"]
             if ops[:3] != ["query", "key", "value"]:
                 raise SystemExit(f"{name}: tensor maps {ops}, not query, key, value")
+            # The next thread block's coordinates are those of 0.4.6's grid
+            # (query blocks, B * 96, 1); 0.4.8's is (query blocks, Hq, B).
+            grid = manifest.get("grid")
+            if grid is not None and grid[1] != {"mul": ["B", "Hq"]}:
+                raise SystemExit(f"{name}: --next reads the grid of 0.4.6's kernels "
+                                 f"(y = B * Hq), got {manifest['grid']}")
             patched = add_next_prefetch(ptx, manifest["kernel"], maps, args.next, args.next_kv)
             said = f"thread block +{args.next} x SMs: Q{' K V' if args.next_kv else ''} prefetched"
         else:

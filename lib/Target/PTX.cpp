@@ -172,16 +172,19 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   manifest.config.numStages = config.getNumStages();
   for (int i = 0; i < 3; ++i)
     manifest.block[i] = static_cast<unsigned>((*blockSize)[i]);
-  // Grid: x = query blocks, y = batch * query heads (outlineProgramGrid), in
-  // groups of `attn.program_tiles` when a thread block runs several.
+  // Grid (outlineProgramGrid): x = query blocks, y = query heads, z =
+  // batch; with `attn.program_tiles`, y = the groups of that many (batch,
+  // head) pairs and z = 1.
   manifest.grid[0] = rt::GridExpr::ceilDiv(
       rt::GridExpr::size("Tq"), rt::GridExpr::constant(config.getBlockM()));
-  manifest.grid[1] =
-      rt::GridExpr::mul(rt::GridExpr::size("B"), rt::GridExpr::size("Hq"));
-  if (auto tiles = kernel->getAttrOfType<IntegerAttr>(kProgramTilesAttrName))
+  manifest.grid[1] = rt::GridExpr::size("Hq");
+  manifest.grid[2] = rt::GridExpr::size("B");
+  if (auto tiles = kernel->getAttrOfType<IntegerAttr>(kProgramTilesAttrName)) {
     manifest.grid[1] = rt::GridExpr::ceilDiv(
-        manifest.grid[1], rt::GridExpr::constant(tiles.getInt()));
-  manifest.grid[2] = rt::GridExpr::constant(1);
+        rt::GridExpr::mul(rt::GridExpr::size("B"), rt::GridExpr::size("Hq")),
+        rt::GridExpr::constant(tiles.getInt()));
+    manifest.grid[2] = rt::GridExpr::constant(1);
+  }
   manifest.sharedMemoryBytes = shared.getInt();
   int64_t maskRank =
       op.getMask() ? cast<RankedTensorType>(op.getMask().getType()).getRank()

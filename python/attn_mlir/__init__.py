@@ -5,4 +5,4 @@ explain its speed (attn_mlir.explain). See python/README.md."""
 
 from .manifest import Manifest, ManifestError  # noqa: F401
 
-__version__ = "0.4.7"
+__version__ = "0.4.8"

@@ -274,14 +274,19 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
   if (programTiles <= 1) {
     // Query block = gridDim.x - 1 - blockIdx.x: the last query blocks, the
     // heaviest under a causal or block-sparse mask, are dispatched first, so
-    // the light ones fill the tail.
+    // the light ones fill the tail. Head = blockIdx.y, batch = blockIdx.z:
+    // the launch order of y = b * Hq + h, within CUDA's limits of 65535
+    // heads and 65535 batches (a y of b * Hq capped B * Hq at 65535: B =
+    // 2048 at Hq = 32 could not launch), and no division.
     Value nx = toI32(gpu::GridDimOp::create(rewriter, loc, gpu::Dimension::x));
     Value cx = toI32(gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::x));
     mapping.map(ivs[2], toIndex(arith::SubIOp::create(
                             rewriter, loc, nx,
                             arith::AddIOp::create(rewriter, loc, cx, c32(1)))));
-    mapBatchAndHead(
-        toI32(gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::y)));
+    mapping.map(ivs[0], toIndex(toI32(gpu::BlockIdOp::create(
+                            rewriter, loc, gpu::Dimension::z))));
+    mapping.map(ivs[1], toIndex(toI32(gpu::BlockIdOp::create(
+                            rewriter, loc, gpu::Dimension::y))));
     for (Operation &op : grid.getBody()->without_terminator())
       rewriter.clone(op, mapping);
   } else {
@@ -337,17 +342,21 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
     return getValueOrCreateConstantIndexOp(rewriter, loc, ofr);
   };
   Value gridX = toValue(ubs[2]);
-  Value gridY =
-      arith::MulIOp::create(rewriter, loc, toValue(ubs[0]), toValue(ubs[1]));
-  if (programTiles > 1)
-    gridY = arith::CeilDivUIOp::create(
-        rewriter, loc, gridY,
-        arith::ConstantIndexOp::create(rewriter, loc, programTiles));
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  // (query blocks, Hq, B), or with program loops (query blocks, the groups
+  // of `programTiles` (batch, head) pairs, 1).
+  Value gridY = toValue(ubs[1]), gridZ = toValue(ubs[0]);
+  if (programTiles > 1) {
+    gridY = arith::CeilDivUIOp::create(
+        rewriter, loc,
+        arith::MulIOp::create(rewriter, loc, toValue(ubs[0]), toValue(ubs[1])),
+        arith::ConstantIndexOp::create(rewriter, loc, programTiles));
+    gridZ = one;
+  }
   Value blockX = arith::ConstantIndexOp::create(rewriter, loc, threads);
   // The shared memory size is known after distribution; 0 until then.
   Value shared = arith::ConstantIntOp::create(rewriter, loc, 0, 32);
-  gpu::LaunchFuncOp::create(rewriter, loc, kernel, {gridX, gridY, one},
+  gpu::LaunchFuncOp::create(rewriter, loc, kernel, {gridX, gridY, gridZ},
                             {blockX, one, one}, shared, args.buffers);
   rewriter.eraseOp(grid);
   return kernel;

@@ -421,18 +421,20 @@ void Distributor::prefetchAheadToL2() {
   if (prefetchAhead <= 0 || programLoopOp || !hasBulkCopies(config.getTarget()))
     return;
   // The program's thread block ids (outlineProgramGrid: x the query block,
-  // y the (batch, head) pair) and its first copies: async copies outside
+  // y the head, z the batch) and its first copies: async copies outside
   // the key loops, in the kernel's body itself, computed from the ids by
   // plain arithmetic.
   Block &body = kernel.getBody().front();
-  gpu::BlockIdOp idX, idY;
+  gpu::BlockIdOp idX, idY, idZ;
   for (auto id : body.getOps<gpu::BlockIdOp>()) {
     if (id.getDimension() == gpu::Dimension::x && !idX)
       idX = id;
     else if (id.getDimension() == gpu::Dimension::y && !idY)
       idY = id;
+    else if (id.getDimension() == gpu::Dimension::z && !idZ)
+      idZ = id;
   }
-  if (!idX || !idY)
+  if (!idX || !idY || !idZ)
     return;
   auto leaf = [&](Operation *op) { return isa<gpu::BlockIdOp>(op); };
   SmallVector<linalg::CopyOp> firsts;
@@ -464,20 +466,26 @@ void Distributor::prefetchAheadToL2() {
   Type index = b.getIndexType();
   Value nx = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
   Value ny = gpu::GridDimOp::create(b, loc, gpu::Dimension::y);
+  Value nz = gpu::GridDimOp::create(b, loc, gpu::Dimension::z);
   Value sms = arith::IndexCastUIOp::create(
       b, loc, index, NVVM::SmDimOp::create(b, loc, b.getI32Type()));
-  Value linear = arith::AddIOp::create(b, loc, idX,
-                                       arith::MulIOp::create(b, loc, idY, nx));
+  Value nxy = arith::MulIOp::create(b, loc, nx, ny);
+  Value linear = arith::AddIOp::create(
+      b, loc, idX,
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, idY, nx),
+                            arith::MulIOp::create(b, loc, idZ, nxy)));
   Value ahead = arith::AddIOp::create(
       b, loc, linear,
       arith::MulIOp::create(b, loc, sms, cIndex(prefetchAhead)));
   Value inGrid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ahead,
-                                       arith::MulIOp::create(b, loc, nx, ny));
+                                       arith::MulIOp::create(b, loc, nxy, nz));
   auto ifOp = scf::IfOp::create(b, loc, inGrid, /*withElse=*/false);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   IRMapping map;
+  Value plane = arith::DivUIOp::create(b, loc, ahead, nx);
   map.map(idX.getResult(), arith::RemUIOp::create(b, loc, ahead, nx));
-  map.map(idY.getResult(), arith::DivUIOp::create(b, loc, ahead, nx));
+  map.map(idY.getResult(), arith::RemUIOp::create(b, loc, plane, ny));
+  map.map(idZ.getResult(), arith::DivUIOp::create(b, loc, plane, ny));
   for (linalg::CopyOp copy : firsts) {
     Value source = copy.getDpsInputs()[0];
     IRMapping copyMap = map;

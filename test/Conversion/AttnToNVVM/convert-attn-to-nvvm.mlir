@@ -68,14 +68,15 @@
 // PIPE3:      } {attn.pipelined = 3 : i64}
 
 // The host function launches one block of 4 warps per program: grid
-// (ceil(Tq / 64), B * Hq), with the kernel's dynamic shared memory:
+// (ceil(Tq / 64), Hq, B) (B a memref.dim of Q), with the kernel's dynamic
+// shared memory:
 // Q 64 x (64 + 8) + K, V 32 x (64 + 8) bf16 = 9216 + 4608 + 4608 bytes.
 // CHECK-LABEL: func.func @gqa(
 // CHECK-DAG:     %[[NQB:.*]] = arith.ceildivui %{{.*}}, %c64
 // CHECK-DAG:     %[[THREADS:.*]] = arith.constant 128 : index
 // CHECK-DAG:     %[[SMEM:.*]] = arith.constant 18432 : i32
-// CHECK-DAG:     %[[BH:.*]] = arith.muli %{{.*}}, %c8
-// CHECK:         gpu.launch_func @attn_kernels::@gqa_kernel blocks in (%[[NQB]], %[[BH]], %[[ONE:.*]]) threads in (%[[THREADS]], %[[ONE]], %[[ONE]]) dynamic_shared_memory_size %[[SMEM]] args(%{{.*}} : memref<?x8x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, %{{.*}} : memref<?x2x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, %{{.*}} : memref<?x2x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, %{{.*}} : memref<?x8x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>)
+// CHECK-DAG:     %[[HQ:.*]] = arith.constant 8 : index
+// CHECK:         gpu.launch_func @attn_kernels::@gqa_kernel blocks in (%[[NQB]], %[[HQ]], %{{dim[_0-9]*}}) threads in (%[[THREADS]], %[[ONE:.*]], %[[ONE]]) dynamic_shared_memory_size %[[SMEM]] args(%{{.*}} : memref<?x8x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, %{{.*}} : memref<?x2x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, %{{.*}} : memref<?x2x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, %{{.*}} : memref<?x8x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>)
 
 // CHECK:       gpu.module @attn_kernels
 // Inputs and the output with their strides (a (B, T, H, D) view needs no
@@ -98,7 +99,7 @@
 // CHECK-DAG:       memref.alloca() : memref<32xf32>
 // CHECK-DAG:       memref.alloca() : memref<2xf32>
 // Program coordinates from the block ids, in 32 bits: query block
-// gridDim.x - (x + 1) (heaviest first), b = y / Hq, h = y % Hq.
+// gridDim.x - (x + 1) (heaviest first), b = z, h = y (no division).
 // CHECK:           %[[GX:.*]] = gpu.grid_dim x
 // CHECK:           %[[GX32:.*]] = arith.index_castui %[[GX]] : index to i32
 // CHECK:           %[[BX:.*]] = gpu.block_id x
@@ -106,10 +107,11 @@
 // CHECK:           %[[NEXT:.*]] = arith.addi %[[BX32]], %c1_i32 : i32
 // CHECK:           %[[QB:.*]] = arith.subi %[[GX32]], %[[NEXT]] : i32
 // CHECK:           arith.index_castui %[[QB]] : i32 to index
+// CHECK:           %[[BZ:.*]] = gpu.block_id z
+// CHECK:           arith.index_castui %[[BZ]] : index to i32
 // CHECK:           %[[BY:.*]] = gpu.block_id y
-// CHECK:           %[[BY32:.*]] = arith.index_castui %[[BY]] : index to i32
-// CHECK:           arith.divui %[[BY32]], %{{.*}} : i32
-// CHECK:           arith.remui %[[BY32]], %{{.*}} : i32
+// CHECK:           arith.index_castui %[[BY]] : index to i32
+// CHECK-NOT:       arith.divui %{{.*}} : i32
 // Q: 16-byte vector loads from global memory (zeros for rows past Tq), then
 // 16-byte stores into shared memory, between barriers.
 // CHECK:           gpu.barrier

@@ -140,26 +140,35 @@
 
 // WAVE-LABEL: gpu.func @pp_kernel
 // WAVE:         %[[BX:.*]] = gpu.block_id x
+// WAVE:         %[[BZ:.*]] = gpu.block_id z
 // WAVE:         %[[BY:.*]] = gpu.block_id y
 // The program's own first copies (Q's, then the first K and V blocks').
+// Launch order is x fastest, then y (head), then z (batch).
 // WAVE:         nvvm.cp.async.commit.group
 // WAVE:         nvvm.cp.async.commit.group
 // WAVE-NEXT:    nvvm.cp.async.commit.group
 // WAVE-NEXT:    %[[NX:.*]] = gpu.grid_dim x
 // WAVE-NEXT:    %[[NY:.*]] = gpu.grid_dim y
+// WAVE-NEXT:    %[[NZ:.*]] = gpu.grid_dim z
 // WAVE-NEXT:    %[[SMS:.*]] = nvvm.read.ptx.sreg.nsmid : i32
 // WAVE-NEXT:    %[[SMSI:.*]] = arith.index_castui %[[SMS]] : i32 to index
+// WAVE-NEXT:    %[[NXY:.*]] = arith.muli %[[NX]], %[[NY]] : index
 // WAVE-NEXT:    %[[YX:.*]] = arith.muli %[[BY]], %[[NX]] : index
-// WAVE-NEXT:    %[[LIN:.*]] = arith.addi %[[BX]], %[[YX]] : index
+// WAVE-NEXT:    %[[ZXY:.*]] = arith.muli %[[BZ]], %[[NXY]] : index
+// WAVE-NEXT:    %[[YZ:.*]] = arith.addi %[[YX]], %[[ZXY]] : index
+// WAVE-NEXT:    %[[LIN:.*]] = arith.addi %[[BX]], %[[YZ]] : index
 // WAVE-NEXT:    %[[C2:.*]] = arith.constant 2 : index
 // WAVE-NEXT:    %[[WAVE:.*]] = arith.muli %[[SMSI]], %[[C2]] : index
 // WAVE-NEXT:    %[[AHEAD:.*]] = arith.addi %[[LIN]], %[[WAVE]] : index
-// WAVE-NEXT:    %[[ALL:.*]] = arith.muli %[[NX]], %[[NY]] : index
+// WAVE-NEXT:    %[[ALL:.*]] = arith.muli %[[NXY]], %[[NZ]] : index
 // WAVE-NEXT:    %[[IN:.*]] = arith.cmpi ult, %[[AHEAD]], %[[ALL]] : index
 // WAVE-NEXT:    scf.if %[[IN]] {
+// WAVE-NEXT:      %[[PLANE:.*]] = arith.divui %[[AHEAD]], %[[NX]] : index
 // WAVE-NEXT:      %[[BX2:.*]] = arith.remui %[[AHEAD]], %[[NX]] : index
-// WAVE-NEXT:      %[[BY2:.*]] = arith.divui %[[AHEAD]], %[[NX]] : index
-// WAVE-NEXT:      arith.index_castui %[[BY2]] : index to i32
+// WAVE-NEXT:      %[[BY2:.*]] = arith.remui %[[PLANE]], %[[NY]] : index
+// WAVE-NEXT:      %[[BZ2:.*]] = arith.divui %[[PLANE]], %[[NY]] : index
+// WAVE-NEXT:      arith.index_castui %[[BZ2]] : index to i32
+// WAVE:           arith.index_castui %[[BY2]] : index to i32
 // WAVE:           arith.index_castui %[[BX2]] : index to i32
 // WAVE:           memref.subview %arg0
 // WAVE:             nvvm.cp.async.bulk.prefetch %{{.*}}, %c256_i32 : <1>

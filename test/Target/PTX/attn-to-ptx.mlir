@@ -61,7 +61,7 @@
 // MANIFEST-NEXT: "attributes": {"scale": 0.125, "causal": "top_left", "precision": null},
 // MANIFEST-NEXT: "config": {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 2},
 // MANIFEST-NEXT: "block": [128, 1, 1],
-// MANIFEST-NEXT: "grid": [{"ceil_div": ["Tq", 64]}, {"mul": ["B", "Hq"]}, 1],
+// MANIFEST-NEXT: "grid": [{"ceil_div": ["Tq", 64]}, "Hq", "B"],
 // The 1024 bytes the swizzled tiles' alignment reserves, Q 64 x 64 and two
 // slots of K and of V 64 x 64 bf16 (128-byte rows, swizzled, no padding),
 // and an 8-byte mbarrier per slot of K and V:
@@ -90,7 +90,7 @@
 // OVERRIDE: "ptx": "gqa.ptx",
 // OVERRIDE: "config": {"block_m": 32, "block_n": 64, "num_warps": 2, "num_stages": 2},
 // OVERRIDE: "block": [64, 1, 1],
-// OVERRIDE: "grid": [{"ceil_div": ["Tq", 32]}, {"mul": ["B", "Hq"]}, 1],
+// OVERRIDE: "grid": [{"ceil_div": ["Tq", 32]}, "Hq", "B"],
 
 // TILES:      "grid": [
 // TILES-NEXT:   {"ceil_div": ["Tq", 64]},

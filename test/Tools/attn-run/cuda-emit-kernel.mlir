@@ -34,7 +34,7 @@ func.func @masked(%q: tensor<2x4x37x64xf16>, %k: tensor<2x2x50x64xf16>, %v: tens
 // MANIFEST-NEXT: "attributes": {"scale": 0.125, "causal": "top_left", "precision": null},
 // MANIFEST-NEXT: "config": {"block_m": [[BM:[0-9]+]], "block_n": {{[0-9]+}}, "num_warps": {{[0-9]+}}, "num_stages": {{[0-9]+}}},
 // MANIFEST-NEXT: "block": [{{[0-9]+}}, 1, 1],
-// MANIFEST-NEXT: "grid": [{"ceil_div": ["Tq", [[BM]]]}, {"mul": ["B", "Hq"]}, 1],
+// MANIFEST-NEXT: "grid": [{"ceil_div": ["Tq", [[BM]]]}, "Hq", "B"],
 // MANIFEST-NEXT: "shared_memory_bytes": {{[0-9]+}},
 // MANIFEST-NEXT: "params": [
 // MANIFEST-NEXT:   {"kind": "memref", "operand": "query", "rank": 4},
