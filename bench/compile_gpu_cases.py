@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compiles the GPU check cases to PTX + manifests on a machine with MLIR.
 
-    compile_gpu_cases.py --attn-translate PATH --out DIR [--random 200] [--configs 24] [--seed 1]
+    compile_gpu_cases.py --attn-translate PATH --out DIR [--random 200] [--configs 40] [--seed 1]
                          [--wgmma] [--default-block M,N,W] [--translate-arg ARG ...]
 
 Takes the execution matrix of test/Integration/attn_cases.py (the one the
@@ -36,9 +36,10 @@ GPU_BLOCKS = {(16, 8): (16, 16, 1), (64, 32): (64, 32, 4), (8, 16): (32, 16, 2)}
 # matrix had one.
 CONFIG_BLOCKS = {
     "16bit": [(64, 16, 4, None), (64, 48, 4, 2), (128, 16, 4, 3), (128, 48, 4, 1),
-              (32, 32, 2, 2), (16, 64, 1, None)],
+              (32, 32, 2, 2), (16, 64, 1, None), (128, 32, 8, None), (128, 64, 8, 2),
+              (256, 32, 8, 2)],
     "f32": [(64, 8, 4, None), (64, 24, 4, 2), (64, 48, 4, 1), (16, 8, 1, 3),
-            (32, 24, 2, 2), (128, 32, 4, 1)],
+            (32, 24, 2, 2), (128, 32, 4, 1), (128, 32, 8, None), (256, 32, 8, 1)],
 }
 
 
@@ -64,7 +65,7 @@ def main():
     ap.add_argument("--attn-translate", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--random", type=int, default=200)
-    ap.add_argument("--configs", type=int, default=24,
+    ap.add_argument("--configs", type=int, default=40,
                     help="cases with a config of CONFIG_BLOCKS (block sizes, warps, stages)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--chip", default="sm_90a")
