@@ -7,6 +7,7 @@
 #include "attn/Pipelines/Pipelines.h"
 
 #include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -106,6 +107,11 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   gpu::GPUToNVVMPipelineOptions nvvmOptions;
   nvvmOptions.cubinChip = options.chip;
   nvvmOptions.cubinFeatures = options.features;
+  // PTX 8.0 (the default) is older than sm_100 and newer need, on which
+  // LLVM aborts: there the chip's minimum, as attn-translate picks it.
+  if (options.features == kDefaultPTXFeatures &&
+      parseCudaChip(options.chip).value_or(0) >= 100)
+    nvvmOptions.cubinFeatures = "";
   nvvmOptions.cubinFormat = options.format;
   nvvmOptions.optLevel = options.optLevel;
   gpu::buildLowerToNVVMPassPipeline(pm, nvvmOptions);

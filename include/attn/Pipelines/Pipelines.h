@@ -53,14 +53,20 @@ struct AttnToLLVMCPUOptions : public PassPipelineOptions<AttnToLLVMCPUOptions> {
 void buildAttnToLLVMCPUPipeline(OpPassManager &pm,
                                 const AttnToLLVMCPUOptions &options);
 
+/// The PTX ISA of `--attn-to-nvvm`'s `features` by default (up to sm_9x;
+/// from sm_100 on, the chip's minimum).
+constexpr const char *kDefaultPTXFeatures = "+ptx80";
+
 /// Options of `--attn-to-nvvm`.
 struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("CUDA chip (sm_80, sm_90a, ...)"),
       llvm::cl::init("sm_90a")};
   PassOptions::Option<std::string> features{
-      *this, "features", llvm::cl::desc("PTX features (PTX ISA version)"),
-      llvm::cl::init("+ptx80")};
+      *this, "features",
+      llvm::cl::desc("PTX features (PTX ISA version; by default +ptx80 up to "
+                     "sm_9x, from sm_100 on the chip's minimum)"),
+      llvm::cl::init(kDefaultPTXFeatures)};
   PassOptions::Option<std::string> format{
       *this, "format",
       llvm::cl::desc("Serialization: isa (PTX), bin (cubin, runs ptxas) or "

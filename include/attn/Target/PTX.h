@@ -25,7 +25,8 @@ namespace attn {
 struct PTXOptions {
   /// CUDA chip, e.g. sm_80, sm_90a.
   std::string chip = "sm_90a";
-  /// PTX ISA features for the NVPTX backend.
+  /// PTX ISA features for the NVPTX backend (getPTXFeatures picks them per
+  /// chip; `--attn-to-nvvm`'s kDefaultPTXFeatures).
   std::string features = "+ptx80";
   /// LLVM optimization level of the device code.
   int optLevel = 3;

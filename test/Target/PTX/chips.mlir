@@ -9,6 +9,11 @@
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/b.json
 // RUN: attn-translate --attn-to-ptx %s --chip=sm_90a --features=+ptx87 -o %t/c.ptx
 // RUN: FileCheck %s --check-prefix=FEATURES < %t/c.ptx
+// The named pipeline picks the same: its PTX is in the gpu.binary.
+// RUN: attn-opt %s --attn-to-nvvm="chip=sm_100a" | FileCheck %s --check-prefix=PIPE
+// PIPE: gpu.binary @attn_kernels
+// PIPE-SAME: .version 8.6
+// PIPE-SAME: .target sm_100a
 // SM80: .version 8.0
 // SM80: .target sm_80
 // SM80: mma.sync.aligned.m16n8k16
