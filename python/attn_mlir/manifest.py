@@ -219,7 +219,17 @@ class Manifest:
         return os.path.join(self.directory, self.data["ptx"])
 
     def grid_for(self, sizes):
-        return tuple(int(evaluate(e, sizes)) for e in self.grid)
+        """The evaluated grid; ValueError past CUDA's limits (the message of
+        the C++ evaluateGrid). A dimension of 0 is an empty problem, which
+        the runtime does not launch."""
+        grid = []
+        for axis, e, limit in zip("xyz", self.grid, (2**31 - 1, 65535, 65535)):
+            n = int(evaluate(e, sizes))
+            if n > limit:
+                raise ValueError(f"grid.{axis} = {_format(e)} = {n} is out of range "
+                                 f"(1 .. {limit}) for {_format_sizes(sizes)}")
+            grid.append(n)
+        return tuple(grid)
 
     def prologue_grid_for(self, index, sizes):
         """The grid of prologue kernel `index`; ValueError unless each

@@ -80,6 +80,15 @@ class GridTest(unittest.TestCase):
     def test_grid_for(self):
         m = Manifest(manifest_data())
         self.assertEqual(m.grid_for(SIZES), (16, 64, 1))
+        # attn-translate's grid since 0.4.8: (query blocks, Hq, B).
+        m = Manifest(manifest_data(grid=[{"ceil_div": ["Tq", 64]}, "Hq", "B"]))
+        self.assertEqual(m.grid_for(SIZES), (16, 32, 2))
+        self.assertEqual(m.grid_for(dict(SIZES, B=65535)), (16, 32, 65535))
+        with self.assertRaisesRegex(ValueError, r"^grid.z = B = 65536 is out of range "
+                                    r"\(1 .. 65535\) for B=65536 Hq=32 Hkv=8 Tq=1000 "):
+            m.grid_for(dict(SIZES, B=65536))
+        # An empty problem (B = 0) evaluates; the runtime launches nothing.
+        self.assertEqual(m.grid_for(dict(SIZES, B=0)), (16, 32, 0))
 
 
 class ManifestTest(unittest.TestCase):
