@@ -230,3 +230,63 @@ func.func @bad_causal(%q: tensor<1x8x128x64xf16>, %k: tensor<1x8x128x64xf16>, %v
   %o = attn.attention %q, %k, %v {causal = #attn.causal<diagonal>} : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
   return %o : tensor<1x8x128x64xf16>
 }
+
+// -----
+
+// A static size of 0: here the KV heads, which GQA divides by.
+func.func @zero_kv_heads(%q: tensor<1x4x8x16xf32>, %k: tensor<1x0x8x16xf32>, %v: tensor<1x0x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{expects 'key' dim 1 to be >= 1 (B x Hkv x Tk x D), got 'tensor<1x0x8x16xf32>'}}
+  %o = attn.attention %q, %k, %v : tensor<1x4x8x16xf32>, tensor<1x0x8x16xf32>, tensor<1x0x8x16xf32> -> tensor<1x4x8x16xf32>
+  return %o : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @zero_queries(%q: tensor<1x1x0x16xf32>, %k: tensor<1x1x8x16xf32>, %v: tensor<1x1x8x16xf32>) -> tensor<1x1x0x16xf32> {
+  // expected-error @+1 {{expects 'query' dim 2 to be >= 1 (B x Hq x Tq x D), got 'tensor<1x1x0x16xf32>'}}
+  %o = attn.attention %q, %k, %v : tensor<1x1x0x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x0x16xf32>
+  return %o : tensor<1x1x0x16xf32>
+}
+
+// -----
+
+func.func @zero_mask(%q: tensor<?x1x?x16xf32>, %k: tensor<?x1x?x16xf32>, %v: tensor<?x1x?x16xf32>, %m: tensor<0x?xf32>) -> tensor<?x1x?x16xf32> {
+  // expected-error @+1 {{expects 'mask' dim 0 to be >= 1, got 'tensor<0x?xf32>'}}
+  %o = attn.attention %q, %k, %v mask(%m) : tensor<?x1x?x16xf32>, tensor<?x1x?x16xf32>, tensor<?x1x?x16xf32>, tensor<0x?xf32> -> tensor<?x1x?x16xf32>
+  return %o : tensor<?x1x?x16xf32>
+}
+
+// -----
+
+// Key and value batches differ while the query's is dynamic.
+func.func @kv_batch(%q: tensor<?x1x8x16xf32>, %k: tensor<2x1x8x16xf32>, %v: tensor<3x1x8x16xf32>) -> tensor<?x1x8x16xf32> {
+  // expected-error @+1 {{expects 'value' batch (dim 0) to match 'key' (2), got 3}}
+  %o = attn.attention %q, %k, %v : tensor<?x1x8x16xf32>, tensor<2x1x8x16xf32>, tensor<3x1x8x16xf32> -> tensor<?x1x8x16xf32>
+  return %o : tensor<?x1x8x16xf32>
+}
+
+// -----
+
+// The result's batch is checked against the key's when the query's is dynamic.
+func.func @result_batch(%q: tensor<?x1x8x16xf32>, %k: tensor<2x1x8x16xf32>, %v: tensor<2x1x8x16xf32>) -> tensor<3x1x8x16xf32> {
+  // expected-error @+1 {{expects the result shape to be 2x1x8x16 (B x Hq x Tq x Dv), got 'tensor<3x1x8x16xf32>'}}
+  %o = attn.attention %q, %k, %v : tensor<?x1x8x16xf32>, tensor<2x1x8x16xf32>, tensor<2x1x8x16xf32> -> tensor<3x1x8x16xf32>
+  return %o : tensor<3x1x8x16xf32>
+}
+
+// -----
+
+// The mask's Tk is checked against the value's when the key's is dynamic.
+func.func @mask_keys(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x?x16xf32>, %v: tensor<1x1x8x16xf32>, %m: tensor<8x9xf32>) -> tensor<1x1x8x16xf32> {
+  // expected-error @+1 {{expects 'mask' dim 1 to be 1 or to match 8 so that it broadcasts to B x Hq x Tq x Tk (1x1x8x8), got 'tensor<8x9xf32>'}}
+  %o = attn.attention %q, %k, %v mask(%m) : tensor<1x1x8x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x8x16xf32>, tensor<8x9xf32> -> tensor<1x1x8x16xf32>
+  return %o : tensor<1x1x8x16xf32>
+}
+
+// -----
+
+func.func @dynamic_result_dv(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %v: tensor<1x1x8x16xf32>) -> tensor<1x1x8x?xf32> {
+  // expected-error @+1 {{expects a static head dim Dv in the result (dim 3), 16 as in 'value', got 'tensor<1x1x8x?xf32>'}}
+  %o = attn.attention %q, %k, %v : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x?xf32>
+  return %o : tensor<1x1x8x?xf32>
+}

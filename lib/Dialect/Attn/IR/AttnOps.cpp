@@ -73,6 +73,21 @@ LogicalResult AttentionOp::verify() {
                            << operand.layout << "), got " << operand.type;
   }
 
+  // Static sizes are at least 1 (B, H and T may be dynamic instead; the
+  // head dims have checks of their own below).
+  for (const Named &operand : {Named{"query", qType, "B x Hq x Tq x D"},
+                               Named{"key", kType, "B x Hkv x Tk x D"},
+                               Named{"value", vType, "B x Hkv x Tk x Dv"},
+                               Named{"result", oType, "B x Hq x Tq x Dv"}}) {
+    for (int64_t i = 0; i < 3; ++i) {
+      int64_t size = operand.type.getDimSize(i);
+      if (!ShapedType::isDynamic(size) && size < 1)
+        return emitOpError() << "expects '" << operand.name << "' dim " << i
+                             << " to be >= 1 (" << operand.layout << "), got "
+                             << operand.type;
+    }
+  }
+
   // One element type for Q, K, V and O.
   Type elementType = qType.getElementType();
   if (kType.getElementType() != elementType)
@@ -110,6 +125,20 @@ LogicalResult AttentionOp::verify() {
                          << dimStr(q[0]) << "), got " << dimStr(k[0]) << " and "
                          << dimStr(v[0]);
 
+  if (!compatible(v[0], k[0]))
+    return emitOpError() << "expects 'value' batch (dim 0) to match 'key' ("
+                         << dimStr(k[0]) << "), got " << dimStr(v[0]);
+  // The sizes shared by several operands, from the first that has them
+  // static: batch B (query, key, value), Tk (key, value).
+  auto known = [](std::initializer_list<int64_t> sizes) {
+    for (int64_t size : sizes)
+      if (!ShapedType::isDynamic(size))
+        return size;
+    return ShapedType::kDynamic;
+  };
+  int64_t batch = known({q[0], k[0], v[0]});
+  int64_t keys = known({k[2], v[2]});
+
   // KV heads and sequence length shared by K and V.
   if (!compatible(v[1], k[1]))
     return emitOpError() << "expects 'value' heads (dim 1) to match 'key' ("
@@ -120,7 +149,7 @@ LogicalResult AttentionOp::verify() {
                          << dimStr(k[2]) << "), got " << dimStr(v[2]);
 
   // GQA: Hq must be a multiple of Hkv.
-  int64_t hq = q[1], hkv = ShapedType::isDynamic(k[1]) ? v[1] : k[1];
+  int64_t hq = known({q[1], o[1]}), hkv = known({k[1], v[1]});
   if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
       hq % hkv != 0)
     return emitOpError() << "expects 'query' heads (Hq = " << hq
@@ -128,7 +157,11 @@ LogicalResult AttentionOp::verify() {
                          << ")";
 
   // Result shape B x Hq x Tq x Dv.
-  int64_t expected[4] = {q[0], q[1], q[2], dv};
+  int64_t expected[4] = {batch, q[1], q[2], dv};
+  if (ShapedType::isDynamic(o[3]))
+    return emitOpError() << "expects a static head dim Dv in the result (dim "
+                            "3), "
+                         << dv << " as in 'value', got " << oType;
   for (int i = 0; i < 4; ++i) {
     if (!compatible(o[i], expected[i]))
       return emitOpError() << "expects the result shape to be "
@@ -145,11 +178,15 @@ LogicalResult AttentionOp::verify() {
       return emitOpError() << "expects 'mask' of rank 2 (Tq x Tk) or 4 "
                               "(B x Hq x Tq x Tk), got "
                            << mType;
-    int64_t full[4] = {q[0], q[1], q[2], k[2]};
+    int64_t full[4] = {known({batch, o[0]}), known({q[1], o[1]}),
+                       known({q[2], o[2]}), keys};
     ArrayRef<int64_t> m = mType.getShape();
     int64_t offset = 4 - mType.getRank();
     for (int64_t i = 0, e = mType.getRank(); i < e; ++i) {
       int64_t target = full[offset + i];
+      if (!ShapedType::isDynamic(m[i]) && m[i] < 1)
+        return emitOpError()
+               << "expects 'mask' dim " << i << " to be >= 1, got " << mType;
       if (m[i] == 1 || compatible(m[i], target))
         continue;
       return emitOpError() << "expects 'mask' dim " << i
