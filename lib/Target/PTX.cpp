@@ -75,6 +75,11 @@ llvm::Expected<std::string> mlir::attn::getPTXFeatures(StringRef chip) {
     return llvm::createStringError("--chip: the kernels need sm_" +
                                    llvm::Twine(kMinCudaChip) +
                                    " or newer, got '" + chip + "'");
+  if (!isKnownCudaChip(chip))
+    return llvm::createStringError("--chip: LLVM's NVPTX backend does not "
+                                   "know '" +
+                                   chip + "' (it knows " + getKnownCudaChips() +
+                                   ")");
   return *number >= 100 ? std::string() : PTXOptions().features;
 }
 

@@ -53,6 +53,10 @@ void mlir::attn::buildHostLoweringPassPipeline(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+/// Block buffers larger than this go on the heap: large blocks (up to the
+/// config verifier's 4096 x 4096) would overflow a thread's stack.
+static constexpr int64_t kMaxStackBufferBytes = 64 * 1024;
+
 /// On the host the programs of a grid run one after another, so the block
 /// buffers of a program (static `memref.alloca`s in an `scf.forall` body) can
 /// be allocated once, before the grid, instead of once per program.
@@ -66,6 +70,31 @@ static void hoistProgramBuffers(ModuleOp module) {
     for (memref::AllocaOp alloca : buffers)
       alloca->moveBefore(grid);
   });
+}
+
+/// Moves the static buffers over kMaxStackBufferBytes to the heap: a
+/// `memref.alloc` in the alloca's place and a `memref.dealloc` before its
+/// block's terminator (every use is in that block's ops after it).
+static void moveLargeBuffersToHeap(ModuleOp module) {
+  SmallVector<memref::AllocaOp> large;
+  module.walk([&](memref::AllocaOp alloca) {
+    MemRefType type = alloca.getType();
+    if (!type.hasStaticShape() || !alloca.getOperands().empty())
+      return;
+    int64_t bytes = type.getNumElements() *
+                    llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+    if (bytes > kMaxStackBufferBytes)
+      large.push_back(alloca);
+  });
+  IRRewriter rewriter(module.getContext());
+  for (memref::AllocaOp alloca : large) {
+    rewriter.setInsertionPoint(alloca);
+    auto heap = memref::AllocOp::create(
+        rewriter, alloca.getLoc(), alloca.getType(), alloca.getAlignmentAttr());
+    rewriter.setInsertionPoint(alloca->getBlock()->getTerminator());
+    memref::DeallocOp::create(rewriter, alloca.getLoc(), heap);
+    rewriter.replaceOp(alloca, heap);
+  }
 }
 
 namespace {
@@ -90,6 +119,7 @@ struct ConvertAttnToLLVMCPUPass
                       UnitAttr::get(&getContext()));
     });
     hoistProgramBuffers(module);
+    moveLargeBuffersToHeap(module);
     OpPassManager pm(ModuleOp::getOperationName());
     attn::buildHostLoweringPassPipeline(pm);
     if (failed(runPipeline(pm, module)))

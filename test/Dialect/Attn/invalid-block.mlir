@@ -107,3 +107,28 @@ func.func @block_map_without_mask(%q: memref<?x8x?x64xf16>, %map: memref<1x1x?x?
   attn.block_attention ins(%q, %q, %q block_map(%map)) outs(%o) at [%i, %i, %i] {config = #cfg, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16> block_map memref<1x1x?x?xi8> outs memref<?x8x?x64xf16>
   return
 }
+
+// -----
+
+// A chip of the right form that LLVM's NVPTX backend does not know.
+func.func @config_unknown_chip(%q: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expects a CUDA chip that LLVM's NVPTX backend knows (sm_80, sm_86, sm_87, sm_88, sm_89, sm_90, sm_90a, sm_100, sm_100a, sm_100f, sm_101, sm_101a, sm_101f, sm_103, sm_103a, sm_103f, sm_110, sm_110a, sm_110f, sm_120, sm_120a, sm_120f, sm_121, sm_121a, sm_121f), got 'sm_90f'}}
+  attn.block_attention ins(%q, %q, %q) outs(%o) at [%i, %i, %i] {config = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 2, target = "sm_90f">, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16> outs memref<?x8x?x64xf16>
+  return
+}
+
+// -----
+
+func.func @config_huge_block(%q: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expects block_m and block_n <= 4096, got 8192 and 32}}
+  attn.block_attention ins(%q, %q, %q) outs(%o) at [%i, %i, %i] {config = #attn.config<block_m = 8192, block_n = 32, num_warps = 4, num_stages = 2, target = "cpu">, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16> outs memref<?x8x?x64xf16>
+  return
+}
+
+// -----
+
+func.func @config_many_warps(%q: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expects num_warps <= 32 and num_stages <= 16, got 64 and 2}}
+  attn.block_attention ins(%q, %q, %q) outs(%o) at [%i, %i, %i] {config = #attn.config<block_m = 1024, block_n = 32, num_warps = 64, num_stages = 2, target = "cpu">, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16> outs memref<?x8x?x64xf16>
+  return
+}

@@ -10,6 +10,8 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -34,6 +36,25 @@ std::optional<unsigned> mlir::attn::parseCudaChip(StringRef chip) {
   return number;
 }
 
+/// The CUDA chips of sm_80 and newer that LLVM 22's NVPTX backend knows
+/// (`llc -march=nvptx64 -mcpu=help`). A name outside it makes the backend
+/// fall back to a generic processor and abort in instruction selection, so
+/// the verifier refuses it first.
+static constexpr llvm::StringLiteral kKnownCudaChips[] = {
+    "sm_80",   "sm_86",   "sm_87",   "sm_88",   "sm_89",   "sm_90",   "sm_90a",
+    "sm_100",  "sm_100a", "sm_100f", "sm_101",  "sm_101a", "sm_101f", "sm_103",
+    "sm_103a", "sm_103f", "sm_110",  "sm_110a", "sm_110f", "sm_120",  "sm_120a",
+    "sm_120f", "sm_121",  "sm_121a", "sm_121f"};
+
+bool mlir::attn::isKnownCudaChip(StringRef chip) {
+  return llvm::is_contained(kKnownCudaChips, chip);
+}
+
+std::string mlir::attn::getKnownCudaChips() {
+  return llvm::join(std::begin(kKnownCudaChips), std::end(kKnownCudaChips),
+                    ", ");
+}
+
 LogicalResult
 KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          int64_t blockM, int64_t blockN, int64_t numWarps,
@@ -43,6 +64,13 @@ KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << " and " << blockN;
   if (numWarps < 1 || numStages < 1)
     return emitError() << "expects num_warps and num_stages >= 1, got "
+                       << numWarps << " and " << numStages;
+  if (blockM > kMaxBlockSize || blockN > kMaxBlockSize)
+    return emitError() << "expects block_m and block_n <= " << kMaxBlockSize
+                       << ", got " << blockM << " and " << blockN;
+  if (numWarps > kMaxNumWarps || numStages > kMaxNumStages)
+    return emitError() << "expects num_warps <= " << kMaxNumWarps
+                       << " and num_stages <= " << kMaxNumStages << ", got "
                        << numWarps << " and " << numStages;
   if (target.empty())
     return emitError() << "expects a target ('cpu' or a chip like 'sm_90a')";
@@ -58,6 +86,10 @@ KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << " or newer (the kernels use mma.sync on 16-bit "
                           "floats and cp.async), got '"
                        << target << "'";
+  if (!isKnownCudaChip(target))
+    return emitError() << "expects a CUDA chip that LLVM's NVPTX backend "
+                          "knows ("
+                       << getKnownCudaChips() << "), got '" << target << "'";
   // On the GPU each warp owns whole m16 row tiles of the program, and the
   // scores' accumulators are n8 column tiles.
   if (blockM % (16 * numWarps) != 0)

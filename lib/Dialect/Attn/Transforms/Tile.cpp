@@ -108,7 +108,7 @@ FailureOr<Value> mlir::attn::tileAttention(RewriterBase &rewriter,
 static KernelConfigAttr selectConfig(AttentionOp op, StringRef target,
                                      const KernelConfigOverrides &overrides) {
   // The GPU's shared-memory tiles hold whole 16-element chunks of a row.
-  if (target != "cpu" && parseCudaChip(target)) {
+  if (isKnownCudaChip(target)) {
     auto check = [&](int64_t dim, StringRef name, StringRef operand) {
       if (dim % 16 == 0)
         return true;

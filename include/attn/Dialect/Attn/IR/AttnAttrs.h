@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include <optional>
+#include <string>
 
 #include "attn/Dialect/Attn/IR/AttnEnums.h.inc"
 
@@ -25,9 +26,23 @@ namespace attn {
 /// other name.
 std::optional<unsigned> parseCudaChip(StringRef chip);
 
+/// Whether `chip` is a chip of sm_80 or newer that LLVM's NVPTX backend
+/// knows (`sm_90a` yes; `sm_90f`, `sm_81` and `sm_75` no).
+bool isKnownCudaChip(StringRef chip);
+
+/// The chips isKnownCudaChip accepts, comma-separated, for diagnostics.
+std::string getKnownCudaChips();
+
 /// The oldest chip the GPU path supports: its kernels use `mma.sync` on
 /// 16-bit floats and `cp.async`.
 constexpr unsigned kMinCudaChip = 80;
+
+/// The largest kernel config the verifier accepts: blocks of 4096 rows or
+/// keys (a host program's buffers go on the heap past 64 KiB), 32 warps
+/// (CUDA's 1024 threads a block), 16 stages.
+constexpr int64_t kMaxBlockSize = 4096;
+constexpr int64_t kMaxNumWarps = 32;
+constexpr int64_t kMaxNumStages = 16;
 
 } // namespace attn
 } // namespace mlir
