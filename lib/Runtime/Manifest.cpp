@@ -13,17 +13,11 @@
 
 #include "attn/Runtime/Manifest.h"
 
+#include "attn/Runtime/FileWrite.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-
-#ifdef _WIN32
-#include <process.h>
-#define ATTN_GETPID _getpid
-#else
-#include <unistd.h>
-#define ATTN_GETPID getpid
-#endif
 
 using namespace attn::runtime;
 
@@ -492,19 +486,5 @@ bool attn::runtime::writeManifestFile(const std::string &path,
                                       const Manifest &manifest,
                                       std::string &error) {
   std::string text = serializeManifest(manifest);
-  std::string temporary =
-      path + ".tmp" + std::to_string(static_cast<long>(ATTN_GETPID()));
-  FILE *file = std::fopen(temporary.c_str(), "wb");
-  if (!file) {
-    error = temporary + ": cannot create: " + std::strerror(errno);
-    return false;
-  }
-  bool ok = std::fwrite(text.data(), 1, text.size(), file) == text.size();
-  ok &= std::fclose(file) == 0;
-  if (!ok || std::rename(temporary.c_str(), path.c_str()) != 0) {
-    error = path + ": cannot write: " + std::strerror(errno);
-    std::remove(temporary.c_str());
-    return false;
-  }
-  return true;
+  return writeWholeFile(path, text.data(), text.size(), error);
 }

@@ -6,18 +6,13 @@
 
 #include "attn/Runtime/Npy.h"
 
+#include "attn/Runtime/FileWrite.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string_view>
-
-#ifdef _WIN32
-#include <process.h>
-#define ATTN_GETPID _getpid
-#else
-#include <unistd.h>
-#define ATTN_GETPID getpid
-#endif
+#include <sys/stat.h>
 
 using namespace attn::runtime;
 
@@ -318,6 +313,12 @@ bool attn::runtime::parseNpy(const uint8_t *bytes, size_t size,
 
 bool attn::runtime::readNpy(const std::string &path, HostTensor &out,
                             std::string &error) {
+  // A directory opens on POSIX (and reports a huge size); refuse it first.
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR) {
+    error = "cannot read '" + path + "': " + std::strerror(EISDIR);
+    return false;
+  }
   std::FILE *file = std::fopen(path.c_str(), "rb");
   if (!file) {
     error = "cannot open '" + path + "': " + std::strerror(errno);
@@ -416,31 +417,5 @@ bool attn::runtime::writeNpy(const std::string &path, const HostTensor &tensor,
     return false;
   }
   std::vector<uint8_t> bytes = serializeNpy(tensor);
-  std::string tempPath =
-      path + ".tmp." + std::to_string(static_cast<long>(ATTN_GETPID()));
-  errno = 0;
-  std::FILE *file = std::fopen(tempPath.c_str(), "wb");
-  if (!file) {
-    error = "cannot write '" + path + "': " + std::strerror(errno);
-    return false;
-  }
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
-  if (std::fflush(file) != 0)
-    ok = false;
-  int savedErrno = errno;
-  if (std::fclose(file) != 0) {
-    ok = false;
-    savedErrno = savedErrno ? savedErrno : errno;
-  }
-  if (ok && std::rename(tempPath.c_str(), path.c_str()) != 0) {
-    ok = false;
-    savedErrno = errno;
-  }
-  if (!ok) {
-    std::remove(tempPath.c_str());
-    error = "cannot write '" + path +
-            "': " + (savedErrno ? std::strerror(savedErrno) : "I/O error");
-    return false;
-  }
-  return true;
+  return writeWholeFile(path, bytes.data(), bytes.size(), error);
 }

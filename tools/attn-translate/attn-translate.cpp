@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/InitAll.h"
+#include "attn/Runtime/FileWrite.h"
 #include "attn/Target/PTX.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -25,7 +26,9 @@
 #include "mlir/Support/ToolUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
@@ -41,6 +44,19 @@ namespace rt = ::attn::runtime;
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "attn-translate: " << message << "\n";
   return EXIT_FAILURE;
+}
+
+/// Whether two paths name the same file: the same absolute path with `.`
+/// and `..` removed, or, when both exist, the same file by identity.
+static bool samePath(StringRef a, StringRef b) {
+  if (llvm::sys::fs::exists(a) && llvm::sys::fs::exists(b))
+    return llvm::sys::fs::equivalent(a, b);
+  SmallString<128> x(a), y(b);
+  llvm::sys::fs::make_absolute(x);
+  llvm::sys::fs::make_absolute(y);
+  llvm::sys::path::remove_dots(x, /*remove_dot_dot=*/true);
+  llvm::sys::path::remove_dots(y, /*remove_dot_dot=*/true);
+  return x == y;
 }
 
 /// Finds ptxas on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin.
@@ -187,6 +203,8 @@ int main(int argc, char **argv) {
 
   if (action == Action::None)
     return fail("choose a translation: --attn-to-ptx or --attn-to-cubin");
+  if (action.getNumOccurrences() > 1)
+    return fail("choose one translation: --attn-to-ptx or --attn-to-cubin");
   if (blockM < 0 || blockN < 0 || numWarps < 0 || numStages < 0)
     return fail("--block-m, --block-n, --num-warps and --num-stages must be "
                 ">= 0");
@@ -220,6 +238,34 @@ int main(int argc, char **argv) {
                 "with --program-tiles use --program-prefetch-l2");
   if (action == Action::Cubin && outputFilename == "-")
     return fail("--attn-to-cubin writes a binary: give -o FILE");
+  if (outputFilename != "-" && llvm::sys::fs::is_directory(outputFilename))
+    return fail("cannot write '" + outputFilename + "': it is a directory");
+  if (action == Action::Cubin && rt::isSpecialFile(outputFilename))
+    return fail("--attn-to-cubin writes the PTX beside the cubin: give -o a "
+                "regular file, got '" +
+                outputFilename + "'");
+  // The PTX beside a cubin, and the manifest: none may be another's path.
+  SmallString<128> ptxPath(outputFilename);
+  llvm::sys::path::replace_extension(ptxPath, "ptx");
+  if (action == Action::Cubin && samePath(ptxPath, outputFilename))
+    return fail(llvm::Twine("--attn-to-cubin writes the PTX beside the cubin "
+                            "as '") +
+                ptxPath + "': give -o a name that does not end in .ptx");
+  if (!manifestFilename.empty()) {
+    if (outputFilename != "-" && samePath(manifestFilename, outputFilename))
+      return fail("the output (-o) and the manifest (--manifest) are the "
+                  "same file '" +
+                  manifestFilename + "'");
+    if (action == Action::Cubin && samePath(manifestFilename, ptxPath))
+      return fail(llvm::Twine("the manifest (--manifest) is the PTX beside "
+                              "the cubin, '") +
+                  ptxPath + "'");
+  } else if (outputFilename != "-" &&
+             llvm::sys::path::extension(outputFilename) == ".json") {
+    return fail("the output '" + outputFilename +
+                "' ends in .json, where the manifest goes by default: give "
+                "--manifest=FILE or another -o");
+  }
 
   DialectRegistry registry;
   mlir::attn::registerAttnDialect(registry);
@@ -277,7 +323,8 @@ int main(int argc, char **argv) {
 
   // The PTX (or cubin) and the manifest, written only when both succeed.
   std::string manifestPath = manifestFilename;
-  if (manifestPath.empty() && outputFilename != "-") {
+  if (manifestPath.empty() && outputFilename != "-" &&
+      !rt::isSpecialFile(outputFilename)) {
     SmallString<128> path(outputFilename);
     llvm::sys::path::replace_extension(path, "json");
     manifestPath = std::string(path);
@@ -289,52 +336,63 @@ int main(int argc, char **argv) {
     llvm::sys::path::replace_extension(ptxName, "ptx");
   artifact->manifest.ptx = std::string(ptxName);
 
-  std::unique_ptr<llvm::ToolOutputFile> output;
-  std::unique_ptr<llvm::ToolOutputFile> ptxFile;
+  std::string error;
   if (action == Action::PTX) {
-    output = openOutputFile(outputFilename, &errorMessage);
-    if (!output)
-      return fail(errorMessage);
-    output->os() << artifact->ptx;
+    if (outputFilename == "-") {
+      llvm::outs() << artifact->ptx;
+      llvm::outs().flush();
+    } else if (!rt::writeWholeFile(outputFilename, artifact->ptx.data(),
+                                   artifact->ptx.size(), error)) {
+      return fail(error);
+    }
   } else {
-    // ptxas reads the PTX from a file next to the cubin, kept for the
-    // manifest's "ptx" field.
-    SmallString<128> ptxPath(outputFilename);
-    llvm::sys::path::replace_extension(ptxPath, "ptx");
-    ptxFile = openOutputFile(ptxPath, &errorMessage);
-    if (!ptxFile)
-      return fail(errorMessage);
-    ptxFile->os() << artifact->ptx;
-    ptxFile->os().flush();
+    // ptxas reads the PTX from a temporary file and writes the cubin to
+    // another; the outputs are written only once it succeeds, and the PTX
+    // beside the cubin is kept for the manifest's "ptx" field.
     std::string ptxas = findPtxas();
     if (ptxas.empty())
       return fail("--attn-to-cubin needs ptxas (not on PATH, in "
                   "$CUDA_HOME/bin or in /usr/local/cuda/bin)");
-    std::string tmpCubin = outputFilename + ".tmp";
+    SmallString<128> tmpPtx, tmpCubin;
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("attn-translate", "ptx", tmpPtx))
+      return fail("cannot create a temporary file: " + ec.message());
+    llvm::FileRemover removePtx(tmpPtx);
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+            "attn-translate", "cubin", tmpCubin))
+      return fail("cannot create a temporary file: " + ec.message());
+    llvm::FileRemover removeCubin(tmpCubin);
+    if (!rt::writeWholeFile(std::string(tmpPtx), artifact->ptx.data(),
+                            artifact->ptx.size(), error))
+      return fail(error);
     SmallVector<StringRef> args = {ptxas, "-arch",  chip,
-                                   "-o",  tmpCubin, ptxPath};
+                                   "-o",  tmpCubin, tmpPtx};
     std::string ptxasError;
     int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, {}, 0, 0,
                                        &ptxasError);
-    if (rc != 0) {
-      llvm::sys::fs::remove(tmpCubin);
+    if (rc != 0)
       return fail("ptxas failed (exit code " + llvm::Twine(rc) + ")" +
                   (ptxasError.empty() ? "" : ": " + ptxasError));
-    }
-    if (std::error_code ec = llvm::sys::fs::rename(tmpCubin, outputFilename))
-      return fail("cannot write " + outputFilename + ": " + ec.message());
-  }
-  if (!manifestPath.empty()) {
-    std::string error;
-    if (!rt::writeManifestFile(manifestPath, artifact->manifest, error)) {
-      if (action == Action::Cubin)
-        llvm::sys::fs::remove(outputFilename);
+    auto cubin = llvm::MemoryBuffer::getFile(tmpCubin, /*IsText=*/false,
+                                             /*RequiresNullTerminator=*/false);
+    if (!cubin)
+      return fail("cannot read ptxas's output: " + cubin.getError().message());
+    if (!rt::writeWholeFile(outputFilename, (*cubin)->getBufferStart(),
+                            (*cubin)->getBufferSize(), error))
+      return fail(error);
+    if (!rt::writeWholeFile(std::string(ptxPath), artifact->ptx.data(),
+                            artifact->ptx.size(), error)) {
+      llvm::sys::fs::remove(outputFilename);
       return fail(error);
     }
   }
-  if (output)
-    output->keep();
-  if (ptxFile)
-    ptxFile->keep();
+  if (!manifestPath.empty() &&
+      !rt::writeManifestFile(manifestPath, artifact->manifest, error)) {
+    if (outputFilename != "-")
+      llvm::sys::fs::remove(outputFilename);
+    if (action == Action::Cubin)
+      llvm::sys::fs::remove(ptxPath);
+    return fail(error);
+  }
   return EXIT_SUCCESS;
 }

@@ -42,3 +42,18 @@ func.func @attn(%q: tensor<?x3x?x16xf16>, %k: tensor<?x3x?x16xf16>, %v: tensor<?
 // RUN: attn-run %s --input=2x3x11x16xf16 --input=2x3x13x16xf16 --input=2x3x13x24xf16 --output=%t.keep.npy
 // RUN: %python -c "import numpy as np; print(np.load('%t.keep.npy').shape)" | FileCheck %s --check-prefix=REPLACED
 // REPLACED: (2, 3, 11, 24)
+
+// A symbolic link is written through (its target replaced, the link kept);
+// a file that is not regular (/dev/null) is written in place, not replaced.
+// RUN: rm -rf %t.links && mkdir -p %t.links && ln -s target.npy %t.links/link.npy
+// RUN: attn-run %s --input=1x3x4x16xf16 --input=1x3x6x16xf16 --input=1x3x6x24xf16 --output=@%t.links/link.npy
+// RUN: test -L %t.links/link.npy && test -f %t.links/target.npy
+// RUN: %python -c "import numpy as np; print(np.load('%t.links/link.npy').shape)" | FileCheck %s --check-prefix=LINK
+// LINK: (1, 3, 4, 24)
+// RUN: attn-run %s --input=1x3x4x16xf16 --input=1x3x6x16xf16 --input=1x3x6x24xf16 --output=@/dev/null
+// RUN: test -c /dev/null
+// RUN: ls %t.links | FileCheck %s --check-prefix=NOTEMP
+// NOTEMP-NOT: tmp
+// A directory given as an input is one error line.
+// RUN: not attn-run %s --input=@%t.links --input=random --input=random 2>&1 | FileCheck %s --check-prefix=DIR
+// DIR: attn-run: input #0 (q): cannot read '{{.*}}.links': Is a directory
