@@ -74,14 +74,17 @@
 // CHECK-NEXT:        %[[ISINF:.*]] = arith.cmpf oeq, %[[MNEW]], %[[NEGINF]]
 // CHECK-NEXT:        %[[MU:.*]] = arith.select %[[ISINF]], %[[ZERO]], %[[MNEW]]
 // CHECK-NEXT:        %[[OFF:.*]] = arith.mulf %[[MU]], %[[NEGC]] : f32
-// CHECK-NEXT:        %[[AE:.*]] = math.fma %[[MOLD]], %[[C]], %[[OFF]] : f32
+// CHECK-NEXT:        %[[MC:.*]] = arith.mulf %[[MOLD]], %[[C]] : f32
+// CHECK-NEXT:        %[[AE:.*]] = arith.addf %[[MC]], %[[OFF]] : f32
 // CHECK-NEXT:        %[[EXP:.*]] = math.exp2 %[[AE]]
 // CHECK-NEXT:        %[[ALPHA:.*]] = arith.select %[[GROW]], %[[EXP]], %[[ONE]] : f32
 // CHECK-NEXT:        linalg.yield %[[MNEW]], %[[ALPHA]], %[[OFF]]
-// P = exp2(fma(S, c, offset)).
+// P = exp2(S * c + offset), the product rounded first (not an fma), so that
+// the row max gives exp2(0) exactly.
 // CHECK:           linalg.generic {{.*}} ins(%[[OFFROW]] : memref<16xf32>) outs(%[[S]] : memref<16x8xf32>)
 // CHECK-NEXT:      ^bb0(%[[OFFV:.*]]: f32, %[[SV:.*]]: f32):
-// CHECK-NEXT:        %[[PE:.*]] = math.fma %[[SV]], %[[C]], %[[OFFV]] : f32
+// CHECK-NEXT:        %[[SC:.*]] = arith.mulf %[[SV]], %[[C]] : f32
+// CHECK-NEXT:        %[[PE:.*]] = arith.addf %[[SC]], %[[OFFV]] : f32
 // CHECK-NEXT:        math.exp2 %[[PE]]
 // l = alpha * l + rowsum(P).
 // CHECK:           linalg.generic

@@ -391,9 +391,14 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
   Value e = f32Const(expScale), negE = f32Const(-expScale);
   Value threshold = f32Const(kLazyRescaleLog2 / expScale);
   Value oneF = f32Const(1.0);
+  // e * x is rounded before the offset is added, not fused into one fma:
+  // at x = mu the exponent is then exactly 0. Fused, it is the rounding
+  // error of e * mu, which passes exp2's range (128) once |e * mu| > 2^32
+  // and turned rows of large but finite scores into inf / inf = NaN.
   auto exponent = [&](OpBuilder &nb, Location l, Value x, Value offset) {
-    return foldScale ? math::FmaOp::create(nb, l, x, e, offset).getResult()
-                     : arith::AddFOp::create(nb, l, x, offset).getResult();
+    if (foldScale)
+      x = arith::MulFOp::create(nb, l, x, e);
+    return arith::AddFOp::create(nb, l, x, offset).getResult();
   };
   generic(ValueRange{mNewRow}, ValueRange{mRow, alphaRow, offsetRow},
           {map(1, {0}), map(1, {0}), map(1, {0}), map(1, {0})},
