@@ -3,6 +3,7 @@
 (attn_mlir.runtime), call it from PyTorch (attn_mlir.torch.attention) and
 explain its speed (attn_mlir.explain). See python/README.md."""
 
+from .compiler import CompileError, Signature, compile  # noqa: F401
 from .manifest import Manifest, ManifestError  # noqa: F401
 
-__version__ = "0.4.8"
+__version__ = "0.4.9"

@@ -13,27 +13,55 @@ which compiler made it (`compiler.txt`: attn-translate's real path, size and
 modification time); where a compiler is found and it is not that one (a
 rebuilt attn-translate), the entry is compiled again and replaced. Where no
 compiler is found (a GPU machine running kernels compiled ahead of time),
-the entry is used as it is. Entries are published with an atomic rename, so
+the entry is used as it is. `checksums.txt` holds the sha256 of the
+entry's kernel.json and kernel.ptx: an entry with a file missing or changed
+(a truncated copy) is compiled again, or, without a compiler, refused with
+an error that names it. Entries are published with an atomic rename, so
 processes filling the cache at the same time never see half-written
 kernels; a process that loses the race uses the winner's entry.
 """
 
 import dataclasses
 import hashlib
+import math
 import os
 import re
 import shutil
 import subprocess
 import tempfile
+import warnings
 
 from .manifest import Manifest
 
 _ELEMENT_TYPES = ("f32", "f16", "bf16")
 _MASK_TYPES = _ELEMENT_TYPES + ("i1",)
+# The chips of sm_80 and newer that LLVM 22's NVPTX backend knows: the table
+# of lib/Dialect/Attn/IR/AttnDialect.cpp (test_compiler.py checks they agree).
+KNOWN_CHIPS = (
+    "sm_80", "sm_86", "sm_87", "sm_88", "sm_89", "sm_90", "sm_90a",
+    "sm_100", "sm_100a", "sm_100f", "sm_101", "sm_101a", "sm_101f",
+    "sm_103", "sm_103a", "sm_103f", "sm_110", "sm_110a", "sm_110f",
+    "sm_120", "sm_120a", "sm_120f", "sm_121", "sm_121a", "sm_121f")
 
 
 class CompileError(RuntimeError):
     """attn-translate rejected the function or failed."""
+
+
+def _check_dims(name, shape):
+    for i, d in enumerate(shape):
+        if d is not None and (isinstance(d, bool) or not isinstance(d, int) or d < 1):
+            raise ValueError(f"{name}: dim {i} must be None (dynamic) or an integer >= 1, "
+                             f"got {d!r} in {shape!r}")
+
+
+def _float_literal(value):
+    """`value` as an MLIR float literal: repr, with a '.0' before an exponent
+    that has no fraction ('1e-05' -> '1.0e-05'; MLIR needs the point)."""
+    text = repr(float(value))
+    if "e" in text and "." not in text:
+        text = text.replace("e", ".0e")
+    return text
 
 
 def _dims(shape):
@@ -60,17 +88,23 @@ class Signature:
             raise ValueError(f"dtype: expected one of {_ELEMENT_TYPES}, got {self.dtype!r}")
         for name in ("query", "key", "value"):
             shape = getattr(self, name)
-            if len(shape) != 4:
-                raise ValueError(f"{name}: expected a rank-4 shape (B, H, T, D), got {shape!r}")
+            if not isinstance(shape, tuple) or len(shape) != 4:
+                raise ValueError(f"{name}: expected a rank-4 shape tuple (B, H, T, D), got {shape!r}")
+            _check_dims(name, shape)
             if shape[3] is None:
                 raise ValueError(f"{name}: the head dim (last) must be static")
+        if self.scale is not None:
+            if isinstance(self.scale, bool) or not isinstance(self.scale, (int, float)) \
+                    or not math.isfinite(self.scale) or not self.scale > 0:
+                raise ValueError(f"scale: expected a finite positive number, got {self.scale!r}")
         if (self.mask is None) != (self.mask_dtype is None):
             raise ValueError("mask: give both its shape and its dtype, or neither")
         if self.mask is not None:
             if self.mask_dtype not in _MASK_TYPES:
                 raise ValueError(f"mask_dtype: expected one of {_MASK_TYPES}, got {self.mask_dtype!r}")
-            if len(self.mask) not in (2, 4):
-                raise ValueError(f"mask: expected rank 2 or 4, got {self.mask!r}")
+            if not isinstance(self.mask, tuple) or len(self.mask) not in (2, 4):
+                raise ValueError(f"mask: expected a shape tuple of rank 2 or 4, got {self.mask!r}")
+            _check_dims("mask", self.mask)
         if self.causal not in (None, "top_left", "bottom_right"):
             raise ValueError(f"causal: expected None, 'top_left' or 'bottom_right', got {self.causal!r}")
         if self.precision not in (None, "tf32", "ieee"):
@@ -93,7 +127,7 @@ class Signature:
         if self.causal:
             attrs.append(f"causal = #attn.causal<{self.causal}>")
         if self.scale is not None:
-            attrs.append(f"scale = {float(self.scale)!r} : f32")
+            attrs.append(f"scale = {_float_literal(self.scale)} : f32")
         if self.precision:
             attrs.append(f"precision = #attn.precision<{self.precision}>")
         attr = " {" + ", ".join(attrs) + "}" if attrs else ""
@@ -155,6 +189,35 @@ def _read(path):
         return None
 
 
+_ENTRY_FILES = ("kernel.json", "kernel.ptx")
+
+
+def _checksums(directory):
+    """sha256 of an entry's manifest and PTX, one `HEX  NAME` line each."""
+    lines = []
+    for name in _ENTRY_FILES:
+        with open(os.path.join(directory, name), "rb") as f:
+            lines.append(f"{hashlib.sha256(f.read()).hexdigest()}  {name}\n")
+    return "".join(lines)
+
+
+def _entry_damage(entry):
+    """Why a cache entry cannot be used (a file missing, a checksum that does
+    not match: a truncated or edited file), or None when it is whole."""
+    if not os.path.isdir(entry):
+        return "not a directory"
+    for name in _ENTRY_FILES + ("checksums.txt",):
+        if not os.path.isfile(os.path.join(entry, name)):
+            return f"no {name}"
+    try:
+        actual = _checksums(entry)
+    except OSError as e:
+        return f"unreadable: {e.strerror or e}"
+    if _read(os.path.join(entry, "checksums.txt")) != actual:
+        return "a file does not match checksums.txt"
+    return None
+
+
 def cache_key(text, options):
     """The cache key: the function, the compile options and this package's
     version, so kernels compiled ahead of time are found on machines without
@@ -180,6 +243,9 @@ def compile(signature, chip="sm_90a", block_m=0, block_n=0, num_warps=0,
     if not isinstance(chip, str) or not re.fullmatch(r"sm_[0-9]{2,4}[af]?", chip):
         raise ValueError(f"chip: expected sm_XY with an optional 'a' or 'f' suffix, such as "
                          f"sm_90a, got {chip!r}")
+    if chip not in KNOWN_CHIPS:
+        raise ValueError(f"chip: expected one of the chips the compiler knows "
+                         f"({', '.join(KNOWN_CHIPS)}), got {chip!r}")
     for name, value in (("block_m", block_m), ("block_n", block_n), ("num_warps", num_warps)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError(f"{name}: expected an integer >= 0 (0: the default config), "
@@ -204,31 +270,57 @@ def compile(signature, chip="sm_90a", block_m=0, block_n=0, num_warps=0,
     translate = attn_translate or find_attn_translate(required=False)
     identity = compiler_identity(translate) if translate and os.path.exists(translate) else None
     stale = False
-    if os.path.exists(manifest_path):
+    damage = None
+    if os.path.lexists(entry):
+        damage = _entry_damage(entry)
         made_by = _read(os.path.join(entry, "compiler.txt"))
-        if identity is None or made_by == identity:
+        if damage is None and (identity is None or made_by == identity):
             return Artifact(entry, manifest_path, os.path.join(entry, "kernel.ptx"), cached=True)
-        stale = True  # made by another attn-translate than the one found now
+        # Made by another attn-translate than the one found now, or damaged:
+        # compiled again and replaced.
+        stale = True
+    if damage is not None and identity is None:
+        raise CompileError(f"the cache entry {entry} is damaged ({damage}) and no attn-translate "
+                           "is found to compile it again (ATTN_TRANSLATE): delete the entry")
     if translate is None:
         translate = find_attn_translate()  # raises: no compiler, no entry
     if identity is None:
         raise CompileError(f"attn-translate not found at {translate} (ATTN_TRANSLATE or "
                            "attn_translate=), and the kernel is not in the cache")
     key = os.path.basename(entry)
-    os.makedirs(cache, exist_ok=True)
-    work = tempfile.mkdtemp(prefix=key + ".tmp.", dir=cache)
+    try:
+        os.makedirs(cache, exist_ok=True)
+        work = tempfile.mkdtemp(prefix=key + ".tmp.", dir=cache)
+    except OSError as e:
+        if stale and damage is None:
+            warnings.warn(f"attn_mlir: the cache {cache} is not writable ({e.strerror}); using "
+                          f"its entry {key}, made by another attn-translate")
+            return Artifact(entry, manifest_path, os.path.join(entry, "kernel.ptx"), cached=True)
+        raise CompileError(f"cannot write the kernel cache {cache} (ATTN_MLIR_CACHE_DIR): "
+                           f"{e.strerror or e}") from None
     try:
         source = os.path.join(work, "kernel.mlir")
         with open(source, "w") as f:
             f.write(text)
-        proc = subprocess.run([translate, "--attn-to-ptx", source, "-o",
-                               os.path.join(work, "kernel.ptx"), *options],
-                              capture_output=True, text=True)
+        try:
+            proc = subprocess.run([translate, "--attn-to-ptx", source, "-o",
+                                   os.path.join(work, "kernel.ptx"), *options],
+                                  capture_output=True, text=True)
+        except OSError as e:
+            raise CompileError(f"cannot run attn-translate {translate}: {e.strerror or e}") from None
         if proc.returncode != 0:
-            raise CompileError(proc.stderr.strip() or f"attn-translate exited with {proc.returncode}")
-        if identity is not None:
-            with open(os.path.join(work, "compiler.txt"), "w") as f:
-                f.write(identity)
+            message = proc.stderr.strip().replace(source, "kernel.mlir")
+            raise CompileError((message or f"attn-translate exited with {proc.returncode}")
+                               + "\nkernel.mlir:\n" + text)
+        missing = [n for n in ("kernel.ptx", "kernel.json")
+                   if not os.path.isfile(os.path.join(work, n))]
+        if missing:
+            raise CompileError(f"{translate} exited with 0 but did not write "
+                               f"{' and '.join(missing)}")
+        with open(os.path.join(work, "checksums.txt"), "w") as f:
+            f.write(_checksums(work))
+        with open(os.path.join(work, "compiler.txt"), "w") as f:
+            f.write(identity)
         if stale:
             # Move the stale entry aside (atomic), then publish; another
             # process may have done either first.
@@ -239,9 +331,10 @@ def compile(signature, chip="sm_90a", block_m=0, block_n=0, num_warps=0,
                 pass
         try:
             os.rename(work, entry)  # atomic publish; fails if another process won
-        except OSError:
-            if not os.path.exists(manifest_path):
-                raise
+        except OSError as e:
+            if _entry_damage(entry) is not None:  # not another process's entry
+                raise CompileError(f"cannot publish the cache entry {entry}: "
+                                   f"{e.strerror or e}") from None
         if stale:
             shutil.rmtree(old, ignore_errors=True)
     finally:

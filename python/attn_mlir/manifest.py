@@ -267,12 +267,40 @@ class Manifest:
 
     def check_shapes(self, shapes):
         """Raises ValueError naming the operand whose shape contradicts the
-        manifest's static dims; returns the problem sizes."""
-        for name in ("query", "key", "value"):
+        manifest's static dims or the other operands (as the C++ runtime's
+        checkShapes); returns the problem sizes. `shapes` has query, key and
+        value, and mask (None: no mask; absent: the mask is not checked)."""
+        names = ("query", "key", "value")
+        mask = shapes.get("mask")
+        if "mask" not in shapes:
+            pass  # the caller checks no mask (the explain report's sizes)
+        elif self.mask and mask is None:
+            raise ValueError("mask: the kernel was compiled with a mask "
+                             f"({self.mask['element_type']}), but none was given")
+        if not self.mask and mask is not None:
+            raise ValueError("mask: a mask was given, but the kernel was compiled without one")
+        if mask is not None:
+            names += ("mask",)
+        for name in names:
             want = self.data[name]["shape"]
-            got = shapes[name]
+            got = tuple(shapes[name])
             if len(got) != len(want) or any(w not in (-1, g) for w, g in zip(want, got)):
-                raise ValueError(f"{name}: shape {tuple(got)} does not match the kernel's "
+                raise ValueError(f"{name}: shape {got} does not match the kernel's "
                                  f"{tuple('?' if w < 0 else w for w in want)}")
         q, k, v = shapes["query"], shapes["key"], shapes["value"]
+        for size, dim, a, b in (("B", 0, "query", "key"), ("B", 0, "query", "value"),
+                                ("Hkv", 1, "key", "value"), ("Tk", 2, "key", "value"),
+                                ("D", 3, "query", "key")):
+            if shapes[a][dim] != shapes[b][dim]:
+                raise ValueError(f"{b}: dim {dim} ({size}) is {shapes[b][dim]}, but {a} has "
+                                 f"{size} = {shapes[a][dim]}")
+        if (k[1] == 0 and q[1] != 0) or (k[1] and q[1] % k[1]):
+            raise ValueError(f"query: {q[1]} heads, not a multiple of the {k[1]} heads of key "
+                             "and value")
+        if mask is not None:
+            full = (q[0], q[1], q[2], k[2])[4 - len(mask):]
+            for i, (m, f) in enumerate(zip(mask, full)):
+                if m not in (1, f):
+                    raise ValueError(f"mask: dim {i} is {m}, must be 1 or {f} to broadcast to "
+                                     f"(B, Hq, Tq, Tk) = {tuple(full)}")
         return dict(B=q[0], Hq=q[1], Hkv=k[1], Tq=q[2], Tk=k[2], D=q[3], Dv=v[3])

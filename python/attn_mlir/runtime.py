@@ -541,7 +541,10 @@ class Kernel:
             device = getattr(t, "device", None)
             if device is not None and getattr(device, "type", "cuda") != "cuda":
                 raise ValueError(f"{name}: a tensor on {device}; the kernel runs on CUDA tensors")
-        sizes = m.check_shapes(dict(query=q.shape, key=k.shape, value=v.shape))
+        if mask is not None and getattr(mask, "device", None) != getattr(q, "device", None):
+            raise ValueError(f"mask: on {mask.device}, expected q's device {q.device}")
+        sizes = m.check_shapes(dict(query=q.shape, key=k.shape, value=v.shape,
+                                    mask=None if mask is None else mask.shape))
         out_shape = (q.shape[0], q.shape[1], q.shape[2], v.shape[3])
         if out is not None and tuple(out.shape) != out_shape:
             raise ValueError(f"output: shape {tuple(out.shape)}, expected {out_shape}")

@@ -54,15 +54,21 @@ def _check(q, k, v, mask):
         raise ValueError(f"k: head dim must be q's ({q.shape[3]}), got {k.shape[3]}")
     if v.shape[1] != k.shape[1] or v.shape[2] != k.shape[2]:
         raise ValueError(f"v: heads and length must be k's {tuple(k.shape[1:3])}, got {tuple(v.shape[1:3])}")
-    if q.shape[1] % k.shape[1]:
-        raise ValueError(f"q: heads ({q.shape[1]}) must be a multiple of k's heads ({k.shape[1]})")
+    if k.shape[1] == 0 or q.shape[1] % k.shape[1]:
+        raise ValueError(f"q: heads ({q.shape[1]}) must be a multiple of k's heads ({k.shape[1]}), "
+                         "which must be >= 1")
+    if k.shape[2] == 0 and q.numel() and v.shape[3]:
+        raise ValueError("k, v: at least one key is needed (Tk >= 1), got Tk = 0")
     if mask is not None:
         if not isinstance(mask, torch.Tensor) or mask.dim() not in (2, 4):
             raise ValueError("mask: expected a tensor of rank 2 (Tq, Tk) or 4 (B, Hq, Tq, Tk)")
         if mask.dtype not in (torch.bool,) + tuple(_DTYPES):
             raise TypeError(f"mask: expected bool or a float dtype, got {mask.dtype}")
-        if not mask.is_cuda or mask.stride(-1) not in (0, 1):
-            raise ValueError("mask: expected a CUDA tensor with a contiguous last dimension")
+        if not mask.is_cuda or (mask.shape[-1] != 1 and mask.stride(-1) != 1):
+            raise ValueError("mask: expected a CUDA tensor with a contiguous last dimension "
+                             f"(stride 1), got strides {mask.stride()}")
+        if mask.device != q.device:
+            raise ValueError(f"mask: expected q's device {q.device}, got {mask.device}")
         full = (q.shape[0], q.shape[1], q.shape[2], k.shape[2])[4 - mask.dim():]
         for i, (m, f) in enumerate(zip(mask.shape, full)):
             if m not in (1, f):
@@ -119,12 +125,21 @@ def _(q, k, v, mask, causal, scale):
     return q.new_empty(q.shape[0], q.shape[1], q.shape[2], v.shape[3])
 
 
+def _check_options(causal, scale):
+    if scale is not None:
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+            raise TypeError(f"scale: expected a number or None, got {type(scale).__name__} "
+                            f"{scale!r}")
+        if not (scale > 0 and scale != float("inf")):
+            raise ValueError(f"scale: expected a finite positive number, got {scale}")
+    if not (causal is None or isinstance(causal, bool)
+            or (isinstance(causal, str) and causal in ("top_left", "bottom_right"))):
+        raise ValueError(f"causal: expected a bool, 'top_left' or 'bottom_right', got {causal!r}")
+
+
 def attention(q, k, v, mask=None, causal=False, scale=None):
     """Scaled dot-product attention through attn-mlir (see the module doc)."""
-    if scale is not None and not (scale > 0 and scale != float("inf")):
-        raise ValueError(f"scale: expected a finite positive number, got {scale}")
-    if causal not in (False, True, None, "top_left", "bottom_right"):
-        raise ValueError(f"causal: expected a bool, 'top_left' or 'bottom_right', got {causal!r}")
+    _check_options(causal, scale)
     _check(q, k, v, mask)
     name = "top_left" if causal is True else (causal or "")
     return _attention_op(q, k, v, mask, name, float(scale) if scale else 0.0)
@@ -137,8 +152,7 @@ def explain(q, k, v, mask=None, causal=False, scale=None, median_ms=None):
     lines of `attn-run --bench --explain`."""
     from . import explain as _explain
 
-    if causal not in (False, True, None, "top_left", "bottom_right"):
-        raise ValueError(f"causal: expected a bool, 'top_left' or 'bottom_right', got {causal!r}")
+    _check_options(causal, scale)
     _check(q, k, v, mask)
     kernel = _kernel_for(q, k, v, mask, causal or None, scale)
     return _explain.explain(kernel, q, k, v, mask, median_ms=median_ms)

@@ -49,12 +49,42 @@ class SignatureTest(unittest.TestCase):
             Signature("f16", (1, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16), causal="diagonal")
         with self.assertRaisesRegex(ValueError, "mask: give both"):
             Signature("f16", (1, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16), mask=(1, 1))
+        with self.assertRaisesRegex(ValueError, r"key: dim 1 must be None \(dynamic\) or an integer >= 1, got 0"):
+            Signature("f32", (1, 4, 8, 16), (1, 0, 8, 16), (1, 0, 8, 16))
+        with self.assertRaisesRegex(ValueError, "query: dim 3 must be None .* got True"):
+            Signature("f32", (1, 4, 8, True), (1, 4, 8, 16), (1, 4, 8, 16))
+        for scale in (float("nan"), float("inf"), 0.0, -1.0, "0.5", True):
+            with self.assertRaisesRegex(ValueError, "scale: expected a finite positive number",
+                                        msg=repr(scale)):
+                Signature("f16", (1, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16), scale=scale)
+
+    def test_scale_literals(self):
+        # repr gives '1e-05', which MLIR does not parse as a float: the
+        # function text writes '1.0e-05'; the value round-trips as an f32.
+        for scale, literal in ((1e-5, "1.0e-05"), (1e16, "1.0e+16"), (3e38, "3.0e+38"),
+                               (0.125, "0.125"), (2.5e-10, "2.5e-10")):
+            sig = Signature("f16", (1, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16), scale=scale)
+            self.assertIn(f"scale = {literal} : f32", sig.mlir())
+
+    def test_known_chips_match_the_compiler(self):
+        # The Python list mirrors lib/Dialect/Attn/IR/AttnDialect.cpp's table.
+        import re
+        from attn_mlir.compiler import KNOWN_CHIPS
+        source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib",
+                              "Dialect", "Attn", "IR", "AttnDialect.cpp")
+        with open(source) as f:
+            text = f.read()
+        table = text[text.index("kKnownCudaChips[] = {"):]
+        table = table[:table.index("};")]
+        self.assertEqual(tuple(re.findall(r'"(sm_[0-9a-z]+)"', table)), KNOWN_CHIPS)
 
 
     def test_bad_compile_arguments(self):
         with tempfile.TemporaryDirectory() as cache:
             for kwargs, message in ((dict(chip="90a"), "chip: expected sm_XY"),
                                     (dict(chip="sm_90ab"), "chip: expected sm_XY"),
+                                    (dict(chip="sm_90f"), "chip: expected one of the chips"),
+                                    (dict(chip="sm_999"), "chip: expected one of the chips"),
                                     (dict(block_m=-64), "block_m: expected an integer >= 0"),
                                     (dict(block_n=32.0), "block_n: expected an integer"),
                                     (dict(num_warps=True), "num_warps: expected an integer"),
@@ -201,6 +231,45 @@ class CompileTest(unittest.TestCase):
                         attn_translate="/nonexistent/attn-translate")
             self.assertEqual(sorted(os.listdir(cache)),
                              sorted([os.path.basename(first.directory), "other-attn-translate"]))
+
+    def test_small_scale_compiles(self):
+        sig = Signature("f16", (None, 2, None, 64), (None, 2, None, 64), (None, 2, None, 64),
+                        scale=1e-5)
+        with tempfile.TemporaryDirectory() as cache:
+            artifact = compile(sig, cache_dir=cache)
+            self.assertAlmostEqual(artifact.manifest().data["attributes"]["scale"], 1e-5,
+                                   delta=1e-12)
+
+    def test_damaged_entries(self):
+        translate = os.environ.get("ATTN_TRANSLATE") or os.path.join(
+            os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "bin", "attn-translate")
+        with tempfile.TemporaryDirectory() as cache:
+            first = compile(SIG, cache_dir=cache, attn_translate=translate)
+            with open(os.path.join(first.directory, "checksums.txt")) as f:
+                self.assertEqual([line.split()[1] for line in f], ["kernel.json", "kernel.ptx"])
+            # A truncated PTX without a compiler: refused, naming the entry.
+            with open(first.ptx_path, "r+") as f:
+                f.truncate(1000)
+            with self.assertRaisesRegex(CompileError, "the cache entry .* is damaged "
+                                        r"\(a file does not match checksums.txt\)"):
+                compile(SIG, cache_dir=cache, attn_translate="/nonexistent/attn-translate")
+            # With a compiler: compiled again, in place.
+            again = compile(SIG, cache_dir=cache, attn_translate=translate)
+            self.assertFalse(again.cached)
+            with open(again.ptx_path) as f:
+                self.assertIn(".entry attention_kernel(", f.read())
+            # A missing or empty manifest, an entry that is a file: the same.
+            os.remove(again.manifest_path)
+            self.assertFalse(compile(SIG, cache_dir=cache, attn_translate=translate).cached)
+            open(again.manifest_path, "w").close()
+            self.assertFalse(compile(SIG, cache_dir=cache, attn_translate=translate).cached)
+            self.assertTrue(compile(SIG, cache_dir=cache, attn_translate=translate).cached)
+            # A compiler that exits 0 and writes nothing publishes nothing.
+            with self.assertRaisesRegex(CompileError, "exited with 0 but did not write "
+                                        "kernel.ptx and kernel.json"):
+                compile(Signature("f16", (None, 2, None, 64), (None, 2, None, 64),
+                                  (None, 2, None, 64)), cache_dir=cache, attn_translate="/bin/true")
+            self.assertEqual(os.listdir(cache), [os.path.basename(first.directory)])
 
     def test_compiler_errors(self):
         bad = Signature("f16", (None, 2, None, 40), (None, 2, None, 40), (None, 2, None, 40))

@@ -117,6 +117,23 @@ class ManifestTest(unittest.TestCase):
             m.check_shapes(dict(query=(2, 32, 1000, 128), key=(2, 4, 77, 128), value=(2, 8, 77, 64)))
         with self.assertRaisesRegex(ValueError, "query"):
             m.check_shapes(dict(query=(2, 32, 1000), key=(2, 8, 77, 128), value=(2, 8, 77, 64)))
+        with self.assertRaisesRegex(ValueError, r"value: dim 0 \(B\) is 3, but query has B = 2"):
+            m.check_shapes(dict(query=(2, 32, 1000, 128), key=(2, 8, 77, 128), value=(3, 8, 77, 64)))
+        # The mask, when the caller passes one (None: no mask).
+        with self.assertRaisesRegex(ValueError, "mask: a mask was given, but the kernel was "
+                                    "compiled without one"):
+            m.check_shapes(dict(query=(2, 32, 1000, 128), key=(2, 8, 77, 128),
+                                value=(2, 8, 77, 64), mask=(1000, 77)))
+        masked = Manifest(manifest_data(mask={"element_type": "f32", "shape": [-1, -1]}))
+        shapes = dict(query=(2, 32, 1000, 128), key=(2, 8, 77, 128), value=(2, 8, 77, 64))
+        with self.assertRaisesRegex(ValueError, r"mask: the kernel was compiled with a mask \(f32\)"):
+            masked.check_shapes(dict(shapes, mask=None))
+        with self.assertRaisesRegex(ValueError, r"mask: dim 0 is 16, must be 1 or 1000 to "
+                                    r"broadcast to \(B, Hq, Tq, Tk\) = \(1000, 77\)"):
+            masked.check_shapes(dict(shapes, mask=(16, 16)))
+        with self.assertRaisesRegex(ValueError, r"mask: shape \(1, 1, 1000, 77\) does not match"):
+            masked.check_shapes(dict(shapes, mask=(1, 1, 1000, 77)))
+        self.assertEqual(masked.check_shapes(dict(shapes, mask=(1000, 1))), SIZES)
 
 
 class Version2Test(unittest.TestCase):

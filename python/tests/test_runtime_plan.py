@@ -140,7 +140,7 @@ class PlanTest(unittest.TestCase):
         q, k, v = FakeTensor((0, 32, 1000, 128)), FakeTensor((0, 8, 77, 128)), FakeTensor((0, 8, 77, 64))
         self.assertIsNone(kernel()._plan(q, k, v, None, None).grid)
         # Nothing runs, so no workspace is evaluated (Tq = 0 would fail).
-        q = FakeTensor((2, 32, 0, 128))
+        q, k, v = FakeTensor((2, 32, 0, 128)), FakeTensor((2, 8, 77, 128)), FakeTensor((2, 8, 77, 64))
         plan = kernel_v2()._plan(q, k, v, FakeTensor((1, 1, 0, 77), dtype="torch.bool"), None)
         self.assertIsNone(plan.grid)
         self.assertEqual((plan.prologue, plan.workspaces), ([], ()))
