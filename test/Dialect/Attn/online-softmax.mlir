@@ -79,12 +79,11 @@
 // CHECK-NEXT:        %[[EXP:.*]] = math.exp2 %[[AE]]
 // CHECK-NEXT:        %[[ALPHA:.*]] = arith.select %[[GROW]], %[[EXP]], %[[ONE]] : f32
 // CHECK-NEXT:        linalg.yield %[[MNEW]], %[[ALPHA]], %[[OFF]]
-// P = exp2(S * c + offset), the product rounded first (not an fma), so that
-// the row max gives exp2(0) exactly.
+// P = exp2(fma(S, c, offset)): one fma per score in 16-bit kernels (f32
+// ones round S * c first, below).
 // CHECK:           linalg.generic {{.*}} ins(%[[OFFROW]] : memref<16xf32>) outs(%[[S]] : memref<16x8xf32>)
 // CHECK-NEXT:      ^bb0(%[[OFFV:.*]]: f32, %[[SV:.*]]: f32):
-// CHECK-NEXT:        %[[SC:.*]] = arith.mulf %[[SV]], %[[C]] : f32
-// CHECK-NEXT:        %[[PE:.*]] = arith.addf %[[SC]], %[[OFFV]] : f32
+// CHECK-NEXT:        %[[PE:.*]] = math.fma %[[SV]], %[[C]], %[[OFFV]] : f32
 // CHECK-NEXT:        math.exp2 %[[PE]]
 // l = alpha * l + rowsum(P).
 // CHECK:           linalg.generic
@@ -275,6 +274,27 @@ func.func @bool_mask(%q: memref<?x4x?x32xf16>, %k: memref<?x4x?x32xf16>, %v: mem
 // CHECK:         return
 func.func @negative_scale(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v: memref<?x4x?x32xf32>, %o: memref<?x4x?x32xf32>, %b: index, %h: index, %qb: index) {
   attn.block_attention ins(%q, %k, %v) outs(%o) at [%b, %h, %qb] {config = #cfg, scale = -0.25 : f32} : memref<?x4x?x32xf32>, memref<?x4x?x32xf32>, memref<?x4x?x32xf32> outs memref<?x4x?x32xf32>
+  return
+}
+
+// -----
+
+#cfg = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 1, target = "cpu">
+
+// f32 inputs: P's exponent rounds S * c before adding the offset (no fma),
+// so that the row max gives exp2(0) exactly however large the scores.
+
+// CHECK-LABEL: func @f32_exact_exponent
+// CHECK:         scf.for
+// CHECK:             math.exp2
+// CHECK:           ^bb0(%[[OFFV:[^:]*]]: f32, %[[SV:[^:]*]]: f32):
+// CHECK-NEXT:        %[[SC:.*]] = arith.mulf %[[SV]], %{{.*}} : f32
+// CHECK-NEXT:        %[[PE:.*]] = arith.addf %[[SC]], %[[OFFV]] : f32
+// CHECK-NEXT:        math.exp2 %[[PE]]
+// CHECK-NOT:       math.fma
+// CHECK:         return
+func.func @f32_exact_exponent(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %v: memref<?x4x?x32xf32>, %o: memref<?x4x?x32xf32>, %b: index, %h: index, %qb: index) {
+  attn.block_attention ins(%q, %k, %v) outs(%o) at [%b, %h, %qb] {config = #cfg, scale = 0.25 : f32} : memref<?x4x?x32xf32>, memref<?x4x?x32xf32>, memref<?x4x?x32xf32> outs memref<?x4x?x32xf32>
   return
 }
 

@@ -391,15 +391,24 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
   Value e = f32Const(expScale), negE = f32Const(-expScale);
   Value threshold = f32Const(kLazyRescaleLog2 / expScale);
   Value oneF = f32Const(1.0);
-  // e * x is rounded before the offset is added, not fused into one fma:
-  // at x = mu the exponent is then exactly 0. Fused, it is the rounding
-  // error of e * mu, which passes exp2's range (128) once |e * mu| > 2^32
-  // and turned rows of large but finite scores into inf / inf = NaN.
-  auto exponent = [&](OpBuilder &nb, Location l, Value x, Value offset) {
+  // The exponent e * x + offset, offset = -round(e * mu). Rounding e * x
+  // before adding the offset makes it exactly 0 at x = mu, whatever the
+  // scores' size; alpha always takes that form (one per row), and so does
+  // P for f32 inputs. 16-bit kernels fuse P's into one fma (FlashAttention-2's
+  // form; the unfused one measured 5-6% slower on f16 at head dim 64): every
+  // P of a row then shares the factor 2^r, r = e * mu - round(e * mu), which
+  // the quotient acc / l cancels while |r| < 1 (|e * mu| < 2^24), but which
+  // past 2^27 overflows P's 16-bit rounding (docs/AttnPasses.md). Fused for
+  // f32 too, rows of scores past 2^32 were inf / inf = NaN.
+  auto exponent = [&](OpBuilder &nb, Location l, Value x, Value offset,
+                      bool fused) {
+    if (foldScale && fused)
+      return math::FmaOp::create(nb, l, x, e, offset).getResult();
     if (foldScale)
       x = arith::MulFOp::create(nb, l, x, e);
     return arith::AddFOp::create(nb, l, x, offset).getResult();
   };
+  bool fuseP = elementType != f32;
   generic(ValueRange{mNewRow}, ValueRange{mRow, alphaRow, offsetRow},
           {map(1, {0}), map(1, {0}), map(1, {0}), map(1, {0})},
           {IteratorType::parallel},
@@ -417,7 +426,8 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
                           .getResult();
             Value alpha = arith::SelectOp::create(
                 nb, l, grow,
-                math::Exp2Op::create(nb, l, exponent(nb, l, m, offset)), oneF);
+                math::Exp2Op::create(nb, l, exponent(nb, l, m, offset, false)),
+                oneF);
             linalg::YieldOp::create(nb, l, ValueRange{mNew, alpha, offset});
           });
   // P = exp2(e * S + offset), in place of S.
@@ -425,10 +435,10 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
           {map(2, {0}), map(2, {0, 1})},
           {IteratorType::parallel, IteratorType::parallel},
           [&](OpBuilder &nb, Location l, ValueRange args) {
-            yieldValue(
-                nb, l,
-                math::Exp2Op::create(nb, l, exponent(nb, l, args[1], args[0]))
-                    .getResult());
+            yieldValue(nb, l,
+                       math::Exp2Op::create(
+                           nb, l, exponent(nb, l, args[1], args[0], fuseP))
+                           .getResult());
           });
   // l = alpha * l + rowsum(P).
   generic(ValueRange{alphaRow}, ValueRange{lRow}, {map(1, {0}), map(1, {0})},
