@@ -87,10 +87,10 @@ def measure(workload, shape, providers, ref, flops, meta, reps=30, warmup=10):
     period near a second under a heavy kernel). Each round takes the
     providers in an order of its own (ORDER = "shuffled": a seeded random
     permutation per round), so that each follows each of the others about
-    equally often; in one fixed order (ORDER = "fixed", the order before
-    2026-12-01's tenth session) a provider always follows the same one, and
-    its time measured that neighbour too (the seed's `causal` kernel, right
-    after the light mask kernel, up to 8% faster at T=128 than shuffled:
+    equally often; in one fixed order (ORDER = "fixed") a provider always
+    follows the same one, and its time measured that neighbour too (the
+    seed's `causal` kernel, right after the light mask kernel, up to 8%
+    faster at T=128 than shuffled:
     bench/results/2026-12-01-h200-bench-order.log). A row per provider,
     with the median; `meta` (t, b, h, d, dtype, causal) places it in its
     figure.
@@ -141,7 +141,7 @@ def measure(workload, shape, providers, ref, flops, meta, reps=30, warmup=10):
 
 def bench(fn, reps=30, warmup=10):
     """The median of `reps` CUDA-event timings of fn() alone, in ms, after
-    attn_mlir.explain.warm_up (bench/fa2_parity.py uses it)."""
+    attn_mlir.explain.warm_up (bench/probes/fa2_parity.py uses it)."""
     return ex.time_kernel(fn, reps=reps, warmup=warmup)
 
 

@@ -31,9 +31,8 @@ GPU_BLOCKS = {(16, 8): (16, 16, 1), (64, 32): (64, 32, 4), (8, 16): (32, 16, 2)}
 # Configs that --block-m/--block-n/--num-warps/--num-stages can ask for and
 # the defaults do not use (M, N, W, stages or None): 16-bit key blocks are
 # whole k16 steps, f32 ones whole k8 steps (tf32). A 16-bit key block of 8
-# or 24 keys compiled and was wrong until the twenty-fourth session
-# (bench/results/2026-12-02-h200-partial-key-steps.log): no config of the
-# matrix had one.
+# or 24 keys once compiled and was wrong, and no config of the matrix had one
+# (bench/results/2026-12-02-h200-partial-key-steps.log).
 CONFIG_BLOCKS = {
     "16bit": [(64, 16, 4, None), (64, 48, 4, 2), (128, 16, 4, 3), (128, 48, 4, 1),
               (32, 32, 2, 2), (16, 64, 1, None), (128, 32, 8, None), (128, 64, 8, 2),

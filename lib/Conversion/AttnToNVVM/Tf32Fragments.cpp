@@ -25,8 +25,8 @@
 //
 // Per warp and 64x32 block of the seed's D = 128 kernel: 32 16-byte loads
 // of K and 64 8-byte loads of V for 128 mma.sync, instead of 256 4-byte
-// loads (bench/mma_ceiling.cu: B in 16-byte loads reaches 219 TFLOP/s at
-// 8 warps per SM against 142 in 4-byte ones).
+// loads (bench/probes/mma_ceiling.cu: B in 16-byte loads reaches 219
+// TFLOP/s at 8 warps per SM against 142 in 4-byte ones).
 //
 //===----------------------------------------------------------------------===//
 

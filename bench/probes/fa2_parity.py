@@ -19,7 +19,7 @@ import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, ".."))  # bench/
 import attn_bench as ab  # noqa: E402
 
 DEFAULT = ("f16_d128_full:16384,bf16_d128_full:16384,f16_d128_causal:16384,"

@@ -4,10 +4,9 @@
     program_timeline.py --kernels DIR [--names seed_causal,seed_mask]
                         [--seed-seq 256,512] [--out FILE.json]
 
-Runs on the GPU machine over the output of compile_bench_kernels.py (one
-program per thread block, the default). For
-each kernel it rewrites the PTX (nothing of the compiler changes) so that
-thread 0 of every program stores `%clock64` at
+Runs on the GPU machine over the output of compile_bench_kernels.py
+(bench/). For each kernel it rewrites the PTX (nothing of the compiler
+changes) so that thread 0 of every program stores `%clock64` at
 
   entry      the kernel's first instruction;
   ready      the barrier after the first cp.async wait (Q and the first
@@ -42,31 +41,25 @@ import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "python"))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, os.path.join(HERE, ".."))  # bench/
 
 SLOTS = 10  # u64 per program: up to 8 stamps, smid, spare
 MAX_PROGRAMS = 1 << 16
 ARRAY = "attn_timeline"
 
 
-def stamp(index, programs, barrier=False, first=False, entry=False):
-    """PTX that stores %clock64 into slot `index` of the record of this
-    thread block's current program (thread 0 only): record linear block id
-    * `programs` + the programs begun so far - 1 (`%tl_iter`, counted by the
-    `first` stamp of each program; 0 for the `entry` stamp). A scoped block,
-    so that it declares its own registers."""
+def stamp(index, barrier=False, entry=False):
+    """PTX that stores %clock64 into slot `index` of this program's record
+    (thread 0 only; record = the linear thread block id). A scoped block, so
+    that it declares its own registers."""
     lines = ["\t{",
              "\t.reg .u64 %tl_c, %tl_a, %tl_w;",
-             "\t.reg .u32 %tl_t, %tl_x, %tl_y, %tl_z, %tl_nx, %tl_ny, %tl_l, %tl_s, %tl_i;",
+             "\t.reg .u32 %tl_t, %tl_x, %tl_y, %tl_z, %tl_nx, %tl_ny, %tl_l, %tl_s;",
              "\t.reg .pred %tl_p;"]
     if barrier:
         lines.append("\tbar.sync 0;")
     lines.append("\tmov.u64 %tl_c, %clock64;")
-    if entry:
-        lines.append("\tmov.u32 %tl_iter, 0;")
-    if first:
-        lines.append("\tadd.u32 %tl_iter, %tl_iter, 1;")
     lines += [
         "\tmov.u32 %tl_t, %tid.x;",
         "\tsetp.eq.u32 %tl_p, %tl_t, 0;",
@@ -77,9 +70,6 @@ def stamp(index, programs, barrier=False, first=False, entry=False):
         "\tmov.u32 %tl_ny, %nctaid.y;",
         "\tmad.lo.u32 %tl_l, %tl_z, %tl_ny, %tl_y;",
         "\tmad.lo.u32 %tl_l, %tl_l, %tl_nx, %tl_x;",
-        "\tmax.u32 %tl_i, %tl_iter, 1;",
-        "\tsub.u32 %tl_i, %tl_i, 1;",
-        f"\tmad.lo.u32 %tl_l, %tl_l, {programs}, %tl_i;",
         f"\tmov.u64 %tl_a, {ARRAY};",
         f"\tmad.wide.u32 %tl_a, %tl_l, {SLOTS * 8}, %tl_a;",
         f"\t@%tl_p st.global.u64 [%tl_a+{index * 8}], %tl_c;",
@@ -92,9 +82,8 @@ def stamp(index, programs, barrier=False, first=False, entry=False):
     return "\n".join(lines) + "\n"
 
 
-def instrument(ptx, kernel, programs=1):
-    """The PTX with stamps in `kernel`'s entry, and the stamps' names;
-    `programs` per thread block (attn.program_tiles)."""
+def instrument(ptx, kernel):
+    """The PTX with stamps in `kernel`'s entry, and the stamps' names."""
     start = ptx.index(f".entry {kernel}(")
     body_open = ptx.index("{", ptx.index(")", start))
     # The kernel's body ends at the first line that is just "}".
@@ -141,8 +130,7 @@ def instrument(ptx, kernel, programs=1):
     if len(rets) != 1:
         raise SystemExit(f"{kernel}: expected one ret, found {len(rets)}")
     # The entry stamp goes after the body's leading declarations (not after
-    # a `.reg` of a scoped block further down, such as the one of an
-    # mbarrier wait loop).
+    # a `.reg` of a scoped block further down, such as an mbarrier wait's).
     decls = (".reg", ".shared", ".local")
     entry = None
     for i, l in enumerate(lines):
@@ -151,18 +139,16 @@ def instrument(ptx, kernel, programs=1):
         elif l.strip() and entry is not None:
             break
 
-    inserts = {entry: [stamp(index["entry"], programs, entry=True)],
-               ready: [stamp(index["ready"], programs, first=True)],
-               last_wait - 1: [stamp(index["epilogue"], programs)]}
+    inserts = {entry: [stamp(index["entry"], entry=True)],
+               ready: [stamp(index["ready"])],
+               last_wait - 1: [stamp(index["epilogue"])]}
     for k, label in enumerate(exits):
         at = next(i for i, l in enumerate(lines) if l.strip() == f"{label}:")
-        inserts.setdefault(at, []).append(stamp(index[f"loop{k + 1}"], programs))
+        inserts.setdefault(at, []).append(stamp(index[f"loop{k + 1}"]))
     out = []
     for i, line in enumerate(lines):
-        if i == entry:
-            out.append("\t.reg .u32 %tl_iter;")
         if i == rets[0]:
-            out.append(stamp(index["exit"], programs, barrier=True))
+            out.append(stamp(index["exit"], barrier=True))
         out.append(line)
         for text in inserts.get(i, []):
             out.append(text)
@@ -190,39 +176,26 @@ def median(xs):
     return xs[len(xs) // 2] if xs else float("nan")
 
 
-def analyse(records, names, grid_x, programs=1):
+def analyse(records, names, grid_x):
     """Phase medians by query block, launch gaps and slot occupancy.
 
-    Columns: entry->ready of a thread block's first program; each phase of
-    every program from ready to its epilogue; epilogue->exit of the last;
-    with several programs per thread block, epilogue->ready from one
-    program to the next (switch); and the thread block's total."""
+    Columns: each phase from entry to exit, and the program's total."""
     k = len(names)
-    by_block, switches = {}, {}
-    per_sm = {}
-    for blk in range(len(records) // programs):
-        recs = [list(r) for r in records[blk * programs:(blk + 1) * programs] if r[1]]
-        # A loop in a branch the program did not take left its stamp 0:
-        # it took no time there.
-        for r in recs:
-            for i in range(1, k):
-                if not r[i]:
-                    r[i] = r[i - 1]
-        if not recs:
+    by_block, per_sm = {}, {}
+    for blk, rec in enumerate(records):
+        r = list(rec)
+        if not r[1]:
             continue
-        entry, exit_ = recs[0][0], recs[-1][k - 1]
+        # A loop in a branch the program did not take left its stamp 0: it
+        # took no time there.
+        for i in range(1, k):
+            if not r[i]:
+                r[i] = r[i - 1]
         qb = grid_x - 1 - (blk % grid_x)  # query block gridDim.x - 1 - x
-        row = by_block.setdefault(qb, [])
-        phases = [recs[0][1] - entry]
-        inner = [[r[i + 1] - r[i] for r in recs] for i in range(1, k - 2)]
-        phases += [median(v) for v in inner]
-        phases += [exit_ - recs[-1][k - 2], exit_ - entry]
-        row.append(phases)
-        switches.setdefault(qb, []).extend(
-            recs[p + 1][1] - recs[p][k - 2] for p in range(len(recs) - 1))
-        per_sm.setdefault(recs[0][SLOTS - 2], []).append((entry, exit_))
+        by_block.setdefault(qb, []).append(
+            [r[i + 1] - r[i] for i in range(k - 1)] + [r[k - 1] - r[0]])
+        per_sm.setdefault(r[SLOTS - 2], []).append((r[0], r[k - 1]))
     table = {qb: [median([v[i] for v in vs]) for i in range(len(vs[0]))]
-             + ([median(switches[qb])] if programs > 1 else [])
              for qb, vs in sorted(by_block.items())}
     # Per SM: the thread blocks in entry order; a block's slot is the one
     # whose last block exited most recently before its entry.
@@ -264,13 +237,7 @@ def main():
             m = json.load(f)
         with open(os.path.join(args.kernels, name + ".ptx")) as f:
             ptx = f.read()
-        # Programs per thread block (--program-tiles): grid y is
-        # ceil(B * Hq / k) then.
-        per_block = 1
-        grid_y = m["grid"][1]
-        if isinstance(grid_y, dict) and "ceil_div" in grid_y:
-            per_block = int(grid_y["ceil_div"][1])
-        text, names = instrument(ptx, m["kernel"], per_block)
+        text, names = instrument(ptx, m["kernel"])
         plain, stamped = Kernel(manifest), Kernel(manifest, ptx=text)
         for t in (int(s) for s in args.seed_seq.split(",")):
             q, k, v, mask = problem(torch, name, t)
@@ -284,21 +251,20 @@ def main():
             calls["stamped"]()
             torch.cuda.synchronize()
             grid_x = (t + 63) // 64
-            blocks = -(-32 * 96 // per_block) * grid_x
-            records = read_timeline(stamped, blocks * per_block)
-            table, gaps, occupancy = analyse(records, names, grid_x, per_block)
+            records = read_timeline(stamped, 32 * 96 * grid_x)
+            table, gaps, occupancy = analyse(records, names, grid_x)
             med = {s: median(v) for s, v in times.items()}
-            print(f"\n## {name} T={t} ({per_block} programs per thread block): plain {med['plain']:.4f} ms, stamped {med['stamped']:.4f} ms "
+            print(f"\n## {name} T={t}: plain {med['plain']:.4f} ms, stamped {med['stamped']:.4f} ms "
                   f"({med['stamped'] / med['plain']:.3f}x), max |diff| {diff:.1e}")
             phases = ([f"{names[i]}->{names[i + 1]}" for i in range(len(names) - 1)]
-                      + ["total"] + (["epilogue->next ready"] if per_block > 1 else []))
+                      + ["total"])
             print("| query block | " + " | ".join(phases) + " |")
             print("| --- " * (len(phases) + 1) + "|")
             for qb, row in table.items():
                 print(f"| {qb} | " + " | ".join(f"{x:.0f}" for x in row) + " |")
             pct = [gaps[int(len(gaps) * f)] for f in (0.1, 0.5, 0.9)] if gaps else []
             print(f"launch gap (cycles) p10/p50/p90: {pct}; slot occupancy {occupancy:.3f}")
-            results.append({"kernel": name, "T": t, "programs_per_block": per_block, "plain_ms": med["plain"],
+            results.append({"kernel": name, "T": t, "plain_ms": med["plain"],
                             "stamped_ms": med["stamped"], "stamps": names,
                             "phase_medians_by_query_block": table, "gap_p10_p50_p90": pct,
                             "slot_occupancy": occupancy})

@@ -5,8 +5,8 @@
 // fetches it (4-byte loads for tf32, ldmatrix.x4 for 16-bit).
 //
 // Build and run on the GPU machine:
-//   nvcc -O3 -gencode=arch=compute_90a,code=sm_90a bench/mma_ceiling.cu \
-//        -o /tmp/mma_ceiling && /tmp/mma_ceiling
+//   nvcc -O3 -gencode=arch=compute_90a,code=sm_90a \
+//        bench/probes/mma_ceiling.cu -o /tmp/mma_ceiling && /tmp/mma_ceiling
 // Prints one line per variant: name, TFLOP/s (median of 5 launches).
 #include <cuda_runtime.h>
 
