@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Everything a GPU machine checks and measures for a compiler, in one device
 # call (device minutes are few: one start, one batch):
-#   bash bench/gpu_session.sh prepare   # here, after scripts/setup.sh: fills .carry
-#   bash bench/gpu_session.sh run       # on the GPU machine, carrying .carry;
-#                                       # results under $OUT (or /tmp/gpu-session)
+#   bash bench/gpu_run.sh prepare   # here, after scripts/setup.sh: fills .carry
+#   bash bench/gpu_run.sh run       # on the GPU machine, carrying .carry;
+#                                       # results under $OUT (or /tmp/gpu-run)
 # `prepare` runs prepare_gpu_run.sh (benchmark kernels, seed anchor, kernel
 # cache, runner-only attn-run), compiles the GPU matrix (473 cases) and the
 # lazy-rescale cases. `run` runs the matrix twice (gpu_check.py through the
@@ -38,8 +38,8 @@ prepare)
   du -sh "$CARRY"
   ;;
 run)
-  OUTDIR="${OUT:-/tmp/gpu-session}"
-  RES=/tmp/gpu-session-res
+  OUTDIR="${OUT:-/tmp/gpu-run}"
+  RES=/tmp/gpu-run-res
   rm -rf "$RES" && mkdir -p "$RES" "$OUTDIR"
   R="$CARRY/bin/attn-run"
   summary=()
@@ -56,19 +56,19 @@ run)
   }
   step matrix 150 python3 "$ROOT/bench/gpu_check.py" "$CARRY/gk" --out "$RES"
   step runner 150 python3 "$ROOT/test/Integration/CPU/sweep.py" --attn-run "$R" \
-    --manifests "$CARRY/gk" --workdir /tmp/gpu-session-runner --jobs 8
+    --manifests "$CARRY/gk" --workdir /tmp/gpu-run-runner --jobs 8
   step lazy 60 python3 "$ROOT/test/Integration/CPU/lazy_rescale.py" --attn-run "$R" \
-    --workdir /tmp/gpu-session-lr --manifests "$CARRY/lr"
+    --workdir /tmp/gpu-run-lr --manifests "$CARRY/lr"
   step unit 60 bash "$ROOT/bench/gpu_unittests.sh" "$CARRY/bin"
   step torch 90 env ATTN_MLIR_CACHE_DIR="$CARRY/cache" python3 "$ROOT/python/tests/test_torch_gpu.py"
   step bench 380 python3 "$ROOT/bench/attn_bench.py" --kernels "$CARRY/bk" \
     --seed-dir "$CARRY/anchors" --out "$RES"
-  (cd "$RES" && tar czf "$OUTDIR/gpu-session.tgz" .)
+  (cd "$RES" && tar czf "$OUTDIR/gpu-run.tgz" .)
   printf '%s\n' "${summary[@]}"
   exit "$failed"
   ;;
 *)
-  echo "usage: bash bench/gpu_session.sh prepare|run" >&2
+  echo "usage: bash bench/gpu_run.sh prepare|run" >&2
   exit 2
   ;;
 esac
