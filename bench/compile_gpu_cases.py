@@ -71,8 +71,6 @@ def main():
     ap.add_argument("--chip", default="sm_90a")
     ap.add_argument("--wgmma", action="store_true",
                     help="compile with attn-translate --wgmma (Q K^T and tf32 P V on wgmma where the kernel allows it)")
-    ap.add_argument("--program-tiles", type=int, default=1,
-                    help="compile with attn-translate --program-tiles=N (programs per thread block)")
     ap.add_argument("--translate-arg", action="append", default=[],
                     help="one more attn-translate argument (repeatable), e.g. --translate-arg=--bulk-store")
     ap.add_argument("--default-block", default=None,
@@ -109,8 +107,6 @@ def main():
             f.write(text)
         cmd = [args.attn_translate, "--attn-to-ptx", mlir, "-o", os.path.join(args.out, key + ".ptx"),
                f"--chip={args.chip}"] + (["--wgmma"] if args.wgmma else [])
-        if args.program_tiles != 1:
-            cmd.append(f"--program-tiles={args.program_tiles}")
         cmd += args.translate_arg
         if block:
             cmd += [f"--block-m={block[0]}", f"--block-n={block[1]}", f"--num-warps={block[2]}"]

@@ -77,12 +77,6 @@ void mlir::attn::buildAttnToGPUKernelsPipeline(
   ConvertAttnToNVVMOptions convertOptions;
   convertOptions.wgmma = options.wgmma;
   convertOptions.wgmmaSixteenBit = options.wgmmaSixteenBit;
-  convertOptions.wgmmaTf32PV = options.wgmmaTf32PV;
-  convertOptions.programTiles = options.programTiles;
-  convertOptions.programPrefetch = options.programPrefetch;
-  convertOptions.programPrefetchL2 = options.programPrefetchL2;
-  convertOptions.prefetchAhead = options.prefetchAhead;
-  convertOptions.programPrefetchKV = options.programPrefetchKV;
   convertOptions.tensorCopies = options.tensorCopies;
   convertOptions.warpSpecialize = options.warpSpecialize;
   pm.addPass(createConvertAttnToNVVM(convertOptions));

@@ -70,7 +70,6 @@ compileKernel(ModuleOp module, EntryFunction &entry,
   if (!options.tensorCopies.empty())
     ptxOptions.tensorCopies = options.tensorCopies;
   ptxOptions.wgmmaSixteenBit = options.wgmmaSixteenBit;
-  ptxOptions.wgmmaTf32PV = options.wgmmaTf32PV;
   std::string name = entry.getName().str();
   DiagnosticCollector diagnostics(module.getContext());
   FailureOr<KernelArtifact> artifact = compileToPTX(module, name, ptxOptions);

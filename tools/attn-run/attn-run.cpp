@@ -9,7 +9,7 @@
 //            [--output=@o.npy]
 //            [--json] [--block-m=N --block-n=N] [--num-warps=N]
 //            [--chip=sm_90a] [--tensor-copies[=auto|all|none]]
-//            [--wgmma-16bit=false] [--wgmma-tf32-pv]
+//            [--wgmma-16bit=false]
 //            [--emit-kernel=DIR]
 //   attn-run MANIFEST.json --input=SPEC ... [--seed=N] [--check] ...
 //
@@ -134,11 +134,6 @@ int main(int argc, char **argv) {
       cl::desc("cuda, sm_90a: 16-bit Q K^T and P V on wgmma where the "
                "kernel allows it (the default; =false: mma.sync)"),
       cl::cat(category));
-  cl::opt<bool> wgmmaTf32PV(
-      "wgmma-tf32-pv", cl::init(false),
-      cl::desc("cuda, sm_90a: tf32 P V of a scores-ahead kernel of one "
-               "warpgroup on wgmma as O^T = V^T P^T (opt-in)"),
-      cl::cat(category));
   cl::opt<std::string> chip(
       "chip",
       cl::desc("cuda: the chip to compile for (default: the device's own, "
@@ -197,8 +192,6 @@ int main(int argc, char **argv) {
     return fail("--tensor-copies is a GPU lowering: it needs --target=cuda");
   if (!isCUDA && wgmmaSixteenBit.getNumOccurrences())
     return fail("--wgmma-16bit is a GPU lowering: it needs --target=cuda");
-  if (!isCUDA && wgmmaTf32PV.getNumOccurrences())
-    return fail("--wgmma-tf32-pv is a GPU lowering: it needs --target=cuda");
   if (explain && !bench)
     return fail(::attn::runtime::kExplainNeedsBench);
   if (explain && !isCUDA)
@@ -212,12 +205,10 @@ int main(int argc, char **argv) {
     if (entry.getNumOccurrences() || blockM || blockN || numWarps ||
         numStages || scoresAhead.getNumOccurrences() ||
         tensorCopies.getNumOccurrences() ||
-        wgmmaSixteenBit.getNumOccurrences() ||
-        wgmmaTf32PV.getNumOccurrences() || chip.getNumOccurrences() ||
+        wgmmaSixteenBit.getNumOccurrences() || chip.getNumOccurrences() ||
         !jitCPU.empty() || emitKernel.getNumOccurrences())
       return fail("-e, --block-m, --block-n, --num-warps, --num-stages, "
-                  "--scores-ahead, --tensor-copies, --wgmma-16bit, "
-                  "--wgmma-tf32-pv, --chip, "
+                  "--scores-ahead, --tensor-copies, --wgmma-16bit, --chip, "
                   "--jit-cpu and --emit-kernel do not apply to a launch "
                   "manifest (it is compiled already)");
     ::attn::runtime::ManifestRunOptions manifestOptions;
@@ -258,7 +249,6 @@ int main(int argc, char **argv) {
         scoresAhead.empty() ? std::string("all") : scoresAhead.getValue();
   options.compile.tensorCopies = tensorCopies;
   options.compile.wgmmaSixteenBit = wgmmaSixteenBit;
-  options.compile.wgmmaTf32PV = wgmmaTf32PV;
   options.compile.chip = chip;
   options.compile.jitCPU = jitCPU;
   options.compile.configurePassManager = [](PassManager &pm) {

@@ -134,40 +134,11 @@ int main(int argc, char **argv) {
                "head dim 128), tf32 (the f32 ones only), all (--scores-ahead "
                "alone), or none"),
       cl::cat(category));
-  cl::opt<int64_t> programTiles(
-      "program-tiles", cl::init(1),
-      cl::desc("Programs per thread block: k consecutive batch and head "
-               "pairs, one after the other (opt-in; measured slower)"),
-      cl::cat(category));
-  cl::opt<bool> programPrefetch(
-      "program-prefetch", cl::init(false),
-      cl::desc("With --program-tiles on sm_90+: the next program's tf32 Q "
-               "tile by bulk copies while the current one runs (opt-in, "
-               "measured slower)"),
-      cl::cat(category));
-  cl::opt<bool> programPrefetchL2(
-      "program-prefetch-l2", cl::init(false),
-      cl::desc("With --program-tiles on sm_90+: the next program's first K/V "
-               "blocks prefetched into L2 at the top of each program "
-               "(opt-in, measured slower)"),
-      cl::cat(category));
-  cl::opt<bool> programPrefetchKV(
-      "program-prefetch-kv", cl::init(false),
-      cl::desc("With --program-prefetch: the last key loop's copies past the "
-               "end load the next program's first K/V block (opt-in, "
-               "measured slower)"),
-      cl::cat(category));
   cl::opt<bool> wgmmaSixteenBit(
       "wgmma-16bit", cl::init(true),
       cl::desc("On sm_90a: 16-bit Q K^T and P V on wgmma where the kernel's "
                "warps form whole warpgroups of 16-row warps (the default; "
                "=false: mma.sync)"),
-      cl::cat(category));
-  cl::opt<bool> wgmmaTf32PV(
-      "wgmma-tf32-pv", cl::init(false),
-      cl::desc("On sm_90a: tf32 P V of a scores-ahead kernel of one "
-               "warpgroup on wgmma as O^T = V^T P^T (opt-in; 2-5% slower "
-               "on the H200 for now, docs/Wgmma.md)"),
       cl::cat(category));
   cl::opt<std::string> tensorCopies(
       "tensor-copies", cl::init("auto"), cl::ValueOptional,
@@ -184,12 +155,6 @@ int main(int argc, char **argv) {
                "(the tf32 defaults): a producer warpgroup issues the copies "
                "and the consumers release each slot on an mbarrier (opt-in; "
                "thread blocks of twice the threads)"),
-      cl::cat(category));
-  cl::opt<int64_t> prefetchAhead(
-      "prefetch-ahead", cl::init(0),
-      cl::desc("One program per thread block on sm_90+: with N > 0, each "
-               "program prefetches the first blocks of the thread block N x "
-               "(SM count) on into L2 (opt-in, measured slower)"),
       cl::cat(category));
   cl::opt<bool> maskBlockMap(
       "mask-block-map", cl::init(true),
@@ -219,23 +184,6 @@ int main(int argc, char **argv) {
   if (tensorCopies != "none" && tensorCopies != "auto" && tensorCopies != "all")
     return fail("--tensor-copies must be auto, all or none, got '" +
                 tensorCopies + "'");
-  if (programTiles < 1)
-    return fail("--program-tiles must be >= 1, got " +
-                llvm::Twine(programTiles));
-  if ((programPrefetch || programPrefetchL2) && programTiles < 2)
-    return fail(llvm::Twine(programPrefetch ? "--program-prefetch"
-                                            : "--program-prefetch-l2") +
-                " prefetches across the programs of a thread block: give "
-                "--program-tiles=k with k >= 2");
-  if (programPrefetchKV && !programPrefetch)
-    return fail("--program-prefetch-kv needs --program-prefetch (and "
-                "--program-tiles=k with k >= 2)");
-  if (prefetchAhead < 0)
-    return fail("--prefetch-ahead must be >= 0, got " +
-                llvm::Twine(prefetchAhead));
-  if (prefetchAhead > 0 && programTiles > 1)
-    return fail("--prefetch-ahead is for one program per thread block; "
-                "with --program-tiles use --program-prefetch-l2");
   if (action == Action::Cubin && outputFilename == "-")
     return fail("--attn-to-cubin writes a binary: give -o FILE");
   if (outputFilename != "-" && llvm::sys::fs::is_directory(outputFilename))
@@ -307,15 +255,9 @@ int main(int argc, char **argv) {
   options.wgmma = wgmma;
   options.scoresAhead = scoresAhead;
   options.maskBlockMap = maskBlockMap;
-  options.programTiles = programTiles;
-  options.programPrefetch = programPrefetch;
-  options.programPrefetchL2 = programPrefetchL2;
-  options.prefetchAhead = prefetchAhead;
-  options.programPrefetchKV = programPrefetchKV;
   options.tensorCopies = tensorCopies;
   options.warpSpecialize = warpSpecialize;
   options.wgmmaSixteenBit = wgmmaSixteenBit;
-  options.wgmmaTf32PV = wgmmaTf32PV;
   FailureOr<mlir::attn::KernelArtifact> artifact =
       mlir::attn::compileToPTX(*module, funcName, options);
   if (failed(artifact))

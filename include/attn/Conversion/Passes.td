@@ -95,39 +95,6 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
            "kernel's warps form whole warpgroups of 16-row warps (P from "
            "registers, V read N-major by descriptor): 1.2-1.5x faster than "
            "mma.sync on the H200 (docs/Wgmma.md); false keeps mma.sync">,
-    Option<"wgmmaTf32PV", "wgmma-tf32-pv", "bool", /*default=*/"false",
-           "On sm_90a: the tf32 P V of a scores-ahead kernel of one "
-           "warpgroup (64x32 blocks, head dim 64 or 128) on wgmma as "
-           "O^T = V^T P^T, V^T from registers and P through a swizzled "
-           "shared tile (opt-in: 2-5% slower on the H200, docs/Wgmma.md)">,
-    Option<"programTiles", "program-tiles", "int64_t", /*default=*/"1",
-           "Programs per thread block: k > 1 runs the programs of k "
-           "consecutive (batch, head) pairs at one query block one after "
-           "the other, in a loop (k times fewer thread blocks; opt-in, "
-           "measured slower, docs/ProgramLoops.md)">,
-    Option<"programPrefetch", "program-prefetch", "bool", /*default=*/"false",
-           "In a program loop on sm_90+: the tf32 Q tile by bulk copies "
-           "(one per row) on an mbarrier of each warp, the next program's "
-           "issued as soon as this one's fragments are read (opt-in, "
-           "measured slower; docs/ProgramLoops.md)">,
-    Option<"programPrefetchL2", "program-prefetch-l2", "bool",
-           /*default=*/"false",
-           "In a program loop on sm_90+: the next program's first K/V "
-           "blocks prefetched into L2 at the top of each program "
-           "(cp.async.bulk.prefetch.L2, one per row; opt-in, "
-           "measured slower; docs/ProgramLoops.md)">,
-    Option<"programPrefetchKV", "program-prefetch-kv", "bool",
-           /*default=*/"false",
-           "With program-prefetch: the last key loop's copies past the end "
-           "load, into the same slot, the next program's first K/V block, "
-           "which that program then does not copy (opt-in, measured slower; "
-           "docs/ProgramLoops.md)">,
-    Option<"prefetchAhead", "prefetch-ahead", "int64_t", /*default=*/"0",
-           "One program per thread block on sm_90+: with N > 0, each "
-           "program prefetches into L2 the first blocks of the thread block "
-           "N x (SM count) on in launch order; at N = 2, with two programs "
-           "per SM, the one that starts about when its SM slot frees "
-           "(opt-in, measured slower; docs/ProgramLoops.md)">,
     Option<"tensorCopies", "tensor-copies", "std::string",
            /*default=*/"\"auto\"",
            "On sm_90+: which tiles (the 128-byte swizzled ones only wgmma "

@@ -106,40 +106,6 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
                      "warps form whole warpgroups of 16-row warps (false: "
                      "mma.sync, and scores-ahead=auto as tf32)"),
       llvm::cl::init(true)};
-  PassOptions::Option<bool> wgmmaTf32PV{
-      *this, "wgmma-tf32-pv",
-      llvm::cl::desc("On sm_90a: tf32 P V of a scores-ahead kernel of one "
-                     "warpgroup on wgmma as O^T = V^T P^T (opt-in; default: "
-                     "mma.sync)"),
-      llvm::cl::init(false)};
-  PassOptions::Option<int64_t> programTiles{
-      *this, "program-tiles",
-      llvm::cl::desc("Programs per thread block (k consecutive batch and "
-                     "head pairs, one after the other; opt-in)"),
-      llvm::cl::init(1)};
-  PassOptions::Option<bool> programPrefetch{
-      *this, "program-prefetch",
-      llvm::cl::desc("In a program loop on sm_90+: the next program's tf32 "
-                     "Q tile by bulk copies while this one runs (opt-in, "
-                     "measured slower)"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> programPrefetchL2{
-      *this, "program-prefetch-l2",
-      llvm::cl::desc("In a program loop on sm_90+: the next program's first "
-                     "K/V blocks prefetched into L2 (opt-in, measured slower)"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> programPrefetchKV{
-      *this, "program-prefetch-kv",
-      llvm::cl::desc("With program-prefetch: the next program's first K/V "
-                     "block loaded by the last key loop's copies past the "
-                     "end (opt-in, measured slower)"),
-      llvm::cl::init(false)};
-  PassOptions::Option<int64_t> prefetchAhead{
-      *this, "prefetch-ahead",
-      llvm::cl::desc("One program per thread block on sm_90+: with N > 0, "
-                     "the first blocks of the thread block N x (SM count) "
-                     "on prefetched into L2 (opt-in, measured slower)"),
-      llvm::cl::init(0)};
   PassOptions::Option<std::string> tensorCopies{
       *this, "tensor-copies",
       llvm::cl::desc("On sm_90+: which Q/K/V tiles TMA tensor copies load "

@@ -51,9 +51,6 @@ struct CompileOptions {
   /// CUDA only: on sm_90a, 16-bit Q K^T and P V on wgmma where the kernel
   /// allows it (--convert-attn-to-nvvm's wgmma-16bit; false: mma.sync).
   bool wgmmaSixteenBit = true;
-  /// CUDA only: on sm_90a, tf32 P V on wgmma (--convert-attn-to-nvvm's
-  /// wgmma-tf32-pv; opt-in).
-  bool wgmmaTf32PV = false;
   /// CUDA only: the chip to compile for, e.g. sm_90a; empty means the
   /// device's own (getNativeChip), or kDefaultCUDAChip for emitCUDAKernel.
   std::string chip;

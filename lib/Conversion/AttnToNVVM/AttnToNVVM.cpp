@@ -127,18 +127,13 @@ struct ConvertAttnToNVVMPass
           grid->getAttrOfType<PrecisionKindAttr>(kPrecisionAttrName);
       bool ieee = precision && precision.getValue() == PrecisionKind::IEEE;
       FailureOr<gpu::GPUFuncOp> kernel =
-          outlineProgramGrid(rewriter, grid, "attn_kernels", programTiles);
+          outlineProgramGrid(rewriter, grid, "attn_kernels");
       if (failed(kernel))
         return signalPassFailure();
       DistributeOptions distribute;
       distribute.ieee = ieee;
       distribute.wgmma = wgmma;
       distribute.wgmmaSixteenBit = wgmmaSixteenBit;
-      distribute.wgmmaTf32PV = wgmmaTf32PV;
-      distribute.programPrefetch = programPrefetch;
-      distribute.programPrefetchL2 = programPrefetchL2;
-      distribute.prefetchAhead = prefetchAhead;
-      distribute.programPrefetchKV = programPrefetchKV;
       distribute.tensorCopies = *copyMode;
       distribute.warpSpecialize = warpSpecialize;
       FailureOr<int64_t> shared =

@@ -323,10 +323,8 @@ LogicalResult Distributor::rewriteCopy(linalg::CopyOp op) {
       to->cols == from->cols && !to->transposedAcc && !from->transposedAcc) {
     // The next block's scores into S: a wgmma issued for them is waited
     // for here, the end of the iteration that overlapped it.
-    // A P V on wgmma issued after it in this block stays in flight.
     if (asyncAccumulators.erase(from->storage))
-      NVVM::WgmmaWaitGroupSyncOp::create(
-          b, loc, groupPVBlocks.contains(op->getBlock()) ? 1 : 0);
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
     for (int64_t k = 0, e = rowTiles * (from->cols / 8) * 4; k < e; ++k)
       storePrivate(*to, k, loadPrivate(*from, k));
     b.eraseOp(op);
@@ -478,7 +476,7 @@ LogicalResult Distributor::rewriteTileLoads(ArrayRef<linalg::CopyOp> copies) {
   barrier();
   // A tile filled once, outside the key loops (Q): its tf32 fragments into
   // registers now, if selectCachedFragments chose it.
-  if (!enclosingKeyLoop(copies.front()))
+  if (!copies.front()->getParentOfType<scf::ForOp>())
     for (const TileLoad &load : loads)
       cacheFragments(*load.to);
   for (linalg::CopyOp op : copies)
@@ -565,18 +563,11 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
   auto dstType = cast<MemRefType>(dst.getType());
   Type elt = dstType.getElementType();
   int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
-  // A warpgroup's transposed accumulator is staged (its lanes' pairs are
-  // 16-byte runs of 16 rows each: straight from registers, the row
-  // addresses and bounds of 16 guarded store groups doubled the seed
-  // kernel's epilogue, bench/results/2026-12-02-h200-wgmma-tf32-pv.log).
-  if (src.groupTransposed && (dstType.getRank() != 2 || src.cols * bytes % 16))
-    return op.emitOpError("expects a 2-d store of whole 16-byte chunks from "
-                          "a warpgroup's transposed accumulator");
   // Transposed accumulators store straight from registers (see
   // storeTransposedPairs) from head dim 32 on: at 16, ptxas spilled the row
   // bounds of a boolean-mask kernel kept alive for the stores (20 bytes).
-  if (src.transposedAcc && !src.groupTransposed && dstType.getRank() == 2 &&
-      src.cols >= 32 && src.cols * bytes % 16 == 0) {
+  if (src.transposedAcc && dstType.getRank() == 2 && src.cols >= 32 &&
+      src.cols * bytes % 16 == 0) {
     storeTransposedPairs(op, src, dst, rows);
     b.eraseOp(op);
     return success();
@@ -589,28 +580,18 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                                 gpu::AddressSpace::Workgroup);
     int64_t ld = src.cols + 16 / bytes;
-    int64_t stagingOffset = 0;
-    if (crossProgramTile) {
-      // Not over the tile the next program's copies may be filling (nor
-      // over their mbarriers).
-      stagingOffset = llvm::alignTo(sharedOffset, 16);
-      sharedOffset = stagingOffset + src.rows * ld * bytes;
-    } else {
-      sharedOffset = std::max(sharedOffset, src.rows * ld * bytes);
-    }
+    sharedOffset = std::max(sharedOffset, src.rows * ld * bytes);
     Value staging = memref::ViewOp::create(
         b, loc,
         MemRefType::get({src.rows, ld}, elt, MemRefLayoutAttrInterface{},
                         workgroup),
-        dynamicShared, cIndex(stagingOffset), ValueRange{});
+        dynamicShared, cIndex(0), ValueRange{});
     // A prefetched tile (Q) may still be landing when no key loop ran.
     NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
     waitForSingleTensorCopies();
     barrier();
     auto pairType = VectorType::get({2}, elt);
-    if (src.groupTransposed)
-      stageGroupTransposedPairs(op, src, staging);
-    else if (src.transposedAcc) {
+    if (src.transposedAcc) {
       // Element pairs (dm, qn, 0, j), (dm, qn, 1, j): 2 adjacent columns.
       for (int64_t dm = 0; dm < src.cols / 16; ++dm)
         for (int64_t qn = 0; qn < 2 * rowTiles; ++qn)

@@ -260,10 +260,6 @@ LogicalResult Distributor::rewriteElementwise(linalg::GenericOp op) {
       return op.emitOpError("expects register block operands");
     operands.push_back(buf);
   }
-  // The warpgroup's transposed accumulator: its row factors come through
-  // shared memory under a barrier of the warpgroup (no per-warp skip).
-  if (llvm::any_of(operands, [](Buffer *buf) { return buf->groupTransposed; }))
-    return rewriteGroupTransposedElementwise(op, operands);
   b.setInsertionPoint(op);
   // x * 1 == x exactly (NaN, infinities and signed zeros included), so the
   // warp may skip the multiplies when all of its rows' factors are 1. The
@@ -352,7 +348,6 @@ bool Distributor::isWarpUniformFlag(linalg::GenericOp op) {
             return WalkResult::advance();
           Buffer *a = lookup(generic.getDpsInputs()[0]);
           if (wgmmaContractions.contains(generic) ||
-              groupContractions.contains(generic) ||
               (ieee && (!a || a->layout == Layout::Acc)))
             return WalkResult::interrupt();
         }
@@ -551,37 +546,10 @@ FailureOr<int64_t> Distributor::run() {
   if (failed(classify()))
     return failure();
 
-  // Thread geometry. In a program loop (outlineProgramGrid), at the start
-  // of each program, from a thread id LLVM cannot hoist: hoisted, the
-  // addresses derived from it stay live across every program and ptxas
-  // spills (76 bytes in the seed's causal kernel).
+  // Thread geometry.
   Block &entry = kernel.getBody().front();
-  scf::ForOp programLoop;
-  for (auto loop : entry.getOps<scf::ForOp>())
-    if (loop->hasAttr(kProgramLoopAttrName))
-      programLoop = loop;
-  this->programLoop = static_cast<bool>(programLoop);
-  programLoopOp = programLoop;
-  if (programLoop) {
-    b.setInsertionPointToStart(programLoop.getBody());
-    Type i32 = b.getI32Type();
-    Value raw =
-        LLVM::InlineAsmOp::create(
-            b, loc, i32, ValueRange(), "mov.u32 $0, %tid.x;", "=r",
-            /*has_side_effects=*/true, /*is_align_stack=*/false,
-            LLVM::tailcallkind::TailCallKind::None,
-            LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-            /*operand_attrs=*/ArrayAttr())
-            .getResult(0);
-    // The block has 32 * num_warps threads: keep that range known.
-    Value bounded = arith::RemUIOp::create(
-        b, loc, raw,
-        arith::ConstantIntOp::create(b, loc, 32 * config.getNumWarps(), 32));
-    tid = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), bounded);
-  } else {
-    b.setInsertionPointToStart(&entry);
-    tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  }
+  b.setInsertionPointToStart(&entry);
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value warp = arith::DivUIOp::create(b, loc, tid, cIndex(32));
   Value lane = arith::RemUIOp::create(b, loc, tid, cIndex(32));
   warpRow0 = arith::MulIOp::create(b, loc, warp, cIndex(rowsPerWarp));
@@ -599,13 +567,9 @@ FailureOr<int64_t> Distributor::run() {
   selectWgmmaOperands();
   // tf32 mma.sync operands read 16 bytes at a time where they can be.
   selectWideTf32Operands();
-  // Of those, tf32 P V on wgmma for the warpgroup (WgmmaPV.cpp).
-  selectGroupPV();
 
   // Storage: shared views, register arrays, ieee P scratch (in the kernel's
   // entry block, where LLVM promotes the register arrays).
-  if (programLoop)
-    b.setInsertionPoint(programLoop);
   auto workgroup =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   dynamicShared = gpu::DynamicSharedMemoryOp::create(
@@ -661,7 +625,6 @@ FailureOr<int64_t> Distributor::run() {
   // tf32 Q fragments read once, into registers, after Q's copy.
   selectCachedFragments();
   allocateTransposedTiles();
-  allocateGroupPV();
   // K tiles by TMA tensor copies where asked and possible.
   if (failed(selectTensorCopies()))
     return failure();
@@ -673,9 +636,6 @@ FailureOr<int64_t> Distributor::run() {
   waitInPipelinedLoops();
   selectPrologueWaits();
   cachePrefetchedFragments();
-  prefetchNextBlocksToL2();
-  prefetchAheadToL2();
-  planFirstBlockPrefetch();
 
   // Rewrite the block math in program order.
   SmallVector<Operation *> work;
@@ -744,7 +704,6 @@ FailureOr<int64_t> Distributor::run() {
   }
   // The producer warpgroup and the consumers, where the copies' slice
   // allows; else the kernel as it was.
-  releaseAfterProgramReads();
   if (warpSpecialized && failed(splitWarpRoles(b, kernel, numThreads)))
     dropWarpRoles(b, kernel);
   return sharedOffset;

@@ -117,6 +117,12 @@ static std::optional<ArgumentView> traceToArgument(Value view,
   return result;
 }
 
+/// Whether `chip` (sm_NN[a]) has bulk and tensor copies (the Tensor Memory
+/// Accelerator) and mbarrier transaction counts: sm_90 and newer.
+static bool hasBulkCopies(StringRef chip) {
+  return parseCudaChip(chip).value_or(0) >= 90;
+}
+
 std::optional<TensorCopyMode> mlir::attn::parseTensorCopyMode(StringRef name) {
   return llvm::StringSwitch<std::optional<TensorCopyMode>>(name)
       .Cases({"none", "false"}, TensorCopyMode::None)
@@ -162,7 +168,7 @@ bool Distributor::tensorCopyUses(
 
 void Distributor::selectRowTensorCopies() {
   if (tensorCopies == TensorCopyMode::None || wgmmaContractions.empty() ||
-      !hasBulkCopies(config.getTarget()) || prefetchesAcrossPrograms())
+      !hasBulkCopies(config.getTarget()))
     return;
   auto isMmaContraction = [&](Operation *op, unsigned) {
     auto generic = dyn_cast<linalg::GenericOp>(op);
@@ -201,11 +207,9 @@ void Distributor::selectRowTensorCopies() {
                 : function_ref<bool(Operation *, unsigned)>(isMmaContraction)))
       continue;
     // Q in whole 128-byte atoms (8-row groups): swizzled, unpadded. (Not
-    // under warp specialization, whose consumers' 216 registers then spill,
-    // nor in program loops, which spilled 96 bytes instead of 68: both
-    // opt-in and slower, their kernels stay as they were.)
-    if (single && !warpSpecialize && !programLoop &&
-        buf.cols * bytes % 128 == 0 && buf.rows % 8 == 0) {
+    // under warp specialization, whose consumers' 216 registers then spill.)
+    if (single && !warpSpecialize && buf.cols * bytes % 128 == 0 &&
+        buf.rows % 8 == 0) {
       buf.swizzle = buf.swizzledRows = true;
       buf.padBytes = 0;
       continue;
@@ -216,7 +220,7 @@ void Distributor::selectRowTensorCopies() {
 
 LogicalResult Distributor::selectTensorCopies() {
   if (tensorCopies == TensorCopyMode::None || wgmmaContractions.empty() ||
-      !hasBulkCopies(config.getTarget()) || prefetchesAcrossPrograms())
+      !hasBulkCopies(config.getTarget()))
     return success();
   // The candidates: multi-buffered swizzled tiles of whole 128-byte atoms
   // that only wgmma reads, and the row tiles selectRowTensorCopies chose.
@@ -325,11 +329,8 @@ LogicalResult Distributor::selectTensorCopies() {
   // after it would live on the stack. Every thread's fill counts start at 0.
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointAfter(dynamicShared.getDefiningOp());
-  // (In a program loop the Distributor's thread id is the loop's.)
-  Value threadId =
-      programLoop ? gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x) : tid;
-  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                      threadId, cIndex(0));
+  Value first =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, cIndex(0));
   Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
   auto countType = MemRefType::get({1}, b.getI32Type());
   for (auto &[tile, entry] : tensorCopyTiles) {

@@ -223,10 +223,11 @@ void Distributor::fenceForAsyncProxy() {
 /// every step's operands are built before the first wgmma: 16-bit P's
 /// conversions between two wgmmas made ptxas inject a warpgroup.arrive
 /// before the second (C7519).
-Value mlir::attn::detail::issueRegisterAWgmma(
-    OpBuilder &b, Location loc, Value acc, int64_t regs, StringRef instruction,
-    StringRef immediates, int64_t steps, bool operandsFirst,
-    function_ref<SmallVector<Value>(int64_t)> operandsOf) {
+static Value
+issueRegisterAWgmma(OpBuilder &b, Location loc, Value acc, int64_t regs,
+                    StringRef instruction, StringRef immediates, int64_t steps,
+                    bool operandsFirst,
+                    function_ref<SmallVector<Value>(int64_t)> operandsOf) {
   std::string asmString;
   llvm::raw_string_ostream os(asmString);
   os << instruction << " {";

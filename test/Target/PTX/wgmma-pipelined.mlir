@@ -26,17 +26,6 @@
 // ASYNC-NOT:  wgmma.wait_group
 // ASYNC:      mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // ASYNC:      wgmma.wait_group.sync.aligned 0;
-// With P V on wgmma too (--wgmma-tf32-pv, opt-in), both kernels assemble
-// with no wgmma serialized (a wait_group 1 for the previous P V, across the
-// loop's back edge, made ptxas serialize them all: C7514), no spill and no
-// stack; the mask kernel at 255 registers.
-// RUN: attn-translate --attn-to-ptx %s -e causal --chip=sm_90a --wgmma-tf32-pv -o %t/causal-pv.ptx
-// RUN: %ptxas -arch=sm_90a -v %t/causal-pv.ptx -o %t/causal-pv.cubin 2>&1 | FileCheck %s
-// RUN: attn-translate --attn-to-ptx %s -e masked --chip=sm_90a --wgmma-tf32-pv -o %t/masked-pv.ptx
-// RUN: %ptxas -arch=sm_90a -v %t/masked-pv.ptx -o %t/masked-pv.cubin 2>&1 | FileCheck %s
-// RUN: FileCheck %s --check-prefix=PV < %t/masked-pv.ptx
-// PV:     wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32
-// PV-NOT: mma.sync.aligned.m16n8k8
 // The mask kernel (a mask block map's rows scanned) reads the shared
 // memory's base from its symbol where it builds each wgmma descriptor, so
 // that ptxas keeps the descriptors in uniform registers (its unmasked loop
