@@ -63,20 +63,13 @@ void mlir::attn::buildAttnToGPUKernelsPipeline(
     pm.addNestedPass<func::FuncOp>(createAttnMaskBlockMap());
   pm.addNestedPass<func::FuncOp>(createAttnOnlineSoftmax());
   AttnPipelineOptions pipelineOptions;
-  // `auto`'s 16-bit loops overlap wgmma: without 16-bit wgmma, only the f32
-  // ones (the loops of a scores-ahead kernel would put it on wgmma).
-  pipelineOptions.scoresAhead =
-      !options.wgmmaSixteenBit && options.scoresAhead == "auto"
-          ? std::string("tf32")
-          : std::string(options.scoresAhead);
+  pipelineOptions.scoresAhead = options.scoresAhead;
   pm.addNestedPass<func::FuncOp>(createAttnPipeline(pipelineOptions));
   // CSE only: the canonicalizer would fold unit dims out of the program
   // grid, and the kernel's block coordinates come from its three dims.
   pm.addPass(createCSEPass());
   addBufferization(pm);
   ConvertAttnToNVVMOptions convertOptions;
-  convertOptions.wgmma = options.wgmma;
-  convertOptions.wgmmaSixteenBit = options.wgmmaSixteenBit;
   convertOptions.tensorCopies = options.tensorCopies;
   convertOptions.warpSpecialize = options.warpSpecialize;
   pm.addPass(createConvertAttnToNVVM(convertOptions));

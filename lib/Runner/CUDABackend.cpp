@@ -69,7 +69,6 @@ compileKernel(ModuleOp module, EntryFunction &entry,
     ptxOptions.scoresAhead = options.scoresAhead;
   if (!options.tensorCopies.empty())
     ptxOptions.tensorCopies = options.tensorCopies;
-  ptxOptions.wgmmaSixteenBit = options.wgmmaSixteenBit;
   std::string name = entry.getName().str();
   DiagnosticCollector diagnostics(module.getContext());
   FailureOr<KernelArtifact> artifact = compileToPTX(module, name, ptxOptions);

@@ -109,12 +109,10 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   pipelineOptions.blockN = options.overrides.blockN;
   pipelineOptions.numWarps = options.overrides.numWarps;
   pipelineOptions.numStages = options.overrides.numStages;
-  pipelineOptions.wgmma = options.wgmma;
   pipelineOptions.scoresAhead = options.scoresAhead;
   pipelineOptions.maskBlockMap = options.maskBlockMap;
   pipelineOptions.tensorCopies = options.tensorCopies;
   pipelineOptions.warpSpecialize = options.warpSpecialize;
-  pipelineOptions.wgmmaSixteenBit = options.wgmmaSixteenBit;
   PassManager kernels(module.getContext());
   buildAttnToGPUKernelsPipeline(kernels, pipelineOptions);
   if (failed(kernels.run(*work)))

@@ -8,8 +8,7 @@
 //            [--seed=N] [--check] [--bench [--iters=N] [--explain]]
 //            [--output=@o.npy]
 //            [--json] [--block-m=N --block-n=N] [--num-warps=N]
-//            [--chip=sm_90a] [--tensor-copies[=auto|all|none]]
-//            [--wgmma-16bit=false]
+//            [--chip=sm_90a] [--tensor-copies=auto|none]
 //            [--emit-kernel=DIR]
 //   attn-run MANIFEST.json --input=SPEC ... [--seed=N] [--check] ...
 //
@@ -122,17 +121,11 @@ int main(int argc, char **argv) {
                "Default: auto on cuda, none on cpu; alone: all"),
       cl::cat(category));
   cl::opt<std::string> tensorCopies(
-      "tensor-copies", cl::ValueOptional, cl::value_desc("auto|all|none"),
+      "tensor-copies", cl::value_desc("auto|none"),
       cl::desc("cuda, sm_90+: which Q/K/V tiles TMA tensor copies load "
                "(such a kernel takes tensor maps). Default: auto (K and V of "
                "the 16-bit wgmma kernels, Q, K and V of the tf32 ones); "
-               "alone: all (also a tf32 K whose V cannot, slower alone); "
                "none"),
-      cl::cat(category));
-  cl::opt<bool> wgmmaSixteenBit(
-      "wgmma-16bit", cl::init(true),
-      cl::desc("cuda, sm_90a: 16-bit Q K^T and P V on wgmma where the "
-               "kernel allows it (the default; =false: mma.sync)"),
       cl::cat(category));
   cl::opt<std::string> chip(
       "chip",
@@ -182,16 +175,12 @@ int main(int argc, char **argv) {
     return fail("--num-warps and --chip apply to --target=cuda");
   if (!isCUDA && emitKernel.getNumOccurrences())
     return fail("--emit-kernel writes PTX: it needs --target=cuda");
-  if (tensorCopies.getNumOccurrences() && tensorCopies.empty())
-    tensorCopies = "all";
   if (tensorCopies.getNumOccurrences() && tensorCopies != "none" &&
-      tensorCopies != "auto" && tensorCopies != "all")
-    return fail("--tensor-copies must be auto, all or none, got '" +
-                tensorCopies + "'");
+      tensorCopies != "auto")
+    return fail("--tensor-copies must be auto or none, got '" + tensorCopies +
+                "'");
   if (!isCUDA && tensorCopies.getNumOccurrences())
     return fail("--tensor-copies is a GPU lowering: it needs --target=cuda");
-  if (!isCUDA && wgmmaSixteenBit.getNumOccurrences())
-    return fail("--wgmma-16bit is a GPU lowering: it needs --target=cuda");
   if (explain && !bench)
     return fail(::attn::runtime::kExplainNeedsBench);
   if (explain && !isCUDA)
@@ -204,11 +193,10 @@ int main(int argc, char **argv) {
       return fail("a launch manifest runs on --target=cuda only");
     if (entry.getNumOccurrences() || blockM || blockN || numWarps ||
         numStages || scoresAhead.getNumOccurrences() ||
-        tensorCopies.getNumOccurrences() ||
-        wgmmaSixteenBit.getNumOccurrences() || chip.getNumOccurrences() ||
+        tensorCopies.getNumOccurrences() || chip.getNumOccurrences() ||
         !jitCPU.empty() || emitKernel.getNumOccurrences())
       return fail("-e, --block-m, --block-n, --num-warps, --num-stages, "
-                  "--scores-ahead, --tensor-copies, --wgmma-16bit, --chip, "
+                  "--scores-ahead, --tensor-copies, --chip, "
                   "--jit-cpu and --emit-kernel do not apply to a launch "
                   "manifest (it is compiled already)");
     ::attn::runtime::ManifestRunOptions manifestOptions;
@@ -248,7 +236,6 @@ int main(int argc, char **argv) {
     options.compile.scoresAhead =
         scoresAhead.empty() ? std::string("all") : scoresAhead.getValue();
   options.compile.tensorCopies = tensorCopies;
-  options.compile.wgmmaSixteenBit = wgmmaSixteenBit;
   options.compile.chip = chip;
   options.compile.jitCPU = jitCPU;
   options.compile.configurePassManager = [](PassManager &pm) {

@@ -121,10 +121,6 @@ int main(int argc, char **argv) {
   cl::opt<int64_t> numStages("num-stages", cl::init(0),
                              cl::desc("K/V stages (0: default)"),
                              cl::cat(category));
-  cl::opt<bool> wgmma("wgmma", cl::init(false),
-                      cl::desc("Q K^T and tf32 P V on wgmma where the kernel "
-                               "allows it (sm_90a; experimental)"),
-                      cl::cat(category));
   cl::opt<std::string> scoresAhead(
       "scores-ahead", cl::init("auto"), cl::ValueOptional,
       cl::value_desc("none|tf32|auto|all"),
@@ -134,20 +130,12 @@ int main(int argc, char **argv) {
                "head dim 128), tf32 (the f32 ones only), all (--scores-ahead "
                "alone), or none"),
       cl::cat(category));
-  cl::opt<bool> wgmmaSixteenBit(
-      "wgmma-16bit", cl::init(true),
-      cl::desc("On sm_90a: 16-bit Q K^T and P V on wgmma where the kernel's "
-               "warps form whole warpgroups of 16-row warps (the default; "
-               "=false: mma.sync)"),
-      cl::cat(category));
   cl::opt<std::string> tensorCopies(
-      "tensor-copies", cl::init("auto"), cl::ValueOptional,
-      cl::value_desc("auto|all|none"),
+      "tensor-copies", cl::init("auto"), cl::value_desc("auto|none"),
       cl::desc("On sm_90+: which Q/K/V tiles TMA tensor copies load onto "
                "mbarriers (such a kernel takes tensor maps; manifest version "
                "3): auto (the default: K and V of the 16-bit wgmma kernels, "
-               "Q, K and V of the tf32 ones), all (--tensor-copies alone; "
-               "also a tf32 K whose V cannot, slower alone) or none"),
+               "Q, K and V of the tf32 ones) or none"),
       cl::cat(category));
   cl::opt<bool> warpSpecialize(
       "warp-specialize", cl::init(false),
@@ -179,11 +167,9 @@ int main(int argc, char **argv) {
       scoresAhead != "all")
     return fail("--scores-ahead must be none, tf32, auto or all, got '" +
                 scoresAhead + "'");
-  if (tensorCopies.empty())
-    tensorCopies = "all";
-  if (tensorCopies != "none" && tensorCopies != "auto" && tensorCopies != "all")
-    return fail("--tensor-copies must be auto, all or none, got '" +
-                tensorCopies + "'");
+  if (tensorCopies != "none" && tensorCopies != "auto")
+    return fail("--tensor-copies must be auto or none, got '" + tensorCopies +
+                "'");
   if (action == Action::Cubin && outputFilename == "-")
     return fail("--attn-to-cubin writes a binary: give -o FILE");
   if (outputFilename != "-" && llvm::sys::fs::is_directory(outputFilename))
@@ -252,12 +238,10 @@ int main(int argc, char **argv) {
   options.features =
       features.getNumOccurrences() ? std::string(features) : *chipFeatures;
   options.overrides = {blockM, blockN, numWarps, numStages};
-  options.wgmma = wgmma;
   options.scoresAhead = scoresAhead;
   options.maskBlockMap = maskBlockMap;
   options.tensorCopies = tensorCopies;
   options.warpSpecialize = warpSpecialize;
-  options.wgmmaSixteenBit = wgmmaSixteenBit;
   FailureOr<mlir::attn::KernelArtifact> artifact =
       mlir::attn::compileToPTX(*module, funcName, options);
   if (failed(artifact))

@@ -96,23 +96,12 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
                      "ones at head dim 128), 'tf32' (the f32 ones only), "
                      "'all' or 'none'"),
       llvm::cl::init("auto")};
-  PassOptions::Option<bool> wgmma{
-      *this, "wgmma",
-      llvm::cl::desc("Q K^T and tf32 P V on wgmma (sm_90a; experimental)"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> wgmmaSixteenBit{
-      *this, "wgmma-16bit",
-      llvm::cl::desc("On sm_90a: 16-bit Q K^T and P V on wgmma where the "
-                     "warps form whole warpgroups of 16-row warps (false: "
-                     "mma.sync, and scores-ahead=auto as tf32)"),
-      llvm::cl::init(true)};
   PassOptions::Option<std::string> tensorCopies{
       *this, "tensor-copies",
       llvm::cl::desc("On sm_90+: which Q/K/V tiles TMA tensor copies load "
                      "onto mbarriers (such a kernel takes tensor maps; "
                      "manifest version 3): 'auto' (K and V of the 16-bit "
-                     "wgmma kernels, Q, K and V of the tf32 ones), 'all' "
-                     "(also a tf32 K whose V cannot; slower alone) or "
+                     "wgmma kernels, Q, K and V of the tf32 ones) or "
                      "'none'"),
       llvm::cl::init("auto")};
   PassOptions::Option<bool> warpSpecialize{

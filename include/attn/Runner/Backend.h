@@ -45,12 +45,9 @@ struct CompileOptions {
   std::string scoresAhead;
   /// CUDA only: warps per program (0 keeps the default config).
   int64_t numWarps = 0;
-  /// CUDA only: which tiles TMA tensor copies load ("auto", "all", "none";
+  /// CUDA only: which tiles TMA tensor copies load ("auto", "none";
   /// --convert-attn-to-nvvm's tensor-copies); empty keeps the default.
   std::string tensorCopies;
-  /// CUDA only: on sm_90a, 16-bit Q K^T and P V on wgmma where the kernel
-  /// allows it (--convert-attn-to-nvvm's wgmma-16bit; false: mma.sync).
-  bool wgmmaSixteenBit = true;
   /// CUDA only: the chip to compile for, e.g. sm_90a; empty means the
   /// device's own (getNativeChip), or kDefaultCUDAChip for emitCUDAKernel.
   std::string chip;

@@ -32,9 +32,6 @@ struct PTXOptions {
   int optLevel = 3;
   /// Kernel config overrides (0 keeps the default of selectKernelConfig).
   KernelConfigOverrides overrides;
-  /// Q K^T and tf32 P V on wgmma where the kernel allows it (sm_90a;
-  /// experimental).
-  bool wgmma = false;
   /// --attn-pipeline's scores-ahead: the next key block's Q K^T on wgmma,
   /// in flight across this block's softmax and P V: "auto" (f32 programs
   /// that can run on wgmma, and 16-bit ones at head dim 128), "tf32" (the
@@ -44,13 +41,10 @@ struct PTXOptions {
   /// a workspace in the manifest).
   bool maskBlockMap = true;
   /// On sm_90+: which Q/K/V tiles TMA tensor copies load ("auto": K and V
-  /// of the 16-bit wgmma kernels, Q, K and V of the tf32 ones; "all";
-  /// "none"; --convert-attn-to-nvvm's tensor-copies; such a kernel's
-  /// manifest is version 3).
+  /// of the 16-bit wgmma kernels, Q, K and V of the tf32 ones; "none";
+  /// --convert-attn-to-nvvm's tensor-copies; such a kernel's manifest is
+  /// version 3).
   std::string tensorCopies = "auto";
-  /// On sm_90a: 16-bit Q K^T and P V on wgmma where the kernel allows it
-  /// (--convert-attn-to-nvvm's wgmma-16bit).
-  bool wgmmaSixteenBit = true;
   /// On sm_90a, kernels whose async copies are all tensor copies: a
   /// producer warpgroup issues them (--convert-attn-to-nvvm's
   /// warp-specialize; such a kernel's block has 128 more threads).

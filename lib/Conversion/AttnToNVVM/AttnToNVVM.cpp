@@ -95,8 +95,8 @@ struct ConvertAttnToNVVMPass
     ModuleOp module = getOperation();
     std::optional<TensorCopyMode> copyMode = parseTensorCopyMode(tensorCopies);
     if (!copyMode) {
-      module.emitError("--convert-attn-to-nvvm: tensor-copies must be auto, "
-                       "all or none, got '")
+      module.emitError("--convert-attn-to-nvvm: tensor-copies must be auto "
+                       "or none, got '")
           << tensorCopies << "'";
       return signalPassFailure();
     }
@@ -132,8 +132,6 @@ struct ConvertAttnToNVVMPass
         return signalPassFailure();
       DistributeOptions distribute;
       distribute.ieee = ieee;
-      distribute.wgmma = wgmma;
-      distribute.wgmmaSixteenBit = wgmmaSixteenBit;
       distribute.tensorCopies = *copyMode;
       distribute.warpSpecialize = warpSpecialize;
       FailureOr<int64_t> shared =

@@ -71,24 +71,7 @@ Value mlir::attn::detail::sharedAddress(OpBuilder &b, Location loc,
   //   + (col % e) * bytes, with e = 16 / bytes elements a core-matrix row.
   int64_t e = 16 / bytes;
   int64_t matrixCols = buf.cols / e;
-  if (buf.transposed) {
-    // Element (row, col) at (col, slot(row)) of a `cols x rows` tile:
-    // slot(row) = row - row % 8 + (row % 8) / 2 + 4 * (row % 2).
-    Value inGroup = arith::RemUIOp::create(b, loc, row, cIndex(8));
-    Value slot = arith::AddIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, row, inGroup),
-        arith::AddIOp::create(
-            b, loc, arith::DivUIOp::create(b, loc, inGroup, cIndex(2)),
-            arith::MulIOp::create(
-                b, loc, arith::RemUIOp::create(b, loc, row, cIndex(2)),
-                cIndex(4))));
-    row = col;
-    col = slot;
-    matrixCols = buf.rows / e;
-  }
-  // Transposed tiles: 8-row groups (rows / 4) * 128 + 16 bytes apart, which
-  // puts the 32 lanes of transposeForWgmma's stores in 32 banks.
-  int64_t groupBytes = matrixCols * 128 + (buf.transposed ? 16 : 0);
+  int64_t groupBytes = matrixCols * 128;
   Value matrices = arith::AddIOp::create(
       b, loc,
       arith::MulIOp::create(b, loc,
@@ -482,75 +465,6 @@ LogicalResult Distributor::rewriteTileLoads(ArrayRef<linalg::CopyOp> copies) {
   for (linalg::CopyOp op : copies)
     b.eraseOp(op);
   return success();
-}
-
-void Distributor::transposeForWgmma(Buffer &from, Buffer &to) {
-  // At step i, thread (warp w, lane l) moves the 4 elements (key, d .. d+3)
-  // with key = 8 g + 2 (l % 4) + p and d = 32 h + 4 (l / 4), where
-  // q = w + warps * i is (g, p, h) with h fastest, then p. A warp's stores
-  // of element e go to (d + e) / 8 = 4 h + l / 8, (d + e) % 8 =
-  // 4 (l / 4 % 2) + e and slot 8 g + 4 p + l % 4 (see sharedAddress): with
-  // the groups padded by 16 bytes, 32 banks.
-  int64_t warps = numThreads / 32, hBlocks = from.cols / 32;
-  int64_t steps = from.rows / 8 * 2 * hBlocks / warps;
-  int64_t groupBytes = from.rows / 4 * 128 + 16;
-  Value warp = arith::DivUIOp::create(b, loc, tid, cIndex(32));
-  Value lane = arith::RemUIOp::create(b, loc, tid, cIndex(32));
-  Value s = arith::RemUIOp::create(b, loc, lane, cIndex(4));
-  Value chunk = arith::DivUIOp::create(b, loc, lane, cIndex(4));
-  // The thread's part of a store address: (chunk / 2) groups, 4 (chunk % 2)
-  // rows of 16 bytes, s words; plus to.base.
-  Value threadPart = arith::AddIOp::create(
-      b, loc,
-      arith::AddIOp::create(
-          b, loc,
-          arith::MulIOp::create(
-              b, loc, arith::DivUIOp::create(b, loc, chunk, cIndex(2)),
-              cIndex(groupBytes)),
-          arith::MulIOp::create(
-              b, loc, arith::RemUIOp::create(b, loc, chunk, cIndex(2)),
-              cIndex(64))),
-      arith::MulIOp::create(b, loc, s, cIndex(4)));
-  Value threadBase = arith::AddIOp::create(b, loc, to.base, threadPart);
-  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
-  for (int64_t i = 0; i < steps; ++i) {
-    Value h, rest;
-    if (hBlocks % warps == 0) {
-      int64_t h0 = (warps * i) % hBlocks, rest0 = warps * i / hBlocks;
-      h = arith::AddIOp::create(b, loc, warp, cIndex(h0));
-      rest = cIndex(rest0);
-    } else {
-      Value q = arith::AddIOp::create(b, loc, warp, cIndex(warps * i));
-      h = arith::RemUIOp::create(b, loc, q, cIndex(hBlocks));
-      rest = arith::DivUIOp::create(b, loc, q, cIndex(hBlocks));
-    }
-    // rest = 2 g + p: key = 8 g + p + 2 s, slot / 4 = rest.
-    Value key = arith::AddIOp::create(
-        b, loc,
-        arith::AddIOp::create(
-            b, loc,
-            arith::MulIOp::create(
-                b, loc, arith::DivUIOp::create(b, loc, rest, cIndex(2)),
-                cIndex(8)),
-            arith::RemUIOp::create(b, loc, rest, cIndex(2))),
-        arith::MulIOp::create(b, loc, s, cIndex(2)));
-    Value d = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, h, cIndex(32)),
-        arith::MulIOp::create(b, loc, chunk, cIndex(4)));
-    Value v = loadShared(from, key, d, 4);
-    // 4 h groups and `rest` core matrices along the keys.
-    Value groupOffset = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, h, cIndex(4 * groupBytes)),
-        arith::MulIOp::create(b, loc, rest, cIndex(128)));
-    Value base = arith::AddIOp::create(b, loc, threadBase, groupOffset);
-    for (int64_t e = 0; e < 4; ++e) {
-      Value address = arith::AddIOp::create(b, loc, base, cIndex(16 * e));
-      Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-      Value ptr = LLVM::IntToPtrOp::create(b, loc, sharedPtr, i64);
-      Value x = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{e});
-      LLVM::StoreOp::create(b, loc, x, ptr, /*alignment=*/4);
-    }
-  }
 }
 
 LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {

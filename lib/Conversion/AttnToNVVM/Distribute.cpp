@@ -493,33 +493,6 @@ void Distributor::allocateSharedView(int64_t rows, int64_t cols, Type elt,
     sharedOffset = std::max(end, sharedOffset);
 }
 
-void Distributor::allocateTransposedTiles() {
-  // Q's tile is read once, by cacheFragments after Q's copy; every key loop
-  // passes a barrier (its copies' or its head's) before the first transpose
-  // writes, so the transposed tile can take Q's place.
-  SmallVector<Buffer *> free;
-  for (auto &[value, buf] : buffers)
-    if (buf.layout == Layout::Shared && buf.slots == 1 &&
-        fragmentTiles.count(buf.storage))
-      free.push_back(&buf);
-  for (Buffer &t : transposedTiles) {
-    int64_t bytes = t.type.getElementType().getIntOrFloatBitWidth() / 8;
-    // The 16-byte padding of each 8-row group (see sharedAddress).
-    int64_t padding = t.cols / 8 * 16;
-    int64_t need = t.rows * t.cols * bytes + padding;
-    auto *fit =
-        llvm::find_if(free, [&](Buffer *q) { return q->stageBytes >= need; });
-    if (fit != free.end()) {
-      allocateSharedView(t.rows, t.cols, t.type.getElementType(), t,
-                         /*numStages=*/1, (*fit)->offset);
-      free.erase(fit);
-      continue;
-    }
-    allocateSharedView(t.rows, t.cols, t.type.getElementType(), t);
-    sharedOffset += padding;
-  }
-}
-
 Value Distributor::sharedEntry(int64_t offset, Value index) {
   Value base =
       memref::ExtractAlignedPointerAsIndexOp::create(b, loc, dynamicShared);
@@ -624,7 +597,6 @@ FailureOr<int64_t> Distributor::run() {
 
   // tf32 Q fragments read once, into registers, after Q's copy.
   selectCachedFragments();
-  allocateTransposedTiles();
   // K tiles by TMA tensor copies where asked and possible.
   if (failed(selectTensorCopies()))
     return failure();

@@ -60,16 +60,6 @@ struct Buffer {
   /// plain core-matrix order (8 lanes down 8 rows) made one per lane. Its
   /// base is aligned to 1024 bytes at run time (the pattern repeats there).
   bool swizzle = false;
-  /// A wgmma B operand that tf32 needs K-major but whose tile is [k][n] (V
-  /// of `P V`), written by transposeForWgmma: element (row, col) lives at
-  /// (col, slot(row)) of a core-matrix tile of `cols x rows`, where slot
-  /// permutes the rows within each 8 as the tf32 A registers of P stand for
-  /// them (row 2q -> q, row 2q + 1 -> q + 4), and its 8-row groups are
-  /// padded by 16 bytes. Also coreMatrix.
-  bool transposed = false;
-  /// A [k][n] tile that P V reads on wgmma: its transposed copy, an index
-  /// into Distributor::transposedTiles.
-  int64_t transposedTile = -1;
   /// Shared buffers (not core-matrix): the bytes that pad each row.
   int64_t padBytes = 16;
   /// A row-padded tile that tensor copies load (TensorCopy.cpp, V of tf32
@@ -112,7 +102,6 @@ public:
   Distributor(RewriterBase &b, gpu::GPUFuncOp kernel, KernelConfigAttr config,
               const DistributeOptions &options)
       : b(b), kernel(kernel), config(config), ieee(options.ieee),
-        wgmma(options.wgmma), wgmmaSixteenBit(options.wgmmaSixteenBit),
         tensorCopies(options.tensorCopies),
         warpSpecialize(options.warpSpecialize) {}
 
@@ -311,30 +300,21 @@ private:
   /// end of what is allocated, or at byte offset `at` (memory it reuses).
   void allocateSharedView(int64_t rows, int64_t cols, Type elt, Buffer &buf,
                           int64_t numStages = 1, int64_t at = -1);
-  /// The transposed V tiles of tf32 P V on wgmma: over Q's tile where Q's
-  /// fragments are cached in registers (no thread reads Q's tile after
-  /// that), else after the other tiles.
-  void allocateTransposedTiles();
   /// Pipelined loops whose prologue has its barrier.
   DenseSet<Operation *> prologueBarriers;
   LogicalResult rewriteGeneric(linalg::GenericOp op);
   LogicalResult rewriteContraction(linalg::GenericOp op);
   /// Which contractions go to wgmma (sm_90a, whole warpgroups of 16-row
-  /// warps): Q K^T-shaped ones, 16-bit P V (V read N-major) and, with
-  /// `wgmma`, tf32 P V; marks their operand tiles coreMatrix.
+  /// warps): 16-bit ones at head dims 64 and 128 (P V with V read N-major),
+  /// and every Q K^T-shaped one of a kernel with scores-ahead loops; marks
+  /// their operand tiles coreMatrix.
   void selectWgmmaOperands();
   /// `c += a * b^T` as wgmma.mma_async m64nNk{8,16} with both operands in
-  /// shared memory (core-matrix layout), one warpgroup per 64 rows; or, for
-  /// an `a` in registers (tf32 P), `c += a * b` with A from the accumulator
-  /// registers of P and b a `transposed` tile.
+  /// shared memory (core-matrix layout) or A from registers (tf32 Q's cached
+  /// fragments), one warpgroup per 64 rows; or, for 16-bit P in registers,
+  /// `c += a * b` with b read N-major.
   LogicalResult contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c, int64_t k,
                                   bool async = false);
-  /// Copies the [k][n] tile `from` into its `transposed` copy `to`: one
-  /// 16-byte shared load and four 4-byte stores per thread and step, each
-  /// step a base register plus immediates where the shape allows.
-  void transposeForWgmma(Buffer &from, Buffer &to);
-  /// The transposed copies of the V tiles whose P V runs on wgmma.
-  SmallVector<Buffer> transposedTiles;
   /// Contractions selectWgmmaOperands chose.
   DenseSet<Operation *> wgmmaContractions;
   /// Accumulators (by storage) of a wgmma issued and not yet waited for:
@@ -435,8 +415,6 @@ private:
   gpu::GPUFuncOp kernel;
   KernelConfigAttr config;
   bool ieee;
-  bool wgmma;
-  bool wgmmaSixteenBit;
   /// Which tiles TMA tensor copies load (TensorCopy.cpp).
   TensorCopyMode tensorCopies;
   /// Warp specialization asked for (WarpRoles.cpp) ...

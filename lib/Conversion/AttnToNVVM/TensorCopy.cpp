@@ -125,9 +125,8 @@ static bool hasBulkCopies(StringRef chip) {
 
 std::optional<TensorCopyMode> mlir::attn::parseTensorCopyMode(StringRef name) {
   return llvm::StringSwitch<std::optional<TensorCopyMode>>(name)
-      .Cases({"none", "false"}, TensorCopyMode::None)
+      .Case("none", TensorCopyMode::None)
       .Case("auto", TensorCopyMode::Auto)
-      .Cases({"all", "true"}, TensorCopyMode::All)
       .Default(std::nullopt);
 }
 
@@ -176,20 +175,17 @@ void Distributor::selectRowTensorCopies() {
   };
   // Q's tile, when each warp reads it once, into the registers of its
   // cached fragments (selectCachedFragments): the A operand of f32
-  // contractions only. Not where a transposed V tile takes its place
-  // (allocateTransposedTiles).
+  // contractions only.
   auto readsFragments = [&](Operation *op, unsigned operand) {
     auto generic = dyn_cast<linalg::GenericOp>(op);
     return generic && isContraction(generic) && operand == 0 && !ieee &&
            cachesFragments(generic.getStaticLoopRanges()[2]);
   };
   for (auto &[value, buf] : buffers) {
-    if (buf.layout != Layout::Shared || buf.swizzle || buf.coreMatrix ||
-        buf.transposedTile >= 0)
+    if (buf.layout != Layout::Shared || buf.swizzle || buf.coreMatrix)
       continue;
     bool single = buf.slots == 1;
-    if (single &&
-        (!buf.type.getElementType().isF32() || !transposedTiles.empty()))
+    if (single && !buf.type.getElementType().isF32())
       continue;
     int64_t bytes = buf.type.getElementTypeBitWidth() / 8;
     // The box is a padded row wide: whole 16-byte units, at most 256
@@ -250,8 +246,7 @@ LogicalResult Distributor::selectTensorCopies() {
     bool swizzled =
         buf.layout == Layout::Shared && buf.swizzle && buf.slots > 1 &&
         buf.cols * (buf.type.getElementTypeBitWidth() / 8) % 128 == 0 &&
-        (tensorCopies == TensorCopyMode::All ||
-         buf.type.getElementTypeBitWidth() == 16 || withRows);
+        (buf.type.getElementTypeBitWidth() == 16 || withRows);
     bool rowTile = isRowTile(buf);
     if (!swizzled && !rowTile)
       continue;

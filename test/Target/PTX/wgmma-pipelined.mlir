@@ -4,18 +4,14 @@
 // C7511 when it serializes them
 // (it did while the NVPTX backend put the accumulators' zeroing after the
 // wgmma fence: docs/Wgmma.md), and with no spills or stack. Checked
-// with --scores-ahead (the next block's scores in flight over this block's
-// softmax and P V), and for the mask kernel with --wgmma alone. (With
-// --wgmma alone, the causal kernel's in-place wgmma of Q K^T and P V are
-// serialized again since the swizzled layout: C7511 at 250 registers.)
+// by default and with --scores-ahead (all: the next block's scores in
+// flight over this block's softmax and P V in every eligible loop).
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-translate --attn-to-ptx %s -e causal --chip=sm_90a -o %t/causal.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/causal.ptx -o %t/causal.cubin 2>&1 | FileCheck %s
-// RUN: attn-translate --attn-to-ptx %s -e masked --chip=sm_90a --wgmma --scores-ahead -o %t/masked-ahead.ptx
+// RUN: attn-translate --attn-to-ptx %s -e masked --chip=sm_90a --scores-ahead -o %t/masked-ahead.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/masked-ahead.ptx -o %t/masked-ahead.cubin 2>&1 | FileCheck %s
-// RUN: attn-translate --attn-to-ptx %s -e masked --chip=sm_90a --wgmma -o %t/masked.ptx
-// RUN: %ptxas -arch=sm_90a -v %t/masked.ptx -o %t/masked.cubin 2>&1 | FileCheck %s
 // The scores-ahead kernels wait for the prologue's scores in place, and
 // hold the loop's in flight across the softmax: a commit with no wait before
 // the mma.sync of P V.

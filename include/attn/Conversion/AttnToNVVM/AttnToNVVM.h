@@ -90,13 +90,12 @@ LogicalResult distributeBlockRowScans(RewriterBase &rewriter,
                                       gpu::GPUFuncOp kernel);
 
 /// Which tiles TMA tensor copies load (--convert-attn-to-nvvm's
-/// tensor-copies): none; `auto`, K and V of the 16-bit wgmma kernels, and Q,
-/// K and V of the tf32 ones where V's padded rows go by a tensor copy too
-/// (their f32 K alone was slower); or every candidate (`all`: also the f32
-/// K tile of a tf32 kernel whose V cannot).
-enum class TensorCopyMode { None, Auto, All };
+/// tensor-copies): none; or `auto`, K and V of the 16-bit wgmma kernels, and
+/// Q, K and V of the tf32 ones where V's padded rows go by a tensor copy too
+/// (their f32 K alone was slower).
+enum class TensorCopyMode { None, Auto };
 
-/// The mode named `name` ("none"/"false", "auto", "all"/"true"), or nothing.
+/// The mode named `name` ("none", "auto"), or nothing.
 std::optional<TensorCopyMode> parseTensorCopyMode(StringRef name);
 
 /// What distributeProgram may use beyond the plain mapping (see
@@ -104,11 +103,6 @@ std::optional<TensorCopyMode> parseTensorCopyMode(StringRef name);
 struct DistributeOptions {
   /// Exact f32 contractions (`precision = ieee`): FMAs, no tensor cores.
   bool ieee = false;
-  /// Q K^T on wgmma where the kernel allows it.
-  bool wgmma = false;
-  /// On sm_90a, 16-bit Q K^T and P V on wgmma where the kernel allows it
-  /// (whole warpgroups of 16-row warps), without `wgmma`.
-  bool wgmmaSixteenBit = true;
   /// On sm_90+: which tiles read only by wgmma are loaded by TMA tensor
   /// copies onto an mbarrier per slot (TensorCopy.cpp); a kernel with such a
   /// tile takes a tensor map argument (`attn.kernel_tensor_maps`).
