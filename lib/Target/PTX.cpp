@@ -111,8 +111,7 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   pipelineOptions.numStages = options.overrides.numStages;
   pipelineOptions.scoresAhead = options.scoresAhead;
   pipelineOptions.maskBlockMap = options.maskBlockMap;
-  pipelineOptions.tensorCopies = options.tensorCopies;
-  pipelineOptions.warpSpecialize = options.warpSpecialize;
+  pipelineOptions.convert = options.nvvm;
   PassManager kernels(module.getContext());
   buildAttnToGPUKernelsPipeline(kernels, pipelineOptions);
   if (failed(kernels.run(*work)))

@@ -8,8 +8,8 @@
 //            [--seed=N] [--check] [--bench [--iters=N] [--explain]]
 //            [--output=@o.npy]
 //            [--json] [--block-m=N --block-n=N] [--num-warps=N]
-//            [--chip=sm_90a] [--tensor-copies=auto|none]
-//            [--emit-kernel=DIR]
+//            [--chip=sm_90a] [--emit-kernel=DIR]
+//            [--NAME=VALUE ...]  (cuda: --convert-attn-to-nvvm's options)
 //   attn-run MANIFEST.json --input=SPEC ... [--seed=N] [--check] ...
 //
 // Option parsing and printing only; the work is done by the AttnRunner
@@ -120,13 +120,6 @@ int main(int argc, char **argv) {
                "before this block's softmax and P V (cuda: on wgmma). "
                "Default: auto on cuda, none on cpu; alone: all"),
       cl::cat(category));
-  cl::opt<std::string> tensorCopies(
-      "tensor-copies", cl::value_desc("auto|none"),
-      cl::desc("cuda, sm_90+: which Q/K/V tiles TMA tensor copies load "
-               "(such a kernel takes tensor maps). Default: auto (K and V of "
-               "the 16-bit wgmma kernels, Q, K and V of the tf32 ones); "
-               "none"),
-      cl::cat(category));
   cl::opt<std::string> chip(
       "chip",
       cl::desc("cuda: the chip to compile for (default: the device's own, "
@@ -149,11 +142,22 @@ int main(int argc, char **argv) {
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
+  // Any other `--NAME[=VALUE]` is an option of --convert-attn-to-nvvm.
+  cl::list<std::string> conversionArgs(cl::Sink);
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(
-      argc, argv,
+  std::string overview =
       "attn-run: run an attn.attention function on random or .npy inputs, "
-      "check it against a float64 reference, and time it\n");
+      "check it against a float64 reference, and time it\n\n"
+      "With --target=cuda, also takes the options of --convert-attn-to-nvvm "
+      "as --NAME=VALUE (attn-opt --help describes them; defaults: " +
+      mlir::attn::describeConvertAttnToNVVMOptions() + ")\n";
+  cl::ParseCommandLineOptions(argc, argv, overview);
+  mlir::attn::runner::RunOptions options;
+  std::string conversionError;
+  if (failed(mlir::attn::parseConvertAttnToNVVMArguments(
+          conversionArgs, options.compile.nvvm,
+          [&](const Twine &message) { conversionError = message.str(); })))
+    return fail("unknown option or value " + conversionError);
 
   if (blockM < 0 || blockN < 0)
     return fail("--block-m and --block-n must be >= 0");
@@ -175,12 +179,10 @@ int main(int argc, char **argv) {
     return fail("--num-warps and --chip apply to --target=cuda");
   if (!isCUDA && emitKernel.getNumOccurrences())
     return fail("--emit-kernel writes PTX: it needs --target=cuda");
-  if (tensorCopies.getNumOccurrences() && tensorCopies != "none" &&
-      tensorCopies != "auto")
-    return fail("--tensor-copies must be auto or none, got '" + tensorCopies +
-                "'");
-  if (!isCUDA && tensorCopies.getNumOccurrences())
-    return fail("--tensor-copies is a GPU lowering: it needs --target=cuda");
+  if (!isCUDA && !conversionArgs.empty())
+    return fail("'" + conversionArgs.front() +
+                "' is an option of the GPU lowering (--convert-attn-to-nvvm): "
+                "it needs --target=cuda");
   if (explain && !bench)
     return fail(::attn::runtime::kExplainNeedsBench);
   if (explain && !isCUDA)
@@ -193,11 +195,11 @@ int main(int argc, char **argv) {
       return fail("a launch manifest runs on --target=cuda only");
     if (entry.getNumOccurrences() || blockM || blockN || numWarps ||
         numStages || scoresAhead.getNumOccurrences() ||
-        tensorCopies.getNumOccurrences() || chip.getNumOccurrences() ||
+        !conversionArgs.empty() || chip.getNumOccurrences() ||
         !jitCPU.empty() || emitKernel.getNumOccurrences())
       return fail("-e, --block-m, --block-n, --num-warps, --num-stages, "
-                  "--scores-ahead, --tensor-copies, --chip, "
-                  "--jit-cpu and --emit-kernel do not apply to a launch "
+                  "--scores-ahead, --chip, --jit-cpu, --emit-kernel and the "
+                  "options of --convert-attn-to-nvvm do not apply to a launch "
                   "manifest (it is compiled already)");
     ::attn::runtime::ManifestRunOptions manifestOptions;
     manifestOptions.manifestPath = inputFilename;
@@ -217,7 +219,6 @@ int main(int argc, char **argv) {
     return passed ? EXIT_SUCCESS : EXIT_FAILURE;
   }
 
-  mlir::attn::runner::RunOptions options;
   options.entry = entry;
   options.target = isCUDA ? std::string("cuda") : std::string(target);
   options.inputs.assign(inputs.begin(), inputs.end());
@@ -235,7 +236,6 @@ int main(int argc, char **argv) {
   if (scoresAhead.getNumOccurrences())
     options.compile.scoresAhead =
         scoresAhead.empty() ? std::string("all") : scoresAhead.getValue();
-  options.compile.tensorCopies = tensorCopies;
   options.compile.chip = chip;
   options.compile.jitCPU = jitCPU;
   options.compile.configurePassManager = [](PassManager &pm) {

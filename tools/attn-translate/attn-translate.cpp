@@ -8,6 +8,7 @@
 //   attn-translate --attn-to-cubin [FILE.mlir|-]  -o OUT  [--manifest=M.json]
 //                  [-e FUNC] [--chip=sm_90a] [--features=+ptx80]
 //                  [--block-m=N --block-n=N --num-warps=N --num-stages=N]
+//                  [--NAME=VALUE ...]  (--convert-attn-to-nvvm's options)
 //
 // Compiles one function holding attn.attention to PTX text (stdout or -o)
 // or, through ptxas, to a cubin, and writes the launch manifest
@@ -130,29 +131,26 @@ int main(int argc, char **argv) {
                "head dim 128), tf32 (the f32 ones only), all (--scores-ahead "
                "alone), or none"),
       cl::cat(category));
-  cl::opt<std::string> tensorCopies(
-      "tensor-copies", cl::init("auto"), cl::value_desc("auto|none"),
-      cl::desc("On sm_90+: which Q/K/V tiles TMA tensor copies load onto "
-               "mbarriers (such a kernel takes tensor maps; manifest version "
-               "3): auto (the default: K and V of the 16-bit wgmma kernels, "
-               "Q, K and V of the tf32 ones) or none"),
-      cl::cat(category));
-  cl::opt<bool> warpSpecialize(
-      "warp-specialize", cl::init(false),
-      cl::desc("On sm_90a, kernels whose async copies are all tensor copies "
-               "(the tf32 defaults): a producer warpgroup issues the copies "
-               "and the consumers release each slot on an mbarrier (opt-in; "
-               "thread blocks of twice the threads)"),
-      cl::cat(category));
   cl::opt<bool> maskBlockMap(
       "mask-block-map", cl::init(true),
       cl::desc("Classify a mask tensor's blocks once per launch, in a "
                "prologue kernel (=false: each program reads its blocks)"),
       cl::cat(category));
+  // Any other `--NAME[=VALUE]` is an option of --convert-attn-to-nvvm.
+  cl::list<std::string> conversionArgs(cl::Sink);
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "attn-translate: attn.attention to PTX, cubin "
-                              "and a launch manifest\n");
+  std::string overview =
+      "attn-translate: attn.attention to PTX, cubin and a launch manifest\n\n"
+      "Also takes the options of --convert-attn-to-nvvm as --NAME=VALUE "
+      "(attn-opt --help describes them; defaults: " +
+      mlir::attn::describeConvertAttnToNVVMOptions() + ")\n";
+  cl::ParseCommandLineOptions(argc, argv, overview);
+  mlir::attn::PTXOptions options;
+  std::string conversionError;
+  if (failed(mlir::attn::parseConvertAttnToNVVMArguments(
+          conversionArgs, options.nvvm,
+          [&](const Twine &message) { conversionError = message.str(); })))
+    return fail("unknown option or value " + conversionError);
 
   if (action == Action::None)
     return fail("choose a translation: --attn-to-ptx or --attn-to-cubin");
@@ -167,9 +165,6 @@ int main(int argc, char **argv) {
       scoresAhead != "all")
     return fail("--scores-ahead must be none, tf32, auto or all, got '" +
                 scoresAhead + "'");
-  if (tensorCopies != "none" && tensorCopies != "auto")
-    return fail("--tensor-copies must be auto or none, got '" + tensorCopies +
-                "'");
   if (action == Action::Cubin && outputFilename == "-")
     return fail("--attn-to-cubin writes a binary: give -o FILE");
   if (outputFilename != "-" && llvm::sys::fs::is_directory(outputFilename))
@@ -233,15 +228,12 @@ int main(int argc, char **argv) {
   llvm::Expected<std::string> chipFeatures = mlir::attn::getPTXFeatures(chip);
   if (!chipFeatures)
     return fail(llvm::toString(chipFeatures.takeError()));
-  mlir::attn::PTXOptions options;
   options.chip = chip;
   options.features =
       features.getNumOccurrences() ? std::string(features) : *chipFeatures;
   options.overrides = {blockM, blockN, numWarps, numStages};
   options.scoresAhead = scoresAhead;
   options.maskBlockMap = maskBlockMap;
-  options.tensorCopies = tensorCopies;
-  options.warpSpecialize = warpSpecialize;
   FailureOr<mlir::attn::KernelArtifact> artifact =
       mlir::attn::compileToPTX(*module, funcName, options);
   if (failed(artifact))

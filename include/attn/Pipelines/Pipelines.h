@@ -10,6 +10,7 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
+#include "attn/Conversion/AttnToNVVM/Options.h"
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
@@ -57,7 +58,9 @@ void buildAttnToLLVMCPUPipeline(OpPassManager &pm,
 /// from sm_100 on, the chip's minimum).
 constexpr const char *kDefaultPTXFeatures = "+ptx80";
 
-/// Options of `--attn-to-nvvm`.
+/// Options of `--attn-to-nvvm`: the pipeline's own, and those of
+/// `--convert-attn-to-nvvm` (`convert`; in the pipeline's text under their
+/// own names, read by the pass's parser).
 struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("CUDA chip (sm_80, sm_90a, ...)"),
@@ -96,25 +99,18 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
                      "ones at head dim 128), 'tf32' (the f32 ones only), "
                      "'all' or 'none'"),
       llvm::cl::init("auto")};
-  PassOptions::Option<std::string> tensorCopies{
-      *this, "tensor-copies",
-      llvm::cl::desc("On sm_90+: which Q/K/V tiles TMA tensor copies load "
-                     "onto mbarriers (such a kernel takes tensor maps; "
-                     "manifest version 3): 'auto' (K and V of the 16-bit "
-                     "wgmma kernels, Q, K and V of the tf32 ones) or "
-                     "'none'"),
-      llvm::cl::init("auto")};
-  PassOptions::Option<bool> warpSpecialize{
-      *this, "warp-specialize",
-      llvm::cl::desc("On sm_90a, kernels whose async copies are all tensor "
-                     "copies: a producer warpgroup issues them, the "
-                     "consumers release slots on mbarriers (opt-in)"),
-      llvm::cl::init(false)};
   PassOptions::Option<bool> maskBlockMap{
       *this, "mask-block-map",
       llvm::cl::desc("Classify a mask tensor's blocks once per launch "
                      "(--attn-mask-block-map)"),
       llvm::cl::init(true)};
+  /// --convert-attn-to-nvvm's options (Conversion/Passes.td).
+  ConvertAttnToNVVMOptions convert;
+
+  /// Parses the pipeline's text: its own options, then the rest as
+  /// --convert-attn-to-nvvm's into `convert`.
+  LogicalResult parseFromString(StringRef text,
+                                raw_ostream &errorStream = llvm::errs());
 };
 
 /// The part of `--attn-to-nvvm` that is attn-mlir's own: tile for `chip`,

@@ -12,6 +12,7 @@
 #ifndef ATTN_TARGET_PTX_H
 #define ATTN_TARGET_PTX_H
 
+#include "attn/Conversion/AttnToNVVM/Options.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "attn/Runtime/Manifest.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -40,15 +41,9 @@ struct PTXOptions {
   /// Classify a mask tensor's blocks once per launch (a prologue kernel and
   /// a workspace in the manifest).
   bool maskBlockMap = true;
-  /// On sm_90+: which Q/K/V tiles TMA tensor copies load ("auto": K and V
-  /// of the 16-bit wgmma kernels, Q, K and V of the tf32 ones; "none";
-  /// --convert-attn-to-nvvm's tensor-copies; such a kernel's manifest is
-  /// version 3).
-  std::string tensorCopies = "auto";
-  /// On sm_90a, kernels whose async copies are all tensor copies: a
-  /// producer warpgroup issues them (--convert-attn-to-nvvm's
-  /// warp-specialize; such a kernel's block has 128 more threads).
-  bool warpSpecialize = false;
+  /// --convert-attn-to-nvvm's options (a kernel with tensor copies has a
+  /// version 3 manifest).
+  ConvertAttnToNVVMOptions nvvm;
 };
 
 struct KernelArtifact {

@@ -684,7 +684,15 @@ FailureOr<int64_t> Distributor::run() {
 FailureOr<int64_t>
 mlir::attn::distributeProgram(RewriterBase &rewriter, gpu::GPUFuncOp kernel,
                               KernelConfigAttr config,
-                              const DistributeOptions &options) {
+                              const ConvertAttnToNVVMOptions &options) {
+  std::optional<TensorCopyMode> tensorCopies =
+      parseTensorCopyMode(options.tensorCopies);
+  if (!tensorCopies)
+    return emitError(kernel.getLoc(), "tensor-copies must be auto or none, "
+                                      "got '")
+           << options.tensorCopies << "'";
+  auto precision = kernel->getAttrOfType<PrecisionKindAttr>(kPrecisionAttrName);
+  bool ieee = precision && precision.getValue() == PrecisionKind::IEEE;
   // A kernel that scans a mask block map's rows (RowScan.cpp) reads the
   // shared memory's base afresh for its wgmma descriptors
   // (Distributor::uniformSharedAddress).
@@ -694,7 +702,8 @@ mlir::attn::distributeProgram(RewriterBase &rewriter, gpu::GPUFuncOp kernel,
   });
   if (failed(distributeBlockRowScans(rewriter, kernel)))
     return failure();
-  Distributor distributor(rewriter, kernel, config, options);
+  Distributor distributor(rewriter, kernel, config, options, ieee,
+                          *tensorCopies);
   distributor.freshSharedBase = scansRows;
   return distributor.run();
 }

@@ -100,10 +100,10 @@ std::pair<Value, Value> chunkPosition(OpBuilder &b, Location loc,
 class Distributor {
 public:
   Distributor(RewriterBase &b, gpu::GPUFuncOp kernel, KernelConfigAttr config,
-              const DistributeOptions &options)
-      : b(b), kernel(kernel), config(config), ieee(options.ieee),
-        tensorCopies(options.tensorCopies),
-        warpSpecialize(options.warpSpecialize) {}
+              const ConvertAttnToNVVMOptions &options, bool ieee,
+              TensorCopyMode tensorCopies)
+      : b(b), kernel(kernel), config(config), options(options), ieee(ieee),
+        tensorCopies(tensorCopies) {}
 
   FailureOr<int64_t> run();
   /// Read the shared memory's base afresh for each wgmma descriptor
@@ -414,12 +414,13 @@ private:
   RewriterBase &b;
   gpu::GPUFuncOp kernel;
   KernelConfigAttr config;
+  const ConvertAttnToNVVMOptions &options;
+  /// Exact f32 contractions (`precision = ieee`): FMAs, no tensor cores.
   bool ieee;
-  /// Which tiles TMA tensor copies load (TensorCopy.cpp).
+  /// Which tiles TMA tensor copies load (options.tensorCopies, TensorCopy.cpp).
   TensorCopyMode tensorCopies;
-  /// Warp specialization asked for (WarpRoles.cpp) ...
-  bool warpSpecialize;
-  /// ... and possible in this kernel (selectWarpSpecialization).
+  /// Warp specialization (options.warpSpecialize) possible in this kernel
+  /// (selectWarpSpecialization, WarpRoles.cpp).
   bool warpSpecialized = false;
   Location loc = UnknownLoc::get(kernel.getContext());
 

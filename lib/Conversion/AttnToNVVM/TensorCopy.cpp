@@ -204,7 +204,7 @@ void Distributor::selectRowTensorCopies() {
       continue;
     // Q in whole 128-byte atoms (8-row groups): swizzled, unpadded. (Not
     // under warp specialization, whose consumers' 216 registers then spill.)
-    if (single && !warpSpecialize && buf.cols * bytes % 128 == 0 &&
+    if (single && !options.warpSpecialize && buf.cols * bytes % 128 == 0 &&
         buf.rows % 8 == 0) {
       buf.swizzle = buf.swizzledRows = true;
       buf.padBytes = 0;

@@ -81,7 +81,7 @@ static StringRef roleOf(Operation *op) {
 }
 
 void Distributor::selectWarpSpecialization() {
-  if (!warpSpecialize || tensorCopyTiles.empty() ||
+  if (!options.warpSpecialize || tensorCopyTiles.empty() ||
       config.getTarget() != "sm_90a" || numThreads != 128 ||
       !onlyTensorCopies())
     return;

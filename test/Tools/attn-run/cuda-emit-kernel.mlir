@@ -111,7 +111,7 @@ func.func @masked(%q: tensor<2x4x37x64xf16>, %k: tensor<2x2x50x64xf16>, %v: tens
 // CPU-CHIP: attn-run: --num-warps and --chip apply to --target=cuda
 // RUN: not attn-run %s -e gqa --target=cuda --tensor-copies=kv --emit-kernel=%t/bad 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=COPIES
-// COPIES: attn-run: --tensor-copies must be auto or none, got 'kv'
+// COPIES: attn-run: unknown option or value '--tensor-copies=kv': tensor-copies must be auto or none, got 'kv'
 // RUN: not attn-run %s -e gqa --target=cuda --num-warps=-2 --emit-kernel=%t/bad 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=WARPS
 // WARPS: attn-run: --num-warps must be >= 0

@@ -20,6 +20,7 @@
 #ifndef ATTN_CONVERSION_ATTNTONVVM_ATTNTONVVM_H
 #define ATTN_CONVERSION_ATTNTONVVM_ATTNTONVVM_H
 
+#include "attn/Conversion/AttnToNVVM/Options.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -98,28 +99,14 @@ enum class TensorCopyMode { None, Auto };
 /// The mode named `name` ("none", "auto"), or nothing.
 std::optional<TensorCopyMode> parseTensorCopyMode(StringRef name);
 
-/// What distributeProgram may use beyond the plain mapping (see
-/// --convert-attn-to-nvvm for each).
-struct DistributeOptions {
-  /// Exact f32 contractions (`precision = ieee`): FMAs, no tensor cores.
-  bool ieee = false;
-  /// On sm_90+: which tiles read only by wgmma are loaded by TMA tensor
-  /// copies onto an mbarrier per slot (TensorCopy.cpp); a kernel with such a
-  /// tile takes a tensor map argument (`attn.kernel_tensor_maps`).
-  TensorCopyMode tensorCopies = TensorCopyMode::Auto;
-  /// On sm_90a, where every async copy of the kernel is a tensor copy and
-  /// its warps form whole warpgroups: a producer warpgroup issues the
-  /// copies, the consumers release each slot on an "empty" mbarrier
-  /// instead of a thread block barrier (WarpRoles.cpp).
-  bool warpSpecialize = false;
-};
-
-/// Maps the block-level IR inside `kernel` onto warps and threads. Returns
-/// the dynamic shared memory it needs in bytes.
+/// Maps the block-level IR inside `kernel` onto warps and threads, with
+/// what `options` allows beyond the plain mapping (exact f32 contractions
+/// where the kernel carries `precision = ieee`). Returns the dynamic shared
+/// memory it needs in bytes.
 FailureOr<int64_t> distributeProgram(RewriterBase &rewriter,
                                      gpu::GPUFuncOp kernel,
                                      KernelConfigAttr config,
-                                     const DistributeOptions &options);
+                                     const ConvertAttnToNVVMOptions &options);
 
 } // namespace attn
 } // namespace mlir
