@@ -16,8 +16,8 @@
 // library (attn/Runner/Runner.h), and for a launch manifest by the MLIR-free
 // runtime (attn/Runtime/ManifestRun.h), as in the runner-only attn-run.
 // --target=cuda --emit-kernel=DIR writes DIR/<func>.ptx and DIR/<func>.json
-// and stops. Errors are one line on stderr starting with "attn-run: " and
-// exit code 1; a failing --check also exits 1.
+// and stops. Errors are one line on stderr starting with "attn-run: error: "
+// and exit code 1; a failing --check also exits 1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,7 +39,7 @@ namespace cl = llvm::cl;
 
 static int fail(const llvm::Twine &message) {
   llvm::outs().flush();
-  llvm::errs() << "attn-run: " << message << "\n";
+  llvm::errs() << "attn-run: error: " << message << "\n";
   return EXIT_FAILURE;
 }
 
@@ -151,7 +151,19 @@ int main(int argc, char **argv) {
       "With --target=cuda, also takes the options of --convert-attn-to-nvvm "
       "as --NAME=VALUE (attn-opt --help describes them; defaults: " +
       mlir::attn::describeConvertAttnToNVVMOptions() + ")\n";
-  cl::ParseCommandLineOptions(argc, argv, overview);
+  // LLVM's complaints about the command line as a whole, as errors of this
+  // tool (those about one option's value it prints itself).
+  std::string clErrors;
+  llvm::raw_string_ostream clErrorStream(clErrors);
+  if (!cl::ParseCommandLineOptions(argc, argv, overview, &clErrorStream)) {
+    for (StringRef line : llvm::split(StringRef(clErrors).trim(), '\n')) {
+      line = line.trim();
+      line.consume_front("attn-run: ");
+      if (!line.empty())
+        fail(line);
+    }
+    return EXIT_FAILURE;
+  }
   mlir::attn::runner::RunOptions options;
   std::string conversionError;
   if (failed(mlir::attn::parseConvertAttnToNVVMArguments(
@@ -169,6 +181,11 @@ int main(int argc, char **argv) {
       scoresAhead != "auto" && scoresAhead != "all")
     return fail("--scores-ahead must be none, tf32, auto or all, got '" +
                 scoresAhead + "'");
+  if (entry.getNumOccurrences() && entry.empty())
+    return fail("-e needs a function name, as in -e attn");
+  if (output.getNumOccurrences() && !StringRef(output).starts_with("@"))
+    return fail("--output takes @FILE.npy, as in --output=@o.npy, got '" +
+                output + "'");
   if (emitKernel.getNumOccurrences() && emitKernel.empty())
     return fail("--emit-kernel needs a directory, as in --emit-kernel=out");
   bool isCUDA =

@@ -12,8 +12,9 @@
 //
 // Compiles one function holding attn.attention to PTX text (stdout or -o)
 // or, through ptxas, to a cubin, and writes the launch manifest
-// (docs/Manifest.md) next to it. Errors are one line, exit code 1, and no
-// output file is left behind.
+// (docs/Manifest.md) next to it. Errors are one line
+// (`attn-translate: error: ...`, or a diagnostic at its location), exit code
+// 1, and no output file is left behind.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,7 @@
 #include "attn/Target/PTX.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
@@ -43,7 +45,7 @@ namespace cl = llvm::cl;
 namespace rt = ::attn::runtime;
 
 static int fail(const llvm::Twine &message) {
-  llvm::errs() << "attn-translate: " << message << "\n";
+  llvm::errs() << "attn-translate: error: " << message << "\n";
   return EXIT_FAILURE;
 }
 
@@ -144,7 +146,19 @@ int main(int argc, char **argv) {
       "Also takes the options of --convert-attn-to-nvvm as --NAME=VALUE "
       "(attn-opt --help describes them; defaults: " +
       mlir::attn::describeConvertAttnToNVVMOptions() + ")\n";
-  cl::ParseCommandLineOptions(argc, argv, overview);
+  // LLVM's complaints about the command line as a whole, as errors of this
+  // tool (those about one option's value it prints itself).
+  std::string clErrors;
+  llvm::raw_string_ostream clErrorStream(clErrors);
+  if (!cl::ParseCommandLineOptions(argc, argv, overview, &clErrorStream)) {
+    for (StringRef line : llvm::split(StringRef(clErrors).trim(), '\n')) {
+      line = line.trim();
+      line.consume_front("attn-translate: ");
+      if (!line.empty())
+        fail(line);
+    }
+    return EXIT_FAILURE;
+  }
   mlir::attn::PTXOptions options;
   std::string conversionError;
   if (failed(mlir::attn::parseConvertAttnToNVVMArguments(
@@ -159,6 +173,8 @@ int main(int argc, char **argv) {
   if (blockM < 0 || blockN < 0 || numWarps < 0 || numStages < 0)
     return fail("--block-m, --block-n, --num-warps and --num-stages must be "
                 ">= 0");
+  if (entry.getNumOccurrences() && entry.empty())
+    return fail("-e needs a function name, as in -e attn");
   if (scoresAhead.empty())
     scoresAhead = "all";
   if (scoresAhead != "none" && scoresAhead != "tf32" && scoresAhead != "auto" &&
@@ -197,6 +213,9 @@ int main(int argc, char **argv) {
   }
 
   DialectRegistry registry;
+  // Every dialect, as attn-opt: the module may hold other code than the
+  // function compiled, at any stage of the pipeline.
+  registerAllDialects(registry);
   mlir::attn::registerAttnDialect(registry);
   mlir::attn::registerAllPasses();
   MLIRContext context(registry);

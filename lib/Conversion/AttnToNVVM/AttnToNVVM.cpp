@@ -134,7 +134,8 @@ struct ConvertAttnToNVVMPass
     for (scf::ForallOp grid : grids) {
       auto config = grid->getAttrOfType<KernelConfigAttr>(kConfigAttrName);
       if (config.getTarget() == "cpu") {
-        grid.emitOpError("was tiled for the cpu target; tile for a GPU chip "
+        emitOpErrorAtLoc(grid,
+                         "was tiled for the cpu target; tile for a GPU chip "
                          "(--attn-tile=\"target=sm_90a\")");
         return signalPassFailure();
       }

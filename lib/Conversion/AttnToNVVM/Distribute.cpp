@@ -157,19 +157,22 @@ LogicalResult Distributor::classify() {
   for (auto &[value, buf] : buffers) {
     if (buf.layout == Layout::Scalar) {
       if (!buf.type.getElementType().isInteger(1))
-        return kernel.emitOpError("expects 0-d block buffers of i1, got ")
+        return emitOpErrorAtLoc(kernel, "expects 0-d block buffers of i1, got ")
                << buf.type;
       continue;
     }
     if (buf.rows != config.getBlockM() && buf.layout != Layout::Shared)
-      return kernel.emitOpError("expects register blocks of block_m rows");
+      return emitOpErrorAtLoc(kernel,
+                              "expects register blocks of block_m rows");
     if (buf.layout == Layout::Acc && buf.cols % 8 != 0)
-      return kernel.emitOpError("expects accumulator blocks with a multiple "
-                                "of 8 columns, got ")
+      return emitOpErrorAtLoc(kernel,
+                              "expects accumulator blocks with a multiple "
+                              "of 8 columns, got ")
              << buf.type;
     if (buf.layout == Layout::Shared && buf.cols % 16 != 0)
-      return kernel.emitOpError("supports head dims and key blocks that are "
-                                "multiples of 16 on the GPU, got a block ")
+      return emitOpErrorAtLoc(kernel,
+                              "supports head dims and key blocks that are "
+                              "multiples of 16 on the GPU, got a block ")
              << buf.type;
   }
   return success();
@@ -510,9 +513,10 @@ FailureOr<int64_t> Distributor::run() {
   int64_t blockM = config.getBlockM(), warps = config.getNumWarps();
   numThreads = 32 * warps;
   if (blockM % (16 * warps) != 0)
-    return kernel.emitOpError("expects block_m to be a multiple of 16 * "
-                              "num_warps (each warp owns whole m16 tiles), "
-                              "got block_m = ")
+    return emitOpErrorAtLoc(kernel,
+                            "expects block_m to be a multiple of 16 * "
+                            "num_warps (each warp owns whole m16 tiles), "
+                            "got block_m = ")
            << blockM << ", num_warps = " << warps;
   rowsPerWarp = blockM / warps;
   rowTiles = rowsPerWarp / 16;

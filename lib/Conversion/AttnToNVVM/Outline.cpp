@@ -160,7 +160,7 @@ createKernel(RewriterBase &rewriter, scf::ForallOp grid, func::FuncOp func,
   Block &entry = kernel.getBody().front();
   rewriter.setInsertionPointToStart(&entry);
   if (failed(args.mapInto(rewriter, entry, mapping)))
-    return grid.emitOpError("uses a value the kernel cannot recompute");
+    return emitOpErrorAtLoc(grid, "uses a value the kernel cannot recompute");
   return kernel;
 }
 
@@ -199,12 +199,13 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
   if (!config)
     return rewriter.notifyMatchFailure(grid, "not a program grid");
   if (grid.getRank() != 3 || !grid.isNormalized())
-    return grid.emitOpError("expects a normalized 3-D program grid "
-                            "(batch, head, query block)");
+    return emitOpErrorAtLoc(grid, "expects a normalized 3-D program grid "
+                                  "(batch, head, query block)");
   auto func = grid->getParentOfType<func::FuncOp>();
   auto module = grid->getParentOfType<ModuleOp>();
   if (!func || !module)
-    return grid.emitOpError("expects the program grid inside a func.func");
+    return emitOpErrorAtLoc(grid,
+                            "expects the program grid inside a func.func");
 
   KernelArguments args = collectKernelArguments(grid, func);
   Location loc = grid.getLoc();
@@ -300,12 +301,13 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineMaskMapGrid(RewriterBase &rewriter,
   if (!config)
     return rewriter.notifyMatchFailure(grid, "not a mask classification grid");
   if (grid.getRank() != 4 || !grid.isNormalized())
-    return grid.emitOpError("expects a normalized 4-D classification grid "
+    return emitOpErrorAtLoc(grid,
+                            "expects a normalized 4-D classification grid "
                             "(mask batch, mask head, query block, key block)");
   auto func = grid->getParentOfType<func::FuncOp>();
   auto module = grid->getParentOfType<ModuleOp>();
   if (!func || !module)
-    return grid.emitOpError("expects the grid inside a func.func");
+    return emitOpErrorAtLoc(grid, "expects the grid inside a func.func");
 
   KernelArguments args = collectKernelArguments(grid, func);
   Location loc = grid.getLoc();
@@ -380,7 +382,7 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineMaskMapGrid(RewriterBase &rewriter,
     rewriter.setInsertionPointAfter(loop);
     for (Value result : loop.getResults()) {
       if (!result.getType().isInteger(1))
-        return loop.emitOpError("expects i1 OR results in a block loop");
+        return emitOpErrorAtLoc(loop, "expects i1 OR results in a block loop");
       Value predicate = arith::ExtUIOp::create(rewriter, loc, i32, result);
       auto any = NVVM::BarrierOp::create(
           rewriter, loc, TypeRange{i32}, Value(), Value(),
@@ -395,7 +397,7 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineMaskMapGrid(RewriterBase &rewriter,
     // After the OR, which the unrolled loop's results then feed.
     if (unrollBy > 1 &&
         failed(loopUnrollByFactor(loop, static_cast<uint64_t>(unrollBy))))
-      return loop.emitOpError("could not unroll the block loop");
+      return emitOpErrorAtLoc(loop, "could not unroll the block loop");
   }
   SmallVector<memref::StoreOp> stores;
   kernel.walk([&](memref::StoreOp store) { stores.push_back(store); });

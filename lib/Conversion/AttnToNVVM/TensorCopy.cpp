@@ -257,8 +257,8 @@ LogicalResult Distributor::selectTensorCopies() {
       // A swizzled Q tile has no cp.async path (selectRowTensorCopies
       // chose it for the reads selectCachedFragments takes).
       if (buf.swizzledRows)
-        return kernel.emitOpError(
-            "a swizzled Q tile whose fragments are not cached");
+        return emitOpErrorAtLoc(
+            kernel, "a swizzled Q tile whose fragments are not cached");
       continue;
     }
     Uses uses;
@@ -268,8 +268,9 @@ LogicalResult Distributor::selectTensorCopies() {
                     : function_ref<bool(Operation *, unsigned)>(isWgmma)))
       candidates[value] = std::move(uses);
     else if (buf.swizzledRows)
-      return kernel.emitOpError("a swizzled Q tile that tensor copies cannot "
-                                "load");
+      return emitOpErrorAtLoc(kernel,
+                              "a swizzled Q tile that tensor copies cannot "
+                              "load");
   }
   if (candidates.empty())
     return success();
@@ -294,7 +295,7 @@ LogicalResult Distributor::selectTensorCopies() {
     unsigned index = kernel.getNumArguments();
     if (failed(kernel.insertArgument(index, LLVM::LLVMPointerType::get(ctx),
                                      DictionaryAttr::get(ctx), loc)))
-      return kernel.emitOpError("could not add a tensor map argument");
+      return emitOpErrorAtLoc(kernel, "could not add a tensor map argument");
     entry.map = kernel.getArgument(index);
     hostArgs.push_back(kTensorMapArgCode - static_cast<int32_t>(maps.size()));
     maps.push_back(b.getDictionaryAttr(

@@ -284,8 +284,8 @@ LogicalResult Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
       cached == fragmentCache.end()) {
     // selectWgmmaOperands left this tile for registers, and its copy did
     // not cache it (it is not copied once, outside the key loops).
-    return kernel.emitOpError("expects the tf32 A fragments of a wgmma "
-                              "contraction cached in registers");
+    return emitOpErrorAtLoc(kernel, "expects the tf32 A fragments of a wgmma "
+                                    "contraction cached in registers");
   }
   if (a.layout == Layout::Acc) {
     // 16-bit P V: A is P, converted in registers: k step kt (16 keys) is

@@ -27,9 +27,9 @@
 // NONE-MANIFEST: "version": 1,
 // NONE-MANIFEST: "block": [128, 1, 1],
 // RUN: not attn-translate --attn-to-ptx %s --no-such-option -o %t/x.ptx 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// UNKNOWN: attn-translate: unknown option or value '--no-such-option': no such option no-such-option
+// UNKNOWN: attn-translate: error: unknown option or value '--no-such-option': no such option no-such-option
 // RUN: not attn-run %s --target=cuda --warp-specialize=maybe --emit-kernel=%t/x 2>&1 | FileCheck %s --check-prefix=VALUE
-// VALUE: attn-run: unknown option or value '--warp-specialize=maybe'
+// VALUE: attn-run: error: unknown option or value '--warp-specialize=maybe'
 // RUN: attn-translate --help | FileCheck %s --check-prefix=HELP
 // RUN: attn-run --help | FileCheck %s --check-prefix=HELP
 // HELP: the options of --convert-attn-to-nvvm as --NAME=VALUE {{.*}}defaults: convert-attn-to-nvvm{tensor-copies=auto warp-specialize=false}

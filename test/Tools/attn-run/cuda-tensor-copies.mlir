@@ -37,7 +37,7 @@ func.func @seed(%q: tensor<?x4x?x128xf32>, %k: tensor<?x4x?x128xf32>, %v: tensor
 
 // RUN: not attn-run %s --target=cpu --tensor-copies=auto --input=1x4x8x128xf32 --input=1x4x8x128xf32 --input=1x4x8x128xf32 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=CPU --match-full-lines
-// CPU: attn-run: '--tensor-copies=auto' is an option of the GPU lowering (--convert-attn-to-nvvm): it needs --target=cuda
+// CPU: attn-run: error: '--tensor-copies=auto' is an option of the GPU lowering (--convert-attn-to-nvvm): it needs --target=cuda
 // RUN: not attn-run %t/k/seed.json --target=cuda --tensor-copies=auto --input=1x4x8x128xf32 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=COMPILED
-// COMPILED: attn-run: {{.*}} and the options of --convert-attn-to-nvvm do not apply to a launch manifest (it is compiled already)
+// COMPILED: attn-run: error: {{.*}} and the options of --convert-attn-to-nvvm do not apply to a launch manifest (it is compiled already)
