@@ -2,7 +2,7 @@
 """Compiles the kernels attn_bench.py times, on a machine with MLIR.
 
     compile_bench_kernels.py --attn-translate PATH --out DIR [--chip sm_90a]
-                             [--program-tiles N] [--translate-arg ARG ...]
+                             [--translate-arg ARG ...]
 
 One kernel per (dtype f16/bf16, head dim 64/128, causal or not) with every
 size dynamic, and the seed workload's two forms (f32, 96 heads, head dim
@@ -46,8 +46,6 @@ def main():
     ap.add_argument("--attn-translate", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--chip", default="sm_90a")
-    ap.add_argument("--program-tiles", type=int, default=1,
-                    help="attn-translate --program-tiles=N (programs per thread block)")
     ap.add_argument("--translate-arg", action="append", default=[],
                     help="one more attn-translate argument (repeatable)")
     args = ap.parse_args()
@@ -58,7 +56,6 @@ def main():
             f.write(text)
         subprocess.run([args.attn_translate, "--attn-to-ptx", src, f"--chip={args.chip}",
                         "-o", os.path.join(args.out, name + ".ptx")]
-                       + ([f"--program-tiles={args.program_tiles}"] if args.program_tiles != 1 else [])
                        + args.translate_arg,
                        check=True)
         print("compiled", name)

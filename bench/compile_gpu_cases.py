@@ -2,7 +2,7 @@
 """Compiles the GPU check cases to PTX + manifests on a machine with MLIR.
 
     compile_gpu_cases.py --attn-translate PATH --out DIR [--random 200] [--configs 40] [--seed 1]
-                         [--wgmma] [--default-block M,N,W] [--translate-arg ARG ...]
+                         [--default-block M,N,W] [--translate-arg ARG ...]
 
 Takes the execution matrix of test/Integration/attn_cases.py (the one the
 CPU path runs in CI) plus `--random` random cases and `--configs` cases
@@ -68,10 +68,6 @@ def main():
                     help="cases with a config of CONFIG_BLOCKS (block sizes, warps, stages)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--chip", default="sm_90a")
-    ap.add_argument("--wgmma", action="store_true",
-                    help="compile with attn-translate --wgmma (Q K^T and tf32 P V on wgmma where the kernel allows it)")
-    ap.add_argument("--program-tiles", type=int, default=1,
-                    help="compile with attn-translate --program-tiles=N (programs per thread block)")
     ap.add_argument("--translate-arg", action="append", default=[],
                     help="one more attn-translate argument (repeatable), e.g. --translate-arg=--bulk-store")
     ap.add_argument("--default-block", default=None,
@@ -107,9 +103,7 @@ def main():
         with open(mlir, "w") as f:
             f.write(text)
         cmd = [args.attn_translate, "--attn-to-ptx", mlir, "-o", os.path.join(args.out, key + ".ptx"),
-               f"--chip={args.chip}"] + (["--wgmma"] if args.wgmma else [])
-        if args.program_tiles != 1:
-            cmd.append(f"--program-tiles={args.program_tiles}")
+               f"--chip={args.chip}"]
         cmd += args.translate_arg
         if block:
             cmd += [f"--block-m={block[0]}", f"--block-n={block[1]}", f"--num-warps={block[2]}"]

@@ -63,31 +63,51 @@ void mlir::attn::buildAttnToGPUKernelsPipeline(
     pm.addNestedPass<func::FuncOp>(createAttnMaskBlockMap());
   pm.addNestedPass<func::FuncOp>(createAttnOnlineSoftmax());
   AttnPipelineOptions pipelineOptions;
-  // `auto`'s 16-bit loops overlap wgmma: without 16-bit wgmma, only the f32
-  // ones (the loops of a scores-ahead kernel would put it on wgmma).
-  pipelineOptions.scoresAhead =
-      !options.wgmmaSixteenBit && options.scoresAhead == "auto"
-          ? std::string("tf32")
-          : std::string(options.scoresAhead);
+  pipelineOptions.scoresAhead = options.scoresAhead;
   pm.addNestedPass<func::FuncOp>(createAttnPipeline(pipelineOptions));
   // CSE only: the canonicalizer would fold unit dims out of the program
   // grid, and the kernel's block coordinates come from its three dims.
   pm.addPass(createCSEPass());
   addBufferization(pm);
-  ConvertAttnToNVVMOptions convertOptions;
-  convertOptions.wgmma = options.wgmma;
-  convertOptions.wgmmaSixteenBit = options.wgmmaSixteenBit;
-  convertOptions.wgmmaTf32PV = options.wgmmaTf32PV;
-  convertOptions.programTiles = options.programTiles;
-  convertOptions.programPrefetch = options.programPrefetch;
-  convertOptions.programPrefetchL2 = options.programPrefetchL2;
-  convertOptions.prefetchAhead = options.prefetchAhead;
-  convertOptions.programPrefetchKV = options.programPrefetchKV;
-  convertOptions.tensorCopies = options.tensorCopies;
-  convertOptions.warpSpecialize = options.warpSpecialize;
-  pm.addPass(createConvertAttnToNVVM(convertOptions));
+  pm.addPass(createConvertAttnToNVVM(options.convert));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+LogicalResult
+mlir::attn::AttnToNVVMOptions::parseFromString(StringRef text,
+                                               raw_ostream &errorStream) {
+  // Items are `key[=value]`, split at spaces outside quotes and braces.
+  std::string own, rest;
+  char quote = 0;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    char c = i < text.size() ? text[i] : ' ';
+    if (quote) {
+      quote = c == quote ? 0 : quote;
+      continue;
+    }
+    if (c == '\'' || c == '"')
+      quote = c;
+    else if (c == '{')
+      ++depth;
+    else if (c == '}')
+      --depth;
+    if (c != ' ' || depth > 0)
+      continue;
+    StringRef item = text.slice(start, i).trim();
+    start = i + 1;
+    if (item.empty())
+      continue;
+    // The pipeline's own options, by name; the rest are the conversion's.
+    bool isOwn = OptionsMap.count(item.split('=').first.trim());
+    (isOwn ? own : rest).append((item + " ").str());
+  }
+  if (failed(mlir::detail::PassOptions::parseFromString(own, errorStream)))
+    return failure();
+  return parseConvertAttnToNVVMOptions(
+      rest, convert, [&](const Twine &error) { errorStream << error << "\n"; });
 }
 
 void mlir::attn::useShortSharedPointers() {
@@ -121,13 +141,14 @@ void mlir::attn::registerAttnPipelines() {
   PassPipelineRegistration<AttnToNVVMOptions>(
       "attn-to-gpu-kernels",
       "attn.attention to GPU kernels on threads and warps (gpu/nvgpu), "
-      "before MLIR's NVVM lowering",
+      "before MLIR's NVVM lowering; also takes --convert-attn-to-nvvm's "
+      "options",
       buildAttnToGPUKernelsPipeline);
   PassPipelineRegistration<AttnToNVVMOptions>(
       "attn-to-nvvm",
       "attn.attention to NVVM and PTX: tile for the chip, online softmax, "
       "bufferize, map onto warps with tensor cores, lower to NVVM, serialize "
-      "(gpu.binary)",
+      "(gpu.binary); also takes --convert-attn-to-nvvm's options",
       buildAttnToNVVMPipeline);
   PassPipelineRegistration<AttnToLLVMCPUOptions>(
       "attn-to-llvm-cpu",

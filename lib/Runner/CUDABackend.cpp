@@ -67,10 +67,7 @@ compileKernel(ModuleOp module, EntryFunction &entry,
   ptxOptions.overrides.numStages = options.numStages;
   if (!options.scoresAhead.empty())
     ptxOptions.scoresAhead = options.scoresAhead;
-  if (!options.tensorCopies.empty())
-    ptxOptions.tensorCopies = options.tensorCopies;
-  ptxOptions.wgmmaSixteenBit = options.wgmmaSixteenBit;
-  ptxOptions.wgmmaTf32PV = options.wgmmaTf32PV;
+  ptxOptions.nvvm = options.nvvm;
   std::string name = entry.getName().str();
   DiagnosticCollector diagnostics(module.getContext());
   FailureOr<KernelArtifact> artifact = compileToPTX(module, name, ptxOptions);

@@ -109,18 +109,9 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   pipelineOptions.blockN = options.overrides.blockN;
   pipelineOptions.numWarps = options.overrides.numWarps;
   pipelineOptions.numStages = options.overrides.numStages;
-  pipelineOptions.wgmma = options.wgmma;
   pipelineOptions.scoresAhead = options.scoresAhead;
   pipelineOptions.maskBlockMap = options.maskBlockMap;
-  pipelineOptions.programTiles = options.programTiles;
-  pipelineOptions.programPrefetch = options.programPrefetch;
-  pipelineOptions.programPrefetchL2 = options.programPrefetchL2;
-  pipelineOptions.prefetchAhead = options.prefetchAhead;
-  pipelineOptions.programPrefetchKV = options.programPrefetchKV;
-  pipelineOptions.tensorCopies = options.tensorCopies;
-  pipelineOptions.warpSpecialize = options.warpSpecialize;
-  pipelineOptions.wgmmaSixteenBit = options.wgmmaSixteenBit;
-  pipelineOptions.wgmmaTf32PV = options.wgmmaTf32PV;
+  pipelineOptions.convert = options.nvvm;
   PassManager kernels(module.getContext());
   buildAttnToGPUKernelsPipeline(kernels, pipelineOptions);
   if (failed(kernels.run(*work)))
@@ -178,18 +169,11 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   for (int i = 0; i < 3; ++i)
     manifest.block[i] = static_cast<unsigned>((*blockSize)[i]);
   // Grid (outlineProgramGrid): x = query blocks, y = query heads, z =
-  // batch; with `attn.program_tiles`, y = the groups of that many (batch,
-  // head) pairs and z = 1.
+  // batch.
   manifest.grid[0] = rt::GridExpr::ceilDiv(
       rt::GridExpr::size("Tq"), rt::GridExpr::constant(config.getBlockM()));
   manifest.grid[1] = rt::GridExpr::size("Hq");
   manifest.grid[2] = rt::GridExpr::size("B");
-  if (auto tiles = kernel->getAttrOfType<IntegerAttr>(kProgramTilesAttrName)) {
-    manifest.grid[1] = rt::GridExpr::ceilDiv(
-        rt::GridExpr::mul(rt::GridExpr::size("B"), rt::GridExpr::size("Hq")),
-        rt::GridExpr::constant(tiles.getInt()));
-    manifest.grid[2] = rt::GridExpr::constant(1);
-  }
   manifest.sharedMemoryBytes = shared.getInt();
   int64_t maskRank =
       op.getMask() ? cast<RankedTensorType>(op.getMask().getType()).getRank()

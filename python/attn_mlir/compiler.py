@@ -228,18 +228,14 @@ def cache_key(text, options):
 
 
 def compile(signature, chip="sm_90a", block_m=0, block_n=0, num_warps=0,
-            cache_dir=None, attn_translate=None, tensor_copies="auto",
-            wgmma_16bit=True):
+            cache_dir=None, attn_translate=None, tensor_copies="auto"):
     """Compiles `signature` (a Signature, or the text of an .mlir function)
     for `chip` and returns its cached Artifact (see the module doc).
-    `tensor_copies` says which Q/K/V tiles are loaded by TMA tensor copies
+    `tensor_copies` says whether Q/K/V tiles are loaded by TMA tensor copies
     (attn-translate --tensor-copies): "auto" (K and V of the 16-bit wgmma
-    kernels for sm_90a, Q, K and V of the tf32 ones), "all" or True (also a
-    tf32 K tile whose V cannot be; slower alone), "none" or False. A
-    kernel with tensor copies has a version 3 manifest, with a tensor map
-    per such tile. `wgmma_16bit=False`
-    keeps 16-bit kernels for sm_90a on mma.sync (attn-translate
-    --wgmma-16bit=false; by default both products run on wgmma)."""
+    kernels for sm_90a, Q, K and V of the tf32 ones) or "none" (no tensor
+    map to encode at each launch). A kernel with tensor copies has a
+    version 3 manifest, with a tensor map per such tile."""
     if not isinstance(chip, str) or not re.fullmatch(r"sm_[0-9]{2,4}[af]?", chip):
         raise ValueError(f"chip: expected sm_XY with an optional 'a' or 'f' suffix, such as "
                          f"sm_90a, got {chip!r}")
@@ -250,20 +246,13 @@ def compile(signature, chip="sm_90a", block_m=0, block_n=0, num_warps=0,
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError(f"{name}: expected an integer >= 0 (0: the default config), "
                              f"got {value!r}")
-    copies = {True: "all", False: "none"}.get(tensor_copies, tensor_copies) \
-        if isinstance(tensor_copies, bool) else tensor_copies
-    if copies not in ("auto", "all", "none"):
-        raise ValueError(f"tensor_copies: expected 'auto', 'all', 'none' or a bool, "
-                         f"got {tensor_copies!r}")
-    if not isinstance(wgmma_16bit, bool):
-        raise ValueError(f"wgmma_16bit: expected a bool, got {wgmma_16bit!r}")
+    if tensor_copies not in ("auto", "none"):
+        raise ValueError(f"tensor_copies: expected 'auto' or 'none', got {tensor_copies!r}")
     text = signature.mlir() if isinstance(signature, Signature) else str(signature)
     options = [f"--chip={chip}", f"--block-m={block_m}", f"--block-n={block_n}",
                f"--num-warps={num_warps}"]
-    if copies != "auto":
-        options.append(f"--tensor-copies={copies}")
-    if not wgmma_16bit:
-        options.append("--wgmma-16bit=false")
+    if tensor_copies != "auto":
+        options.append(f"--tensor-copies={tensor_copies}")
     cache = cache_dir or default_cache_dir()
     entry = os.path.join(cache, cache_key(text, options))
     manifest_path = os.path.join(entry, "kernel.json")

@@ -89,8 +89,8 @@ class SignatureTest(unittest.TestCase):
                                     (dict(block_n=32.0), "block_n: expected an integer"),
                                     (dict(num_warps=True), "num_warps: expected an integer"),
                                     (dict(tensor_copies=1), "tensor_copies: expected 'auto'"),
-                                    (dict(tensor_copies="some"), "tensor_copies: expected"),
-                                    (dict(wgmma_16bit="no"), "wgmma_16bit: expected a bool")):
+                                    (dict(tensor_copies="all"), "tensor_copies: expected"),
+                                    (dict(tensor_copies=False), "tensor_copies: expected")):
                 with self.assertRaisesRegex(ValueError, message, msg=repr(kwargs)):
                     compile(SIG, cache_dir=cache, **kwargs)
             self.assertEqual(os.listdir(cache), [])  # validated before anything is written
@@ -125,8 +125,8 @@ class CompileTest(unittest.TestCase):
     def test_tensor_copies(self):
         # tf32 Q, K and V by TMA tensor copies, the default ("auto"): Q's
         # and K's tensor maps (128-byte atoms, 128-byte swizzle) and V's
-        # (padded rows, no swizzle) as the last parameters of a version 3 manifest. "all" (or
-        # True) is the same kernel here; "none" is the plain one.
+        # (padded rows, no swizzle) as the last parameters of a version 3 manifest;
+        # "none" is the plain one.
         sig = Signature("f32", (None, 4, None, 128), (None, 4, None, 128),
                         (None, 4, None, 128), causal="top_left")
         with tempfile.TemporaryDirectory() as cache:
@@ -141,17 +141,21 @@ class CompileTest(unittest.TestCase):
             with open(auto.ptx_path) as f:
                 auto_ptx = f.read()
             self.assertIn("cp.async.bulk.tensor", auto_ptx)
-            tma = compile(sig, cache_dir=cache, tensor_copies=True)
-            self.assertNotEqual(auto.directory, tma.directory)
-            with open(tma.ptx_path) as f:
-                self.assertEqual(f.read(), auto_ptx)
-            self.assertEqual(compile(sig, cache_dir=cache, tensor_copies="all").directory,
-                             tma.directory)
             none = compile(sig, cache_dir=cache, tensor_copies="none")
             with open(none.manifest_path) as f:
                 self.assertEqual(json.load(f)["version"], 1)
             with open(none.ptx_path) as f:
                 self.assertNotIn("cp.async.bulk.tensor", f.read())
+
+    def test_wgmma_16bit(self):
+        # 16-bit kernels for sm_90a run both products on wgmma.
+        sig = Signature("bf16", (None, 4, None, 128), (None, 2, None, 128),
+                        (None, 2, None, 128), causal="top_left")
+        with tempfile.TemporaryDirectory() as cache:
+            with open(compile(sig, cache_dir=cache).ptx_path) as f:
+                ptx = f.read()
+            self.assertIn("wgmma.mma_async", ptx)
+            self.assertNotIn("mma.sync.aligned", ptx)
 
     def test_tensor_copies_16bit_by_default(self):
         # "auto", the default, loads K and V of a 16-bit wgmma kernel by
@@ -170,30 +174,12 @@ class CompileTest(unittest.TestCase):
                 self.assertEqual(p["swizzle"], 128)
             with open(auto.ptx_path) as f:
                 self.assertIn("cp.async.bulk.tensor.4d", f.read())
-            none = compile(sig, cache_dir=cache, tensor_copies=False)
+            none = compile(sig, cache_dir=cache, tensor_copies="none")
             self.assertNotEqual(none.directory, auto.directory)
             with open(none.manifest_path) as f:
                 self.assertEqual(json.load(f)["version"], 1)  # no mask, no tensor map
             with open(none.ptx_path) as f:
                 self.assertNotIn("cp.async.bulk.tensor", f.read())
-
-    def test_wgmma_16bit(self):
-        # 16-bit kernels for sm_90a run both products on wgmma by default;
-        # wgmma_16bit=False is a kernel of its own on mma.sync.
-        sig = Signature("bf16", (None, 4, None, 128), (None, 2, None, 128),
-                        (None, 2, None, 128), causal="top_left")
-        with tempfile.TemporaryDirectory() as cache:
-            on = compile(sig, cache_dir=cache)
-            off = compile(sig, cache_dir=cache, wgmma_16bit=False)
-            self.assertNotEqual(on.directory, off.directory)
-            with open(on.ptx_path) as f:
-                ptx = f.read()
-            self.assertIn("wgmma.mma_async", ptx)
-            self.assertNotIn("mma.sync.aligned", ptx)
-            with open(off.ptx_path) as f:
-                ptx = f.read()
-            self.assertNotIn("wgmma", ptx)
-            self.assertIn("mma.sync.aligned.m16n8k16", ptx)
 
     def test_concurrent_processes_share_one_entry(self):
         with tempfile.TemporaryDirectory() as cache:

@@ -12,7 +12,7 @@
 // `attn-run --target=cuda --emit-kernel=DIR` wrote, on machines with CUDA but
 // no LLVM/MLIR. Option parsing and printing only; the work is
 // attn::runtime::runManifest (attn/Runtime/ManifestRun.h). Errors are one
-// line on stderr starting with "attn-run: " and exit code 1; a failing
+// line on stderr starting with "attn-run: error: " and exit code 1; a failing
 // --check also exits 1.
 //
 //===----------------------------------------------------------------------===//
@@ -59,7 +59,7 @@ static const char *const kUsage =
 
 static int fail(const std::string &message) {
   std::cout.flush();
-  std::cerr << "attn-run: " << message << "\n";
+  std::cerr << "attn-run: error: " << message << "\n";
   return EXIT_FAILURE;
 }
 
@@ -123,6 +123,9 @@ int main(int argc, char **argv) {
     if (name == "input") {
       options.inputs.push_back(value);
     } else if (name == "output") {
+      if (value.empty() || value[0] != '@')
+        return fail("--output takes @FILE.npy, as in --output=@o.npy, got '" +
+                    value + "'");
       options.output = value;
     } else if (name == "target") {
       target = value;

@@ -8,17 +8,16 @@
 //            [--seed=N] [--check] [--bench [--iters=N] [--explain]]
 //            [--output=@o.npy]
 //            [--json] [--block-m=N --block-n=N] [--num-warps=N]
-//            [--chip=sm_90a] [--tensor-copies[=auto|all|none]]
-//            [--wgmma-16bit=false] [--wgmma-tf32-pv]
-//            [--emit-kernel=DIR]
+//            [--chip=sm_90a] [--emit-kernel=DIR]
+//            [--NAME=VALUE ...]  (cuda: --convert-attn-to-nvvm's options)
 //   attn-run MANIFEST.json --input=SPEC ... [--seed=N] [--check] ...
 //
 // Option parsing and printing only; the work is done by the AttnRunner
 // library (attn/Runner/Runner.h), and for a launch manifest by the MLIR-free
 // runtime (attn/Runtime/ManifestRun.h), as in the runner-only attn-run.
 // --target=cuda --emit-kernel=DIR writes DIR/<func>.ptx and DIR/<func>.json
-// and stops. Errors are one line on stderr starting with "attn-run: " and
-// exit code 1; a failing --check also exits 1.
+// and stops. Errors are one line on stderr starting with "attn-run: error: "
+// and exit code 1; a failing --check also exits 1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,7 +39,7 @@ namespace cl = llvm::cl;
 
 static int fail(const llvm::Twine &message) {
   llvm::outs().flush();
-  llvm::errs() << "attn-run: " << message << "\n";
+  llvm::errs() << "attn-run: error: " << message << "\n";
   return EXIT_FAILURE;
 }
 
@@ -121,24 +120,6 @@ int main(int argc, char **argv) {
                "before this block's softmax and P V (cuda: on wgmma). "
                "Default: auto on cuda, none on cpu; alone: all"),
       cl::cat(category));
-  cl::opt<std::string> tensorCopies(
-      "tensor-copies", cl::ValueOptional, cl::value_desc("auto|all|none"),
-      cl::desc("cuda, sm_90+: which Q/K/V tiles TMA tensor copies load "
-               "(such a kernel takes tensor maps). Default: auto (K and V of "
-               "the 16-bit wgmma kernels, Q, K and V of the tf32 ones); "
-               "alone: all (also a tf32 K whose V cannot, slower alone); "
-               "none"),
-      cl::cat(category));
-  cl::opt<bool> wgmmaSixteenBit(
-      "wgmma-16bit", cl::init(true),
-      cl::desc("cuda, sm_90a: 16-bit Q K^T and P V on wgmma where the "
-               "kernel allows it (the default; =false: mma.sync)"),
-      cl::cat(category));
-  cl::opt<bool> wgmmaTf32PV(
-      "wgmma-tf32-pv", cl::init(false),
-      cl::desc("cuda, sm_90a: tf32 P V of a scores-ahead kernel of one "
-               "warpgroup on wgmma as O^T = V^T P^T (opt-in)"),
-      cl::cat(category));
   cl::opt<std::string> chip(
       "chip",
       cl::desc("cuda: the chip to compile for (default: the device's own, "
@@ -161,11 +142,34 @@ int main(int argc, char **argv) {
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
+  // Any other `--NAME[=VALUE]` is an option of --convert-attn-to-nvvm.
+  cl::list<std::string> conversionArgs(cl::Sink);
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(
-      argc, argv,
+  std::string overview =
       "attn-run: run an attn.attention function on random or .npy inputs, "
-      "check it against a float64 reference, and time it\n");
+      "check it against a float64 reference, and time it\n\n"
+      "With --target=cuda, also takes the options of --convert-attn-to-nvvm "
+      "as --NAME=VALUE (attn-opt --help describes them; defaults: " +
+      mlir::attn::describeConvertAttnToNVVMOptions() + ")\n";
+  // LLVM's complaints about the command line as a whole, as errors of this
+  // tool (those about one option's value it prints itself).
+  std::string clErrors;
+  llvm::raw_string_ostream clErrorStream(clErrors);
+  if (!cl::ParseCommandLineOptions(argc, argv, overview, &clErrorStream)) {
+    for (StringRef line : llvm::split(StringRef(clErrors).trim(), '\n')) {
+      line = line.trim();
+      line.consume_front("attn-run: ");
+      if (!line.empty())
+        fail(line);
+    }
+    return EXIT_FAILURE;
+  }
+  mlir::attn::runner::RunOptions options;
+  std::string conversionError;
+  if (failed(mlir::attn::parseConvertAttnToNVVMArguments(
+          conversionArgs, options.compile.nvvm,
+          [&](const Twine &message) { conversionError = message.str(); })))
+    return fail("unknown option or value " + conversionError);
 
   if (blockM < 0 || blockN < 0)
     return fail("--block-m and --block-n must be >= 0");
@@ -177,6 +181,11 @@ int main(int argc, char **argv) {
       scoresAhead != "auto" && scoresAhead != "all")
     return fail("--scores-ahead must be none, tf32, auto or all, got '" +
                 scoresAhead + "'");
+  if (entry.getNumOccurrences() && entry.empty())
+    return fail("-e needs a function name, as in -e attn");
+  if (output.getNumOccurrences() && !StringRef(output).starts_with("@"))
+    return fail("--output takes @FILE.npy, as in --output=@o.npy, got '" +
+                output + "'");
   if (emitKernel.getNumOccurrences() && emitKernel.empty())
     return fail("--emit-kernel needs a directory, as in --emit-kernel=out");
   bool isCUDA =
@@ -187,18 +196,10 @@ int main(int argc, char **argv) {
     return fail("--num-warps and --chip apply to --target=cuda");
   if (!isCUDA && emitKernel.getNumOccurrences())
     return fail("--emit-kernel writes PTX: it needs --target=cuda");
-  if (tensorCopies.getNumOccurrences() && tensorCopies.empty())
-    tensorCopies = "all";
-  if (tensorCopies.getNumOccurrences() && tensorCopies != "none" &&
-      tensorCopies != "auto" && tensorCopies != "all")
-    return fail("--tensor-copies must be auto, all or none, got '" +
-                tensorCopies + "'");
-  if (!isCUDA && tensorCopies.getNumOccurrences())
-    return fail("--tensor-copies is a GPU lowering: it needs --target=cuda");
-  if (!isCUDA && wgmmaSixteenBit.getNumOccurrences())
-    return fail("--wgmma-16bit is a GPU lowering: it needs --target=cuda");
-  if (!isCUDA && wgmmaTf32PV.getNumOccurrences())
-    return fail("--wgmma-tf32-pv is a GPU lowering: it needs --target=cuda");
+  if (!isCUDA && !conversionArgs.empty())
+    return fail("'" + conversionArgs.front() +
+                "' is an option of the GPU lowering (--convert-attn-to-nvvm): "
+                "it needs --target=cuda");
   if (explain && !bench)
     return fail(::attn::runtime::kExplainNeedsBench);
   if (explain && !isCUDA)
@@ -211,14 +212,11 @@ int main(int argc, char **argv) {
       return fail("a launch manifest runs on --target=cuda only");
     if (entry.getNumOccurrences() || blockM || blockN || numWarps ||
         numStages || scoresAhead.getNumOccurrences() ||
-        tensorCopies.getNumOccurrences() ||
-        wgmmaSixteenBit.getNumOccurrences() ||
-        wgmmaTf32PV.getNumOccurrences() || chip.getNumOccurrences() ||
+        !conversionArgs.empty() || chip.getNumOccurrences() ||
         !jitCPU.empty() || emitKernel.getNumOccurrences())
       return fail("-e, --block-m, --block-n, --num-warps, --num-stages, "
-                  "--scores-ahead, --tensor-copies, --wgmma-16bit, "
-                  "--wgmma-tf32-pv, --chip, "
-                  "--jit-cpu and --emit-kernel do not apply to a launch "
+                  "--scores-ahead, --chip, --jit-cpu, --emit-kernel and the "
+                  "options of --convert-attn-to-nvvm do not apply to a launch "
                   "manifest (it is compiled already)");
     ::attn::runtime::ManifestRunOptions manifestOptions;
     manifestOptions.manifestPath = inputFilename;
@@ -238,7 +236,6 @@ int main(int argc, char **argv) {
     return passed ? EXIT_SUCCESS : EXIT_FAILURE;
   }
 
-  mlir::attn::runner::RunOptions options;
   options.entry = entry;
   options.target = isCUDA ? std::string("cuda") : std::string(target);
   options.inputs.assign(inputs.begin(), inputs.end());
@@ -256,9 +253,6 @@ int main(int argc, char **argv) {
   if (scoresAhead.getNumOccurrences())
     options.compile.scoresAhead =
         scoresAhead.empty() ? std::string("all") : scoresAhead.getValue();
-  options.compile.tensorCopies = tensorCopies;
-  options.compile.wgmmaSixteenBit = wgmmaSixteenBit;
-  options.compile.wgmmaTf32PV = wgmmaTf32PV;
   options.compile.chip = chip;
   options.compile.jitCPU = jitCPU;
   options.compile.configurePassManager = [](PassManager &pm) {

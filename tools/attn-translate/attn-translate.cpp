@@ -8,11 +8,13 @@
 //   attn-translate --attn-to-cubin [FILE.mlir|-]  -o OUT  [--manifest=M.json]
 //                  [-e FUNC] [--chip=sm_90a] [--features=+ptx80]
 //                  [--block-m=N --block-n=N --num-warps=N --num-stages=N]
+//                  [--NAME=VALUE ...]  (--convert-attn-to-nvvm's options)
 //
 // Compiles one function holding attn.attention to PTX text (stdout or -o)
 // or, through ptxas, to a cubin, and writes the launch manifest
-// (docs/Manifest.md) next to it. Errors are one line, exit code 1, and no
-// output file is left behind.
+// (docs/Manifest.md) next to it. Errors are one line
+// (`attn-translate: error: ...`, or a diagnostic at its location), exit code
+// 1, and no output file is left behind.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +23,7 @@
 #include "attn/Target/PTX.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
@@ -42,7 +45,7 @@ namespace cl = llvm::cl;
 namespace rt = ::attn::runtime;
 
 static int fail(const llvm::Twine &message) {
-  llvm::errs() << "attn-translate: " << message << "\n";
+  llvm::errs() << "attn-translate: error: " << message << "\n";
   return EXIT_FAILURE;
 }
 
@@ -121,10 +124,6 @@ int main(int argc, char **argv) {
   cl::opt<int64_t> numStages("num-stages", cl::init(0),
                              cl::desc("K/V stages (0: default)"),
                              cl::cat(category));
-  cl::opt<bool> wgmma("wgmma", cl::init(false),
-                      cl::desc("Q K^T and tf32 P V on wgmma where the kernel "
-                               "allows it (sm_90a; experimental)"),
-                      cl::cat(category));
   cl::opt<std::string> scoresAhead(
       "scores-ahead", cl::init("auto"), cl::ValueOptional,
       cl::value_desc("none|tf32|auto|all"),
@@ -134,72 +133,38 @@ int main(int argc, char **argv) {
                "head dim 128), tf32 (the f32 ones only), all (--scores-ahead "
                "alone), or none"),
       cl::cat(category));
-  cl::opt<int64_t> programTiles(
-      "program-tiles", cl::init(1),
-      cl::desc("Programs per thread block: k consecutive batch and head "
-               "pairs, one after the other (opt-in; measured slower)"),
-      cl::cat(category));
-  cl::opt<bool> programPrefetch(
-      "program-prefetch", cl::init(false),
-      cl::desc("With --program-tiles on sm_90+: the next program's tf32 Q "
-               "tile by bulk copies while the current one runs (opt-in, "
-               "measured slower)"),
-      cl::cat(category));
-  cl::opt<bool> programPrefetchL2(
-      "program-prefetch-l2", cl::init(false),
-      cl::desc("With --program-tiles on sm_90+: the next program's first K/V "
-               "blocks prefetched into L2 at the top of each program "
-               "(opt-in, measured slower)"),
-      cl::cat(category));
-  cl::opt<bool> programPrefetchKV(
-      "program-prefetch-kv", cl::init(false),
-      cl::desc("With --program-prefetch: the last key loop's copies past the "
-               "end load the next program's first K/V block (opt-in, "
-               "measured slower)"),
-      cl::cat(category));
-  cl::opt<bool> wgmmaSixteenBit(
-      "wgmma-16bit", cl::init(true),
-      cl::desc("On sm_90a: 16-bit Q K^T and P V on wgmma where the kernel's "
-               "warps form whole warpgroups of 16-row warps (the default; "
-               "=false: mma.sync)"),
-      cl::cat(category));
-  cl::opt<bool> wgmmaTf32PV(
-      "wgmma-tf32-pv", cl::init(false),
-      cl::desc("On sm_90a: tf32 P V of a scores-ahead kernel of one "
-               "warpgroup on wgmma as O^T = V^T P^T (opt-in; 2-5% slower "
-               "on the H200 for now, docs/Wgmma.md)"),
-      cl::cat(category));
-  cl::opt<std::string> tensorCopies(
-      "tensor-copies", cl::init("auto"), cl::ValueOptional,
-      cl::value_desc("auto|all|none"),
-      cl::desc("On sm_90+: which Q/K/V tiles TMA tensor copies load onto "
-               "mbarriers (such a kernel takes tensor maps; manifest version "
-               "3): auto (the default: K and V of the 16-bit wgmma kernels, "
-               "Q, K and V of the tf32 ones), all (--tensor-copies alone; "
-               "also a tf32 K whose V cannot, slower alone) or none"),
-      cl::cat(category));
-  cl::opt<bool> warpSpecialize(
-      "warp-specialize", cl::init(false),
-      cl::desc("On sm_90a, kernels whose async copies are all tensor copies "
-               "(the tf32 defaults): a producer warpgroup issues the copies "
-               "and the consumers release each slot on an mbarrier (opt-in; "
-               "thread blocks of twice the threads)"),
-      cl::cat(category));
-  cl::opt<int64_t> prefetchAhead(
-      "prefetch-ahead", cl::init(0),
-      cl::desc("One program per thread block on sm_90+: with N > 0, each "
-               "program prefetches the first blocks of the thread block N x "
-               "(SM count) on into L2 (opt-in, measured slower)"),
-      cl::cat(category));
   cl::opt<bool> maskBlockMap(
       "mask-block-map", cl::init(true),
       cl::desc("Classify a mask tensor's blocks once per launch, in a "
                "prologue kernel (=false: each program reads its blocks)"),
       cl::cat(category));
+  // Any other `--NAME[=VALUE]` is an option of --convert-attn-to-nvvm.
+  cl::list<std::string> conversionArgs(cl::Sink);
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "attn-translate: attn.attention to PTX, cubin "
-                              "and a launch manifest\n");
+  std::string overview =
+      "attn-translate: attn.attention to PTX, cubin and a launch manifest\n\n"
+      "Also takes the options of --convert-attn-to-nvvm as --NAME=VALUE "
+      "(attn-opt --help describes them; defaults: " +
+      mlir::attn::describeConvertAttnToNVVMOptions() + ")\n";
+  // LLVM's complaints about the command line as a whole, as errors of this
+  // tool (those about one option's value it prints itself).
+  std::string clErrors;
+  llvm::raw_string_ostream clErrorStream(clErrors);
+  if (!cl::ParseCommandLineOptions(argc, argv, overview, &clErrorStream)) {
+    for (StringRef line : llvm::split(StringRef(clErrors).trim(), '\n')) {
+      line = line.trim();
+      line.consume_front("attn-translate: ");
+      if (!line.empty())
+        fail(line);
+    }
+    return EXIT_FAILURE;
+  }
+  mlir::attn::PTXOptions options;
+  std::string conversionError;
+  if (failed(mlir::attn::parseConvertAttnToNVVMArguments(
+          conversionArgs, options.nvvm,
+          [&](const Twine &message) { conversionError = message.str(); })))
+    return fail("unknown option or value " + conversionError);
 
   if (action == Action::None)
     return fail("choose a translation: --attn-to-ptx or --attn-to-cubin");
@@ -208,34 +173,14 @@ int main(int argc, char **argv) {
   if (blockM < 0 || blockN < 0 || numWarps < 0 || numStages < 0)
     return fail("--block-m, --block-n, --num-warps and --num-stages must be "
                 ">= 0");
+  if (entry.getNumOccurrences() && entry.empty())
+    return fail("-e needs a function name, as in -e attn");
   if (scoresAhead.empty())
     scoresAhead = "all";
   if (scoresAhead != "none" && scoresAhead != "tf32" && scoresAhead != "auto" &&
       scoresAhead != "all")
     return fail("--scores-ahead must be none, tf32, auto or all, got '" +
                 scoresAhead + "'");
-  if (tensorCopies.empty())
-    tensorCopies = "all";
-  if (tensorCopies != "none" && tensorCopies != "auto" && tensorCopies != "all")
-    return fail("--tensor-copies must be auto, all or none, got '" +
-                tensorCopies + "'");
-  if (programTiles < 1)
-    return fail("--program-tiles must be >= 1, got " +
-                llvm::Twine(programTiles));
-  if ((programPrefetch || programPrefetchL2) && programTiles < 2)
-    return fail(llvm::Twine(programPrefetch ? "--program-prefetch"
-                                            : "--program-prefetch-l2") +
-                " prefetches across the programs of a thread block: give "
-                "--program-tiles=k with k >= 2");
-  if (programPrefetchKV && !programPrefetch)
-    return fail("--program-prefetch-kv needs --program-prefetch (and "
-                "--program-tiles=k with k >= 2)");
-  if (prefetchAhead < 0)
-    return fail("--prefetch-ahead must be >= 0, got " +
-                llvm::Twine(prefetchAhead));
-  if (prefetchAhead > 0 && programTiles > 1)
-    return fail("--prefetch-ahead is for one program per thread block; "
-                "with --program-tiles use --program-prefetch-l2");
   if (action == Action::Cubin && outputFilename == "-")
     return fail("--attn-to-cubin writes a binary: give -o FILE");
   if (outputFilename != "-" && llvm::sys::fs::is_directory(outputFilename))
@@ -268,6 +213,9 @@ int main(int argc, char **argv) {
   }
 
   DialectRegistry registry;
+  // Every dialect, as attn-opt: the module may hold other code than the
+  // function compiled, at any stage of the pipeline.
+  registerAllDialects(registry);
   mlir::attn::registerAttnDialect(registry);
   mlir::attn::registerAllPasses();
   MLIRContext context(registry);
@@ -299,23 +247,12 @@ int main(int argc, char **argv) {
   llvm::Expected<std::string> chipFeatures = mlir::attn::getPTXFeatures(chip);
   if (!chipFeatures)
     return fail(llvm::toString(chipFeatures.takeError()));
-  mlir::attn::PTXOptions options;
   options.chip = chip;
   options.features =
       features.getNumOccurrences() ? std::string(features) : *chipFeatures;
   options.overrides = {blockM, blockN, numWarps, numStages};
-  options.wgmma = wgmma;
   options.scoresAhead = scoresAhead;
   options.maskBlockMap = maskBlockMap;
-  options.programTiles = programTiles;
-  options.programPrefetch = programPrefetch;
-  options.programPrefetchL2 = programPrefetchL2;
-  options.prefetchAhead = prefetchAhead;
-  options.programPrefetchKV = programPrefetchKV;
-  options.tensorCopies = tensorCopies;
-  options.warpSpecialize = warpSpecialize;
-  options.wgmmaSixteenBit = wgmmaSixteenBit;
-  options.wgmmaTf32PV = wgmmaTf32PV;
   FailureOr<mlir::attn::KernelArtifact> artifact =
       mlir::attn::compileToPTX(*module, funcName, options);
   if (failed(artifact))

@@ -7,6 +7,7 @@
 #ifndef ATTN_CONVERSION_PASSES_H
 #define ATTN_CONVERSION_PASSES_H
 
+#include "attn/Conversion/AttnToNVVM/Options.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -25,7 +26,7 @@ class OpPassManager;
 
 namespace attn {
 
-#define GEN_PASS_DECL
+#define GEN_PASS_DECL_CONVERTATTNTOLLVMCPU
 #include "attn/Conversion/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION

@@ -57,96 +57,47 @@ def ConvertAttnToNVVM : Pass<"convert-attn-to-nvvm", "ModuleOp"> {
     - `exp2` as `ex2.approx`; masks on diagonal and tail blocks only, as the
       block IR says.
 
-    With `wgmma` on an `sm_90a` kernel whose warps form whole warpgroups of
-    16-row warps, `Q K^T` is instead one `wgmma.mma_async` m64nNk{8,16} per
-    k step for each warpgroup, K read from shared memory in the core-matrix
-    layout (128-byte swizzled where rows are whole 128-byte atoms: one L2
-    request per 8 lanes of its copies) and Q too, or, for tf32 with head
-    dim 64-128, Q's fragments from registers. tf32 `P V` also runs on
-    wgmma: P from the accumulator registers of S, V copied into a
-    transposed, K-major core-matrix tile. Each is issued and waited for in
-    place, except the next block's scores of an `--attn-pipeline`
-    scores-ahead loop (`attn.scores_ahead`): those are waited for where they
-    are copied into S, after this block's softmax and `P V` (which then
-    stays on `mma.sync` for tf32). A kernel with such loops runs its `Q K^T`
-    on wgmma without the `wgmma` option; `--attn-to-nvvm` schedules them by
-    default for f32 kernels at head dim 64-128 and 16-bit ones at head dim
-    128 (`scores-ahead=auto`): the seed's kernels are 4-4.5% faster for it
-    at T=512 (docs/Wgmma.md).
+    On `sm_90a`, in a kernel whose warps form whole warpgroups of 16-row
+    warps, wgmma takes over:
 
-    With `wgmma-16bit` (the default), 16-bit kernels on `sm_90a` whose warps
-    form whole warpgroups of 16-row warps, at head dims 64 and 128, run both
-    products on wgmma without the `wgmma` option: `Q K^T` by descriptors,
-    `P V` with P converted in registers as wgmma's A and V read N-major by
-    descriptor from its 128-byte swizzled tile (no transposed copy), each
-    issued and waited for in place (the next block's scores of a
-    scores-ahead loop complete with it).
+    - 16-bit kernels at head dims 64 and 128 run both products on wgmma:
+      `Q K^T` by descriptors, `P V` with P converted in registers as
+      wgmma's A and V read N-major by descriptor from its 128-byte swizzled
+      tile (no transposed copy), each issued and waited for in place;
+    - a kernel with `--attn-pipeline` scores-ahead loops
+      (`attn.scores_ahead`; by default the f32 kernels at head dim 64-128
+      and the 16-bit ones at head dim 128) runs its `Q K^T` on wgmma, the
+      next block's scores waited for where they are copied into S, after
+      this block's softmax and `P V` (which stays on `mma.sync` for tf32:
+      tf32 wgmma reads B K-major only).
+
+    wgmma operands live in shared memory in the core-matrix layout
+    (128-byte swizzled where rows are whole 128-byte atoms: one L2 request
+    per 8 lanes of their copies), or, for tf32 Q at head dim 64-128, as
+    fragments in registers. On sm_90+ the tiles that only wgmma reads, and
+    the tf32 kernels' Q and padded V, come by TMA tensor copies
+    (`tensor-copies`).
 
     Each kernel records the host arguments it takes (`attn.kernel_args`) and
     its dynamic shared memory (`attn.shared_memory_bytes`) for the launch
     manifest.
   }];
   let options = [
-    Option<"wgmma", "wgmma", "bool", /*default=*/"false",
-           "Q K^T (and tf32 P V) on wgmma (sm_90a) where the kernel's "
-           "shape allows it">,
-    Option<"wgmmaSixteenBit", "wgmma-16bit", "bool", /*default=*/"true",
-           "On sm_90a: 16-bit Q K^T and P V on wgmma in place where the "
-           "kernel's warps form whole warpgroups of 16-row warps (P from "
-           "registers, V read N-major by descriptor): 1.2-1.5x faster than "
-           "mma.sync on the H200 (docs/Wgmma.md); false keeps mma.sync">,
-    Option<"wgmmaTf32PV", "wgmma-tf32-pv", "bool", /*default=*/"false",
-           "On sm_90a: the tf32 P V of a scores-ahead kernel of one "
-           "warpgroup (64x32 blocks, head dim 64 or 128) on wgmma as "
-           "O^T = V^T P^T, V^T from registers and P through a swizzled "
-           "shared tile (opt-in: 2-5% slower on the H200, docs/Wgmma.md)">,
-    Option<"programTiles", "program-tiles", "int64_t", /*default=*/"1",
-           "Programs per thread block: k > 1 runs the programs of k "
-           "consecutive (batch, head) pairs at one query block one after "
-           "the other, in a loop (k times fewer thread blocks; opt-in, "
-           "measured slower, docs/ProgramLoops.md)">,
-    Option<"programPrefetch", "program-prefetch", "bool", /*default=*/"false",
-           "In a program loop on sm_90+: the tf32 Q tile by bulk copies "
-           "(one per row) on an mbarrier of each warp, the next program's "
-           "issued as soon as this one's fragments are read (opt-in, "
-           "measured slower; docs/ProgramLoops.md)">,
-    Option<"programPrefetchL2", "program-prefetch-l2", "bool",
-           /*default=*/"false",
-           "In a program loop on sm_90+: the next program's first K/V "
-           "blocks prefetched into L2 at the top of each program "
-           "(cp.async.bulk.prefetch.L2, one per row; opt-in, "
-           "measured slower; docs/ProgramLoops.md)">,
-    Option<"programPrefetchKV", "program-prefetch-kv", "bool",
-           /*default=*/"false",
-           "With program-prefetch: the last key loop's copies past the end "
-           "load, into the same slot, the next program's first K/V block, "
-           "which that program then does not copy (opt-in, measured slower; "
-           "docs/ProgramLoops.md)">,
-    Option<"prefetchAhead", "prefetch-ahead", "int64_t", /*default=*/"0",
-           "One program per thread block on sm_90+: with N > 0, each "
-           "program prefetches into L2 the first blocks of the thread block "
-           "N x (SM count) on in launch order; at N = 2, with two programs "
-           "per SM, the one that starts about when its SM slot frees "
-           "(opt-in, measured slower; docs/ProgramLoops.md)">,
     Option<"tensorCopies", "tensor-copies", "std::string",
            /*default=*/"\"auto\"",
-           "On sm_90+: which tiles (the 128-byte swizzled ones only wgmma "
-           "reads, tf32's Q and padded V) one thread loads with TMA tensor "
-           "copies (cp.async.bulk.tensor) onto an mbarrier per slot, the "
-           "kernel then taking a tensor map argument per tile (manifest "
-           "version 3): 'auto' (the default: K and V of the 16-bit wgmma "
-           "kernels, and Q, K and V of the tf32 ones, whose V tile of "
-           "padded rows goes by one box a block and whose Q, swizzled as "
-           "K, by one box per 128-byte atom; 0-11% faster), 'all' "
-           "(also a tf32 K tile whose V cannot go so, slower alone; 'true' "
-           "says the same), or 'none' ('false'); docs/Wgmma.md">,
+           "On sm_90+: 'auto' loads the tiles only wgmma reads (K and V of "
+           "the 16-bit wgmma kernels) and the tf32 kernels' Q, K and V with "
+           "TMA tensor copies (cp.async.bulk.tensor, one thread, onto an "
+           "mbarrier per slot; the kernel takes a tensor map per tile, "
+           "manifest version 3); 'none' keeps every thread's cp.async, and "
+           "the launch encodes no tensor map">,
     Option<"warpSpecialize", "warp-specialize", "bool", /*default=*/"false",
            "On sm_90a, in a kernel whose async copies are all tensor copies "
-           "and whose warps form whole warpgroups: a second, producer "
-           "warpgroup issues the copies (setmaxnreg moves its registers to "
-           "the consumers) and the consumers release each slot on an "
-           "'empty' mbarrier instead of a thread block barrier "
-           "(docs/Wgmma.md, 'A producer warpgroup'; opt-in, measured slower)">
+           "and whose warps form whole warpgroups: a producer warpgroup "
+           "issues the copies (setmaxnreg moves its registers to the "
+           "consumers) and the consumers release each slot on an 'empty' "
+           "mbarrier instead of a thread block barrier (opt-in; the base of "
+           "the warp-specialized schedule)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",

@@ -10,6 +10,7 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
+#include "attn/Conversion/AttnToNVVM/Options.h"
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
@@ -57,7 +58,9 @@ void buildAttnToLLVMCPUPipeline(OpPassManager &pm,
 /// from sm_100 on, the chip's minimum).
 constexpr const char *kDefaultPTXFeatures = "+ptx80";
 
-/// Options of `--attn-to-nvvm`.
+/// Options of `--attn-to-nvvm`: the pipeline's own, and those of
+/// `--convert-attn-to-nvvm` (`convert`; in the pipeline's text under their
+/// own names, read by the pass's parser).
 struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("CUDA chip (sm_80, sm_90a, ...)"),
@@ -96,70 +99,18 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
                      "ones at head dim 128), 'tf32' (the f32 ones only), "
                      "'all' or 'none'"),
       llvm::cl::init("auto")};
-  PassOptions::Option<bool> wgmma{
-      *this, "wgmma",
-      llvm::cl::desc("Q K^T and tf32 P V on wgmma (sm_90a; experimental)"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> wgmmaSixteenBit{
-      *this, "wgmma-16bit",
-      llvm::cl::desc("On sm_90a: 16-bit Q K^T and P V on wgmma where the "
-                     "warps form whole warpgroups of 16-row warps (false: "
-                     "mma.sync, and scores-ahead=auto as tf32)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> wgmmaTf32PV{
-      *this, "wgmma-tf32-pv",
-      llvm::cl::desc("On sm_90a: tf32 P V of a scores-ahead kernel of one "
-                     "warpgroup on wgmma as O^T = V^T P^T (opt-in; default: "
-                     "mma.sync)"),
-      llvm::cl::init(false)};
-  PassOptions::Option<int64_t> programTiles{
-      *this, "program-tiles",
-      llvm::cl::desc("Programs per thread block (k consecutive batch and "
-                     "head pairs, one after the other; opt-in)"),
-      llvm::cl::init(1)};
-  PassOptions::Option<bool> programPrefetch{
-      *this, "program-prefetch",
-      llvm::cl::desc("In a program loop on sm_90+: the next program's tf32 "
-                     "Q tile by bulk copies while this one runs (opt-in, "
-                     "measured slower)"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> programPrefetchL2{
-      *this, "program-prefetch-l2",
-      llvm::cl::desc("In a program loop on sm_90+: the next program's first "
-                     "K/V blocks prefetched into L2 (opt-in, measured slower)"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> programPrefetchKV{
-      *this, "program-prefetch-kv",
-      llvm::cl::desc("With program-prefetch: the next program's first K/V "
-                     "block loaded by the last key loop's copies past the "
-                     "end (opt-in, measured slower)"),
-      llvm::cl::init(false)};
-  PassOptions::Option<int64_t> prefetchAhead{
-      *this, "prefetch-ahead",
-      llvm::cl::desc("One program per thread block on sm_90+: with N > 0, "
-                     "the first blocks of the thread block N x (SM count) "
-                     "on prefetched into L2 (opt-in, measured slower)"),
-      llvm::cl::init(0)};
-  PassOptions::Option<std::string> tensorCopies{
-      *this, "tensor-copies",
-      llvm::cl::desc("On sm_90+: which Q/K/V tiles TMA tensor copies load "
-                     "onto mbarriers (such a kernel takes tensor maps; "
-                     "manifest version 3): 'auto' (K and V of the 16-bit "
-                     "wgmma kernels, Q, K and V of the tf32 ones), 'all' "
-                     "(also a tf32 K whose V cannot; slower alone) or "
-                     "'none'"),
-      llvm::cl::init("auto")};
-  PassOptions::Option<bool> warpSpecialize{
-      *this, "warp-specialize",
-      llvm::cl::desc("On sm_90a, kernels whose async copies are all tensor "
-                     "copies: a producer warpgroup issues them, the "
-                     "consumers release slots on mbarriers (opt-in)"),
-      llvm::cl::init(false)};
   PassOptions::Option<bool> maskBlockMap{
       *this, "mask-block-map",
       llvm::cl::desc("Classify a mask tensor's blocks once per launch "
                      "(--attn-mask-block-map)"),
       llvm::cl::init(true)};
+  /// --convert-attn-to-nvvm's options (Conversion/Passes.td).
+  ConvertAttnToNVVMOptions convert;
+
+  /// Parses the pipeline's text: its own options, then the rest as
+  /// --convert-attn-to-nvvm's into `convert`.
+  LogicalResult parseFromString(StringRef text,
+                                raw_ostream &errorStream = llvm::errs());
 };
 
 /// The part of `--attn-to-nvvm` that is attn-mlir's own: tile for `chip`,

@@ -15,6 +15,7 @@
 #ifndef ATTN_RUNNER_BACKEND_H
 #define ATTN_RUNNER_BACKEND_H
 
+#include "attn/Conversion/AttnToNVVM/Options.h"
 #include "attn/Runner/EntryFunction.h"
 #include "attn/Runtime/HostTensor.h"
 #include "attn/Runtime/RunReport.h"
@@ -45,15 +46,8 @@ struct CompileOptions {
   std::string scoresAhead;
   /// CUDA only: warps per program (0 keeps the default config).
   int64_t numWarps = 0;
-  /// CUDA only: which tiles TMA tensor copies load ("auto", "all", "none";
-  /// --convert-attn-to-nvvm's tensor-copies); empty keeps the default.
-  std::string tensorCopies;
-  /// CUDA only: on sm_90a, 16-bit Q K^T and P V on wgmma where the kernel
-  /// allows it (--convert-attn-to-nvvm's wgmma-16bit; false: mma.sync).
-  bool wgmmaSixteenBit = true;
-  /// CUDA only: on sm_90a, tf32 P V on wgmma (--convert-attn-to-nvvm's
-  /// wgmma-tf32-pv; opt-in).
-  bool wgmmaTf32PV = false;
+  /// CUDA only: --convert-attn-to-nvvm's options.
+  ConvertAttnToNVVMOptions nvvm;
   /// CUDA only: the chip to compile for, e.g. sm_90a; empty means the
   /// device's own (getNativeChip), or kDefaultCUDAChip for emitCUDAKernel.
   std::string chip;

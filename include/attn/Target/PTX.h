@@ -12,6 +12,7 @@
 #ifndef ATTN_TARGET_PTX_H
 #define ATTN_TARGET_PTX_H
 
+#include "attn/Conversion/AttnToNVVM/Options.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "attn/Runtime/Manifest.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -32,9 +33,6 @@ struct PTXOptions {
   int optLevel = 3;
   /// Kernel config overrides (0 keeps the default of selectKernelConfig).
   KernelConfigOverrides overrides;
-  /// Q K^T and tf32 P V on wgmma where the kernel allows it (sm_90a;
-  /// experimental).
-  bool wgmma = false;
   /// --attn-pipeline's scores-ahead: the next key block's Q K^T on wgmma,
   /// in flight across this block's softmax and P V: "auto" (f32 programs
   /// that can run on wgmma, and 16-bit ones at head dim 128), "tf32" (the
@@ -43,39 +41,9 @@ struct PTXOptions {
   /// Classify a mask tensor's blocks once per launch (a prologue kernel and
   /// a workspace in the manifest).
   bool maskBlockMap = true;
-  /// Programs per thread block (k consecutive batch and head pairs at one
-  /// query block; outlineProgramGrid).
-  int64_t programTiles = 1;
-  /// In a program loop on sm_90+, the next program's tf32 Q tile by bulk
-  /// copies while the current one runs (--convert-attn-to-nvvm's
-  /// program-prefetch).
-  bool programPrefetch = false;
-  /// In a program loop on sm_90+, the next program's first K/V blocks
-  /// prefetched into L2 (--convert-attn-to-nvvm's program-prefetch-l2).
-  bool programPrefetchL2 = false;
-  /// One program per thread block, sm_90+: with N > 0, the first blocks of
-  /// the thread block N x (SM count) on prefetched into L2
-  /// (--convert-attn-to-nvvm's prefetch-ahead).
-  int64_t prefetchAhead = 0;
-  /// With programPrefetch: the next program's first K/V block loaded by the
-  /// last key loop's copies past the end (--convert-attn-to-nvvm's
-  /// program-prefetch-kv).
-  bool programPrefetchKV = false;
-  /// On sm_90+: which Q/K/V tiles TMA tensor copies load ("auto": K and V
-  /// of the 16-bit wgmma kernels, Q, K and V of the tf32 ones; "all";
-  /// "none"; --convert-attn-to-nvvm's tensor-copies; such a kernel's
-  /// manifest is version 3).
-  std::string tensorCopies = "auto";
-  /// On sm_90a: 16-bit Q K^T and P V on wgmma where the kernel allows it
-  /// (--convert-attn-to-nvvm's wgmma-16bit).
-  bool wgmmaSixteenBit = true;
-  /// On sm_90a: tf32 P V of a scores-ahead kernel of one warpgroup on
-  /// wgmma (--convert-attn-to-nvvm's wgmma-tf32-pv; opt-in).
-  bool wgmmaTf32PV = false;
-  /// On sm_90a, kernels whose async copies are all tensor copies: a
-  /// producer warpgroup issues them (--convert-attn-to-nvvm's
-  /// warp-specialize; such a kernel's block has 128 more threads).
-  bool warpSpecialize = false;
+  /// --convert-attn-to-nvvm's options (a kernel with tensor copies has a
+  /// version 3 manifest).
+  ConvertAttnToNVVMOptions nvvm;
 };
 
 struct KernelArtifact {

@@ -87,17 +87,32 @@ static void appendTensorMaps(RewriterBase &rewriter, gpu::LaunchFuncOp launch,
       launch, [&] { launch.getKernelOperandsMutable().append(descriptors); });
 }
 
+/// The problem with the values of `options`, or an empty string.
+static std::string checkOptions(const ConvertAttnToNVVMOptions &options) {
+  if (!parseTensorCopyMode(options.tensorCopies))
+    return "tensor-copies must be auto or none, got '" + options.tensorCopies +
+           "'";
+  return "";
+}
+
 struct ConvertAttnToNVVMPass
     : public attn::impl::ConvertAttnToNVVMBase<ConvertAttnToNVVMPass> {
   using ConvertAttnToNVVMBase::ConvertAttnToNVVMBase;
 
+  /// The options as the struct the rest of the conversion takes (the
+  /// reverse of the generated constructor from it).
+  ConvertAttnToNVVMOptions getOptions() const {
+    ConvertAttnToNVVMOptions options;
+    options.tensorCopies = tensorCopies;
+    options.warpSpecialize = warpSpecialize;
+    return options;
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::optional<TensorCopyMode> copyMode = parseTensorCopyMode(tensorCopies);
-    if (!copyMode) {
-      module.emitError("--convert-attn-to-nvvm: tensor-copies must be auto, "
-                       "all or none, got '")
-          << tensorCopies << "'";
+    ConvertAttnToNVVMOptions options = getOptions();
+    if (std::string problem = checkOptions(options); !problem.empty()) {
+      module.emitError("--convert-attn-to-nvvm: ") << problem;
       return signalPassFailure();
     }
     SmallVector<scf::ForallOp> grids;
@@ -119,30 +134,17 @@ struct ConvertAttnToNVVMPass
     for (scf::ForallOp grid : grids) {
       auto config = grid->getAttrOfType<KernelConfigAttr>(kConfigAttrName);
       if (config.getTarget() == "cpu") {
-        grid.emitOpError("was tiled for the cpu target; tile for a GPU chip "
+        emitOpErrorAtLoc(grid,
+                         "was tiled for the cpu target; tile for a GPU chip "
                          "(--attn-tile=\"target=sm_90a\")");
         return signalPassFailure();
       }
-      auto precision =
-          grid->getAttrOfType<PrecisionKindAttr>(kPrecisionAttrName);
-      bool ieee = precision && precision.getValue() == PrecisionKind::IEEE;
       FailureOr<gpu::GPUFuncOp> kernel =
-          outlineProgramGrid(rewriter, grid, "attn_kernels", programTiles);
+          outlineProgramGrid(rewriter, grid, "attn_kernels");
       if (failed(kernel))
         return signalPassFailure();
-      DistributeOptions distribute;
-      distribute.ieee = ieee;
-      distribute.wgmma = wgmma;
-      distribute.wgmmaSixteenBit = wgmmaSixteenBit;
-      distribute.wgmmaTf32PV = wgmmaTf32PV;
-      distribute.programPrefetch = programPrefetch;
-      distribute.programPrefetchL2 = programPrefetchL2;
-      distribute.prefetchAhead = prefetchAhead;
-      distribute.programPrefetchKV = programPrefetchKV;
-      distribute.tensorCopies = *copyMode;
-      distribute.warpSpecialize = warpSpecialize;
       FailureOr<int64_t> shared =
-          distributeProgram(rewriter, *kernel, config, distribute);
+          distributeProgram(rewriter, *kernel, config, options);
       if (failed(shared))
         return signalPassFailure();
       int64_t limit = maxSharedMemoryPerBlock(config.getTarget());
@@ -185,3 +187,47 @@ struct ConvertAttnToNVVMPass
   }
 };
 } // namespace
+
+LogicalResult mlir::attn::parseConvertAttnToNVVMOptions(
+    StringRef text, ConvertAttnToNVVMOptions &options,
+    function_ref<void(const Twine &)> emitError) {
+  ConvertAttnToNVVMPass pass(options);
+  if (failed(pass.initializeOptions(text, [&](const Twine &message) {
+        emitError(message);
+        return failure();
+      })))
+    return failure();
+  ConvertAttnToNVVMOptions parsed = pass.getOptions();
+  if (std::string problem = checkOptions(parsed); !problem.empty()) {
+    emitError(problem);
+    return failure();
+  }
+  options = std::move(parsed);
+  return success();
+}
+
+LogicalResult mlir::attn::parseConvertAttnToNVVMArguments(
+    ArrayRef<std::string> args, ConvertAttnToNVVMOptions &options,
+    function_ref<void(const Twine &)> emitError) {
+  for (StringRef arg : args) {
+    std::string problem;
+    if (failed(parseConvertAttnToNVVMOptions(
+            arg.ltrim('-'), options,
+            [&](const Twine &message) { problem = message.str(); }))) {
+      // The parser's own words, without its name; a value it could not
+      // read it has reported already.
+      StringRef words = StringRef(problem).trim();
+      words.consume_front("<Pass-Options-Parser>: ");
+      emitError("'" + arg + "'" + (words.empty() ? "" : ": " + words));
+      return failure();
+    }
+  }
+  return success();
+}
+
+std::string mlir::attn::describeConvertAttnToNVVMOptions() {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  createConvertAttnToNVVM()->printAsTextualPipeline(os);
+  return text;
+}

@@ -112,23 +112,15 @@ SmallVector<Value> mlir::attn::detail::emitMma(OpBuilder &b, Location loc,
 }
 
 SmallVector<Value> Distributor::loadTf32AFragment(Buffer &a, int64_t mt,
-                                                  int64_t kt, bool separate) {
+                                                  int64_t kt) {
   // 4-byte loads. (ldmatrix on 8x4 f32 matrices also gives these registers,
   // and K's; measured no faster on the seed workload, e.g. 2.78 vs 2.64 ms
   // with `causal` at T=512: bench/results/2026-11-30-h200-config-sweep-2.log.)
   SmallVector<Value> regs;
   for (int64_t half = 0; half < 2; ++half) {
     Value col = tf32Column(a, kt, half);
-    for (int64_t i = 0; i < 2; ++i) {
-      if (!separate) {
-        regs.push_back(loadShared(a, rowOfLane(mt, i), col, 1));
-        continue;
-      }
-      Value ptr = sharedPointer(b, loc, a, rowOfLane(mt, i), col);
-      regs.push_back(LLVM::LoadOp::create(b, loc, a.type.getElementType(), ptr,
-                                          /*alignment=*/4,
-                                          /*isVolatile=*/true));
-    }
+    for (int64_t i = 0; i < 2; ++i)
+      regs.push_back(loadShared(a, rowOfLane(mt, i), col, 1));
   }
   return regs;
 }
@@ -195,15 +187,9 @@ void Distributor::cacheFragments(Buffer &tile, bool refill) {
     cache.storage = memref::AllocaOp::create(
         b, loc, MemRefType::get({rowTiles * kSteps * 4}, b.getF32Type()));
   }
-  // In a program loop, one load per register: merged into 16-byte loads
-  // (registers (r, c..c+3) of two k steps), ptxas there keeps the loaded
-  // order and permutes into each mma's A quad at every use in the key loop
-  // (185 moves per key block of the seed's mask kernel); loaded apart, each
-  // lands in its quad.
   for (int64_t mt = 0; mt < rowTiles; ++mt)
     for (int64_t kt = 0; kt < kSteps; ++kt)
-      for (auto [r, v] :
-           llvm::enumerate(loadTf32AFragment(tile, mt, kt, programLoop)))
+      for (auto [r, v] : llvm::enumerate(loadTf32AFragment(tile, mt, kt)))
         storePrivate(cache, (mt * kSteps + kt) * 4 + r, v);
   fragmentCache[tile.storage] = cache;
 }
@@ -412,7 +398,7 @@ LogicalResult Distributor::rewriteContraction(linalg::GenericOp op) {
   // registers), as every async copy of the kernel is: the wait for its
   // slot's phase below is the only one needed.
   bool byTensorCopies = onlyTensorCopiesForWgmma && tensorCopyReads.count(op);
-  if (ahead && !enclosingKeyLoop(op) && !byTensorCopies) {
+  if (ahead && !op->getParentOfType<scf::ForOp>() && !byTensorCopies) {
     NVVM::CpAsyncWaitGroupOp::create(
         b, loc, b.getI32IntegerAttr(prologueGroups.lookup(op)));
     if (wgmmaContractions.contains(op))
@@ -421,14 +407,12 @@ LogicalResult Distributor::rewriteContraction(linalg::GenericOp op) {
   }
   // A tile loaded by tensor copies: the slot's phase (TensorCopy.cpp).
   waitForTensorCopy(op);
-  if (groupContractions.contains(op)) {
-    if (failed(contractGroupPV(op, *a, *bBuf, *c)))
-      return failure();
-  } else if (wgmmaContractions.contains(op)) {
+  if (wgmmaContractions.contains(op)) {
     // In the loop, the next block's scores run on while this block's softmax
     // and P V do.
     if (failed(contractWithWgmma(*a, *bBuf, *c, k,
-                                 /*async=*/ahead && enclosingKeyLoop(op))))
+                                 /*async=*/ahead &&
+                                     op->getParentOfType<scf::ForOp>())))
       return failure();
   } else if (elt.isF32() && ieee)
     contractWithFMA(*a, *bBuf, *c, bTransposed, k);

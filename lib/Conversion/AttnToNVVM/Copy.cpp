@@ -71,24 +71,7 @@ Value mlir::attn::detail::sharedAddress(OpBuilder &b, Location loc,
   //   + (col % e) * bytes, with e = 16 / bytes elements a core-matrix row.
   int64_t e = 16 / bytes;
   int64_t matrixCols = buf.cols / e;
-  if (buf.transposed) {
-    // Element (row, col) at (col, slot(row)) of a `cols x rows` tile:
-    // slot(row) = row - row % 8 + (row % 8) / 2 + 4 * (row % 2).
-    Value inGroup = arith::RemUIOp::create(b, loc, row, cIndex(8));
-    Value slot = arith::AddIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, row, inGroup),
-        arith::AddIOp::create(
-            b, loc, arith::DivUIOp::create(b, loc, inGroup, cIndex(2)),
-            arith::MulIOp::create(
-                b, loc, arith::RemUIOp::create(b, loc, row, cIndex(2)),
-                cIndex(4))));
-    row = col;
-    col = slot;
-    matrixCols = buf.rows / e;
-  }
-  // Transposed tiles: 8-row groups (rows / 4) * 128 + 16 bytes apart, which
-  // puts the 32 lanes of transposeForWgmma's stores in 32 banks.
-  int64_t groupBytes = matrixCols * 128 + (buf.transposed ? 16 : 0);
+  int64_t groupBytes = matrixCols * 128;
   Value matrices = arith::AddIOp::create(
       b, loc,
       arith::MulIOp::create(b, loc,
@@ -323,10 +306,8 @@ LogicalResult Distributor::rewriteCopy(linalg::CopyOp op) {
       to->cols == from->cols && !to->transposedAcc && !from->transposedAcc) {
     // The next block's scores into S: a wgmma issued for them is waited
     // for here, the end of the iteration that overlapped it.
-    // A P V on wgmma issued after it in this block stays in flight.
     if (asyncAccumulators.erase(from->storage))
-      NVVM::WgmmaWaitGroupSyncOp::create(
-          b, loc, groupPVBlocks.contains(op->getBlock()) ? 1 : 0);
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
     for (int64_t k = 0, e = rowTiles * (from->cols / 8) * 4; k < e; ++k)
       storePrivate(*to, k, loadPrivate(*from, k));
     b.eraseOp(op);
@@ -478,81 +459,12 @@ LogicalResult Distributor::rewriteTileLoads(ArrayRef<linalg::CopyOp> copies) {
   barrier();
   // A tile filled once, outside the key loops (Q): its tf32 fragments into
   // registers now, if selectCachedFragments chose it.
-  if (!enclosingKeyLoop(copies.front()))
+  if (!copies.front()->getParentOfType<scf::ForOp>())
     for (const TileLoad &load : loads)
       cacheFragments(*load.to);
   for (linalg::CopyOp op : copies)
     b.eraseOp(op);
   return success();
-}
-
-void Distributor::transposeForWgmma(Buffer &from, Buffer &to) {
-  // At step i, thread (warp w, lane l) moves the 4 elements (key, d .. d+3)
-  // with key = 8 g + 2 (l % 4) + p and d = 32 h + 4 (l / 4), where
-  // q = w + warps * i is (g, p, h) with h fastest, then p. A warp's stores
-  // of element e go to (d + e) / 8 = 4 h + l / 8, (d + e) % 8 =
-  // 4 (l / 4 % 2) + e and slot 8 g + 4 p + l % 4 (see sharedAddress): with
-  // the groups padded by 16 bytes, 32 banks.
-  int64_t warps = numThreads / 32, hBlocks = from.cols / 32;
-  int64_t steps = from.rows / 8 * 2 * hBlocks / warps;
-  int64_t groupBytes = from.rows / 4 * 128 + 16;
-  Value warp = arith::DivUIOp::create(b, loc, tid, cIndex(32));
-  Value lane = arith::RemUIOp::create(b, loc, tid, cIndex(32));
-  Value s = arith::RemUIOp::create(b, loc, lane, cIndex(4));
-  Value chunk = arith::DivUIOp::create(b, loc, lane, cIndex(4));
-  // The thread's part of a store address: (chunk / 2) groups, 4 (chunk % 2)
-  // rows of 16 bytes, s words; plus to.base.
-  Value threadPart = arith::AddIOp::create(
-      b, loc,
-      arith::AddIOp::create(
-          b, loc,
-          arith::MulIOp::create(
-              b, loc, arith::DivUIOp::create(b, loc, chunk, cIndex(2)),
-              cIndex(groupBytes)),
-          arith::MulIOp::create(
-              b, loc, arith::RemUIOp::create(b, loc, chunk, cIndex(2)),
-              cIndex(64))),
-      arith::MulIOp::create(b, loc, s, cIndex(4)));
-  Value threadBase = arith::AddIOp::create(b, loc, to.base, threadPart);
-  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
-  for (int64_t i = 0; i < steps; ++i) {
-    Value h, rest;
-    if (hBlocks % warps == 0) {
-      int64_t h0 = (warps * i) % hBlocks, rest0 = warps * i / hBlocks;
-      h = arith::AddIOp::create(b, loc, warp, cIndex(h0));
-      rest = cIndex(rest0);
-    } else {
-      Value q = arith::AddIOp::create(b, loc, warp, cIndex(warps * i));
-      h = arith::RemUIOp::create(b, loc, q, cIndex(hBlocks));
-      rest = arith::DivUIOp::create(b, loc, q, cIndex(hBlocks));
-    }
-    // rest = 2 g + p: key = 8 g + p + 2 s, slot / 4 = rest.
-    Value key = arith::AddIOp::create(
-        b, loc,
-        arith::AddIOp::create(
-            b, loc,
-            arith::MulIOp::create(
-                b, loc, arith::DivUIOp::create(b, loc, rest, cIndex(2)),
-                cIndex(8)),
-            arith::RemUIOp::create(b, loc, rest, cIndex(2))),
-        arith::MulIOp::create(b, loc, s, cIndex(2)));
-    Value d = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, h, cIndex(32)),
-        arith::MulIOp::create(b, loc, chunk, cIndex(4)));
-    Value v = loadShared(from, key, d, 4);
-    // 4 h groups and `rest` core matrices along the keys.
-    Value groupOffset = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, h, cIndex(4 * groupBytes)),
-        arith::MulIOp::create(b, loc, rest, cIndex(128)));
-    Value base = arith::AddIOp::create(b, loc, threadBase, groupOffset);
-    for (int64_t e = 0; e < 4; ++e) {
-      Value address = arith::AddIOp::create(b, loc, base, cIndex(16 * e));
-      Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-      Value ptr = LLVM::IntToPtrOp::create(b, loc, sharedPtr, i64);
-      Value x = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{e});
-      LLVM::StoreOp::create(b, loc, x, ptr, /*alignment=*/4);
-    }
-  }
 }
 
 LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
@@ -565,18 +477,11 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
   auto dstType = cast<MemRefType>(dst.getType());
   Type elt = dstType.getElementType();
   int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
-  // A warpgroup's transposed accumulator is staged (its lanes' pairs are
-  // 16-byte runs of 16 rows each: straight from registers, the row
-  // addresses and bounds of 16 guarded store groups doubled the seed
-  // kernel's epilogue, bench/results/2026-12-02-h200-wgmma-tf32-pv.log).
-  if (src.groupTransposed && (dstType.getRank() != 2 || src.cols * bytes % 16))
-    return op.emitOpError("expects a 2-d store of whole 16-byte chunks from "
-                          "a warpgroup's transposed accumulator");
   // Transposed accumulators store straight from registers (see
   // storeTransposedPairs) from head dim 32 on: at 16, ptxas spilled the row
   // bounds of a boolean-mask kernel kept alive for the stores (20 bytes).
-  if (src.transposedAcc && !src.groupTransposed && dstType.getRank() == 2 &&
-      src.cols >= 32 && src.cols * bytes % 16 == 0) {
+  if (src.transposedAcc && dstType.getRank() == 2 && src.cols >= 32 &&
+      src.cols * bytes % 16 == 0) {
     storeTransposedPairs(op, src, dst, rows);
     b.eraseOp(op);
     return success();
@@ -589,28 +494,18 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                                 gpu::AddressSpace::Workgroup);
     int64_t ld = src.cols + 16 / bytes;
-    int64_t stagingOffset = 0;
-    if (crossProgramTile) {
-      // Not over the tile the next program's copies may be filling (nor
-      // over their mbarriers).
-      stagingOffset = llvm::alignTo(sharedOffset, 16);
-      sharedOffset = stagingOffset + src.rows * ld * bytes;
-    } else {
-      sharedOffset = std::max(sharedOffset, src.rows * ld * bytes);
-    }
+    sharedOffset = std::max(sharedOffset, src.rows * ld * bytes);
     Value staging = memref::ViewOp::create(
         b, loc,
         MemRefType::get({src.rows, ld}, elt, MemRefLayoutAttrInterface{},
                         workgroup),
-        dynamicShared, cIndex(stagingOffset), ValueRange{});
+        dynamicShared, cIndex(0), ValueRange{});
     // A prefetched tile (Q) may still be landing when no key loop ran.
     NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
     waitForSingleTensorCopies();
     barrier();
     auto pairType = VectorType::get({2}, elt);
-    if (src.groupTransposed)
-      stageGroupTransposedPairs(op, src, staging);
-    else if (src.transposedAcc) {
+    if (src.transposedAcc) {
       // Element pairs (dm, qn, 0, j), (dm, qn, 1, j): 2 adjacent columns.
       for (int64_t dm = 0; dm < src.cols / 16; ++dm)
         for (int64_t qn = 0; qn < 2 * rowTiles; ++qn)

@@ -157,19 +157,22 @@ LogicalResult Distributor::classify() {
   for (auto &[value, buf] : buffers) {
     if (buf.layout == Layout::Scalar) {
       if (!buf.type.getElementType().isInteger(1))
-        return kernel.emitOpError("expects 0-d block buffers of i1, got ")
+        return emitOpErrorAtLoc(kernel, "expects 0-d block buffers of i1, got ")
                << buf.type;
       continue;
     }
     if (buf.rows != config.getBlockM() && buf.layout != Layout::Shared)
-      return kernel.emitOpError("expects register blocks of block_m rows");
+      return emitOpErrorAtLoc(kernel,
+                              "expects register blocks of block_m rows");
     if (buf.layout == Layout::Acc && buf.cols % 8 != 0)
-      return kernel.emitOpError("expects accumulator blocks with a multiple "
-                                "of 8 columns, got ")
+      return emitOpErrorAtLoc(kernel,
+                              "expects accumulator blocks with a multiple "
+                              "of 8 columns, got ")
              << buf.type;
     if (buf.layout == Layout::Shared && buf.cols % 16 != 0)
-      return kernel.emitOpError("supports head dims and key blocks that are "
-                                "multiples of 16 on the GPU, got a block ")
+      return emitOpErrorAtLoc(kernel,
+                              "supports head dims and key blocks that are "
+                              "multiples of 16 on the GPU, got a block ")
              << buf.type;
   }
   return success();
@@ -260,10 +263,6 @@ LogicalResult Distributor::rewriteElementwise(linalg::GenericOp op) {
       return op.emitOpError("expects register block operands");
     operands.push_back(buf);
   }
-  // The warpgroup's transposed accumulator: its row factors come through
-  // shared memory under a barrier of the warpgroup (no per-warp skip).
-  if (llvm::any_of(operands, [](Buffer *buf) { return buf->groupTransposed; }))
-    return rewriteGroupTransposedElementwise(op, operands);
   b.setInsertionPoint(op);
   // x * 1 == x exactly (NaN, infinities and signed zeros included), so the
   // warp may skip the multiplies when all of its rows' factors are 1. The
@@ -352,7 +351,6 @@ bool Distributor::isWarpUniformFlag(linalg::GenericOp op) {
             return WalkResult::advance();
           Buffer *a = lookup(generic.getDpsInputs()[0]);
           if (wgmmaContractions.contains(generic) ||
-              groupContractions.contains(generic) ||
               (ieee && (!a || a->layout == Layout::Acc)))
             return WalkResult::interrupt();
         }
@@ -498,33 +496,6 @@ void Distributor::allocateSharedView(int64_t rows, int64_t cols, Type elt,
     sharedOffset = std::max(end, sharedOffset);
 }
 
-void Distributor::allocateTransposedTiles() {
-  // Q's tile is read once, by cacheFragments after Q's copy; every key loop
-  // passes a barrier (its copies' or its head's) before the first transpose
-  // writes, so the transposed tile can take Q's place.
-  SmallVector<Buffer *> free;
-  for (auto &[value, buf] : buffers)
-    if (buf.layout == Layout::Shared && buf.slots == 1 &&
-        fragmentTiles.count(buf.storage))
-      free.push_back(&buf);
-  for (Buffer &t : transposedTiles) {
-    int64_t bytes = t.type.getElementType().getIntOrFloatBitWidth() / 8;
-    // The 16-byte padding of each 8-row group (see sharedAddress).
-    int64_t padding = t.cols / 8 * 16;
-    int64_t need = t.rows * t.cols * bytes + padding;
-    auto *fit =
-        llvm::find_if(free, [&](Buffer *q) { return q->stageBytes >= need; });
-    if (fit != free.end()) {
-      allocateSharedView(t.rows, t.cols, t.type.getElementType(), t,
-                         /*numStages=*/1, (*fit)->offset);
-      free.erase(fit);
-      continue;
-    }
-    allocateSharedView(t.rows, t.cols, t.type.getElementType(), t);
-    sharedOffset += padding;
-  }
-}
-
 Value Distributor::sharedEntry(int64_t offset, Value index) {
   Value base =
       memref::ExtractAlignedPointerAsIndexOp::create(b, loc, dynamicShared);
@@ -542,46 +513,20 @@ FailureOr<int64_t> Distributor::run() {
   int64_t blockM = config.getBlockM(), warps = config.getNumWarps();
   numThreads = 32 * warps;
   if (blockM % (16 * warps) != 0)
-    return kernel.emitOpError("expects block_m to be a multiple of 16 * "
-                              "num_warps (each warp owns whole m16 tiles), "
-                              "got block_m = ")
+    return emitOpErrorAtLoc(kernel,
+                            "expects block_m to be a multiple of 16 * "
+                            "num_warps (each warp owns whole m16 tiles), "
+                            "got block_m = ")
            << blockM << ", num_warps = " << warps;
   rowsPerWarp = blockM / warps;
   rowTiles = rowsPerWarp / 16;
   if (failed(classify()))
     return failure();
 
-  // Thread geometry. In a program loop (outlineProgramGrid), at the start
-  // of each program, from a thread id LLVM cannot hoist: hoisted, the
-  // addresses derived from it stay live across every program and ptxas
-  // spills (76 bytes in the seed's causal kernel).
+  // Thread geometry.
   Block &entry = kernel.getBody().front();
-  scf::ForOp programLoop;
-  for (auto loop : entry.getOps<scf::ForOp>())
-    if (loop->hasAttr(kProgramLoopAttrName))
-      programLoop = loop;
-  this->programLoop = static_cast<bool>(programLoop);
-  programLoopOp = programLoop;
-  if (programLoop) {
-    b.setInsertionPointToStart(programLoop.getBody());
-    Type i32 = b.getI32Type();
-    Value raw =
-        LLVM::InlineAsmOp::create(
-            b, loc, i32, ValueRange(), "mov.u32 $0, %tid.x;", "=r",
-            /*has_side_effects=*/true, /*is_align_stack=*/false,
-            LLVM::tailcallkind::TailCallKind::None,
-            LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-            /*operand_attrs=*/ArrayAttr())
-            .getResult(0);
-    // The block has 32 * num_warps threads: keep that range known.
-    Value bounded = arith::RemUIOp::create(
-        b, loc, raw,
-        arith::ConstantIntOp::create(b, loc, 32 * config.getNumWarps(), 32));
-    tid = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), bounded);
-  } else {
-    b.setInsertionPointToStart(&entry);
-    tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  }
+  b.setInsertionPointToStart(&entry);
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value warp = arith::DivUIOp::create(b, loc, tid, cIndex(32));
   Value lane = arith::RemUIOp::create(b, loc, tid, cIndex(32));
   warpRow0 = arith::MulIOp::create(b, loc, warp, cIndex(rowsPerWarp));
@@ -599,13 +544,9 @@ FailureOr<int64_t> Distributor::run() {
   selectWgmmaOperands();
   // tf32 mma.sync operands read 16 bytes at a time where they can be.
   selectWideTf32Operands();
-  // Of those, tf32 P V on wgmma for the warpgroup (WgmmaPV.cpp).
-  selectGroupPV();
 
   // Storage: shared views, register arrays, ieee P scratch (in the kernel's
   // entry block, where LLVM promotes the register arrays).
-  if (programLoop)
-    b.setInsertionPoint(programLoop);
   auto workgroup =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   dynamicShared = gpu::DynamicSharedMemoryOp::create(
@@ -660,8 +601,6 @@ FailureOr<int64_t> Distributor::run() {
 
   // tf32 Q fragments read once, into registers, after Q's copy.
   selectCachedFragments();
-  allocateTransposedTiles();
-  allocateGroupPV();
   // K tiles by TMA tensor copies where asked and possible.
   if (failed(selectTensorCopies()))
     return failure();
@@ -673,9 +612,6 @@ FailureOr<int64_t> Distributor::run() {
   waitInPipelinedLoops();
   selectPrologueWaits();
   cachePrefetchedFragments();
-  prefetchNextBlocksToL2();
-  prefetchAheadToL2();
-  planFirstBlockPrefetch();
 
   // Rewrite the block math in program order.
   SmallVector<Operation *> work;
@@ -744,7 +680,6 @@ FailureOr<int64_t> Distributor::run() {
   }
   // The producer warpgroup and the consumers, where the copies' slice
   // allows; else the kernel as it was.
-  releaseAfterProgramReads();
   if (warpSpecialized && failed(splitWarpRoles(b, kernel, numThreads)))
     dropWarpRoles(b, kernel);
   return sharedOffset;
@@ -753,7 +688,15 @@ FailureOr<int64_t> Distributor::run() {
 FailureOr<int64_t>
 mlir::attn::distributeProgram(RewriterBase &rewriter, gpu::GPUFuncOp kernel,
                               KernelConfigAttr config,
-                              const DistributeOptions &options) {
+                              const ConvertAttnToNVVMOptions &options) {
+  std::optional<TensorCopyMode> tensorCopies =
+      parseTensorCopyMode(options.tensorCopies);
+  if (!tensorCopies)
+    return emitError(kernel.getLoc(), "tensor-copies must be auto or none, "
+                                      "got '")
+           << options.tensorCopies << "'";
+  auto precision = kernel->getAttrOfType<PrecisionKindAttr>(kPrecisionAttrName);
+  bool ieee = precision && precision.getValue() == PrecisionKind::IEEE;
   // A kernel that scans a mask block map's rows (RowScan.cpp) reads the
   // shared memory's base afresh for its wgmma descriptors
   // (Distributor::uniformSharedAddress).
@@ -763,7 +706,8 @@ mlir::attn::distributeProgram(RewriterBase &rewriter, gpu::GPUFuncOp kernel,
   });
   if (failed(distributeBlockRowScans(rewriter, kernel)))
     return failure();
-  Distributor distributor(rewriter, kernel, config, options);
+  Distributor distributor(rewriter, kernel, config, options, ieee,
+                          *tensorCopies);
   distributor.freshSharedBase = scansRows;
   return distributor.run();
 }

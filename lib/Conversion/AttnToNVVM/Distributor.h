@@ -60,16 +60,6 @@ struct Buffer {
   /// plain core-matrix order (8 lanes down 8 rows) made one per lane. Its
   /// base is aligned to 1024 bytes at run time (the pattern repeats there).
   bool swizzle = false;
-  /// A wgmma B operand that tf32 needs K-major but whose tile is [k][n] (V
-  /// of `P V`), written by transposeForWgmma: element (row, col) lives at
-  /// (col, slot(row)) of a core-matrix tile of `cols x rows`, where slot
-  /// permutes the rows within each 8 as the tf32 A registers of P stand for
-  /// them (row 2q -> q, row 2q + 1 -> q + 4), and its 8-row groups are
-  /// padded by 16 bytes. Also coreMatrix.
-  bool transposed = false;
-  /// A [k][n] tile that P V reads on wgmma: its transposed copy, an index
-  /// into Distributor::transposedTiles.
-  int64_t transposedTile = -1;
   /// Shared buffers (not core-matrix): the bytes that pad each row.
   int64_t padBytes = 16;
   /// A row-padded tile that tensor copies load (TensorCopy.cpp, V of tf32
@@ -91,13 +81,6 @@ struct Buffer {
   /// Distributor::transposedIndex, holds row qn * 8 + 2 (lane % 4) + j of
   /// the warp and column dm * 16 + 2 (lane / 4) + i.
   bool transposedAcc = false;
-  /// A transposedAcc that tf32 P V writes on wgmma for the whole warpgroup
-  /// (WgmmaPV.cpp): O^T as m64n64 accumulators, one per 64 head-dim
-  /// columns h. Register 32 h + 4 J + 2 i + j of a lane holds query row
-  /// 8 J + 2 (lane % 4) + j of the program and head-dim column 64 h +
-  /// groupColumn + i; element (dm, qn, i, j) of the transposed numbering is
-  /// h = dm / 4, J = 2 (dm % 4) + qn.
-  bool groupTransposed = false;
   /// Swizzled and realigned tiles: the offset of `base` from the 1024-byte
   /// aligned base of the swizzled tiles.
   int64_t alignedOffset = -1;
@@ -114,26 +97,13 @@ Value sharedAddress(OpBuilder &b, Location loc, const Buffer &buf, Value row,
 std::pair<Value, Value> chunkPosition(OpBuilder &b, Location loc,
                                       const Buffer &to, Value idx, int64_t vec);
 
-/// `steps` wgmma.mma_async with A from registers on the accumulator struct
-/// `acc` of `regs` f32 (Wgmma.cpp); the first carries the wgmma.fence.
-Value issueRegisterAWgmma(OpBuilder &b, Location loc, Value acc, int64_t regs,
-                          StringRef instruction, StringRef immediates,
-                          int64_t steps, bool operandsFirst,
-                          function_ref<SmallVector<Value>(int64_t)> operandsOf);
-
 class Distributor {
 public:
   Distributor(RewriterBase &b, gpu::GPUFuncOp kernel, KernelConfigAttr config,
-              const DistributeOptions &options)
-      : b(b), kernel(kernel), config(config), ieee(options.ieee),
-        wgmma(options.wgmma), wgmmaSixteenBit(options.wgmmaSixteenBit),
-        wgmmaTf32PV(options.wgmmaTf32PV),
-        programPrefetch(options.programPrefetch),
-        programPrefetchL2(options.programPrefetchL2),
-        prefetchAhead(options.prefetchAhead),
-        programPrefetchKV(options.programPrefetchKV),
-        tensorCopies(options.tensorCopies),
-        warpSpecialize(options.warpSpecialize) {}
+              const ConvertAttnToNVVMOptions &options, bool ieee,
+              TensorCopyMode tensorCopies)
+      : b(b), kernel(kernel), config(config), options(options), ieee(ieee),
+        tensorCopies(tensorCopies) {}
 
   FailureOr<int64_t> run();
   /// Read the shared memory's base afresh for each wgmma descriptor
@@ -229,81 +199,6 @@ private:
   void selectPrologueWaits();
   DenseMap<Operation *, int64_t> prologueGroups;
 
-  // Prefetch across programs (ProgramPrefetch.cpp): in a program loop on
-  // sm_90 and newer, a prefetched tile whose fragments are cached (Q of the
-  // tf32 kernels) is loaded by bulk copies (`cp.async.bulk`, one per row)
-  // onto an mbarrier of each warp; each warp issues the next program's rows
-  // right after it has read this program's fragments, so they land while
-  // this program runs.
-  /// Whether `copy` (the prefetch of `tile`) can be issued so.
-  bool canPrefetchAcrossPrograms(linalg::CopyOp copy, const Buffer &tile);
-  /// Before the program loop: the mbarriers, zeros in the rows no copy
-  /// writes, and the first program's copies. Erases the zero fill before
-  /// `copy` and records its source (crossProgramSource); the caller erases
-  /// `copy` once the programs' waits and copies are in place.
-  void startProgramPrefetch(linalg::CopyOp copy, Buffer &tile);
-  /// At the builder's point in a program: waits for this warp's rows of the
-  /// tile, reads its fragments (`refill`: see cacheFragments), then issues
-  /// the next program's rows.
-  void cacheAndPrefetchNext(Buffer &tile, bool refill);
-  /// The bulk copies of this warp's rows of `tile` from the 2-d global view
-  /// `source` onto `mbarrier`, after the expected bytes.
-  void issueRowCopies(Buffer &tile, Value source, Value mbarrier, Value warp,
-                      Value lane);
-  /// In a program loop on sm_90+, at the top of each program: the rows of
-  /// the next program's first K/V blocks (the async copies before its key
-  /// loops; Q's too where no bulk copy loads it) into L2
-  /// (`cp.async.bulk.prefetch.L2`, one per row), so that its copies of them
-  /// hit L2.
-  void prefetchNextBlocksToL2();
-  /// One program per thread block, on sm_90+: after its first copies, the
-  /// rows of the first blocks (Q, K, V) of the thread block prefetchAhead x
-  /// (SM count) on in launch order into L2 (`cp.async.bulk.prefetch.L2`).
-  void prefetchAheadToL2();
-  /// The row prefetches into L2 of the 2-d global view `source`: thread r
-  /// row r, r + threads, ... (at most `maxRows`).
-  void prefetchRowsToL2(Value source, int64_t maxRows);
-  /// With programPrefetchKV, where Q's tile is prefetched across programs:
-  /// the copies of the last key loop (in the program loop's body) whose
-  /// block is past the end take, into the same slot, the next program's
-  /// first block of their tile, and the next program skips its own copy of
-  /// it (a flag in a register says so). Plans which copies those are.
-  void planFirstBlockPrefetch();
-  /// In the rewrite of `copy` (a planned one, into `to`): when it has no
-  /// rows (`any` false), its block is the last loop's end and its slot is
-  /// the one the next program's first block takes, and there is a next
-  /// program, the copy of that block (`emitCopy`) and the flag.
-  void
-  redirectToNextProgram(linalg::CopyOp copy, Buffer &to, Value any,
-                        function_ref<void(Buffer *, Value, Value)> emitCopy);
-  /// What a planned copy takes from the first-block copy of its tile (the
-  /// copy before the first key loop, rewritten and erased before it): that
-  /// copy's source (cloned for the next program), its slot, and its flag.
-  struct FirstBlock {
-    Value source, stage, flag;
-  };
-  DenseMap<Operation *, FirstBlock> redirectFirstBlock;
-  /// First-block copies and whether the program before has loaded their
-  /// block (an i1 read at the top of the program).
-  DenseMap<Operation *, Value> skipFirstBlock;
-  /// The next program's index in the program loop (t + 1), and with it
-  /// whether there is one.
-  Value nextProgramIndex();
-  std::pair<Value, Value> nextProgram();
-  /// The mbarrier of `warp` (a shared pointer).
-  Value programMbarrier(Value warp);
-  /// Whether what `v` is computed from in the program loop's body is plain
-  /// arithmetic on the program's indices (see cloneForProgram).
-  bool clonableForProgram(Value v);
-  /// Clones what `v` is computed from in the program loop's body, with the
-  /// loop's induction variable replaced by `program`, at the builder's point
-  /// (clonableForProgram(v) must hold).
-  Value cloneForProgram(Value v, Value program);
-  /// The tile prefetched across programs (its storage; null: none), its
-  /// source (a view of the global operand, in the program loop's body) and
-  /// the shared offset of the mbarriers.
-  Value crossProgramTile, crossProgramSource, nextSource;
-  int64_t mbarrierOffset = -1;
   // Tensor copies (TensorCopy.cpp): on sm_90+, the multi-buffered tiles in
   // the 128-byte swizzle that only wgmma reads (K, 16-bit V) and tf32's V
   // tile of padded rows are loaded by one thread with
@@ -355,12 +250,6 @@ private:
   };
   /// Whether `op` is an async copy into a tile tensor copies load.
   bool isTensorCopy(Operation *op);
-  /// Whether a program loop prefetches across programs (ProgramPrefetch.cpp:
-  /// those prefetches work with cp.async copies, so tensor copies stay off).
-  bool prefetchesAcrossPrograms() const {
-    return programLoop &&
-           (programPrefetch || programPrefetchL2 || programPrefetchKV);
-  }
   /// Whether every async copy of the kernel is a tensor copy.
   bool onlyTensorCopies();
   /// Decides warpSpecialized and allocates and initializes the empty
@@ -374,11 +263,6 @@ private:
   /// consumers release slot `index` of `entry` (its latest fill) unless they
   /// have released it already (WarpRoles.cpp).
   void releaseTensorCopySlot(const TensorCopyTile &entry, Value index);
-  /// Under warp specialization in a program loop: the consumers release
-  /// every slot after the program's last read of the multi-slot tiles, so
-  /// that the producer loads the next program's first blocks while this
-  /// one finishes (WarpRoles.cpp).
-  void releaseAfterProgramReads();
   /// The value of `counts` (a private counter per slot) for slot `slot`.
   Value slotCount(ArrayRef<Value> counts, Value slot);
   /// The fills of slot `index` of `entry` the consumers have released.
@@ -416,30 +300,21 @@ private:
   /// end of what is allocated, or at byte offset `at` (memory it reuses).
   void allocateSharedView(int64_t rows, int64_t cols, Type elt, Buffer &buf,
                           int64_t numStages = 1, int64_t at = -1);
-  /// The transposed V tiles of tf32 P V on wgmma: over Q's tile where Q's
-  /// fragments are cached in registers (no thread reads Q's tile after
-  /// that), else after the other tiles.
-  void allocateTransposedTiles();
   /// Pipelined loops whose prologue has its barrier.
   DenseSet<Operation *> prologueBarriers;
   LogicalResult rewriteGeneric(linalg::GenericOp op);
   LogicalResult rewriteContraction(linalg::GenericOp op);
   /// Which contractions go to wgmma (sm_90a, whole warpgroups of 16-row
-  /// warps): Q K^T-shaped ones, 16-bit P V (V read N-major) and, with
-  /// `wgmma`, tf32 P V; marks their operand tiles coreMatrix.
+  /// warps): 16-bit ones at head dims 64 and 128 (P V with V read N-major),
+  /// and every Q K^T-shaped one of a kernel with scores-ahead loops; marks
+  /// their operand tiles coreMatrix.
   void selectWgmmaOperands();
   /// `c += a * b^T` as wgmma.mma_async m64nNk{8,16} with both operands in
-  /// shared memory (core-matrix layout), one warpgroup per 64 rows; or, for
-  /// an `a` in registers (tf32 P), `c += a * b` with A from the accumulator
-  /// registers of P and b a `transposed` tile.
+  /// shared memory (core-matrix layout) or A from registers (tf32 Q's cached
+  /// fragments), one warpgroup per 64 rows; or, for 16-bit P in registers,
+  /// `c += a * b` with b read N-major.
   LogicalResult contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c, int64_t k,
                                   bool async = false);
-  /// Copies the [k][n] tile `from` into its `transposed` copy `to`: one
-  /// 16-byte shared load and four 4-byte stores per thread and step, each
-  /// step a base register plus immediates where the shape allows.
-  void transposeForWgmma(Buffer &from, Buffer &to);
-  /// The transposed copies of the V tiles whose P V runs on wgmma.
-  SmallVector<Buffer> transposedTiles;
   /// Contractions selectWgmmaOperands chose.
   DenseSet<Operation *> wgmmaContractions;
   /// Accumulators (by storage) of a wgmma issued and not yet waited for:
@@ -475,63 +350,12 @@ private:
                             bool bTransposed, int64_t k);
   DenseSet<Operation *> wideContractions;
 
-  // tf32 P V on wgmma for the warpgroup (WgmmaPV.cpp).
-  /// Among the transposed P V of selectWideTf32Operands, the ones that run
-  /// on wgmma as O^T = V^T P^T (marks their accumulators groupTransposed).
-  void selectGroupPV();
-  /// Their shared memory: two swizzled P tiles over Q's cached tile, and
-  /// the row exchange. False (and the selection undone) where Q's tile
-  /// cannot hold them.
-  bool allocateGroupPV();
-  /// The head-dim column (in each 64) of this lane's first accumulator
-  /// element: 16-byte runs 64 bytes apart, so that V's 8-byte fragment loads
-  /// of a half warp (four rows 16 bytes apart in banks) are conflict-free.
-  Value groupColumn();
-  /// Flips the P tile / exchange phase and returns the one to use now.
-  Value nextGroupPhase();
-  /// Stores P (the A operand of `pv`, in S's accumulator layout) into the P
-  /// tile of `phase`, row-major in the 128-byte swizzle.
-  void stageGroupP(linalg::GenericOp pv, Value phase);
-  /// Elementwise math on a groupTransposed accumulator: the row factors
-  /// through the exchange. Right before its P V, the P tile is staged with
-  /// them, under the same barrier.
-  LogicalResult rewriteGroupTransposedElementwise(linalg::GenericOp op,
-                                                  ArrayRef<Buffer *> operands);
-  /// The wgmma of `op` (staged by its rescale, or here).
-  LogicalResult contractGroupPV(linalg::GenericOp op, Buffer &a, Buffer &v,
-                                Buffer &c);
-  /// A groupTransposed accumulator's pairs into the staging tile of its
-  /// store (rewriteStore).
-  void stageGroupTransposedPairs(linalg::GenericOp op, Buffer &src,
-                                 Value staging);
-  /// The math of rewriteGroupTransposedElementwise on its operands, with
-  /// the row factors `rowValues` (2 J + j).
-  void emitGroupElementwise(linalg::GenericOp op, ArrayRef<Buffer *> operands,
-                            ArrayRef<Value> rowValues);
-  /// A rescale staged with its P V, emitted there after V's loads.
-  struct DeferredRescale {
-    linalg::GenericOp op;
-    SmallVector<Buffer *> operands;
-    SmallVector<Value> rowValues;
-  };
-  DenseMap<Operation *, DeferredRescale> deferredRescales;
-  DenseSet<Operation *> groupContractions;
-  /// The address (index) of P tile 0 (tile 1 follows) and of the exchange
-  /// (two phases of 64 rows, then the epilogue's), a private phase counter,
-  /// and the phase each staged P V used.
-  Value groupPTiles, groupRows, groupPhase;
-  DenseMap<Operation *, Value> stagedGroupPV;
-  /// The blocks that issue a P V on wgmma, left in flight.
-  DenseSet<Block *> groupPVBlocks;
   /// The tf32 A registers of row tile mt at k step kt of Q K^T (k wide):
   /// from the fragment cache, or read from shared memory.
   SmallVector<Value> loadTf32A(Buffer &a, int64_t mt, int64_t kt, int64_t k);
   /// The tf32 A registers of row tile mt at k step kt of a shared tile:
   /// (r, c), (r + 8, c), (r, c + 4), (r + 8, c + 4), c = lane % 4 + 8 kt.
-  /// With `separate`, one volatile 4-byte load per register, which neither
-  /// LLVM nor ptxas merge into wider loads (see cacheFragments).
-  SmallVector<Value> loadTf32AFragment(Buffer &a, int64_t mt, int64_t kt,
-                                       bool separate = false);
+  SmallVector<Value> loadTf32AFragment(Buffer &a, int64_t mt, int64_t kt);
   /// Shared tiles whose tf32 A fragments are read into registers once,
   /// after the copy that fills them (outside the key loops), by
   /// `cacheFragments`: the Q tile of tf32 kernels, whose fragments would
@@ -590,29 +414,14 @@ private:
   RewriterBase &b;
   gpu::GPUFuncOp kernel;
   KernelConfigAttr config;
+  const ConvertAttnToNVVMOptions &options;
+  /// Exact f32 contractions (`precision = ieee`): FMAs, no tensor cores.
   bool ieee;
-  bool wgmma;
-  bool wgmmaSixteenBit;
-  bool wgmmaTf32PV;
-  /// Prefetch Q across the programs of a program loop, and the next
-  /// program's first K/V blocks into L2 (ProgramPrefetch.cpp).
-  bool programPrefetch, programPrefetchL2;
-  /// One program per thread block: prefetch the first blocks of the thread
-  /// block prefetchAhead x (SM count) on into L2 (ProgramPrefetch.cpp; 0:
-  /// none).
-  int64_t prefetchAhead;
-  /// The next program's first K/V block into the slot of the last loop's
-  /// copy past the end (planFirstBlockPrefetch).
-  bool programPrefetchKV;
-  /// Which tiles TMA tensor copies load (TensorCopy.cpp).
+  /// Which tiles TMA tensor copies load (options.tensorCopies, TensorCopy.cpp).
   TensorCopyMode tensorCopies;
-  /// Warp specialization asked for (WarpRoles.cpp) ...
-  bool warpSpecialize;
-  /// ... and possible in this kernel (selectWarpSpecialization).
+  /// Warp specialization (options.warpSpecialize) possible in this kernel
+  /// (selectWarpSpecialization, WarpRoles.cpp).
   bool warpSpecialized = false;
-  /// The kernel runs its programs in a program loop (outlineProgramGrid).
-  bool programLoop = false;
-  scf::ForOp programLoopOp;
   Location loc = UnknownLoc::get(kernel.getContext());
 
   int64_t numThreads = 0, rowsPerWarp = 0, rowTiles = 0;
@@ -631,19 +440,6 @@ private:
   Value swizzleBase;
   int64_t swizzleUsed = 0, swizzleEnd = 0;
 };
-
-/// The innermost key loop around `op`: an enclosing `scf.for` other than the
-/// program loop of outlineProgramGrid (null when none).
-inline scf::ForOp enclosingKeyLoop(Operation *op) {
-  auto loop = op->getParentOfType<scf::ForOp>();
-  while (loop && loop->hasAttr(kProgramLoopAttrName))
-    loop = loop->getParentOfType<scf::ForOp>();
-  return loop;
-}
-
-/// Whether `chip` (sm_NN[a]) has bulk and tensor copies (the Tensor Memory
-/// Accelerator) and mbarrier transaction counts: sm_90 and newer.
-bool hasBulkCopies(StringRef chip);
 
 /// The tile a view is of (through its subviews), and the slot of it for a
 /// view of one slot of a multi-buffered tile (its first offset; null

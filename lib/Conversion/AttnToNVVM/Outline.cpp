@@ -160,7 +160,7 @@ createKernel(RewriterBase &rewriter, scf::ForallOp grid, func::FuncOp func,
   Block &entry = kernel.getBody().front();
   rewriter.setInsertionPointToStart(&entry);
   if (failed(args.mapInto(rewriter, entry, mapping)))
-    return grid.emitOpError("uses a value the kernel cannot recompute");
+    return emitOpErrorAtLoc(grid, "uses a value the kernel cannot recompute");
   return kernel;
 }
 
@@ -194,22 +194,18 @@ static void refineSubviewTypes(Value value) {
 
 FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
                                                          scf::ForallOp grid,
-                                                         StringRef moduleName,
-                                                         int64_t programTiles) {
+                                                         StringRef moduleName) {
   auto config = grid->getAttrOfType<KernelConfigAttr>(kConfigAttrName);
   if (!config)
     return rewriter.notifyMatchFailure(grid, "not a program grid");
   if (grid.getRank() != 3 || !grid.isNormalized())
-    return grid.emitOpError("expects a normalized 3-D program grid "
-                            "(batch, head, query block)");
-  if (programTiles < 1)
-    return grid.emitOpError("expects at least 1 program per thread block, "
-                            "got ")
-           << programTiles;
+    return emitOpErrorAtLoc(grid, "expects a normalized 3-D program grid "
+                                  "(batch, head, query block)");
   auto func = grid->getParentOfType<func::FuncOp>();
   auto module = grid->getParentOfType<ModuleOp>();
   if (!func || !module)
-    return grid.emitOpError("expects the program grid inside a func.func");
+    return emitOpErrorAtLoc(grid,
+                            "expects the program grid inside a func.func");
 
   KernelArguments args = collectKernelArguments(grid, func);
   Location loc = grid.getLoc();
@@ -239,18 +235,10 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
     kernel->setAttr(kPrecisionAttrName, precision);
 
   SmallVector<OpFoldResult> ubs = grid.getMixedUpperBound();
-  auto inKernel = [&](OpFoldResult ofr) -> Value {
-    if (auto v = dyn_cast<Value>(ofr))
-      return mapping.lookup(v);
-    return arith::ConstantIndexOp::create(rewriter, loc,
-                                          *getConstantIntValue(ofr));
-  };
-  Value heads = inKernel(ubs[1]);
   // Coordinates in 32 bits, zero-extended: the index then keeps the
   // non-negative 32-bit range of a block id for LLVM (as an index subtraction
   // it did not, and 64-bit address math made ptxas spill in an f32 D64
-  // kernel); b = y / Hq and h = y % Hq in 32 bits too (a 64-bit division by
-  // a dynamic head count is a long subroutine).
+  // kernel).
   Type i32 = rewriter.getI32Type();
   auto toI32 = [&](Value v) {
     return arith::IndexCastUIOp::create(rewriter, loc, i32, v).getResult();
@@ -260,75 +248,27 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
                                         v)
         .getResult();
   };
-  auto c32 = [&](int64_t v) {
-    return arith::ConstantIntOp::create(rewriter, loc, v, 32).getResult();
-  };
+  // Query block = gridDim.x - 1 - blockIdx.x: the last query blocks, the
+  // heaviest under a causal or block-sparse mask, are dispatched first, so
+  // the light ones fill the tail. Head = blockIdx.y, batch = blockIdx.z:
+  // the launch order of y = b * Hq + h, within CUDA's limits of 65535
+  // heads and 65535 batches (a y of b * Hq capped B * Hq at 65535: B =
+  // 2048 at Hq = 32 could not launch), and no division.
   SmallVector<Value> ivs = grid.getInductionVars();
-  auto mapBatchAndHead = [&](Value y) {
-    Value heads32 = toI32(heads);
-    mapping.map(ivs[0],
-                toIndex(arith::DivUIOp::create(rewriter, loc, y, heads32)));
-    mapping.map(ivs[1],
-                toIndex(arith::RemUIOp::create(rewriter, loc, y, heads32)));
-  };
-  if (programTiles <= 1) {
-    // Query block = gridDim.x - 1 - blockIdx.x: the last query blocks, the
-    // heaviest under a causal or block-sparse mask, are dispatched first, so
-    // the light ones fill the tail. Head = blockIdx.y, batch = blockIdx.z:
-    // the launch order of y = b * Hq + h, within CUDA's limits of 65535
-    // heads and 65535 batches (a y of b * Hq capped B * Hq at 65535: B =
-    // 2048 at Hq = 32 could not launch), and no division.
-    Value nx = toI32(gpu::GridDimOp::create(rewriter, loc, gpu::Dimension::x));
-    Value cx = toI32(gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::x));
-    mapping.map(ivs[2], toIndex(arith::SubIOp::create(
-                            rewriter, loc, nx,
-                            arith::AddIOp::create(rewriter, loc, cx, c32(1)))));
-    mapping.map(ivs[0], toIndex(toI32(gpu::BlockIdOp::create(
-                            rewriter, loc, gpu::Dimension::z))));
-    mapping.map(ivs[1], toIndex(toI32(gpu::BlockIdOp::create(
-                            rewriter, loc, gpu::Dimension::y))));
-    for (Operation &op : grid.getBody()->without_terminator())
-      rewriter.clone(op, mapping);
-  } else {
-    // `programTiles` consecutive values of b * Hq + h from y * programTiles,
-    // at query block n - 1 - x (the order of the thread blocks is the one
-    // above).
-    Value cy = toI32(gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::y));
-    Value n = toI32(inKernel(ubs[2]));
-    Value pairs =
-        toI32(arith::MulIOp::create(rewriter, loc, inKernel(ubs[0]), heads));
-    Value first = arith::MulIOp::create(rewriter, loc, cy, c32(programTiles));
-    Value trip = arith::MinUIOp::create(
-        rewriter, loc, c32(programTiles),
-        arith::SubIOp::create(rewriter, loc, pairs, first));
-    auto loop = scf::ForOp::create(rewriter, loc, c32(0), trip, c32(1));
-    loop->setAttr(kProgramLoopAttrName, rewriter.getUnitAttr());
-    rewriter.setInsertionPoint(loop.getBody()->getTerminator());
-    // The query block again in the loop, from a block id LLVM cannot hoist:
-    // what depends on it (row ranges, key loop bounds, addresses) is then
-    // computed per program, not held across all of them (held, the seed's
-    // causal kernel spilled 76 bytes).
-    Value cxInLoop =
-        LLVM::InlineAsmOp::create(
-            rewriter, loc, i32, ValueRange(), "mov.u32 $0, %ctaid.x;", "=r",
-            /*has_side_effects=*/true, /*is_align_stack=*/false,
-            LLVM::tailcallkind::TailCallKind::None,
-            LLVM::AsmDialectAttr::get(rewriter.getContext(),
-                                      LLVM::AsmDialect::AD_ATT),
-            /*operand_attrs=*/ArrayAttr())
-            .getResult(0);
-    Value queryBlock = arith::SubIOp::create(
-        rewriter, loc, n,
-        arith::AddIOp::create(rewriter, loc, cxInLoop, c32(1)));
-    mapping.map(ivs[2], toIndex(queryBlock));
-    mapBatchAndHead(
-        arith::AddIOp::create(rewriter, loc, first, loop.getInductionVar()));
-    for (Operation &op : grid.getBody()->without_terminator())
-      rewriter.clone(op, mapping);
-    rewriter.setInsertionPointAfter(loop);
-    kernel->setAttr(kProgramTilesAttrName,
-                    rewriter.getI64IntegerAttr(programTiles));
-  }
+  Value nx = toI32(gpu::GridDimOp::create(rewriter, loc, gpu::Dimension::x));
+  Value cx = toI32(gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::x));
+  Value one32 = arith::ConstantIntOp::create(rewriter, loc, 1, 32);
+  mapping.map(ivs[2], toIndex(arith::SubIOp::create(
+                          rewriter, loc, nx,
+                          arith::AddIOp::create(rewriter, loc, cx, one32))));
+  mapping.map(
+      ivs[0],
+      toIndex(toI32(gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::z))));
+  mapping.map(
+      ivs[1],
+      toIndex(toI32(gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::y))));
+  for (Operation &op : grid.getBody()->without_terminator())
+    rewriter.clone(op, mapping);
   gpu::ReturnOp::create(rewriter, loc);
   for (unsigned i : outputs)
     refineSubviewTypes(kernel.getArgument(i));
@@ -341,18 +281,10 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
   auto toValue = [&](OpFoldResult ofr) -> Value {
     return getValueOrCreateConstantIndexOp(rewriter, loc, ofr);
   };
-  Value gridX = toValue(ubs[2]);
+  // (query blocks, Hq, B).
+  Value gridX = toValue(ubs[2]), gridY = toValue(ubs[1]),
+        gridZ = toValue(ubs[0]);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  // (query blocks, Hq, B), or with program loops (query blocks, the groups
-  // of `programTiles` (batch, head) pairs, 1).
-  Value gridY = toValue(ubs[1]), gridZ = toValue(ubs[0]);
-  if (programTiles > 1) {
-    gridY = arith::CeilDivUIOp::create(
-        rewriter, loc,
-        arith::MulIOp::create(rewriter, loc, toValue(ubs[0]), toValue(ubs[1])),
-        arith::ConstantIndexOp::create(rewriter, loc, programTiles));
-    gridZ = one;
-  }
   Value blockX = arith::ConstantIndexOp::create(rewriter, loc, threads);
   // The shared memory size is known after distribution; 0 until then.
   Value shared = arith::ConstantIntOp::create(rewriter, loc, 0, 32);
@@ -369,12 +301,13 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineMaskMapGrid(RewriterBase &rewriter,
   if (!config)
     return rewriter.notifyMatchFailure(grid, "not a mask classification grid");
   if (grid.getRank() != 4 || !grid.isNormalized())
-    return grid.emitOpError("expects a normalized 4-D classification grid "
+    return emitOpErrorAtLoc(grid,
+                            "expects a normalized 4-D classification grid "
                             "(mask batch, mask head, query block, key block)");
   auto func = grid->getParentOfType<func::FuncOp>();
   auto module = grid->getParentOfType<ModuleOp>();
   if (!func || !module)
-    return grid.emitOpError("expects the grid inside a func.func");
+    return emitOpErrorAtLoc(grid, "expects the grid inside a func.func");
 
   KernelArguments args = collectKernelArguments(grid, func);
   Location loc = grid.getLoc();
@@ -449,7 +382,7 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineMaskMapGrid(RewriterBase &rewriter,
     rewriter.setInsertionPointAfter(loop);
     for (Value result : loop.getResults()) {
       if (!result.getType().isInteger(1))
-        return loop.emitOpError("expects i1 OR results in a block loop");
+        return emitOpErrorAtLoc(loop, "expects i1 OR results in a block loop");
       Value predicate = arith::ExtUIOp::create(rewriter, loc, i32, result);
       auto any = NVVM::BarrierOp::create(
           rewriter, loc, TypeRange{i32}, Value(), Value(),
@@ -464,7 +397,7 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineMaskMapGrid(RewriterBase &rewriter,
     // After the OR, which the unrolled loop's results then feed.
     if (unrollBy > 1 &&
         failed(loopUnrollByFactor(loop, static_cast<uint64_t>(unrollBy))))
-      return loop.emitOpError("could not unroll the block loop");
+      return emitOpErrorAtLoc(loop, "could not unroll the block loop");
   }
   SmallVector<memref::StoreOp> stores;
   kernel.walk([&](memref::StoreOp store) { stores.push_back(store); });

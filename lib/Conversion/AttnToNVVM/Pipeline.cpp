@@ -115,8 +115,8 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
   }
   // A prologue copy: once every thread is done with the slots (a loop
   // before may still read them), before the first of its loop's copies.
-  if (!enclosingKeyLoop(first) ||
-      !enclosingKeyLoop(first)->hasAttr(kPipelinedAttrName)) {
+  auto keyLoop = first->getParentOfType<scf::ForOp>();
+  if (!keyLoop || !keyLoop->hasAttr(kPipelinedAttrName)) {
     auto pipelined = [](Operation *op) {
       return isa<scf::ForOp>(op) && op->hasAttr(kPipelinedAttrName);
     };
@@ -219,28 +219,12 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
     b.setInsertionPointToStart(&anyIf.getThenRegion().front());
     for (auto [index, tile] : llvm::enumerate(tiles)) {
       linalg::CopyOp copy = copies[index];
-      OpBuilder::InsertionGuard copyGuard(b);
-      // A first block the program before has already loaded (see
-      // planFirstBlockPrefetch).
-      auto skip = skipFirstBlock.find(copy);
-      if (skip != skipFirstBlock.end()) {
-        Value load = arith::XOrIOp::create(
-            b, loc, skip->second,
-            arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
-        auto ifOp = scf::IfOp::create(b, loc, load, /*withElse=*/false);
-        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      }
       if (tensorCopyTiles.count(tileAndSlot(copy.getDpsInits()[0]).first))
         emitTensorCopy(copy, *tile.first);
       else
         emitCopy(tile.first, copy.getDpsInputs()[0], validRows);
     }
   }
-  // Copies past the last block that take the next program's first block
-  // instead (see planFirstBlockPrefetch).
-  for (auto [index, tile] : llvm::enumerate(tiles))
-    if (redirectFirstBlock.count(copies[index]))
-      redirectToNextProgram(copies[index], *tile.first, any, emitCopy);
   // One group per copy (the first holds them all, the others are empty):
   // every iteration commits as many groups as it has async copies.
   for (linalg::CopyOp copy : copies) {
@@ -316,8 +300,8 @@ void Distributor::selectPrologueWaits() {
   // K block: the groups of the copies after that block's (the next K
   // block's, the first V block's) may still be in flight.
   kernel.walk([&](linalg::GenericOp op) {
-    if (!op->hasAttr(kScoresAheadAttrName) || enclosingKeyLoop(op) ||
-        op.getNumDpsInputs() != 2)
+    if (!op->hasAttr(kScoresAheadAttrName) ||
+        op->getParentOfType<scf::ForOp>() || op.getNumDpsInputs() != 2)
       return;
     auto [tile, slot] = tileAndSlot(op.getDpsInputs()[1]);
     for (Operation *prev = op->getPrevNode(); prev;
@@ -339,7 +323,8 @@ void Distributor::selectPrologueWaits() {
 void Distributor::cachePrefetchedFragments() {
   SmallVector<linalg::CopyOp> prefetches;
   kernel.walk([&](linalg::CopyOp copy) {
-    if (!copy->hasAttr(kAsyncCopyAttrName) || enclosingKeyLoop(copy))
+    if (!copy->hasAttr(kAsyncCopyAttrName) ||
+        copy->getParentOfType<scf::ForOp>())
       return;
     Buffer *to = lookup(copy.getDpsInits()[0]);
     if (to && to->slots == 1 && fragmentTiles.count(to->storage))
@@ -382,8 +367,6 @@ void Distributor::cachePrefetchedFragments() {
       bool refill;
     };
     SmallVector<CachePoint> points;
-    // Whether every path through the program passes one point.
-    bool everyPath = true;
     auto branch = dyn_cast<scf::IfOp>(first);
     if (!branch || readsFirst(first)) {
       points.push_back({first, pending, false});
@@ -391,27 +374,15 @@ void Distributor::cachePrefetchedFragments() {
       for (Region &region : branch->getRegions()) {
         Operation *inner =
             region.empty() ? nullptr : firstReader(&region.front().front());
-        if (!inner) {
-          everyPath = false;
+        if (!inner)
           continue;
-        }
         int64_t more =
             std::max<int64_t>(groupsFrom(&region.front().front(), inner), 0);
         points.push_back({inner, pending + more, !points.empty()});
       }
     }
-    // In a program loop on sm_90+: loaded by bulk copies, the next
-    // program's while this one runs (ProgramPrefetch.cpp). Every program
-    // must wait for its phase and issue the next one's copies once.
-    bool acrossPrograms = everyPath && canPrefetchAcrossPrograms(copy, tile);
-    if (acrossPrograms)
-      startProgramPrefetch(copy, tile);
     for (const CachePoint &point : points) {
       b.setInsertionPoint(point.before);
-      if (acrossPrograms) {
-        cacheAndPrefetchNext(tile, point.refill);
-        continue;
-      }
       auto copied =
           tensorCopyTiles.find(tileAndSlot(copy.getDpsInits()[0]).first);
       if (copied != tensorCopyTiles.end()) {
@@ -423,17 +394,10 @@ void Distributor::cachePrefetchedFragments() {
         barrier();
       }
       cacheFragments(tile, point.refill);
-      // P's tiles of a wgmma P V take the tile's place (allocateGroupPV).
-      if (!groupContractions.empty())
-        barrier();
-      // No thread reads the tile again: under warp specialization the
-      // producer may load the next program's into it.
+      // No thread reads the tile again: under warp specialization its
+      // slot is released.
       if (copied != tensorCopyTiles.end())
         releaseTensorCopySlot(copied->second, cIndex(0));
     }
-    // Issued before the loop and by the programs before (the next programs'
-    // sources are cloned from its source).
-    if (acrossPrograms)
-      b.eraseOp(copy);
   }
 }

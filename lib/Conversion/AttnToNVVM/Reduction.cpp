@@ -105,8 +105,7 @@ void Distributor::selectDeferredRowSums(ArrayRef<Operation *> work) {
     Operation *first = others.front();
     for (Operation *parent = first->getParentOp(); parent != kernel;
          parent = parent->getParentOp())
-      if (isa<LoopLikeOpInterface>(parent) &&
-          !parent->hasAttr(kProgramLoopAttrName))
+      if (isa<LoopLikeOpInterface>(parent))
         ok = false;
     for (Operation *op : others)
       if (!first->getBlock()->findAncestorOpInBlock(*op))

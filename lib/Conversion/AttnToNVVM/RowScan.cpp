@@ -56,7 +56,8 @@ static LogicalResult rewriteRowScan(RewriterBase &rewriter, scf::ForOp loop) {
       !llvm::all_of(loop.getResultTypes(), [&](Type t) { return t == i32; }) ||
       !matchPattern(loop.getLowerBound(), m_Zero()) ||
       !matchPattern(loop.getStep(), m_One()))
-    return loop.emitOpError("expects a block-map row scan: an i32 loop from "
+    return emitOpErrorAtLoc(loop,
+                            "expects a block-map row scan: an i32 loop from "
                             "0 by 1 over one class load, yielding (first, "
                             "last, zero-run end, triangular count)");
   Location loc = loop.getLoc();

@@ -117,11 +117,16 @@ static std::optional<ArgumentView> traceToArgument(Value view,
   return result;
 }
 
+/// Whether `chip` (sm_NN[a]) has bulk and tensor copies (the Tensor Memory
+/// Accelerator) and mbarrier transaction counts: sm_90 and newer.
+static bool hasBulkCopies(StringRef chip) {
+  return parseCudaChip(chip).value_or(0) >= 90;
+}
+
 std::optional<TensorCopyMode> mlir::attn::parseTensorCopyMode(StringRef name) {
   return llvm::StringSwitch<std::optional<TensorCopyMode>>(name)
-      .Cases({"none", "false"}, TensorCopyMode::None)
+      .Case("none", TensorCopyMode::None)
       .Case("auto", TensorCopyMode::Auto)
-      .Cases({"all", "true"}, TensorCopyMode::All)
       .Default(std::nullopt);
 }
 
@@ -162,7 +167,7 @@ bool Distributor::tensorCopyUses(
 
 void Distributor::selectRowTensorCopies() {
   if (tensorCopies == TensorCopyMode::None || wgmmaContractions.empty() ||
-      !hasBulkCopies(config.getTarget()) || prefetchesAcrossPrograms())
+      !hasBulkCopies(config.getTarget()))
     return;
   auto isMmaContraction = [&](Operation *op, unsigned) {
     auto generic = dyn_cast<linalg::GenericOp>(op);
@@ -170,20 +175,17 @@ void Distributor::selectRowTensorCopies() {
   };
   // Q's tile, when each warp reads it once, into the registers of its
   // cached fragments (selectCachedFragments): the A operand of f32
-  // contractions only. Not where a transposed V tile takes its place
-  // (allocateTransposedTiles).
+  // contractions only.
   auto readsFragments = [&](Operation *op, unsigned operand) {
     auto generic = dyn_cast<linalg::GenericOp>(op);
     return generic && isContraction(generic) && operand == 0 && !ieee &&
            cachesFragments(generic.getStaticLoopRanges()[2]);
   };
   for (auto &[value, buf] : buffers) {
-    if (buf.layout != Layout::Shared || buf.swizzle || buf.coreMatrix ||
-        buf.transposedTile >= 0)
+    if (buf.layout != Layout::Shared || buf.swizzle || buf.coreMatrix)
       continue;
     bool single = buf.slots == 1;
-    if (single &&
-        (!buf.type.getElementType().isF32() || !transposedTiles.empty()))
+    if (single && !buf.type.getElementType().isF32())
       continue;
     int64_t bytes = buf.type.getElementTypeBitWidth() / 8;
     // The box is a padded row wide: whole 16-byte units, at most 256
@@ -201,11 +203,9 @@ void Distributor::selectRowTensorCopies() {
                 : function_ref<bool(Operation *, unsigned)>(isMmaContraction)))
       continue;
     // Q in whole 128-byte atoms (8-row groups): swizzled, unpadded. (Not
-    // under warp specialization, whose consumers' 216 registers then spill,
-    // nor in program loops, which spilled 96 bytes instead of 68: both
-    // opt-in and slower, their kernels stay as they were.)
-    if (single && !warpSpecialize && !programLoop &&
-        buf.cols * bytes % 128 == 0 && buf.rows % 8 == 0) {
+    // under warp specialization, whose consumers' 216 registers then spill.)
+    if (single && !options.warpSpecialize && buf.cols * bytes % 128 == 0 &&
+        buf.rows % 8 == 0) {
       buf.swizzle = buf.swizzledRows = true;
       buf.padBytes = 0;
       continue;
@@ -216,7 +216,7 @@ void Distributor::selectRowTensorCopies() {
 
 LogicalResult Distributor::selectTensorCopies() {
   if (tensorCopies == TensorCopyMode::None || wgmmaContractions.empty() ||
-      !hasBulkCopies(config.getTarget()) || prefetchesAcrossPrograms())
+      !hasBulkCopies(config.getTarget()))
     return success();
   // The candidates: multi-buffered swizzled tiles of whole 128-byte atoms
   // that only wgmma reads, and the row tiles selectRowTensorCopies chose.
@@ -246,8 +246,7 @@ LogicalResult Distributor::selectTensorCopies() {
     bool swizzled =
         buf.layout == Layout::Shared && buf.swizzle && buf.slots > 1 &&
         buf.cols * (buf.type.getElementTypeBitWidth() / 8) % 128 == 0 &&
-        (tensorCopies == TensorCopyMode::All ||
-         buf.type.getElementTypeBitWidth() == 16 || withRows);
+        (buf.type.getElementTypeBitWidth() == 16 || withRows);
     bool rowTile = isRowTile(buf);
     if (!swizzled && !rowTile)
       continue;
@@ -258,8 +257,8 @@ LogicalResult Distributor::selectTensorCopies() {
       // A swizzled Q tile has no cp.async path (selectRowTensorCopies
       // chose it for the reads selectCachedFragments takes).
       if (buf.swizzledRows)
-        return kernel.emitOpError(
-            "a swizzled Q tile whose fragments are not cached");
+        return emitOpErrorAtLoc(
+            kernel, "a swizzled Q tile whose fragments are not cached");
       continue;
     }
     Uses uses;
@@ -269,8 +268,9 @@ LogicalResult Distributor::selectTensorCopies() {
                     : function_ref<bool(Operation *, unsigned)>(isWgmma)))
       candidates[value] = std::move(uses);
     else if (buf.swizzledRows)
-      return kernel.emitOpError("a swizzled Q tile that tensor copies cannot "
-                                "load");
+      return emitOpErrorAtLoc(kernel,
+                              "a swizzled Q tile that tensor copies cannot "
+                              "load");
   }
   if (candidates.empty())
     return success();
@@ -295,7 +295,7 @@ LogicalResult Distributor::selectTensorCopies() {
     unsigned index = kernel.getNumArguments();
     if (failed(kernel.insertArgument(index, LLVM::LLVMPointerType::get(ctx),
                                      DictionaryAttr::get(ctx), loc)))
-      return kernel.emitOpError("could not add a tensor map argument");
+      return emitOpErrorAtLoc(kernel, "could not add a tensor map argument");
     entry.map = kernel.getArgument(index);
     hostArgs.push_back(kTensorMapArgCode - static_cast<int32_t>(maps.size()));
     maps.push_back(b.getDictionaryAttr(
@@ -325,11 +325,8 @@ LogicalResult Distributor::selectTensorCopies() {
   // after it would live on the stack. Every thread's fill counts start at 0.
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointAfter(dynamicShared.getDefiningOp());
-  // (In a program loop the Distributor's thread id is the loop's.)
-  Value threadId =
-      programLoop ? gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x) : tid;
-  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                      threadId, cIndex(0));
+  Value first =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, cIndex(0));
   Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
   auto countType = MemRefType::get({1}, b.getI32Type());
   for (auto &[tile, entry] : tensorCopyTiles) {

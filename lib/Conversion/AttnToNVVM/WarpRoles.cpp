@@ -25,8 +25,7 @@
 //                          then its first thread issues the copy
 //
 // Where a warp is done with a slot: after Q's fragments are read (Q's
-// tile), after a program loop's last key loop (every slot of K and V),
-// and at the latest where the slot's next fill was issued (after the
+// tile), and at the latest where the slot's next fill was issued (after the
 // refill barrier that stood there). The n-th fill of a slot waits for
 // phase n - 2 of its empty barrier, which completes once all C / 32 warps
 // have released fill n - 1; a warp cannot release a fill twice, nor the
@@ -38,16 +37,14 @@
 // and `.maxnreg` (65536 / 2 / (C + 128)): two thread blocks per SM.
 //
 // The Distributor prepares the kernel (selectWarpSpecialization,
-// emitSlotHandover, releaseTensorCopySlot, releaseAfterProgramReads,
-// refill barriers tagged kRefillBarrierAttrName), then splitWarpRoles makes
-// the two roles out of it: the suffix after the entry's first barrier is
-// cloned, the consumers' copy drops everything tagged for the producer, and
-// the producer's copy keeps only the backward slice of its tagged ops
-// (operands, enclosing loops and branches, and the stores to the private
-// counters it reads). That slice must be pure arithmetic on private
-// registers, or the split is undone (dropWarpRoles) and the kernel stays as
-// it was. A program loop runs in both roles, the producer one key block and
-// one program's first blocks ahead at most.
+// emitSlotHandover, releaseTensorCopySlot, refill barriers tagged
+// kRefillBarrierAttrName), then splitWarpRoles makes the two roles out of
+// it: the suffix after the entry's first barrier is cloned, the consumers'
+// copy drops everything tagged for the producer, and the producer's copy
+// keeps only the backward slice of its tagged ops (operands, enclosing
+// loops and branches, and the stores to the private counters it reads).
+// That slice must be pure arithmetic on private registers, or the split is
+// undone (dropWarpRoles) and the kernel stays as it was.
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,9 +81,8 @@ static StringRef roleOf(Operation *op) {
 }
 
 void Distributor::selectWarpSpecialization() {
-  if (!warpSpecialize || tensorCopyTiles.empty() ||
-      config.getTarget() != "sm_90a" || numThreads != 128 || programPrefetch ||
-      programPrefetchL2 || prefetchAhead > 0 || programPrefetchKV ||
+  if (!options.warpSpecialize || tensorCopyTiles.empty() ||
+      config.getTarget() != "sm_90a" || numThreads != 128 ||
       !onlyTensorCopies())
     return;
   warpSpecialized = true;
@@ -101,10 +97,8 @@ void Distributor::selectWarpSpecialization() {
     fence = op;
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(fence);
-  Value threadId =
-      programLoop ? gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x) : tid;
-  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                      threadId, cIndex(0));
+  Value first =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, cIndex(0));
   Value warps = arith::ConstantIntOp::create(b, loc, numThreads / 32, 32);
   auto countType = MemRefType::get({1}, b.getI32Type());
   Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
@@ -116,12 +110,6 @@ void Distributor::selectWarpSpecialization() {
       memref::StoreOp::create(b, loc, zero, count, ValueRange{cIndex(0)});
       entry.released.push_back(count);
     }
-  }
-  // The roles split at the entry's first barrier (splitWarpRoles); a
-  // program loop's first is in the loop, so the entry gets one.
-  if (programLoop) {
-    b.setInsertionPointAfter(fence);
-    gpu::BarrierOp::create(b, loc);
   }
   // Every copy lands before the consumers leave, also one no read waited
   // for (a block the loop skipped): the thread block's shared memory must
@@ -179,29 +167,6 @@ void Distributor::releaseTensorCopySlot(const TensorCopyTile &entry,
       arith::ConstantIntOp::create(b, loc, 1, 32));
   spinOnParity(b, loc, sharedEntry(entry.barriers, index), parity);
   arriveOnSlot(entry, index, fills);
-}
-
-void Distributor::releaseAfterProgramReads() {
-  if (!warpSpecialized || !programLoopOp)
-    return;
-  // The program's last top-level op that waits for a multi-slot tile.
-  Block *body = programLoopOp.getBody();
-  Operation *last = nullptr;
-  for (Operation &op : body->without_terminator()) {
-    bool reads = false;
-    op.walk([&](Operation *inner) {
-      reads |= inner->hasAttr(kTensorCopyWaitAttrName) && roleOf(inner).empty();
-    });
-    if (reads)
-      last = &op;
-  }
-  if (!last)
-    return;
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointAfter(last);
-  for (auto &[tile, entry] : tensorCopyTiles)
-    for (int64_t s = 0, e = entry.fills.size(); e > 1 && s < e; ++s)
-      releaseTensorCopySlot(entry, cIndex(s));
 }
 
 void Distributor::emitSlotHandover(const TensorCopyTile &entry, Value index,
@@ -267,11 +232,6 @@ static bool producerMayRun(Operation *op) {
            isReadOnlyArgument(load.getMemRef());
   if (auto store = dyn_cast<memref::StoreOp>(op))
     return store.getMemRef().getDefiningOp<memref::AllocaOp>() != nullptr;
-  // A program loop's reads of %tid.x and %ctaid.x (Distributor::classify,
-  // outlineProgramGrid).
-  if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op))
-    return asmOp->getNumOperands() == 0 &&
-           asmOp.getAsmString().starts_with("mov.u32 $0, %");
   return op->getNumRegions() == 0 && isMemoryEffectFree(op);
 }
 

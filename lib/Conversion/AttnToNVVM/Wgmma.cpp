@@ -6,8 +6,8 @@
 // 16-row warps): which contractions and tiles take them
 // (selectWgmmaOperands), and their emission (contractWithWgmma): operands
 // by descriptor from core-matrix or 128-byte-swizzled tiles, or A from
-// registers (tf32 Q's cached fragments, P) as inline PTX; 16-bit V read
-// N-major. See docs/Wgmma.md.
+// registers (tf32 Q's cached fragments, 16-bit P) as inline PTX; 16-bit V
+// read N-major. See docs/Wgmma.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,16 +33,13 @@ void Distributor::selectWgmmaOperands() {
   bool scoresAhead = llvm::any_of(generics, [](linalg::GenericOp op) {
     return op->hasAttr(kScoresAheadAttrName);
   });
-  if (!(wgmma || scoresAhead || wgmmaSixteenBit) ||
-      config.getTarget() != "sm_90a" || ieee || rowTiles != 1 || warps % 4)
+  if (config.getTarget() != "sm_90a" || ieee || rowTiles != 1 || warps % 4)
     return;
-  // 16-bit contractions go to wgmma by default (wgmmaSixteenBit) where the
-  // head dim (`dim`: k of Q K^T, n of P V) is 64 or 128, the shapes
-  // measured; f32 ones with `wgmma` or in a kernel with scores-ahead loops.
+  // 16-bit contractions go to wgmma where the head dim (`dim`: k of Q K^T, n
+  // of P V) is 64 or 128, the shapes measured; any in a kernel with
+  // scores-ahead loops.
   auto allowed = [&](Type elt, int64_t dim) {
-    if (wgmma || scoresAhead)
-      return true;
-    return !elt.isF32() && wgmmaSixteenBit && (dim == 64 || dim == 128);
+    return scoresAhead || (!elt.isF32() && (dim == 64 || dim == 128));
   };
   auto dims = [ctx = kernel.getContext()](unsigned x, unsigned y) {
     return contractionMap(ctx, x, y);
@@ -60,42 +57,24 @@ void Distributor::selectWgmmaOperands() {
       continue;
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     if (a->layout == Layout::Acc) {
+      // 16-bit P V: C[i][j] += P[i][k] * V[k][j] with P converted in
+      // registers and V ([k][n], n contiguous) read N-major by descriptor
+      // (imm-trans-b): no transposed copy. The next block's scores, if in
+      // flight, are waited for with it (wgmma groups complete in order).
+      // V's rows must be whole 128-byte atoms (the swizzled layout). tf32 P V
+      // stays on mma.sync: tf32 B must be K-major, and V's tile is not.
       int64_t k = op.getStaticLoopRanges()[2];
       Type vElt = bBuf->type.getElementType();
-      if ((vElt.isF16() || vElt.isBF16()) && allowed(vElt, c->cols)) {
-        // 16-bit P V: C[i][j] += P[i][k] * V[k][j] with P converted in
-        // registers and V ([k][n], n contiguous) read N-major by descriptor
-        // (imm-trans-b): no transposed copy. The next block's scores, if in
-        // flight, are waited for with it (wgmma groups complete in order).
-        // V's rows must be whole 128-byte atoms (the swizzled layout).
-        int64_t rowBytes = bBuf->cols * 2;
-        if (maps[0] != dims(0, 2) || maps[1] != dims(2, 1) ||
-            maps[2] != dims(0, 1) || a->cols != k || bBuf->rows != k ||
-            k % 16 || bBuf->cols != c->cols || c->cols % 8 || c->cols > 256 ||
-            rowBytes % 128 || a->rows != 16 * warps ||
-            getConstantIntValue(bRows) != bBuf->rows)
-          continue;
-        wgmmaContractions.insert(op);
-        operands.insert(bBuf);
-        continue;
-      }
-      // tf32 P V only with `wgmma`, and not in a kernel with scores-ahead
-      // loops: there its transposed copy of V each block cost more than it
-      // saved (the seed's kernels 2.6-5.1% slower,
-      // bench/results/2026-12-02-h200-wgmma-16bit.log).
-      if (scoresAhead || !wgmma)
-        continue;
-      // tf32 P V: C[i][j] += P[i][k] * V[k][j] with P in registers (the
-      // accumulator of S) and V stored transposed (K-major, as tf32 needs).
-      if (maps[0] != dims(0, 2) || maps[1] != dims(2, 1) ||
-          maps[2] != dims(0, 1) || !a->type.getElementType().isF32() ||
-          !bBuf->type.getElementType().isF32() || a->cols != k ||
-          bBuf->rows != k || k % 8 || bBuf->cols != c->cols || c->cols % 8 ||
-          c->cols > 256 || a->rows != 16 * warps ||
-          getConstantIntValue(bRows) != bBuf->rows || c->cols % 32 ||
-          (k * c->cols) % (128 * warps))
+      int64_t rowBytes = bBuf->cols * 2;
+      if (!(vElt.isF16() || vElt.isBF16()) || !allowed(vElt, c->cols) ||
+          maps[0] != dims(0, 2) || maps[1] != dims(2, 1) ||
+          maps[2] != dims(0, 1) || a->cols != k || bBuf->rows != k || k % 16 ||
+          bBuf->cols != c->cols || c->cols % 8 || c->cols > 256 ||
+          rowBytes % 128 || a->rows != 16 * warps ||
+          getConstantIntValue(bRows) != bBuf->rows)
         continue;
       wgmmaContractions.insert(op);
+      operands.insert(bBuf);
       continue;
     }
     if (a->layout != Layout::Shared)
@@ -139,24 +118,9 @@ void Distributor::selectWgmmaOperands() {
   };
   for (Operation *op : wgmmaContractions) {
     Buffer *a = lookup(op->getOperand(0)), *bBuf = lookup(op->getOperand(1));
-    if (a->layout == Layout::Acc && !bBuf->type.getElementType().isF32()) {
+    if (a->layout == Layout::Acc) {
       // 16-bit V: the swizzled layout of K, read N-major.
       bBuf->coreMatrix = bBuf->swizzle = true;
-      continue;
-    }
-    if (a->layout == Layout::Acc) {
-      // V keeps its layout (and its copies); its transposed copy is
-      // allocated with the other tiles.
-      if (bBuf->transposedTile < 0) {
-        Buffer t;
-        t.layout = Layout::Shared;
-        t.type = bBuf->type;
-        t.rows = bBuf->rows;
-        t.cols = bBuf->cols;
-        t.coreMatrix = t.transposed = true;
-        bBuf->transposedTile = transposedTiles.size();
-        transposedTiles.push_back(t);
-      }
       continue;
     }
     bBuf->coreMatrix = true;
@@ -223,10 +187,11 @@ void Distributor::fenceForAsyncProxy() {
 /// every step's operands are built before the first wgmma: 16-bit P's
 /// conversions between two wgmmas made ptxas inject a warpgroup.arrive
 /// before the second (C7519).
-Value mlir::attn::detail::issueRegisterAWgmma(
-    OpBuilder &b, Location loc, Value acc, int64_t regs, StringRef instruction,
-    StringRef immediates, int64_t steps, bool operandsFirst,
-    function_ref<SmallVector<Value>(int64_t)> operandsOf) {
+static Value
+issueRegisterAWgmma(OpBuilder &b, Location loc, Value acc, int64_t regs,
+                    StringRef instruction, StringRef immediates, int64_t steps,
+                    bool operandsFirst,
+                    function_ref<SmallVector<Value>(int64_t)> operandsOf) {
   std::string asmString;
   llvm::raw_string_ostream os(asmString);
   os << instruction << " {";
@@ -302,17 +267,6 @@ LogicalResult Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
     return arith::AddIOp::create(
         b, loc, desc, arith::ConstantIntOp::create(b, loc, offset >> 4, 64));
   };
-  // tf32 P V: V's transposed copy (K-major for wgmma), published to the
-  // async proxy. The barrier before the copy that filled V's tile (or the
-  // pipelined loop's head) orders it after the previous block's P V.
-  Buffer transposedV;
-  bool nMajorV = a.layout == Layout::Acc && !elt.isF32();
-  if (a.layout == Layout::Acc && !nMajorV) {
-    transposedV = transposedTiles[bBuf.transposedTile];
-    transposeForWgmma(bBuf, transposedV);
-    fenceForAsyncProxy();
-    barrier();
-  }
   // The m64nN f32 accumulator of a warp is its m16n8 tiles in order: thread
   // register 4 j + 2 i + jj is (row 8 i + lane / 4, col 8 j + 2 (lane % 4)
   // + jj), as accIndex(c, 0, j, i, jj) numbers them.
@@ -330,10 +284,10 @@ LogicalResult Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
       cached == fragmentCache.end()) {
     // selectWgmmaOperands left this tile for registers, and its copy did
     // not cache it (it is not copied once, outside the key loops).
-    return kernel.emitOpError("expects the tf32 A fragments of a wgmma "
-                              "contraction cached in registers");
+    return emitOpErrorAtLoc(kernel, "expects the tf32 A fragments of a wgmma "
+                                    "contraction cached in registers");
   }
-  if (nMajorV) {
+  if (a.layout == Layout::Acc) {
     // 16-bit P V: A is P, converted in registers: k step kt (16 keys) is
     // P's n tiles 2 kt and 2 kt + 1, rows r and r + 8, exactly the A
     // fragment of m64nNk16 (as for mma.sync m16n8k16). B is V's swizzled
@@ -377,33 +331,20 @@ LogicalResult Distributor::contractWithWgmma(Buffer &a, Buffer &bBuf, Buffer &c,
               arith::ConstantIntOp::create(b, loc, kt * 2048 >> 4, 64)));
           return operands;
         });
-  } else if (a.layout == Layout::Acc || cached != fragmentCache.end()) {
-    // tf32 A from registers: Q's fragments (cacheFragments), or P's
-    // accumulator registers (r, 2q), (r + 8, 2q), (r, 2q + 1),
-    // (r + 8, 2q + 1) of n tile kt, which stand for k = q and q + 4: the
-    // slots of V's transposed tile.
-    Value bDesc = a.layout == Layout::Acc
-                      ? descriptor(transposedV, transposedV.base,
-                                   transposedV.rows / e * 128 + 16)
-                      : descriptor(bBuf, bBuf.base, bBuf.cols / e * 128);
+  } else if (cached != fragmentCache.end()) {
+    // tf32 A from registers: Q's fragments (cacheFragments).
+    Value bDesc = descriptor(bBuf, bBuf.base, bBuf.cols / e * 128);
     std::string instruction = llvm::formatv(
         "wgmma.mma_async.sync.aligned.m64n{0}k8.f32.tf32.tf32", n);
     acc = issueRegisterAWgmma(
         b, loc, acc, regs, instruction, "1, 1, 1", k / 8,
         /*operandsFirst=*/false, [&](int64_t kt) {
           SmallVector<Value> operands;
-          if (a.layout == Layout::Acc) {
-            for (int64_t j = 0; j < 2; ++j)
-              for (int64_t i = 0; i < 2; ++i)
-                operands.push_back(loadPrivate(a, accIndex(a, 0, kt, i, j)));
-          } else {
-            for (int64_t r = 0; r < 4; ++r)
-              operands.push_back(loadPrivate(cached->second, kt * 4 + r));
-          }
+          for (int64_t r = 0; r < 4; ++r)
+            operands.push_back(loadPrivate(cached->second, kt * 4 + r));
           for (Value &v : operands)
             v = LLVM::BitcastOp::create(b, loc, b.getI32Type(), v);
-          operands.push_back(
-              atStep(a.layout == Layout::Acc ? transposedV : bBuf, bDesc, kt));
+          operands.push_back(atStep(bBuf, bDesc, kt));
           return operands;
         });
   } else {

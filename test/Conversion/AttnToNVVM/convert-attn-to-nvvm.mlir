@@ -1,22 +1,23 @@
 // The pass alone, on the bufferized block-level IR of a bf16 GQA causal
-// attention tiled for sm_90a with 64-row programs of 4 warps:
-// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=1" --attn-online-softmax \
+// attention tiled for sm_80 (mma.sync: on sm_90a these 16-bit programs run
+// on wgmma, wgmma-16bit.mlir) with 64-row programs of 4 warps:
+// RUN: attn-opt %s --attn-tile="target=sm_80 block-m=64 block-n=32 num-warps=4 num-stages=1" --attn-online-softmax \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
-// RUN:   | attn-opt --convert-attn-to-nvvm="wgmma-16bit=false" \
+// RUN:   | attn-opt --convert-attn-to-nvvm \
 // RUN:   | FileCheck %s --implicit-check-not="linalg." --implicit-check-not="scf.forall"
 
 // Pipelined by --attn-pipeline with two stages, the key loops' K/V tiles
 // (`attn.async_copy`) come one block ahead through cp.async into the other
 // slot; with three, two blocks ahead:
-// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
+// RUN: attn-opt %s --attn-tile="target=sm_80 block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
-// RUN:   | attn-opt --convert-attn-to-nvvm="wgmma-16bit=false" | FileCheck %s --check-prefix=PIPE
-// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=3" --attn-online-softmax \
+// RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s --check-prefix=PIPE
+// RUN: attn-opt %s --attn-tile="target=sm_80 block-m=64 block-n=32 num-warps=4 num-stages=3" --attn-online-softmax \
 // RUN:   --attn-pipeline --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
-// RUN:   | attn-opt --convert-attn-to-nvvm="wgmma-16bit=false" | FileCheck %s --check-prefix=PIPE3
-// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=64 num-warps=4 num-stages=1" --attn-online-softmax \
+// RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s --check-prefix=PIPE3
+// RUN: attn-opt %s --attn-tile="target=sm_80 block-m=64 block-n=64 num-warps=4 num-stages=1" --attn-online-softmax \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
-// RUN:   | attn-opt --convert-attn-to-nvvm="wgmma-16bit=false" | FileCheck %s --check-prefix=WIDE
+// RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s --check-prefix=WIDE
 
 // Key blocks as wide as the head dim (64): the rescale of acc is not put
 // under a warp vote (the branch costs more than the multiplies it skips).

@@ -1,15 +1,10 @@
 // --attn-pipeline="scores-ahead=all" on the GPU (tf32, head dim 64, 64-row
-// programs of one warpgroup, two stages). With wgmma, the next block's
+// programs of one warpgroup, two stages). Scores-ahead loops put the
+// kernel's Q K^T on wgmma (the schedule exists for it): the next block's
 // scores are issued asynchronously and waited for only where they are
 // copied into S, at the end of the iteration, after this block's P V (on
 // mma.sync: a wgmma P V would wait for them too). K and V come by cp.async
 // here (tensor-copies=none; tensor-copies.mlir has the TMA form).
-// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
-// RUN:   --attn-pipeline="scores-ahead=all" \
-// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
-// RUN:   | attn-opt --convert-attn-to-nvvm="wgmma=true tensor-copies=none" | FileCheck %s
-// Scores-ahead loops put the kernel's Q K^T on wgmma without the wgmma
-// option too (the schedule exists for it):
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline="scores-ahead=all" \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \

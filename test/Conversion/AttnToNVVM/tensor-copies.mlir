@@ -1,5 +1,5 @@
-// --convert-attn-to-nvvm="tensor-copies=true" (all) and the default (auto,
-// which takes a tf32 K together with its V): Q's tile (read once into each
+// --convert-attn-to-nvvm's default, tensor-copies=auto (which takes a tf32 K
+// together with its V): Q's tile (read once into each
 // warp's cached fragments) in the 128-byte swizzle, unpadded, by one tensor
 // copy per 128-byte atom (every box in bounds); K's tile (128-byte swizzle,
 // read only by wgmma) is loaded by TMA tensor copies, one per 128-byte atom
@@ -14,21 +14,17 @@
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline="scores-ahead=all" \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
-// RUN:   | attn-opt --convert-attn-to-nvvm="tensor-copies=true" | FileCheck %s
-// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
-// RUN:   --attn-pipeline="scores-ahead=all" \
-// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s
 // With tensor-copies=none, K and V come by cp.async:
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline="scores-ahead=all" \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm="tensor-copies=none" | FileCheck %s --check-prefix=OFF
-// On sm_80 (no TMA, no wgmma) the option changes nothing:
+// On sm_80 (no TMA, no wgmma) `auto` is the same:
 // RUN: attn-opt %s --attn-tile="target=sm_80 block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
 // RUN:   --attn-pipeline="scores-ahead=all" \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
-// RUN:   | attn-opt --convert-attn-to-nvvm="tensor-copies=true" | FileCheck %s --check-prefix=OFF
+// RUN:   | attn-opt --convert-attn-to-nvvm="tensor-copies=auto" | FileCheck %s --check-prefix=OFF
 
 // The host: a descriptor of Q's box (64 rows x 32 f32, one 128-byte atom,
 // 128-byte swizzle), one of K's (1 x 1 x 32 keys x 32 f32,

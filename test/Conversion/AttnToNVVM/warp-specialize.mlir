@@ -11,15 +11,6 @@
 // RUN:   --attn-pipeline="scores-ahead=all" \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm="warp-specialize=true" | FileCheck %s
-// In a program loop (program-tiles=2) both roles run the loop; the
-// consumers release Q's slot once each warp has read its fragments, and
-// every K and V slot after the program's last key loop, so that the
-// producer loads the next program's Q and first blocks while this one
-// ends:
-// RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
-// RUN:   --attn-pipeline="scores-ahead=all" \
-// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
-// RUN:   | attn-opt --convert-attn-to-nvvm="warp-specialize=true program-tiles=2" | FileCheck %s --check-prefix=LOOP
 // Where the kernel cannot split (cp.async copies, here with
 // tensor-copies=none), the option changes nothing:
 // RUN: attn-opt %s --attn-tile="target=sm_90a block-m=64 block-n=32 num-warps=4 num-stages=2" --attn-online-softmax \
@@ -79,28 +70,6 @@
 // CHECK-NOT:       nvvm.mma.sync
 // CHECK-NOT:       nvvm.wgmma
 // CHECK:           gpu.return
-
-// LOOP:          gpu.func @tf32_kernel(
-// LOOP-SAME:       known_block_size = array<i32: 256, 1, 1>
-// LOOP:            nvvm.setmaxregister  increase 216
-// LOOP:            scf.for
-// Q's wait, the fragments' reads, Q's release.
-// LOOP:            attn.tensor_copy_wait
-// LOOP:            memref.store %{{.*}}, %[[QRELEASED:.*]][%{{.*}}] : memref<1xi32>
-// LOOP:            nvvm.mbarrier.arrive
-// LOOP:            } {attn.pipelined = 2 : i64, attn.scores_ahead}
-// LOOP:            } {attn.pipelined = 2 : i64}
-// After the last key loop: no more waits for a read, the 4 slots' releases.
-// LOOP-NOT:        attn.tensor_copy_wait
-// LOOP-COUNT-4:    nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
-// LOOP-NOT:        attn.tensor_copy_wait
-// LOOP:            } {attn.program_loop}
-// LOOP:          } else {
-// LOOP-NEXT:       nvvm.setmaxregister  decrease 40
-// LOOP:            scf.for
-// LOOP:            nvvm.cp.async.bulk.tensor.shared.cluster.global
-// LOOP-NOT:        nvvm.mma.sync
-// LOOP:            } {attn.program_loop}
 
 // OFF:           gpu.func @tf32_kernel(
 // OFF-NOT:         known_block_size = array<i32: 256

@@ -1,17 +1,9 @@
-// 16-bit attention on sm_90a runs both products on wgmma by default
-// (--convert-attn-to-nvvm's wgmma-16bit): a bf16 GQA causal attention at
-// head dim 128, tiled by the sm_90a default (64-row programs of one
+// 16-bit attention on sm_90a runs both products on wgmma: a bf16 GQA causal
+// attention at head dim 128, tiled by the sm_90a default (64-row programs of one
 // warpgroup, key blocks of 64, two stages) and pipelined.
 // RUN: attn-opt %s --attn-tile="target=sm_90a" --attn-online-softmax --attn-pipeline \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s
-// Through the whole pipeline, wgmma-16bit=false also keeps the default
-// scores-ahead (`auto`) off the 16-bit loops, whose next-block scores would
-// put Q K^T on wgmma:
-// RUN: attn-opt %s --attn-to-gpu-kernels="chip=sm_90a wgmma-16bit=false" | FileCheck %s --check-prefix=OFF
-// OFF-NOT:  wgmma
-// OFF:      nvvm.mma.sync
-// OFF-NOT:  wgmma
 // tensor-copies=none keeps every thread's cp.async for K and V; a name
 // that is not a mode is an error:
 // RUN: attn-opt %s --attn-tile="target=sm_90a" --attn-online-softmax --attn-pipeline \
@@ -27,11 +19,11 @@
 // NOTC:         nvvm.cp.async.shared.global
 // NOTC-NOT:     nvvm.cp.async.bulk.tensor
 // NOTC:         nvvm.wgmma.mma_async
-// BAD: error: --convert-attn-to-nvvm: tensor-copies must be auto, all or none, got 'k'
-// With wgmma-16bit=false the same program stays on mma.sync (ldmatrix).
-// RUN: attn-opt %s --attn-tile="target=sm_90a" --attn-online-softmax --attn-pipeline \
+// BAD: error: --convert-attn-to-nvvm: tensor-copies must be auto or none, got 'k'
+// On sm_80 the same program runs on mma.sync (ldmatrix).
+// RUN: attn-opt %s --attn-tile="target=sm_80 block-m=64 block-n=64 num-warps=4 num-stages=2" --attn-online-softmax --attn-pipeline \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
-// RUN:   | attn-opt --convert-attn-to-nvvm="wgmma-16bit=false" | FileCheck %s --check-prefix=MMA
+// RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s --check-prefix=MMA
 
 // Q, K and V in the 128-byte swizzle (unpadded rows of 256 bytes), after
 // the 1024 bytes that align the swizzled tiles: Q, then two slots each of

@@ -7,11 +7,6 @@
 // Two warps are no warpgroup: both products on mma.sync, as on sm_80.
 // RUN: attn-translate --attn-to-ptx %s --manifest=%t/m.json --block-m=32 --num-warps=2 | FileCheck %s --check-prefix=MMA
 // RUN: FileCheck %s --check-prefix=OVERRIDE < %t/m.json
-// Two programs per thread block: half the thread blocks along y, and the
-// program loop in the PTX.
-// RUN: attn-translate --attn-to-ptx %s -o %t/tiles.ptx --manifest=%t/tiles.json --program-tiles=2
-// RUN: FileCheck %s --check-prefix=TILES < %t/tiles.json
-// RUN: FileCheck %s --check-prefix=TILES-PTX < %t/tiles.ptx
 
 // PTX: .version 8.0
 // PTX: .target sm_90a
@@ -92,15 +87,6 @@
 // OVERRIDE: "block": [64, 1, 1],
 // OVERRIDE: "grid": [{"ceil_div": ["Tq", 32]}, "Hq", "B"],
 
-// TILES:      "grid": [
-// TILES-NEXT:   {"ceil_div": ["Tq", 64]},
-// TILES-NEXT:   {"ceil_div": [{"mul": ["B", "Hq"]}, 2]},
-// TILES-NEXT:   1
-// TILES-NEXT: ],
-// TILES-PTX: .entry gqa_kernel(
-// TILES-PTX: mov.u32 %r{{[0-9]+}}, %tid.x;
-// TILES-PTX: mov.u32 %r{{[0-9]+}}, %ctaid.x;
-// TILES-PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 
 func.func @gqa(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>) -> tensor<?x8x?x64xbf16> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> -> tensor<?x8x?x64xbf16>

@@ -1,5 +1,5 @@
 // The seed's kernels with Q, K and V loaded by TMA tensor copies
-// (attn-translate --tensor-copies, i.e. all, and the default) are PTX
+// (attn-translate --tensor-copies=auto, the default) are PTX
 // that ptxas assembles for sm_90a without a stack frame or spills: thread 0
 // initializes one mbarrier for Q's tile, one per K slot and one per V slot,
 // issues one cp.async.bulk.tensor per 128-byte atom of Q (four boxes of
@@ -11,11 +11,11 @@
 // V as the last parameters. No cp.async is left.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: attn-translate --attn-to-ptx %s --chip=sm_90a --tensor-copies -o %t/k.ptx
+// RUN: attn-translate --attn-to-ptx %s --chip=sm_90a --tensor-copies=auto -o %t/k.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t/k.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/k.ptx -o %t/k.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/k.json
-// The default (auto) is the same kernel:
+// Without the option, the same kernel:
 // RUN: mkdir -p %t/auto && attn-translate --attn-to-ptx %s --chip=sm_90a -o %t/auto/k.ptx
 // RUN: diff %t/k.ptx %t/auto/k.ptx
 // RUN: diff %t/k.json %t/auto/k.json

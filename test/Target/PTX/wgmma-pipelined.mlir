@@ -4,18 +4,14 @@
 // C7511 when it serializes them
 // (it did while the NVPTX backend put the accumulators' zeroing after the
 // wgmma fence: docs/Wgmma.md), and with no spills or stack. Checked
-// with --scores-ahead (the next block's scores in flight over this block's
-// softmax and P V), and for the mask kernel with --wgmma alone. (With
-// --wgmma alone, the causal kernel's in-place wgmma of Q K^T and P V are
-// serialized again since the swizzled layout: C7511 at 250 registers.)
+// by default and with --scores-ahead (all: the next block's scores in
+// flight over this block's softmax and P V in every eligible loop).
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-translate --attn-to-ptx %s -e causal --chip=sm_90a -o %t/causal.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/causal.ptx -o %t/causal.cubin 2>&1 | FileCheck %s
-// RUN: attn-translate --attn-to-ptx %s -e masked --chip=sm_90a --wgmma --scores-ahead -o %t/masked-ahead.ptx
+// RUN: attn-translate --attn-to-ptx %s -e masked --chip=sm_90a --scores-ahead -o %t/masked-ahead.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/masked-ahead.ptx -o %t/masked-ahead.cubin 2>&1 | FileCheck %s
-// RUN: attn-translate --attn-to-ptx %s -e masked --chip=sm_90a --wgmma -o %t/masked.ptx
-// RUN: %ptxas -arch=sm_90a -v %t/masked.ptx -o %t/masked.cubin 2>&1 | FileCheck %s
 // The scores-ahead kernels wait for the prologue's scores in place, and
 // hold the loop's in flight across the softmax: a commit with no wait before
 // the mma.sync of P V.
@@ -26,17 +22,6 @@
 // ASYNC-NOT:  wgmma.wait_group
 // ASYNC:      mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // ASYNC:      wgmma.wait_group.sync.aligned 0;
-// With P V on wgmma too (--wgmma-tf32-pv, opt-in), both kernels assemble
-// with no wgmma serialized (a wait_group 1 for the previous P V, across the
-// loop's back edge, made ptxas serialize them all: C7514), no spill and no
-// stack; the mask kernel at 255 registers.
-// RUN: attn-translate --attn-to-ptx %s -e causal --chip=sm_90a --wgmma-tf32-pv -o %t/causal-pv.ptx
-// RUN: %ptxas -arch=sm_90a -v %t/causal-pv.ptx -o %t/causal-pv.cubin 2>&1 | FileCheck %s
-// RUN: attn-translate --attn-to-ptx %s -e masked --chip=sm_90a --wgmma-tf32-pv -o %t/masked-pv.ptx
-// RUN: %ptxas -arch=sm_90a -v %t/masked-pv.ptx -o %t/masked-pv.cubin 2>&1 | FileCheck %s
-// RUN: FileCheck %s --check-prefix=PV < %t/masked-pv.ptx
-// PV:     wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32
-// PV-NOT: mma.sync.aligned.m16n8k8
 // The mask kernel (a mask block map's rows scanned) reads the shared
 // memory's base from its symbol where it builds each wgmma descriptor, so
 // that ptxas keeps the descriptors in uniform registers (its unmasked loop

@@ -28,4 +28,4 @@ func.func @self(%x: tensor<1x2x9x8xf32>) -> tensor<1x2x9x8xf32> {
 }
 
 // RUN: not attn-run %s -e self --input=random --input=random 2>&1 | FileCheck %s --check-prefix=SELF-COUNT
-// SELF-COUNT: attn-run: function 'self' takes 1 input (q/k/v: tensor<1x2x9x8xf32>), got 2 --input values
+// SELF-COUNT: attn-run: error: function 'self' takes 1 input (q/k/v: tensor<1x2x9x8xf32>), got 2 --input values

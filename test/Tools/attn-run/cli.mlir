@@ -48,19 +48,30 @@ func.func @attn(%q: tensor<1x2x17x32xf32>, %k: tensor<1x2x33x32xf32>, %v: tensor
 // Option errors.
 // RUN: not attn-run %s --input=random --input=random --input=random --target=tpu 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=TARGET
-// TARGET: attn-run: unknown --target 'tpu' (expected cpu or cuda)
+// TARGET: attn-run: error: unknown --target 'tpu' (expected cpu or cuda)
 // RUN: not attn-run %s --input=random --input=random --input=random --bench --iters=0 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=ITERS
-// ITERS: attn-run: --iters must be at least 1
+// ITERS: attn-run: error: --iters must be at least 1
 // RUN: not attn-run %s --input=random --input=random --input=random --block-n=-4 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BLOCK-NEG
-// BLOCK-NEG: attn-run: --block-m and --block-n must be >= 0
+// BLOCK-NEG: attn-run: error: --block-m and --block-n must be >= 0
 // RUN: not attn-run %s --input=random --input=random --input=random --output=@ 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OUTPUT-EMPTY
-// OUTPUT-EMPTY: attn-run: --output needs a file name, as in --output=@o.npy
+// OUTPUT-EMPTY: attn-run: error: --output needs a file name, as in --output=@o.npy
 // RUN: not attn-run %s --input=random --input=random --input=random --output=@%t.nodir/o.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OUTPUT-DIR
-// OUTPUT-DIR: attn-run: cannot write '{{.*}}nodir/o.npy': no directory '{{.*}}nodir'
+// OUTPUT-DIR: attn-run: error: cannot write '{{.*}}nodir/o.npy': no directory '{{.*}}nodir'
+// The output is a file as an input is one, `@`-prefixed (SPEC section 2):
+// RUN: not attn-run %s --input=random --input=random --input=random --output=%t.o.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=OUTPUT-AT --match-full-lines
+// OUTPUT-AT: attn-run: error: --output takes @FILE.npy, as in --output=@o.npy, got '{{.*}}.o.npy'
+// RUN: not attn-run %s --input=random --input=random --input=random -e '' 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=ENTRY-EMPTY --match-full-lines
+// ENTRY-EMPTY: attn-run: error: -e needs a function name, as in -e attn
+// LLVM's complaints about the command line as a whole are errors of the
+// tool too:
+// RUN: not attn-run 2>&1 | FileCheck %s --check-prefix=CL
+// CL: attn-run: error: Not enough positional command line arguments specified!
 
 // --help lists the options.
 // RUN: attn-run --help | FileCheck %s --check-prefix=HELP

@@ -94,34 +94,34 @@ func.func @masked(%q: tensor<2x4x37x64xf16>, %k: tensor<2x2x50x64xf16>, %v: tens
 // Errors: one line, exit code 1, and nothing written.
 // RUN: not attn-run %s -e gqa --target=cuda --chip=sm_70 --emit-kernel=%t/bad 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=CHIP-OLD
-// CHIP-OLD: attn-run: --chip: the kernels need sm_80 or newer, got 'sm_70'
+// CHIP-OLD: attn-run: error: --chip: the kernels need sm_80 or newer, got 'sm_70'
 // RUN: not attn-run %s -e gqa --target=cuda --chip=gfx942 --emit-kernel=%t/bad 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=CHIP-NAME
-// CHIP-NAME: attn-run: --chip: expected sm_XY with an optional 'a' or 'f' suffix, such as sm_90a, got 'gfx942'
+// CHIP-NAME: attn-run: error: --chip: expected sm_XY with an optional 'a' or 'f' suffix, such as sm_90a, got 'gfx942'
 // RUN: not attn-run %s -e gqa --target=cuda --block-m=24 --emit-kernel=%t/bad 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=CONFIG
-// CONFIG: attn-run: compiling 'gqa' for cuda (sm_90a) failed: {{.+}}
+// CONFIG: attn-run: error: compiling 'gqa' for cuda (sm_90a) failed: {{.+}}
 // RUN: not attn-run %s -e gqa --target=cuda --block-m=24 --emit-kernel=%t/bad 2>&1 | count 1
 // RUN: not ls %t/bad
 // RUN: not attn-run %s -e gqa --target=cpu --emit-kernel=%t/bad 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=CPU
-// CPU: attn-run: --emit-kernel writes PTX: it needs --target=cuda
+// CPU: attn-run: error: --emit-kernel writes PTX: it needs --target=cuda
 // RUN: not attn-run %s -e gqa --chip=sm_90a --input=random 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=CPU-CHIP
-// CPU-CHIP: attn-run: --num-warps and --chip apply to --target=cuda
+// CPU-CHIP: attn-run: error: --num-warps and --chip apply to --target=cuda
 // RUN: not attn-run %s -e gqa --target=cuda --tensor-copies=kv --emit-kernel=%t/bad 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=COPIES
-// COPIES: attn-run: --tensor-copies must be auto, all or none, got 'kv'
+// COPIES: attn-run: error: unknown option or value '--tensor-copies=kv': tensor-copies must be auto or none, got 'kv'
 // RUN: not attn-run %s -e gqa --target=cuda --num-warps=-2 --emit-kernel=%t/bad 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=WARPS
-// WARPS: attn-run: --num-warps must be >= 0
+// WARPS: attn-run: error: --num-warps must be >= 0
 // RUN: not attn-run %s -e gqa --target=cuda --emit-kernel= 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=EMPTY
-// EMPTY: attn-run: --emit-kernel needs a directory, as in --emit-kernel=out
+// EMPTY: attn-run: error: --emit-kernel needs a directory, as in --emit-kernel=out
 // RUN: touch %t/file
 // RUN: not attn-run %s -e gqa --target=cuda --emit-kernel=%t/file/k 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=NOT-DIR
-// NOT-DIR: attn-run: cannot create directory '{{.*}}file/k': {{.+}}
+// NOT-DIR: attn-run: error: cannot create directory '{{.*}}file/k': {{.+}}
 // RUN: not attn-run %s --target=cuda --emit-kernel=%t/bad 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=WHICH
-// WHICH: attn-run: several functions; choose one with -e: gqa, masked
+// WHICH: attn-run: error: several functions; choose one with -e: gqa, masked

@@ -11,7 +11,7 @@ func.func @gqa(%q: tensor<1x4x100x64xbf16>, %k: tensor<1x2x100x64xbf16>, %v: ten
 
 // RUN: not attn-run %s --target=cuda --input=random --input=random --input=random --check 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=NO-GPU --match-full-lines
-// NO-GPU: attn-run: --target=cuda: {{no CUDA driver found \(libcuda.so.1 could not be loaded\)|no CUDA driver found \(libcuda.so.1 is the CUDA toolkit's stub library\)|no CUDA device present|this attn-run was built without .*}}
+// NO-GPU: attn-run: error: --target=cuda: {{no CUDA driver found \(libcuda.so.1 could not be loaded\)|no CUDA driver found \(libcuda.so.1 is the CUDA toolkit's stub library\)|no CUDA device present|this attn-run was built without .*}}
 // RUN: not attn-run %s --target=cuda --input=random --input=random --input=random --check 2>&1 | count 1
 // RUN: not attn-run %s --target=cuda --input=random --input=random --input=random > %t.stdout
 // RUN: count 0 < %t.stdout
@@ -20,5 +20,5 @@ func.func @gqa(%q: tensor<1x4x100x64xbf16>, %k: tensor<1x2x100x64xbf16>, %v: ten
 // RUN: attn-run %s --target=cuda --emit-kernel=%t > /dev/null
 // RUN: not attn-run %t/gqa.json --input=random --input=random --input=random --check 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=MANIFEST --match-full-lines
-// MANIFEST: attn-run: {{no CUDA driver found \(libcuda.so.1 could not be loaded\)|no CUDA driver found \(libcuda.so.1 is the CUDA toolkit's stub library\)|no CUDA device present|this attn-run was built without .*}}
+// MANIFEST: attn-run: error: {{no CUDA driver found \(libcuda.so.1 could not be loaded\)|no CUDA driver found \(libcuda.so.1 is the CUDA toolkit's stub library\)|no CUDA device present|this attn-run was built without .*}}
 // RUN: not attn-run %t/gqa.json --input=random --input=random --input=random --check 2>&1 | count 1

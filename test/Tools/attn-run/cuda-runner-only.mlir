@@ -26,33 +26,35 @@ func.func @gqa(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<
 // with the messages of the full attn-run.
 // RUN: not %t/ro-attn-run %t/k/gqa.json --input=1x4x16x64xbf16 --input=1x2x16x64xbf16 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=COUNT
-// COUNT: attn-run: kernel 'gqa' takes 3 inputs (q: ?x4x?x64xbf16, k: ?x2x?x64xbf16, v: ?x2x?x64xbf16), got 2 --input values
+// COUNT: attn-run: error: kernel 'gqa' takes 3 inputs (q: ?x4x?x64xbf16, k: ?x2x?x64xbf16, v: ?x2x?x64xbf16), got 2 --input values
 // RUN: not %t/ro-attn-run %t/k/gqa.json --input=1x4x16x64xbf16 --input=1x3x16x64xbf16 --input=1x2x16x64xbf16 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=DIM
-// DIM: attn-run: input #1 (k): got 1x3x16x64xbf16, but the kernel takes ?x2x?x64xbf16 (dimension 1 is 3, expected 2)
+// DIM: attn-run: error: input #1 (k): got 1x3x16x64xbf16, but the kernel takes ?x2x?x64xbf16 (dimension 1 is 3, expected 2)
 // RUN: not %t/ro-attn-run %t/k/gqa.json --input=1x4x16x64xbf16 --input=1x2x16x64xbf16 --input=@%t/none.npy 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=NPY
-// NPY: attn-run: input #2 (v): {{.*}}none.npy{{.*}}
+// NPY: attn-run: error: input #2 (v): {{.*}}none.npy{{.*}}
 
 // Command-line errors.
 // RUN: not %t/ro-attn-run %t/k/gqa.json --frobnicate 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// UNKNOWN: attn-run: unknown option '--frobnicate' (see --help)
+// UNKNOWN: attn-run: error: unknown option '--frobnicate' (see --help)
 // RUN: not %t/ro-attn-run %t/k/gqa.json --target=cpu 2>&1 | FileCheck %s --check-prefix=TARGET
-// TARGET: attn-run: this attn-run (a runner-only build, without MLIR) runs on --target=cuda only, got 'cpu'
+// TARGET: attn-run: error: this attn-run (a runner-only build, without MLIR) runs on --target=cuda only, got 'cpu'
 // RUN: not %t/ro-attn-run %t/k/gqa.json --iters=many 2>&1 | FileCheck %s --check-prefix=ITERS
-// ITERS: attn-run: --iters must be an unsigned integer, got 'many'
+// ITERS: attn-run: error: --iters must be an unsigned integer, got 'many'
 // RUN: not %t/ro-attn-run %t/k/gqa.json --bench --iters 0 2>&1 | FileCheck %s --check-prefix=ITERS0
-// ITERS0: attn-run: --iters must be at least 1
+// ITERS0: attn-run: error: --iters must be at least 1
 // RUN: not %t/ro-attn-run %t/k/gqa.json --check=yes 2>&1 | FileCheck %s --check-prefix=FLAG
-// FLAG: attn-run: --check takes no value
+// FLAG: attn-run: error: --check takes no value
 // RUN: not %t/ro-attn-run %t/k/gqa.json --explain 2>&1 | FileCheck %s --check-prefix=EXPLAIN
-// EXPLAIN: attn-run: --explain needs --bench: it explains the measured time
+// EXPLAIN: attn-run: error: --explain needs --bench: it explains the measured time
 // RUN: %t/ro-attn-run --help | FileCheck %s --check-prefix=HELP-EXPLAIN
 // HELP-EXPLAIN: --explain        with --bench: FLOPs, bytes, floors
 // RUN: not %t/ro-attn-run 2>&1 | FileCheck %s --check-prefix=NO-MANIFEST
-// NO-MANIFEST: attn-run: give a launch manifest (.json) to run (see --help)
+// NO-MANIFEST: attn-run: error: give a launch manifest (.json) to run (see --help)
+// RUN: not %t/ro-attn-run %t/k/gqa.json --output=o.npy 2>&1 | FileCheck %s --check-prefix=OUTPUT
+// OUTPUT: attn-run: error: --output takes @FILE.npy, as in --output=@o.npy, got 'o.npy'
 // RUN: not %t/ro-attn-run %t/k/gqa.json %t/k/other.json 2>&1 | FileCheck %s --check-prefix=TWO
-// TWO: attn-run: one manifest only: '{{.*}}gqa.json' and '{{.*}}other.json'
+// TWO: attn-run: error: one manifest only: '{{.*}}gqa.json' and '{{.*}}other.json'
 
 // On a GPU it runs and checks the kernel, with the output of the full
 // attn-run; without one it fails with one line.
@@ -67,4 +69,4 @@ func.func @gqa(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<
 // RUN: %if cuda-gpu %{ cmp %t/ro.npy %t/full.npy %}
 // RUN: %if !cuda-gpu %{ not %t/ro-attn-run %t/k/gqa.json --input=2x4x130x64xbf16 --input=2x2x130x64xbf16 \
 // RUN:   --input=2x2x130x64xbf16 --check 2>&1 | FileCheck %s --check-prefix=NO-GPU --match-full-lines %}
-// NO-GPU: attn-run: {{no CUDA driver found \(libcuda.so.1 could not be loaded\)|no CUDA driver found \(libcuda.so.1 is the CUDA toolkit's stub library\)|no CUDA device present|this attn-run was built without .*}}
+// NO-GPU: attn-run: error: {{no CUDA driver found \(libcuda.so.1 could not be loaded\)|no CUDA driver found \(libcuda.so.1 is the CUDA toolkit's stub library\)|no CUDA device present|this attn-run was built without .*}}

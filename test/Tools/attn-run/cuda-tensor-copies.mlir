@@ -1,5 +1,5 @@
-// attn-run --target=cuda --tensor-copies compiles Q's, K's and V's tiles to
-// TMA tensor copies (as the default, auto, does for this tf32 kernel):
+// attn-run --target=cuda --tensor-copies=auto (the default) compiles Q's,
+// K's and V's tiles of this tf32 kernel to TMA tensor copies:
 // --emit-kernel writes, without a GPU, the PTX with its cp.async.bulk.tensor
 // and a version 3 manifest whose last parameters are Q's, K's and V's
 // tensor maps (Q's: one 128-byte atom wide in the 128-byte swizzle, as K's;
@@ -15,7 +15,7 @@ func.func @seed(%q: tensor<?x4x?x128xf32>, %k: tensor<?x4x?x128xf32>, %v: tensor
 }
 
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: attn-run %s --target=cuda --tensor-copies --emit-kernel=%t/k \
+// RUN: attn-run %s --target=cuda --tensor-copies=auto --emit-kernel=%t/k \
 // RUN:   | FileCheck %s --check-prefix=WROTE --match-full-lines
 // WROTE: attn-run: wrote {{.*}}k/seed.ptx and {{.*}}k/seed.json for sm_90a
 // RUN: FileCheck %s --check-prefix=PTX < %t/k/seed.ptx
@@ -35,9 +35,9 @@ func.func @seed(%q: tensor<?x4x?x128xf32>, %k: tensor<?x4x?x128xf32>, %v: tensor
 // MANIFEST-NEXT: "box": [1, 1, 32, 132],
 // MANIFEST-NEXT: "swizzle": 0
 
-// RUN: not attn-run %s --target=cpu --tensor-copies --input=1x4x8x128xf32 --input=1x4x8x128xf32 --input=1x4x8x128xf32 2>&1 \
+// RUN: not attn-run %s --target=cpu --tensor-copies=auto --input=1x4x8x128xf32 --input=1x4x8x128xf32 --input=1x4x8x128xf32 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=CPU --match-full-lines
-// CPU: attn-run: --tensor-copies is a GPU lowering: it needs --target=cuda
-// RUN: not attn-run %t/k/seed.json --target=cuda --tensor-copies --input=1x4x8x128xf32 2>&1 \
+// CPU: attn-run: error: '--tensor-copies=auto' is an option of the GPU lowering (--convert-attn-to-nvvm): it needs --target=cuda
+// RUN: not attn-run %t/k/seed.json --target=cuda --tensor-copies=auto --input=1x4x8x128xf32 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=COMPILED
-// COMPILED: attn-run: {{.*}}--tensor-copies{{.*}} do not apply to a launch manifest (it is compiled already)
+// COMPILED: attn-run: error: {{.*}} and the options of --convert-attn-to-nvvm do not apply to a launch manifest (it is compiled already)

@@ -1,7 +1,5 @@
 // attn-run --target=cuda compiles 16-bit kernels for sm_90a with both
-// products on wgmma (the default, --wgmma-16bit); --wgmma-16bit=false keeps
-// them on mma.sync. --emit-kernel writes the PTX without a GPU. The option
-// is a GPU lowering: on the cpu target it is an error.
+// products on wgmma. --emit-kernel writes the PTX without a GPU.
 
 func.func @attn(%q: tensor<?x4x?x128xbf16>, %k: tensor<?x2x?x128xbf16>, %v: tensor<?x2x?x128xbf16>) -> tensor<?x4x?x128xbf16> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<?x4x?x128xbf16>, tensor<?x2x?x128xbf16>, tensor<?x2x?x128xbf16> -> tensor<?x4x?x128xbf16>
@@ -10,18 +8,10 @@ func.func @attn(%q: tensor<?x4x?x128xbf16>, %k: tensor<?x2x?x128xbf16>, %v: tens
 
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-run %s --target=cuda --emit-kernel=%t/on | FileCheck %s --check-prefix=WROTE
-// RUN: attn-run %s --target=cuda --wgmma-16bit=false --emit-kernel=%t/off | FileCheck %s --check-prefix=WROTE
 // WROTE: attn-run: wrote {{.*}}/attn.ptx and {{.*}}/attn.json for sm_90a
 // RUN: FileCheck %s --check-prefix=ON < %t/on/attn.ptx
-// RUN: FileCheck %s --check-prefix=OFF < %t/off/attn.ptx
 // RUN: FileCheck %s --check-prefix=CONFIG < %t/on/attn.json
 // ON:      wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, 1, 1, 1, 1;
 // ON-NOT:  mma.sync
-// OFF-NOT: wgmma
-// OFF:     mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// OFF-NOT: wgmma
 // CONFIG:  "config": {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 2},
 
-// RUN: not attn-run %s --target=cpu --wgmma-16bit=false --input=1x4x8x128xbf16 --input=1x2x8x128xbf16 --input=1x2x8x128xbf16 2>&1 \
-// RUN:   | FileCheck %s --check-prefix=CPU --match-full-lines
-// CPU: attn-run: --wgmma-16bit is a GPU lowering: it needs --target=cuda

@@ -33,4 +33,4 @@ func.func @attn(%q: tensor<2x4x9x16xf16>, %k: tensor<2x2x12x16xf16>, %v: tensor<
 
 // Errors stay text on stderr.
 // RUN: not attn-run %s --input=random --json 2>&1 | FileCheck %s --check-prefix=ERROR
-// ERROR: attn-run: function 'attn' takes 4 inputs
+// ERROR: attn-run: error: function 'attn' takes 4 inputs

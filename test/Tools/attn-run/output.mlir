@@ -29,17 +29,17 @@ func.func @attn(%q: tensor<?x3x?x16xf16>, %k: tensor<?x3x?x16xf16>, %v: tensor<?
 // RUN: rm -f %t.fail.npy
 // RUN: not attn-run %s --input=2x3x11x16xf16 --input=2x3x13x16xf16 --input=2x3x12x24xf16 \
 // RUN:   --output=@%t.fail.npy 2>&1 | FileCheck %s --check-prefix=FAIL
-// FAIL: attn-run: the inputs do not fit attn.attention: value has shape 2x3x12x24xf16
+// FAIL: attn-run: error: the inputs do not fit attn.attention: value has shape 2x3x12x24xf16
 // RUN: not ls %t.fail.npy
 // RUN: echo "previous contents" > %t.keep.npy
 // RUN: not attn-run %s --input=2x3x11x16xf16 --input=2x3x13x16xf32 --input=2x3x13x24xf16 \
 // RUN:   --output=@%t.keep.npy 2>&1 | FileCheck %s --check-prefix=FAIL-DTYPE
-// FAIL-DTYPE: attn-run: input #1 (k): got 2x3x13x16xf32
+// FAIL-DTYPE: attn-run: error: input #1 (k): got 2x3x13x16xf32
 // RUN: FileCheck %s --check-prefix=KEEP < %t.keep.npy
 // KEEP: previous contents
 
 // A successful run replaces it.
-// RUN: attn-run %s --input=2x3x11x16xf16 --input=2x3x13x16xf16 --input=2x3x13x24xf16 --output=%t.keep.npy
+// RUN: attn-run %s --input=2x3x11x16xf16 --input=2x3x13x16xf16 --input=2x3x13x24xf16 --output=@%t.keep.npy
 // RUN: %python -c "import numpy as np; print(np.load('%t.keep.npy').shape)" | FileCheck %s --check-prefix=REPLACED
 // REPLACED: (2, 3, 11, 24)
 
@@ -56,4 +56,4 @@ func.func @attn(%q: tensor<?x3x?x16xf16>, %k: tensor<?x3x?x16xf16>, %v: tensor<?
 // NOTEMP-NOT: tmp
 // A directory given as an input is one error line.
 // RUN: not attn-run %s --input=@%t.links --input=random --input=random 2>&1 | FileCheck %s --check-prefix=DIR
-// DIR: attn-run: input #0 (q): cannot read '{{.*}}.links': Is a directory
+// DIR: attn-run: error: input #0 (q): cannot read '{{.*}}.links': Is a directory

@@ -25,7 +25,7 @@ func.func @avg(%q: tensor<8x16x1x16xf16>, %k: tensor<8x16x2x16xf16>, %v: tensor<
 // CPUs LLVM would abort on are errors, not crashes.
 // RUN: not attn-run %s --input=random --input=random --input=random --jit-cpu=no-such-cpu 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD-CPU
-// BAD-CPU: attn-run: compiling 'avg' for cpu failed: unknown --jit-cpu 'no-such-cpu' for x86_64-{{.*}}
+// BAD-CPU: attn-run: error: compiling 'avg' for cpu failed: unknown --jit-cpu 'no-such-cpu' for x86_64-{{.*}}
 // RUN: not attn-run %s --input=random --input=random --input=random --jit-cpu=i686 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=CPU-32
-// CPU-32: attn-run: compiling 'avg' for cpu failed: --jit-cpu 'i686' cannot run x86_64-{{.*}} code
+// CPU-32: attn-run: error: compiling 'avg' for cpu failed: --jit-cpu 'i686' cannot run x86_64-{{.*}} code

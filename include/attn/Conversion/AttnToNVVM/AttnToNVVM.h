@@ -20,6 +20,7 @@
 #ifndef ATTN_CONVERSION_ATTNTONVVM_ATTNTONVVM_H
 #define ATTN_CONVERSION_ATTNTONVVM_ATTNTONVVM_H
 
+#include "attn/Conversion/AttnToNVVM/Options.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -50,10 +51,6 @@ inline constexpr int32_t kTensorMapArgCode = -1000;
 inline constexpr llvm::StringLiteral kSharedBytesAttrName =
     "attn.shared_memory_bytes";
 
-/// Name of the `gpu.func` attribute holding the query blocks each thread
-/// block runs (`programTiles` of outlineProgramGrid; absent when 1).
-inline constexpr llvm::StringLiteral kProgramTilesAttrName =
-    "attn.program_tiles";
 /// The role of an op the Distributor emits for warp specialization
 /// (WarpRoles.cpp): "producer" (only the producer warpgroup runs it) or
 /// "consumer" (only the consumers do).
@@ -68,24 +65,14 @@ inline constexpr llvm::StringLiteral kRefillBarrierAttrName =
 /// which warp specialization finds the program's last reads by.
 inline constexpr llvm::StringLiteral kTensorCopyWaitAttrName =
     "attn.tensor_copy_wait";
-/// Name of the `scf.for` in a kernel that runs the programs of one thread
-/// block one after the other (not a key loop).
-inline constexpr llvm::StringLiteral kProgramLoopAttrName = "attn.program_loop";
 
 /// Outlines `grid` (which must carry `attn.config`) into a kernel of
-/// `gpu.module` `moduleName` and replaces it by a `gpu.launch_func`.
-///
-/// With `programTiles` = 1, one thread block runs one program: query block
-/// gridDim.x - 1 - blockIdx.x, batch and head from blockIdx.y. With
-/// `programTiles` = k > 1, one thread block runs, in an `scf.for` tagged
-/// `attn.program_loop`, the programs of k consecutive (batch, head) pairs
-/// (blockIdx.y * k, ...) at that query block, one after the other: k times
-/// fewer thread blocks (grid y = ceil(B * Hq / k)). Opt-in: measured slower
-/// on the H200 (docs/GPU.md, "Program loops").
+/// `gpu.module` `moduleName` and replaces it by a `gpu.launch_func`: one
+/// thread block runs one program, query block gridDim.x - 1 - blockIdx.x,
+/// head blockIdx.y, batch blockIdx.z.
 FailureOr<gpu::GPUFuncOp> outlineProgramGrid(RewriterBase &rewriter,
                                              scf::ForallOp grid,
-                                             StringRef moduleName,
-                                             int64_t programTiles = 1);
+                                             StringRef moduleName);
 
 /// Outlines the classification grid of `--attn-mask-block-map` (tagged
 /// `attn.mask_block_map`) into a kernel of `gpu.module` `moduleName`: one
@@ -104,58 +91,22 @@ LogicalResult distributeBlockRowScans(RewriterBase &rewriter,
                                       gpu::GPUFuncOp kernel);
 
 /// Which tiles TMA tensor copies load (--convert-attn-to-nvvm's
-/// tensor-copies): none; `auto`, K and V of the 16-bit wgmma kernels, and Q,
-/// K and V of the tf32 ones where V's padded rows go by a tensor copy too
-/// (their f32 K alone was slower); or every candidate (`all`: also the f32
-/// K tile of a tf32 kernel whose V cannot).
-enum class TensorCopyMode { None, Auto, All };
+/// tensor-copies): none; or `auto`, K and V of the 16-bit wgmma kernels, and
+/// Q, K and V of the tf32 ones where V's padded rows go by a tensor copy too
+/// (their f32 K alone was slower).
+enum class TensorCopyMode { None, Auto };
 
-/// The mode named `name` ("none"/"false", "auto", "all"/"true"), or nothing.
+/// The mode named `name` ("none", "auto"), or nothing.
 std::optional<TensorCopyMode> parseTensorCopyMode(StringRef name);
 
-/// What distributeProgram may use beyond the plain mapping (see
-/// --convert-attn-to-nvvm for each).
-struct DistributeOptions {
-  /// Exact f32 contractions (`precision = ieee`): FMAs, no tensor cores.
-  bool ieee = false;
-  /// Q K^T on wgmma where the kernel allows it.
-  bool wgmma = false;
-  /// On sm_90a, 16-bit Q K^T and P V on wgmma where the kernel allows it
-  /// (whole warpgroups of 16-row warps), without `wgmma`.
-  bool wgmmaSixteenBit = true;
-  /// On sm_90a, tf32 P V of a scores-ahead kernel of one warpgroup on wgmma
-  /// as O^T = V^T P^T: V^T from registers, P through shared memory
-  /// (WgmmaPV.cpp; opt-in).
-  bool wgmmaTf32PV = false;
-  /// In a program loop on sm_90+: the next program's tf32 Q tile by bulk
-  /// copies while the current program runs.
-  bool programPrefetch = false;
-  /// In a program loop on sm_90+: the next program's first K/V blocks
-  /// prefetched into L2.
-  bool programPrefetchL2 = false;
-  /// N > 0, one program per thread block: the first blocks of the thread
-  /// block N x (SM count) on prefetched into L2.
-  int64_t prefetchAhead = 0;
-  /// With programPrefetch: the last key loop's copies past the end load the
-  /// next program's first K/V block.
-  bool programPrefetchKV = false;
-  /// On sm_90+: which tiles read only by wgmma are loaded by TMA tensor
-  /// copies onto an mbarrier per slot (TensorCopy.cpp); a kernel with such a
-  /// tile takes a tensor map argument (`attn.kernel_tensor_maps`).
-  TensorCopyMode tensorCopies = TensorCopyMode::Auto;
-  /// On sm_90a, where every async copy of the kernel is a tensor copy and
-  /// its warps form whole warpgroups: a producer warpgroup issues the
-  /// copies, the consumers release each slot on an "empty" mbarrier
-  /// instead of a thread block barrier (WarpRoles.cpp).
-  bool warpSpecialize = false;
-};
-
-/// Maps the block-level IR inside `kernel` onto warps and threads. Returns
-/// the dynamic shared memory it needs in bytes.
+/// Maps the block-level IR inside `kernel` onto warps and threads, with
+/// what `options` allows beyond the plain mapping (exact f32 contractions
+/// where the kernel carries `precision = ieee`). Returns the dynamic shared
+/// memory it needs in bytes.
 FailureOr<int64_t> distributeProgram(RewriterBase &rewriter,
                                      gpu::GPUFuncOp kernel,
                                      KernelConfigAttr config,
-                                     const DistributeOptions &options);
+                                     const ConvertAttnToNVVMOptions &options);
 
 } // namespace attn
 } // namespace mlir

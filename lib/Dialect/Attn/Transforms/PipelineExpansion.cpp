@@ -73,12 +73,12 @@ FailureOr<scf::ForOp> mlir::attn::expandPipelinedLoop(RewriterBase &rewriter,
                                                       scf::ForOp loop) {
   auto stagesAttr = loop->getAttrOfType<IntegerAttr>(kPipelineStagesAttrName);
   if (!stagesAttr)
-    return loop.emitOpError("has no ") << kPipelineStagesAttrName;
+    return emitOpErrorAtLoc(loop, "has no ") << kPipelineStagesAttrName;
   int64_t numStages = stagesAttr.getInt();
   bool ahead = loop->hasAttr(kScoresAheadAttrName);
   if (ahead && numStages != 3)
-    return loop.emitOpError("with ") << kScoresAheadAttrName << " needs "
-                                     << kPipelineStagesAttrName << " = 3";
+    return emitOpErrorAtLoc(loop, "with ") << kScoresAheadAttrName << " needs "
+                                           << kPipelineStagesAttrName << " = 3";
   // Scores ahead: the loads of stage 0, then those of stage 1 and the next
   // block's scores (`ahead`, in order), the math of stage 2, and the copy of
   // the next block's scores into S last.
@@ -191,7 +191,7 @@ FailureOr<scf::ForOp> mlir::attn::expandPipelinedLoop(RewriterBase &rewriter,
   FailureOr<scf::ForOp> pipelined =
       scf::pipelineForLoop(rewriter, loop, options, &modified);
   if (failed(pipelined))
-    return loop.emitOpError("could not be pipelined");
+    return emitOpErrorAtLoc(loop, "could not be pipelined");
   // The loop before loaded the whole ones of the prologue's blocks: the
   // prologue loads a block only when it is partial (a key tail), and zeroes
   // its slot only then, right before its copy.

@@ -22,6 +22,14 @@ namespace attn {
 inline constexpr llvm::StringLiteral kConfigAttrName = "attn.config";
 inline constexpr llvm::StringLiteral kPrecisionAttrName = "attn.precision";
 
+/// An error at `op`'s location, worded as `op->emitOpError(message)` words
+/// it but without `op` printed after it: the program grids, kernels and
+/// loops the passes report on span thousands of lines.
+inline InFlightDiagnostic emitOpErrorAtLoc(Operation *op,
+                                           const Twine &message) {
+  return emitError(op->getLoc()) << "'" << op->getName() << "' op " << message;
+}
+
 /// Kernel parameters a user or an autotuner pins; 0 keeps the default.
 struct KernelConfigOverrides {
   int64_t blockM = 0;
