@@ -1,4 +1,4 @@
-//===- FileWrite.cpp - Whole-file writes that leave nothing partial -------===//
+//===- FileWrite.cpp - Whole-file reads and writes ------------------------===//
 //
 // Part of the attn-mlir project.
 //
@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 
 #ifndef S_ISREG
-#define S_ISREG(mode) (((mode)&S_IFMT) == S_IFREG)
+#define S_ISREG(mode) (((mode) & S_IFMT) == S_IFREG)
 #endif
 #ifndef S_ISDIR
-#define S_ISDIR(mode) (((mode)&S_IFMT) == S_IFDIR)
+#define S_ISDIR(mode) (((mode) & S_IFMT) == S_IFDIR)
 #endif
 
 #ifdef _WIN32
@@ -97,4 +97,24 @@ bool attn::runtime::writeWholeFile(const std::string &path, const void *data,
     return fail(failure);
   }
   return true;
+}
+
+bool attn::runtime::readWholeFile(const std::string &path, std::string &out,
+                                  std::string &error) {
+  std::FILE *file = std::fopen(path.c_str(), "rb");
+  if (!file) {
+    error = std::strerror(errno);
+    return false;
+  }
+  char buffer[65536];
+  size_t count;
+  out.clear();
+  while ((count = std::fread(buffer, 1, sizeof(buffer), file)) > 0)
+    out.append(buffer, count);
+  bool failed = std::ferror(file);
+  int code = errno;
+  std::fclose(file);
+  if (failed)
+    error = std::strerror(code);
+  return !failed;
 }

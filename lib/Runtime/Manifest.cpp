@@ -4,10 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The pieces of the manifest, its equality, serializeManifest and the
-// manifest files. verifyManifest is in ManifestVerify.cpp, parseManifest in
-// ManifestParse.cpp, the evaluation helpers that turn a manifest into a launch
-// in ManifestLaunch.cpp, the JSON reader and writer in Json.cpp.
+// The pieces of the manifest, its JSON form (through nlohmann/json, whose
+// ordered_json keeps the key order of docs/Manifest.md), the reader, the
+// rules (verifyManifest) and the manifest files. The reader only reads: every
+// rule about values is verifyManifest's, which manifests built in code pass
+// through too. The evaluation is in ManifestLaunch.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,43 +16,42 @@
 
 #include "attn/Runtime/FileWrite.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cerrno>
-#include <cstdio>
+#include <climits>
+#include <cmath>
 #include <cstring>
+#include <set>
 
 using namespace attn::runtime;
+using Json = nlohmann::ordered_json;
 
 //===----------------------------------------------------------------------===//
 // Manifest pieces
 //===----------------------------------------------------------------------===//
 
+static const char *const kCausalNames[] = {nullptr, "top_left", "bottom_right"};
+static const char *const kPrecisionNames[] = {nullptr, "tf32", "ieee"};
+static const char *const kOperatorNames[] = {
+    nullptr, nullptr, "ceil_div", "mul", "add", "min", "max"};
+static const char *const kParamKinds[] = {"memref", "size", "workspace",
+                                          "tensor_map"};
+
 const char *attn::runtime::getCausalName(CausalMode mode) {
-  switch (mode) {
-  case CausalMode::None:
-    return nullptr;
-  case CausalMode::TopLeft:
-    return "top_left";
-  case CausalMode::BottomRight:
-    return "bottom_right";
-  }
-  return nullptr;
+  return kCausalNames[static_cast<int>(mode)];
 }
 
 const char *attn::runtime::getPrecisionName(PrecisionMode mode) {
-  switch (mode) {
-  case PrecisionMode::Default:
-    return nullptr;
-  case PrecisionMode::TF32:
-    return "tf32";
-  case PrecisionMode::IEEE:
-    return "ieee";
-  }
-  return nullptr;
+  return kPrecisionNames[static_cast<int>(mode)];
+}
+
+const char *GridExpr::getOperatorName(Kind kind) {
+  return kOperatorNames[static_cast<int>(kind)];
 }
 
 GridExpr GridExpr::constant(int64_t value) {
   GridExpr expr;
-  expr.kind = Kind::Constant;
   expr.value = value;
   return expr;
 }
@@ -66,62 +66,23 @@ GridExpr GridExpr::size(std::string name) {
 GridExpr GridExpr::binary(Kind kind, GridExpr lhs, GridExpr rhs) {
   GridExpr expr;
   expr.kind = kind;
-  expr.operands.push_back(std::move(lhs));
-  expr.operands.push_back(std::move(rhs));
+  expr.operands = {std::move(lhs), std::move(rhs)};
   return expr;
 }
 
-const char *GridExpr::getOperatorName(Kind kind) {
-  switch (kind) {
-  case Kind::CeilDiv:
-    return "ceil_div";
-  case Kind::Mul:
-    return "mul";
-  case Kind::Add:
-    return "add";
-  case Kind::Min:
-    return "min";
-  case Kind::Max:
-    return "max";
-  case Kind::Constant:
-  case Kind::Size:
-    return nullptr;
-  }
-  return nullptr;
-}
-
 std::string GridExpr::toString() const {
-  switch (kind) {
-  case Kind::Constant:
-    return std::to_string(value);
-  case Kind::Size:
-    return name;
-  default:
-    break;
-  }
-  std::string result = getOperatorName(kind);
-  result += '(';
-  for (size_t i = 0; i < operands.size(); ++i) {
-    if (i)
-      result += ", ";
-    result += operands[i].toString();
-  }
-  return result + ')';
-}
-
-bool GridExpr::operator==(const GridExpr &other) const {
-  if (kind != other.kind)
-    return false;
   if (kind == Kind::Constant)
-    return value == other.value;
+    return std::to_string(value);
   if (kind == Kind::Size)
-    return name == other.name;
-  return operands == other.operands;
+    return name;
+  std::string text = std::string(getOperatorName(kind)) + "(";
+  for (size_t i = 0; i < operands.size(); ++i)
+    text += (i ? ", " : "") + operands[i].toString();
+  return text + ")";
 }
 
 KernelParam KernelParam::memref(std::string operand, unsigned rank) {
   KernelParam param;
-  param.kind = Kind::MemRef;
   param.operand = std::move(operand);
   param.rank = rank;
   return param;
@@ -152,28 +113,6 @@ KernelParam KernelParam::tensorMap(std::string operand,
   return param;
 }
 
-bool KernelParam::operator==(const KernelParam &other) const {
-  if (kind != other.kind)
-    return false;
-  switch (kind) {
-  case Kind::MemRef:
-    return operand == other.operand && rank == other.rank;
-  case Kind::Size:
-    return name == other.name;
-  case Kind::Workspace:
-    return name == other.name && rank == other.rank;
-  case Kind::TensorMap:
-    return operand == other.operand && box == other.box &&
-           swizzle == other.swizzle;
-  }
-  return false;
-}
-
-bool WorkspaceSpec::operator==(const WorkspaceSpec &other) const {
-  return name == other.name && elementBytes == other.elementBytes &&
-         shape == other.shape;
-}
-
 static unsigned getNumSlots(const std::vector<KernelParam> &params) {
   unsigned count = 0;
   for (const KernelParam &param : params)
@@ -185,32 +124,20 @@ unsigned PrologueKernel::getNumParamSlots() const {
   return getNumSlots(params);
 }
 
-bool PrologueKernel::operator==(const PrologueKernel &other) const {
-  return kernel == other.kernel && block[0] == other.block[0] &&
-         block[1] == other.block[1] && block[2] == other.block[2] &&
-         grid[0] == other.grid[0] && grid[1] == other.grid[1] &&
-         grid[2] == other.grid[2] &&
-         sharedMemoryBytes == other.sharedMemoryBytes && params == other.params;
-}
+unsigned Manifest::getNumParamSlots() const { return getNumSlots(params); }
 
 std::string Manifest::getPtxPath() const {
   if (directory.empty() || ptx.empty() || ptx[0] == '/')
     return ptx;
-  if (directory.back() == '/')
-    return directory + ptx;
-  return directory + "/" + ptx;
+  return directory + (directory.back() == '/' ? "" : "/") + ptx;
 }
 
 const OperandSpec *Manifest::getOperand(std::string_view name) const {
-  if (name == "query")
-    return &query;
-  if (name == "key")
-    return &key;
-  if (name == "value")
-    return &value;
-  if (name == "output")
-    return &output;
-  return nullptr;
+  return name == "query"    ? &query
+         : name == "key"    ? &key
+         : name == "value"  ? &value
+         : name == "output" ? &output
+                            : nullptr;
 }
 
 const WorkspaceSpec *Manifest::getWorkspace(std::string_view name) const {
@@ -220,22 +147,17 @@ const WorkspaceSpec *Manifest::getWorkspace(std::string_view name) const {
   return nullptr;
 }
 
-unsigned Manifest::getNumParamSlots() const { return getNumSlots(params); }
-
-static bool hasTensorMap(const std::vector<KernelParam> &params) {
-  for (const KernelParam &param : params)
-    if (param.kind == KernelParam::Kind::TensorMap)
-      return true;
-  return false;
-}
-
 bool Manifest::hasTensorMaps() const {
-  if (hasTensorMap(params))
-    return true;
+  auto has = [](const std::vector<KernelParam> &list) {
+    for (const KernelParam &param : list)
+      if (param.kind == KernelParam::Kind::TensorMap)
+        return true;
+    return false;
+  };
+  bool found = has(params);
   for (const PrologueKernel &kernel : prologue)
-    if (hasTensorMap(kernel.params))
-      return true;
-  return false;
+    found |= has(kernel.params);
+  return found;
 }
 
 int64_t Manifest::getVersion() const {
@@ -251,232 +173,676 @@ const std::vector<std::string> &attn::runtime::getSizeNames() {
 }
 
 bool attn::runtime::operator==(const Manifest &lhs, const Manifest &rhs) {
-  auto sameMask = [](const std::optional<MaskSpec> &a,
-                     const std::optional<MaskSpec> &b) {
-    if (a.has_value() != b.has_value())
-      return false;
-    return !a || (a->elementType == b->elementType && a->shape == b->shape);
-  };
-  return lhs.kernel == rhs.kernel && lhs.ptx == rhs.ptx &&
-         lhs.chip == rhs.chip && lhs.function == rhs.function &&
-         lhs.elementType == rhs.elementType &&
-         lhs.query.shape == rhs.query.shape && lhs.key.shape == rhs.key.shape &&
-         lhs.value.shape == rhs.value.shape &&
-         lhs.output.shape == rhs.output.shape && sameMask(lhs.mask, rhs.mask) &&
-         lhs.attributes.scale == rhs.attributes.scale &&
-         lhs.attributes.causal == rhs.attributes.causal &&
-         lhs.attributes.precision == rhs.attributes.precision &&
-         lhs.config.blockM == rhs.config.blockM &&
-         lhs.config.blockN == rhs.config.blockN &&
-         lhs.config.numWarps == rhs.config.numWarps &&
-         lhs.config.numStages == rhs.config.numStages &&
-         lhs.config.extra == rhs.config.extra && lhs.block[0] == rhs.block[0] &&
-         lhs.block[1] == rhs.block[1] && lhs.block[2] == rhs.block[2] &&
-         lhs.grid[0] == rhs.grid[0] && lhs.grid[1] == rhs.grid[1] &&
-         lhs.grid[2] == rhs.grid[2] &&
-         lhs.sharedMemoryBytes == rhs.sharedMemoryBytes &&
-         lhs.params == rhs.params && lhs.workspaces == rhs.workspaces &&
-         lhs.prologue == rhs.prologue;
+  return serializeManifest(lhs) == serializeManifest(rhs);
 }
 
 //===----------------------------------------------------------------------===//
-// serializeManifest and files
+// JSON text
 //===----------------------------------------------------------------------===//
 
-static JsonValue shapeToJson(const std::vector<int64_t> &shape) {
-  JsonValue::Array dims;
-  for (int64_t dim : shape)
-    dims.push_back(JsonValue::makeInteger(dim));
-  return JsonValue::makeArray(std::move(dims));
+/// A scalar as nlohmann writes it; bytes that are not UTF-8 become U+FFFD
+/// (the default handler would throw, which aborts without exceptions).
+static std::string dumpScalar(const Json &value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-static JsonValue gridExprToJson(const GridExpr &expr) {
-  switch (expr.kind) {
-  case GridExpr::Kind::Constant:
-    return JsonValue::makeInteger(expr.value);
-  case GridExpr::Kind::Size:
-    return JsonValue::makeString(expr.name);
-  default:
-    break;
+/// `value` on one line, with ", " and ": " between members.
+static std::string writeLine(const Json &value) {
+  if (!value.is_structured())
+    return dumpScalar(value);
+  std::string text;
+  for (auto it = value.begin(); it != value.end(); ++it)
+    text += (text.empty() ? "" : ", ") +
+            (value.is_object() ? dumpScalar(it.key()) + ": " : "") +
+            writeLine(*it);
+  return value.is_object() ? "{" + text + "}" : "[" + text + "]";
+}
+
+/// `value`, whose first character lands at `column`, at nesting `level`:
+/// on one line where that fits in 80 columns (with the ',' after it), else
+/// one member per line, indented by 2.
+static std::string writeIndented(const Json &value, size_t level,
+                                 size_t column) {
+  std::string line = writeLine(value);
+  if (!value.is_structured() || value.empty() || column + line.size() < 80)
+    return line;
+  std::string inner(2 * (level + 1), ' '), text;
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    std::string key = value.is_object() ? dumpScalar(it.key()) + ": " : "";
+    text += (text.empty() ? "\n" : ",\n") + inner + key +
+            writeIndented(*it, level + 1, inner.size() + key.size());
   }
-  JsonValue::Array operands;
+  text += "\n" + std::string(2 * level, ' ');
+  return value.is_object() ? "{" + text + "}" : "[" + text + "]";
+}
+
+namespace {
+/// nlohmann's DOM builder, keeping the error message (the runtime is built
+/// without exceptions) and refusing duplicate keys, which JSON leaves open.
+class JsonBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
+public:
+  JsonBuilder(Json &root, std::string &error)
+      : json_sax_dom_parser(root, /*allow_exceptions=*/false), error(error) {}
+
+  bool start_object(std::size_t size) {
+    keys.emplace_back();
+    return json_sax_dom_parser::start_object(size);
+  }
+  bool end_object() {
+    keys.pop_back();
+    return json_sax_dom_parser::end_object();
+  }
+  bool key(std::string &name) {
+    if (keys.back().insert(name).second)
+      return json_sax_dom_parser::key(name);
+    error = "duplicate key '" + name + "'";
+    return false;
+  }
+  template <typename Exception>
+  bool parse_error(std::size_t, const std::string &, const Exception &e) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
+    error = e.what();
+    error.erase(0, error.find("] ") + 2);
+    return false;
+  }
+
+private:
+  std::string &error;
+  std::vector<std::set<std::string>> keys;
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// serializeManifest
+//===----------------------------------------------------------------------===//
+
+static Json gridExprToJson(const GridExpr &expr) {
+  if (expr.kind == GridExpr::Kind::Constant)
+    return expr.value;
+  if (expr.kind == GridExpr::Kind::Size)
+    return expr.name;
+  Json operands = Json::array();
   for (const GridExpr &operand : expr.operands)
     operands.push_back(gridExprToJson(operand));
-  JsonValue object;
-  object.set(GridExpr::getOperatorName(expr.kind),
-             JsonValue::makeArray(std::move(operands)));
-  return object;
+  return Json::object({{GridExpr::getOperatorName(expr.kind), operands}});
 }
 
-static JsonValue blockToJson(const unsigned block[3]) {
-  JsonValue dims = JsonValue::makeArray();
-  for (int i = 0; i < 3; ++i)
-    dims.push(JsonValue::makeInteger(block[i]));
-  return dims;
-}
-
-static JsonValue gridToJson(const GridExpr grid[3]) {
-  JsonValue dims = JsonValue::makeArray();
-  for (int i = 0; i < 3; ++i)
-    dims.push(gridExprToJson(grid[i]));
-  return dims;
-}
-
-static JsonValue paramsToJson(const std::vector<KernelParam> &params) {
-  JsonValue entries = JsonValue::makeArray();
+/// "block", "grid", "shared_memory_bytes" and "params" of a kernel.
+static void launchToJson(const unsigned block[3], const GridExpr grid[3],
+                         int64_t sharedMemoryBytes,
+                         const std::vector<KernelParam> &params, Json &out) {
+  out["block"] = {block[0], block[1], block[2]};
+  out["grid"] = {gridExprToJson(grid[0]), gridExprToJson(grid[1]),
+                 gridExprToJson(grid[2])};
+  out["shared_memory_bytes"] = sharedMemoryBytes;
+  Json &list = out["params"] = Json::array();
   for (const KernelParam &param : params) {
-    JsonValue entry;
-    switch (param.kind) {
-    case KernelParam::Kind::MemRef:
-      entry.set("kind", JsonValue::makeString("memref"));
-      entry.set("operand", JsonValue::makeString(param.operand));
-      entry.set("rank", JsonValue::makeInteger(param.rank));
-      break;
-    case KernelParam::Kind::Size:
-      entry.set("kind", JsonValue::makeString("size"));
-      entry.set("name", JsonValue::makeString(param.name));
-      break;
-    case KernelParam::Kind::Workspace:
-      entry.set("kind", JsonValue::makeString("workspace"));
-      entry.set("name", JsonValue::makeString(param.name));
-      entry.set("rank", JsonValue::makeInteger(param.rank));
-      break;
-    case KernelParam::Kind::TensorMap:
-      entry.set("kind", JsonValue::makeString("tensor_map"));
-      entry.set("operand", JsonValue::makeString(param.operand));
-      entry.set("box", shapeToJson(param.box));
-      entry.set("swizzle", JsonValue::makeInteger(param.swizzle));
-      break;
+    Json entry = {{"kind", kParamKinds[static_cast<int>(param.kind)]}};
+    if (param.kind == KernelParam::Kind::MemRef ||
+        param.kind == KernelParam::Kind::TensorMap)
+      entry["operand"] = param.operand;
+    else
+      entry["name"] = param.name;
+    if (param.kind == KernelParam::Kind::TensorMap) {
+      entry["box"] = param.box;
+      entry["swizzle"] = param.swizzle;
+    } else if (param.kind != KernelParam::Kind::Size) {
+      entry["rank"] = param.rank;
     }
-    entries.push(std::move(entry));
+    list.push_back(std::move(entry));
   }
-  return entries;
 }
 
-static JsonValue nameOrNull(const char *name) {
-  return name ? JsonValue::makeString(name) : JsonValue();
-}
+static Json nameOrNull(const char *name) { return name ? Json(name) : Json(); }
 
 std::string attn::runtime::serializeManifest(const Manifest &manifest) {
-  JsonValue root;
-  root.set("format", JsonValue::makeString(Manifest::kFormat));
-  root.set("version", JsonValue::makeInteger(manifest.getVersion()));
-  root.set("kernel", JsonValue::makeString(manifest.kernel));
-  root.set("ptx", JsonValue::makeString(manifest.ptx));
-  root.set("chip", JsonValue::makeString(manifest.chip));
-  root.set("function", JsonValue::makeString(manifest.function));
-  root.set("element_type",
-           JsonValue::makeString(getTypeName(manifest.elementType)));
-  for (const char *name : {"query", "key", "value", "output"}) {
-    JsonValue operand;
-    operand.set("shape", shapeToJson(manifest.getOperand(name)->shape));
-    root.set(name, std::move(operand));
+  Json root = {{"format", Manifest::kFormat},
+               {"version", manifest.getVersion()},
+               {"kernel", manifest.kernel},
+               {"ptx", manifest.ptx},
+               {"chip", manifest.chip},
+               {"function", manifest.function},
+               {"element_type", getTypeName(manifest.elementType)}};
+  for (const char *name : {"query", "key", "value", "output"})
+    root[name] = {{"shape", manifest.getOperand(name)->shape}};
+  root["mask"] = nullptr;
+  if (manifest.mask)
+    root["mask"] = {{"element_type", getTypeName(manifest.mask->elementType)},
+                    {"shape", manifest.mask->shape}};
+  const ManifestAttributes &attributes = manifest.attributes;
+  root["attributes"] = {
+      {"scale", attributes.scale ? Json(*attributes.scale) : Json()},
+      {"causal", nameOrNull(getCausalName(attributes.causal))},
+      {"precision", nameOrNull(getPrecisionName(attributes.precision))}};
+  const KernelConfig &config = manifest.config;
+  Json &configJson = root["config"] = {{"block_m", config.blockM},
+                                       {"block_n", config.blockN},
+                                       {"num_warps", config.numWarps},
+                                       {"num_stages", config.numStages}};
+  for (const auto &[key, text] : config.extra)
+    configJson[key] = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  launchToJson(manifest.block, manifest.grid, manifest.sharedMemoryBytes,
+               manifest.params, root);
+  // Version 2 only, so that a manifest without them is written as a version
+  // 1 writer wrote it.
+  for (const WorkspaceSpec &spec : manifest.workspaces) {
+    Json shape = Json::array();
+    for (const GridExpr &dim : spec.shape)
+      shape.push_back(gridExprToJson(dim));
+    root["workspace"].push_back({{"name", spec.name},
+                                 {"element_bytes", spec.elementBytes},
+                                 {"shape", shape}});
   }
-  if (manifest.mask) {
-    JsonValue mask;
-    mask.set("element_type",
-             JsonValue::makeString(getTypeName(manifest.mask->elementType)));
-    mask.set("shape", shapeToJson(manifest.mask->shape));
-    root.set("mask", std::move(mask));
-  } else {
-    root.set("mask", JsonValue());
+  for (const PrologueKernel &kernel : manifest.prologue) {
+    Json entry = {{"kernel", kernel.kernel}};
+    launchToJson(kernel.block, kernel.grid, kernel.sharedMemoryBytes,
+                 kernel.params, entry);
+    root["prologue"].push_back(std::move(entry));
   }
-
-  JsonValue attributes = JsonValue::makeObject();
-  attributes.set("scale",
-                 manifest.attributes.scale
-                     ? JsonValue::makeNumber(*manifest.attributes.scale)
-                     : JsonValue());
-  attributes.set("causal",
-                 nameOrNull(getCausalName(manifest.attributes.causal)));
-  attributes.set("precision",
-                 nameOrNull(getPrecisionName(manifest.attributes.precision)));
-  root.set("attributes", std::move(attributes));
-
-  JsonValue config = JsonValue::makeObject();
-  config.set("block_m", JsonValue::makeInteger(manifest.config.blockM));
-  config.set("block_n", JsonValue::makeInteger(manifest.config.blockN));
-  config.set("num_warps", JsonValue::makeInteger(manifest.config.numWarps));
-  config.set("num_stages", JsonValue::makeInteger(manifest.config.numStages));
-  for (const JsonValue::Member &member : manifest.config.extra)
-    config.set(member.first, member.second);
-  root.set("config", std::move(config));
-
-  root.set("block", blockToJson(manifest.block));
-  root.set("grid", gridToJson(manifest.grid));
-  root.set("shared_memory_bytes",
-           JsonValue::makeInteger(manifest.sharedMemoryBytes));
-
-  root.set("params", paramsToJson(manifest.params));
-
-  // Version 2 only, so that a manifest without them is written exactly as a
-  // version 1 writer wrote it.
-  if (!manifest.workspaces.empty()) {
-    JsonValue workspaces = JsonValue::makeArray();
-    for (const WorkspaceSpec &spec : manifest.workspaces) {
-      JsonValue entry;
-      entry.set("name", JsonValue::makeString(spec.name));
-      entry.set("element_bytes", JsonValue::makeInteger(spec.elementBytes));
-      JsonValue shape = JsonValue::makeArray();
-      for (const GridExpr &dim : spec.shape)
-        shape.push(gridExprToJson(dim));
-      entry.set("shape", std::move(shape));
-      workspaces.push(std::move(entry));
-    }
-    root.set("workspace", std::move(workspaces));
-  }
-  if (!manifest.prologue.empty()) {
-    JsonValue prologue = JsonValue::makeArray();
-    for (const PrologueKernel &kernel : manifest.prologue) {
-      JsonValue entry;
-      entry.set("kernel", JsonValue::makeString(kernel.kernel));
-      entry.set("block", blockToJson(kernel.block));
-      entry.set("grid", gridToJson(kernel.grid));
-      entry.set("shared_memory_bytes",
-                JsonValue::makeInteger(kernel.sharedMemoryBytes));
-      entry.set("params", paramsToJson(kernel.params));
-      prologue.push(std::move(entry));
-    }
-    root.set("prologue", std::move(prologue));
-  }
-  return writeJson(root, 2) + "\n";
+  return writeIndented(root, 0, 0) + "\n";
 }
 
-static bool readWholeFile(const std::string &path, std::string &out,
-                          std::string &error) {
-  FILE *file = std::fopen(path.c_str(), "rb");
-  if (!file) {
-    error = path + ": cannot open: " + std::strerror(errno);
+//===----------------------------------------------------------------------===//
+// parseManifest
+//===----------------------------------------------------------------------===//
+
+static bool contains(std::initializer_list<std::string_view> list,
+                     std::string_view name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+static std::string join(std::initializer_list<std::string_view> list,
+                        const char *separator = ", ") {
+  std::string text;
+  for (std::string_view item : list)
+    text += (text.empty() ? "" : separator) + std::string(item);
+  return text;
+}
+
+namespace {
+/// Reads a Manifest off parsed JSON: kinds, keys and enumerations. Each
+/// message starts with the path of the member, e.g. "params[2].rank: ".
+class ManifestReader {
+public:
+  ManifestReader(std::string &error) : error(error) {}
+  bool read(const Json &root, Manifest &out);
+
+private:
+  bool fail(const std::string &path, const std::string &message) {
+    error = (path.empty() ? "" : path + ": ") + message;
     return false;
   }
-  std::string contents;
-  char buffer[65536];
-  size_t count;
-  while ((count = std::fread(buffer, 1, sizeof(buffer), file)) > 0)
-    contents.append(buffer, count);
-  bool failed = std::ferror(file);
-  std::fclose(file);
-  if (failed) {
-    error = path + ": read error";
-    return false;
+  static std::string describe(const Json &value) {
+    switch (value.type()) {
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::boolean:
+      return "a boolean";
+    case Json::value_t::string:
+      return "a string";
+    case Json::value_t::array:
+      return "an array";
+    case Json::value_t::object:
+      return "an object";
+    default:
+      return "a number";
+    }
   }
-  out = std::move(contents);
+  bool expect(const Json &value, Json::value_t type, const char *what,
+              const std::string &path) {
+    return value.type() == type || fail(path, std::string("expected ") + what +
+                                                  ", found " + describe(value));
+  }
+  static std::string at(const std::string &path, const std::string &key) {
+    return path.empty() ? key : path + "." + key;
+  }
+  /// An object with only the `known` keys (and those of `required`).
+  bool object(const Json &value, const std::string &path,
+              std::initializer_list<std::string_view> known) {
+    if (!expect(value, Json::value_t::object, "an object", path))
+      return false;
+    for (auto it = value.begin(); it != value.end(); ++it)
+      if (!contains(known, it.key()))
+        return fail(path, "unknown key '" + it.key() + "' (expected " +
+                              join(known) + ")");
+    return true;
+  }
+  /// Member `key` of `object`; nullptr (with the error set) when it is
+  /// missing and `required`.
+  const Json *member(const Json &parent, const char *key,
+                     const std::string &path, bool required = true) {
+    auto it = parent.find(key);
+    if (it != parent.end())
+      return &*it;
+    if (required)
+      fail(path, std::string("missing key '") + key + "'");
+    return nullptr;
+  }
+  bool integer(const Json &value, const std::string &path, int64_t &out) {
+    double number = value.is_number() ? value.get<double>() : 0.0;
+    if (value.is_number_integer() &&
+        !(value.is_number_unsigned() && value.get<uint64_t>() > INT64_MAX)) {
+      out = value.get<int64_t>();
+      return true;
+    }
+    // "2.0" and "1e3" are integers too.
+    if (value.is_number_float() && number == std::trunc(number) &&
+        std::abs(number) < 9.2e18) {
+      out = static_cast<int64_t>(number);
+      return true;
+    }
+    return fail(path, value.is_number()
+                          ? "expected an integer, found a number with a "
+                            "fraction"
+                          : "expected an integer, found " + describe(value));
+  }
+  /// An integer that fits an unsigned field; its rules are verifyManifest's.
+  bool count(const Json &value, const std::string &path, unsigned &out) {
+    int64_t number;
+    if (!integer(value, path, number))
+      return false;
+    if (number < 0 || number > INT32_MAX)
+      return fail(path, std::to_string(number) + " (expected 0 .. 2^31-1)");
+    out = static_cast<unsigned>(number);
+    return true;
+  }
+  bool string(const Json &parent, const char *key, const std::string &path,
+              std::string &out, bool required = true) {
+    const Json *value = member(parent, key, path, required);
+    if (!value)
+      return !required;
+    if (!expect(*value, Json::value_t::string, "a string", at(path, key)))
+      return false;
+    out = value->get<std::string>();
+    return true;
+  }
+  /// A string among `names` (nullptr entries skipped); its index.
+  template <size_t N>
+  bool oneOf(const Json &value, const std::string &path, const char *what,
+             const char *const (&names)[N], const char *expected, int &out) {
+    if (!expect(value, Json::value_t::string, "a string", path))
+      return false;
+    for (size_t i = 0; i < N; ++i)
+      if (names[i] && value.get<std::string>() == names[i]) {
+        out = static_cast<int>(i);
+        return true;
+      }
+    return fail(path, std::string("unknown ") + what + " '" +
+                          value.get<std::string>() + "' (expected " + expected +
+                          ")");
+  }
+  bool elementType(const Json &value, const std::string &path, bool allowI1,
+                   ElementType &out) {
+    static const char *const names[] = {"f32", "f16", "bf16", "i1"};
+    int index;
+    if (!oneOf(value, path, "element type", names,
+               allowI1 ? "f32, f16, bf16 or i1" : "f32, f16 or bf16", index))
+      return false;
+    out = static_cast<ElementType>(index);
+    return allowI1 || out != ElementType::I1 ||
+           fail(path, "unknown element type 'i1' (expected f32, f16 or bf16)");
+  }
+  bool integers(const Json &value, const std::string &path,
+                std::vector<int64_t> &out) {
+    if (!expect(value, Json::value_t::array, "an array", path))
+      return false;
+    out.assign(value.size(), 0);
+    for (size_t i = 0; i < value.size(); ++i)
+      if (!integer(value[i], path + "[" + std::to_string(i) + "]", out[i]))
+        return false;
+    return true;
+  }
+  bool shape(const Json &value, const std::string &path,
+             std::initializer_list<std::string_view> known,
+             std::vector<int64_t> &out) {
+    const Json *dims;
+    return object(value, path, known) &&
+           (dims = member(value, "shape", path)) &&
+           integers(*dims, at(path, "shape"), out);
+  }
+  bool gridExpr(const Json &value, const std::string &path, GridExpr &out);
+  bool params(const Json &parent, const std::string &path,
+              std::vector<KernelParam> &out);
+  bool launch(const Json &parent, const std::string &path, unsigned block[3],
+              GridExpr grid[3], int64_t &sharedMemoryBytes,
+              std::vector<KernelParam> &list);
+  bool workspace(const Json &value, const std::string &path,
+                 WorkspaceSpec &out);
+  /// The error of a feature of version `needed` in an older manifest.
+  bool needsVersion(int64_t needed, const std::string &path,
+                    const std::string &what) {
+    return version >= needed ||
+           fail(path, what + " requires version " + std::to_string(needed) +
+                          " (this manifest has version " +
+                          std::to_string(version) + ")");
+  }
+
+  std::string &error;
+  int64_t version = 1;
+};
+} // namespace
+
+bool ManifestReader::gridExpr(const Json &value, const std::string &path,
+                              GridExpr &out) {
+  if (value.is_number())
+    return integer(value, path, out.value);
+  if (value.is_string()) {
+    out = GridExpr::size(value.get<std::string>());
+    return true;
+  }
+  const char *operators = "ceil_div, mul, add, min or max";
+  if (!value.is_object() || value.size() != 1)
+    return fail(path,
+                std::string("expected an integer, a size name or an "
+                            "object with one key among ") +
+                    operators + ", found " +
+                    (value.is_object() ? std::to_string(value.size()) + " keys"
+                                       : describe(value)));
+  std::string name = value.begin().key(), operandsPath = path + "." + name;
+  auto op = std::find_if(
+      std::begin(kOperatorNames), std::end(kOperatorNames),
+      [&](const char *candidate) { return candidate && name == candidate; });
+  if (op == std::end(kOperatorNames))
+    return fail(path,
+                "unknown operator '" + name + "' (expected " + operators + ")");
+  const Json &operands = value.front();
+  if (!expect(operands, Json::value_t::array, "an array", operandsPath))
+    return false;
+  if (operands.size() != 2)
+    return fail(operandsPath, "expected an array of 2 expressions, found " +
+                                  std::to_string(operands.size()));
+  GridExpr lhs, rhs;
+  if (!gridExpr(operands[0], operandsPath + "[0]", lhs) ||
+      !gridExpr(operands[1], operandsPath + "[1]", rhs))
+    return false;
+  out = GridExpr::binary(
+      static_cast<GridExpr::Kind>(op - std::begin(kOperatorNames)),
+      std::move(lhs), std::move(rhs));
   return true;
 }
+
+bool ManifestReader::params(const Json &parent, const std::string &path,
+                            std::vector<KernelParam> &out) {
+  const Json *list = member(parent, "params", path);
+  std::string listPath = at(path, "params");
+  if (!list || !expect(*list, Json::value_t::array, "an array", listPath))
+    return false;
+  for (size_t i = 0; i < list->size(); ++i) {
+    const Json &value = (*list)[i];
+    std::string itemPath = listPath + "[" + std::to_string(i) + "]";
+    const Json *kindValue;
+    int kind;
+    if (!expect(value, Json::value_t::object, "an object", itemPath) ||
+        !(kindValue = member(value, "kind", itemPath)) ||
+        !oneOf(*kindValue, at(itemPath, "kind"), "param kind", kParamKinds,
+               "memref, size, workspace or tensor_map", kind))
+      return false;
+    KernelParam param;
+    param.kind = static_cast<KernelParam::Kind>(kind);
+    const Json *rank, *box, *swizzle;
+    bool ok;
+    switch (param.kind) {
+    case KernelParam::Kind::MemRef:
+      ok = object(value, itemPath, {"kind", "operand", "rank"}) &&
+           string(value, "operand", itemPath, param.operand) &&
+           (rank = member(value, "rank", itemPath)) &&
+           count(*rank, at(itemPath, "rank"), param.rank);
+      break;
+    case KernelParam::Kind::Size:
+      ok = object(value, itemPath, {"kind", "name"}) &&
+           string(value, "name", itemPath, param.name);
+      break;
+    case KernelParam::Kind::Workspace:
+      ok =
+          needsVersion(2, at(itemPath, "kind"), "the param kind 'workspace'") &&
+          object(value, itemPath, {"kind", "name", "rank"}) &&
+          string(value, "name", itemPath, param.name) &&
+          (rank = member(value, "rank", itemPath)) &&
+          count(*rank, at(itemPath, "rank"), param.rank);
+      break;
+    case KernelParam::Kind::TensorMap:
+      ok = needsVersion(3, at(itemPath, "kind"),
+                        "the param kind 'tensor_map'") &&
+           object(value, itemPath, {"kind", "operand", "box", "swizzle"}) &&
+           string(value, "operand", itemPath, param.operand) &&
+           (box = member(value, "box", itemPath)) &&
+           integers(*box, at(itemPath, "box"), param.box) &&
+           (swizzle = member(value, "swizzle", itemPath)) &&
+           count(*swizzle, at(itemPath, "swizzle"), param.swizzle);
+      break;
+    }
+    if (!ok)
+      return false;
+    out.push_back(std::move(param));
+  }
+  return true;
+}
+
+bool ManifestReader::launch(const Json &parent, const std::string &path,
+                            unsigned block[3], GridExpr grid[3],
+                            int64_t &sharedMemoryBytes,
+                            std::vector<KernelParam> &list) {
+  for (const char *key : {"block", "grid"}) {
+    const Json *value = member(parent, key, path);
+    std::string keyPath = at(path, key);
+    if (!value || !expect(*value, Json::value_t::array, "an array", keyPath))
+      return false;
+    if (value->size() != 3)
+      return fail(keyPath, "expected 3 dimensions, found " +
+                               std::to_string(value->size()));
+    for (size_t i = 0; i < 3; ++i) {
+      std::string dimPath = keyPath + "[" + std::to_string(i) + "]";
+      if (key[0] == 'b' ? !count((*value)[i], dimPath, block[i])
+                        : !gridExpr((*value)[i], dimPath, grid[i]))
+        return false;
+    }
+  }
+  const Json *shared = member(parent, "shared_memory_bytes", path, false);
+  return (!shared || integer(*shared, at(path, "shared_memory_bytes"),
+                             sharedMemoryBytes)) &&
+         params(parent, path, list);
+}
+
+bool ManifestReader::workspace(const Json &value, const std::string &path,
+                               WorkspaceSpec &out) {
+  const Json *bytes, *shape;
+  if (!object(value, path, {"name", "element_bytes", "shape"}) ||
+      !string(value, "name", path, out.name) ||
+      !(bytes = member(value, "element_bytes", path)) ||
+      !integer(*bytes, at(path, "element_bytes"), out.elementBytes) ||
+      !(shape = member(value, "shape", path)) ||
+      !expect(*shape, Json::value_t::array, "an array", at(path, "shape")))
+    return false;
+  out.shape.resize(shape->size());
+  for (size_t i = 0; i < shape->size(); ++i)
+    if (!gridExpr((*shape)[i],
+                  at(path, "shape") + "[" + std::to_string(i) + "]",
+                  out.shape[i]))
+      return false;
+  return true;
+}
+
+bool ManifestReader::read(const Json &root, Manifest &out) {
+  if (!expect(root, Json::value_t::object, "an object", "manifest"))
+    return false;
+  // Format and version first: a newer manifest is reported as such, not as
+  // a list of unknown keys.
+  std::string format;
+  const Json *versionValue;
+  if (!string(root, "format", "", format))
+    return false;
+  if (format != Manifest::kFormat)
+    return fail("format", "'" + format +
+                              "' is not an attn-mlir launch manifest "
+                              "(expected '" +
+                              Manifest::kFormat + "')");
+  if (!(versionValue = member(root, "version", "")) ||
+      !integer(*versionValue, "version", version))
+    return false;
+  if (version < 1 || version > Manifest::kVersion)
+    return fail("version", "unsupported manifest version " +
+                               std::to_string(version) +
+                               " (this reader supports versions 1, 2 and 3)");
+  if (!object(root, "",
+              {"format",
+               "version",
+               "kernel",
+               "ptx",
+               "chip",
+               "function",
+               "element_type",
+               "query",
+               "key",
+               "value",
+               "output",
+               "mask",
+               "attributes",
+               "config",
+               "block",
+               "grid",
+               "shared_memory_bytes",
+               "params",
+               "workspace",
+               "prologue"}))
+    return false;
+  for (const char *key : {"workspace", "prologue"})
+    if (root.contains(key) &&
+        !needsVersion(2, key, std::string("the key '") + key + "'"))
+      return false;
+
+  Manifest manifest;
+  const Json *type;
+  if (!string(root, "kernel", "", manifest.kernel) ||
+      !string(root, "ptx", "", manifest.ptx) ||
+      !string(root, "chip", "", manifest.chip) ||
+      !string(root, "function", "", manifest.function, false) ||
+      !(type = member(root, "element_type", "")) ||
+      !elementType(*type, "element_type", false, manifest.elementType))
+    return false;
+  std::pair<const char *, OperandSpec *> operands[] = {
+      {"query", &manifest.query},
+      {"key", &manifest.key},
+      {"value", &manifest.value},
+      {"output", &manifest.output}};
+  for (auto [name, spec] : operands) {
+    const Json *operand = member(root, name, "");
+    if (!operand || !shape(*operand, name, {"shape"}, spec->shape))
+      return false;
+  }
+  if (const Json *mask = member(root, "mask", "", false);
+      mask && !mask->is_null()) {
+    MaskSpec spec;
+    if (!shape(*mask, "mask", {"element_type", "shape"}, spec.shape) ||
+        !(type = member(*mask, "element_type", "mask")) ||
+        !elementType(*type, "mask.element_type", true, spec.elementType))
+      return false;
+    manifest.mask = std::move(spec);
+  }
+  if (const Json *attributes = member(root, "attributes", "", false)) {
+    if (!object(*attributes, "attributes", {"scale", "causal", "precision"}))
+      return false;
+    ManifestAttributes &out = manifest.attributes;
+    const Json *scale = member(*attributes, "scale", "", false);
+    const Json *causal = member(*attributes, "causal", "", false);
+    const Json *precision = member(*attributes, "precision", "", false);
+    int index;
+    if (scale && !scale->is_null()) {
+      if (!scale->is_number())
+        return fail("attributes.scale",
+                    "expected a number, found " + describe(*scale));
+      out.scale = scale->get<double>();
+    }
+    if (causal && !causal->is_null()) {
+      if (!oneOf(*causal, "attributes.causal", "causal mode", kCausalNames,
+                 "null, top_left or bottom_right", index))
+        return false;
+      out.causal = static_cast<CausalMode>(index);
+    }
+    if (precision && !precision->is_null()) {
+      if (!oneOf(*precision, "attributes.precision", "precision",
+                 kPrecisionNames, "null, tf32 or ieee", index))
+        return false;
+      out.precision = static_cast<PrecisionMode>(index);
+    }
+  }
+  if (const Json *config = member(root, "config", "", false)) {
+    if (!expect(*config, Json::value_t::object, "an object", "config"))
+      return false;
+    KernelConfig &out = manifest.config;
+    for (auto it = config->begin(); it != config->end(); ++it) {
+      int64_t *field = it.key() == "block_m"      ? &out.blockM
+                       : it.key() == "block_n"    ? &out.blockN
+                       : it.key() == "num_warps"  ? &out.numWarps
+                       : it.key() == "num_stages" ? &out.numStages
+                                                  : nullptr;
+      if (!field)
+        out.extra.emplace_back(it.key(), writeLine(*it));
+      else if (!integer(*it, "config." + it.key(), *field))
+        return false;
+    }
+  }
+  if (!launch(root, "", manifest.block, manifest.grid,
+              manifest.sharedMemoryBytes, manifest.params))
+    return false;
+  if (const Json *list = member(root, "workspace", "", false)) {
+    if (!expect(*list, Json::value_t::array, "an array", "workspace"))
+      return false;
+    manifest.workspaces.resize(list->size());
+    for (size_t i = 0; i < list->size(); ++i)
+      if (!workspace((*list)[i], "workspace[" + std::to_string(i) + "]",
+                     manifest.workspaces[i]))
+        return false;
+  }
+  if (const Json *list = member(root, "prologue", "", false)) {
+    if (!expect(*list, Json::value_t::array, "an array", "prologue"))
+      return false;
+    manifest.prologue.resize(list->size());
+    for (size_t i = 0; i < list->size(); ++i) {
+      std::string path = "prologue[" + std::to_string(i) + "]";
+      PrologueKernel &kernel = manifest.prologue[i];
+      if (!object(
+              (*list)[i], path,
+              {"kernel", "block", "grid", "shared_memory_bytes", "params"}) ||
+          !string((*list)[i], "kernel", path, kernel.kernel) ||
+          !launch((*list)[i], path, kernel.block, kernel.grid,
+                  kernel.sharedMemoryBytes, kernel.params))
+        return false;
+    }
+  }
+  if (!verifyManifest(manifest, error))
+    return false;
+  out = std::move(manifest);
+  return true;
+}
+
+bool attn::runtime::parseManifest(const std::string &text, Manifest &out,
+                                  std::string &error) {
+  Json root;
+  JsonBuilder builder(root, error);
+  if (!Json::sax_parse(text, &builder))
+    return false;
+  return ManifestReader(error).read(root, out);
+}
+
+//===----------------------------------------------------------------------===//
+// Files
+//===----------------------------------------------------------------------===//
 
 bool attn::runtime::readManifestFile(const std::string &path, Manifest &out,
                                      std::string &error) {
   std::string text;
-  if (!readWholeFile(path, text, error))
+  if (!readWholeFile(path, text, error)) {
+    error = path + ": cannot open: " + error;
     return false;
+  }
   Manifest manifest;
   if (!parseManifest(text, manifest, error)) {
     error = path + ": " + error;
     return false;
   }
   size_t slash = path.find_last_of('/');
-  manifest.directory = slash == std::string::npos ? std::string(".")
-                       : slash == 0               ? std::string("/")
+  manifest.directory = slash == std::string::npos ? "."
+                       : slash == 0               ? "/"
                                                   : path.substr(0, slash);
   out = std::move(manifest);
   return true;

@@ -18,15 +18,6 @@ using namespace attn::runtime;
 // Validation
 //===----------------------------------------------------------------------===//
 
-/// Formats an expected shape where -1 stands for "any" ("2x?x?x16xf32").
-static std::string formatExpected(const std::vector<int64_t> &dims,
-                                  ElementType type) {
-  std::string result;
-  for (int64_t dim : dims)
-    result += (dim < 0 ? std::string("?") : std::to_string(dim)) + "x";
-  return result + getTypeName(type);
-}
-
 static bool checkTensor(const HostTensor *tensor, const char *name, size_t rank,
                         const char *layout, std::string &error) {
   if (!tensor) {
@@ -78,7 +69,7 @@ bool attn::runtime::validateProblem(const AttentionProblem &problem,
   int64_t b = q.shape[0], hq = q.shape[1], tq = q.shape[2], d = q.shape[3];
   if (k.shape[0] != b || k.shape[3] != d) {
     error = "key has shape " + k.getShapeString() + ", expected " +
-            formatExpected({b, -1, -1, d}, q.type) +
+            formatShape({b, -1, -1, d}, q.type) +
             " (B x Hkv x Tk x D with B and D of the query " +
             q.getShapeString() + ")";
     return false;
@@ -92,7 +83,7 @@ bool attn::runtime::validateProblem(const AttentionProblem &problem,
   }
   if (v.shape[0] != b || v.shape[1] != hkv || v.shape[2] != tk) {
     error = "value has shape " + v.getShapeString() + ", expected " +
-            formatExpected({b, hkv, tk, -1}, q.type) +
+            formatShape({b, hkv, tk, -1}, q.type) +
             " (B x Hkv x Tk x Dv with B, Hkv and Tk of the key " +
             k.getShapeString() + ")";
     return false;

@@ -70,8 +70,12 @@ class Manifest:
     "tensor_map" (operand, box, swizzle), checked as the C++ reader does."""
 
     def __init__(self, data, directory=""):
-        if data.get("format") != "attn-mlir-manifest" or data.get("version") not in VERSIONS:
-            raise ManifestError("not an attn-mlir manifest (format/version)")
+        if data.get("format") != "attn-mlir-manifest":
+            raise ManifestError(f"format: '{data.get('format')}' is not an attn-mlir launch "
+                                "manifest (expected 'attn-mlir-manifest')")
+        if data.get("version") not in VERSIONS:
+            raise ManifestError(f"version: unsupported manifest version {data.get('version')} "
+                                "(this reader supports versions 1, 2 and 3)")
         self.data = data
         self.version = data["version"]
         self.directory = directory
@@ -177,7 +181,8 @@ class Manifest:
                                     "(expected 1, 2, 4 or 8)")
             shape = w.get("shape")
             if not isinstance(shape, list) or not 1 <= len(shape) <= 8:
-                raise ManifestError(f"{path}.shape: expected 1 .. 8 dimensions")
+                raise ManifestError(f"{path}.shape: expected 1 .. 8 dimensions, found "
+                                    f"{len(shape) if isinstance(shape, list) else 0}")
             self.workspaces[name] = w
         for i, p in enumerate(data.get("prologue", [])):
             for key in ("kernel", "block", "grid", "params"):

@@ -359,7 +359,7 @@ TEST(TensorMapCacheTest, CopiesEachMapOnceAndStaysBounded) {
   std::string error;
   EXPECT_FALSE(cache.get(map(9), failing, upload, entry, error));
   EXPECT_EQ(error, "cuCtxSynchronize failed");
-  cache.clear();
+  cache = TensorMapCache(3);
   EXPECT_EQ(cache.size(), 0u);
   TensorMapCache::Upload refused =
       [](const TensorMapBytes &, TensorMapCache::Entry &, std::string &error) {

@@ -1,14 +1,13 @@
-//===- FileWrite.h - Whole-file writes that leave nothing partial -*- C++
-//-*-===//
+//===- FileWrite.h - Whole-file reads and writes -------------*- C++ -*-===//
 //
 // Part of the attn-mlir project.
 //
 //===----------------------------------------------------------------------===//
 //
-// How attn-run and attn-translate write their outputs (.npy results, PTX,
-// cubins, launch manifests): a reader never sees a partial file, a failure
-// leaves nothing behind, and a path the user gave is written where it
-// points. Standard C++17 and POSIX only (no LLVM), for the runner-only build.
+// How attn-run and attn-translate read inputs and write their outputs (.npy
+// results, PTX, cubins, launch manifests): a reader never sees a partial
+// file, a failure leaves nothing behind, and a path the user gave is written
+// where it points. Standard C++17 and POSIX only, for the runner-only build.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +29,11 @@ namespace runtime {
 /// and no temporary file is left.
 bool writeWholeFile(const std::string &path, const void *data, size_t size,
                     std::string &error);
+
+/// Reads the whole file at `path` into `out`. On failure returns false with
+/// the reason in `error` (e.g. "No such file or directory").
+bool readWholeFile(const std::string &path, std::string &out,
+                   std::string &error);
 
 /// Whether `path` names something other than a regular file or a symbolic
 /// link to one (a directory, a device, a FIFO). A path that does not exist

@@ -42,9 +42,8 @@ size_t getElementBytes(ElementType type);
 /// Returns true for F32, F16 and BF16.
 bool isFloatType(ElementType type);
 
-/// IEEE binary16 <-> binary32. floatToHalf rounds to nearest, ties to even;
-/// overflow gives infinity, subnormals are exact or correctly rounded, NaN
-/// stays NaN (quiet, sign and top payload bits kept).
+/// IEEE binary16 <-> binary32 (the FP16 library). floatToHalf rounds to
+/// nearest, ties to even; overflow gives infinity, NaN a quiet NaN.
 float halfToFloat(uint16_t bits);
 uint16_t floatToHalf(float value);
 
@@ -78,7 +77,8 @@ struct HostTensor {
   std::string getShapeString() const;
 };
 
-/// Formats a shape and type as "2x3x4xbf16" (just the type for rank 0).
+/// Formats a shape and type as "2x3x4xbf16" (a negative dimension as "?", just
+/// the type for rank 0).
 std::string formatShape(const std::vector<int64_t> &shape, ElementType type);
 
 /// Parses a type name ("f32", "f16", "bf16", "i1"). Returns false if unknown.
@@ -100,6 +100,14 @@ HostTensor makeZeroTensor(std::vector<int64_t> shape, ElementType type);
 /// 0.75 and never all false.
 HostTensor makeRandomTensor(std::vector<int64_t> shape, ElementType type,
                             uint64_t seed);
+
+/// Fails with "<what> needs N GB, more than the M GB ..." when `bytes`
+/// exceed what this process may allocate: the host's physical memory, its
+/// address space limit (RLIMIT_AS, `ulimit -v`) less the address space in
+/// use, or its cgroup's memory limit (memory.max), whichever is smallest.
+/// Allocating past them would abort the process.
+bool checkFitsInMemory(double bytes, const std::string &what,
+                       std::string &error);
 
 /// The splitmix64 generator used by makeRandomTensor and selectCheckRows.
 class SplitMix64 {

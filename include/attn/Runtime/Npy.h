@@ -33,8 +33,12 @@
 namespace attn {
 namespace runtime {
 
-/// Reads the .npy file at `path` into `out`. On failure returns false, sets
-/// `error` to a one-line message naming the file, and leaves `out` unchanged.
+/// Reads the .npy file at `path` into `out`: the magic string and the header
+/// first, then exactly the data bytes the header announces, once they pass
+/// checkFitsInMemory, so that a device (/dev/zero), a pipe or a FIFO without
+/// a writer gives an error after a few bytes. On failure returns false, sets
+/// `error` to a one-line message naming the file, and leaves `out`
+/// unchanged.
 bool readNpy(const std::string &path, HostTensor &out, std::string &error);
 
 /// Parses an in-memory .npy image (the whole file contents). `name` is used

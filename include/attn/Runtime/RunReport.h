@@ -20,10 +20,10 @@
 // Tq == Tk; bytes are Q, K, V, the mask and O, each moved once. floor_ms is
 // the larger of FLOPs / peak flops and bytes / bandwidth of the device.
 //
-// MLIR-free (C++17 and the runtime library only), so that the runner-only
-// attn-run (ATTN_RUNNER_ONLY) prints exactly what the full one prints. The
-// JSON is written as llvm::json writes it: one line, keys sorted, doubles
-// with 17 significant digits, non-finite numbers as null.
+// MLIR-free, so that the runner-only attn-run (ATTN_RUNNER_ONLY) prints
+// exactly what the full one prints. The JSON is one line, keys sorted,
+// integral numbers as integers, others in the shortest form that reads back
+// to the same double, non-finite numbers as null.
 //
 //===----------------------------------------------------------------------===//
 

@@ -78,10 +78,6 @@ struct TensorMapEncoding {
   std::string describe() const;
 };
 
-/// The CUtensorMapSwizzle of a swizzle in bytes: 0 (NONE), 32, 64 or 128;
-/// false for any other value.
-bool getTensorMapSwizzle(unsigned bytes, CUtensorMapSwizzle &out);
-
 /// The encoding of tensor_map param `param` for the operand `arg` (the
 /// TensorArg its memref param passes: pointer, offset, sizes and strides in
 /// elements, outermost first) of element type `elementType`. Fails, with one
@@ -116,8 +112,6 @@ using TensorMapBytes = std::array<uint64_t, CU_TENSOR_MAP_NUM_QWORDS>;
 /// valid (and cached) for as long as it lives. Not thread-safe.
 class TensorMapCache {
 public:
-  static constexpr size_t kDefaultCapacity = 256;
-
   /// A device copy: its address (64-byte aligned) and what keeps it alive.
   struct Entry {
     uint64_t devicePtr = 0;
@@ -129,8 +123,8 @@ public:
   /// Waits for every launch that may read a cached map.
   using Synchronize = std::function<bool(std::string &error)>;
 
-  explicit TensorMapCache(size_t capacity = kDefaultCapacity)
-      : capacity(capacity) {}
+  /// The default capacity is the facts' (Facts.h).
+  explicit TensorMapCache(size_t capacity = 0);
 
   /// The device copy of `bytes`: the cached one, or a new one from `upload`
   /// (after `synchronize` and the freeing of the unheld entries when the
@@ -140,8 +134,6 @@ public:
 
   size_t size() const { return entries.size(); }
   size_t getCapacity() const { return capacity; }
-  /// Drops every entry (a LaunchConfig that holds one keeps it alive).
-  void clear() { entries.clear(); }
 
 private:
   size_t capacity;
