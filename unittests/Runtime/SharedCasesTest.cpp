@@ -46,14 +46,13 @@ ProblemSizes getSizes(const json &sizes) {
 TEST(SharedCasesTest, Manifests) {
   for (const json &test : getCases()["manifest_cases"]) {
     SCOPED_TRACE(test["name"].get<std::string>());
-    nlohmann::ordered_json data =
-        getCases()["manifests"][test["manifest"].get<std::string>()];
+    json data = getCases()["manifests"][test["manifest"].get<std::string>()];
     json sets = test.value("set", json::object());
     json removes = test.value("remove", json::array());
     for (const auto &[pointer, value] : sets.items())
-      data[nlohmann::ordered_json::json_pointer(pointer)] = value;
+      data[json::json_pointer(pointer)] = value;
     for (const std::string pointer : removes) {
-      nlohmann::ordered_json::json_pointer path(pointer);
+      json::json_pointer path(pointer);
       data[path.parent_pointer()].erase(path.back());
     }
     Manifest manifest;
