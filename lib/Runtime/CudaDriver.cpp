@@ -6,6 +6,8 @@
 
 #include "attn/Runtime/CudaDriver.h"
 
+#include "attn/Runtime/HostTensor.h"
+
 #include <cstdio>
 #include <cstring>
 #include <type_traits>
@@ -311,9 +313,8 @@ bool DeviceBuffer::check(const char *call, uint64_t offset, uint64_t bytes,
   if (!owner)
     error = std::string(call) + ": the device buffer is empty";
   else if (offset > size || bytes > size - offset)
-    error = std::string(call) + ": " + std::to_string(bytes) +
-            " bytes at offset " + std::to_string(offset) +
-            " exceed the buffer's " + std::to_string(size) + " bytes";
+    error = concat(call, ": ", bytes, " bytes at offset ", offset,
+                   " exceed the buffer's ", size, " bytes");
   else
     return ::check(*api, api->ctxSetCurrent(context), "cuCtxSetCurrent", error);
   return false;

@@ -8,7 +8,6 @@
 
 #include "attn/Runtime/Explain.h"
 #include "attn/Runtime/Facts.h"
-#include "attn/Runtime/FileWrite.h"
 
 #include <algorithm>
 #include <cmath>
@@ -149,8 +148,8 @@ bool attn::runtime::getPtxEntryParamBytes(const std::string &ptx,
       if (unsigned bytes = getPtxParamBytes(declaration)) {
         paramBytes.push_back(bytes);
       } else {
-        error = "PTX entry '" + entry + "': cannot read parameter " +
-                std::to_string(paramBytes.size()) + " ('" + declaration + "')";
+        error = concat("PTX entry '", entry, "': cannot read parameter ",
+                       paramBytes.size(), " ('", declaration, "')");
         return false;
       }
       start = comma + 1;
@@ -190,16 +189,15 @@ static bool checkPtxEntryParams(const std::string &ptx,
   if (!getPtxEntryParamBytes(ptx, entry, paramBytes, error))
     return false;
   if (paramBytes.size() != expected) {
-    error = "the PTX entry '" + entry + "' takes " +
-            std::to_string(paramBytes.size()) + " parameters but the " + what +
-            " expand to " + std::to_string(expected);
+    error = concat("the PTX entry '", entry, "' takes ", paramBytes.size(),
+                   " parameters but the ", what, " expand to ", expected);
     return false;
   }
   for (size_t i = 0; i < paramBytes.size(); ++i)
     if (paramBytes[i] != 8) {
-      error = "parameter " + std::to_string(i) + " of the PTX entry '" + entry +
-              "' is " + std::to_string(paramBytes[i]) +
-              " bytes, but every manifest parameter is 8 bytes";
+      error = concat("parameter ", i, " of the PTX entry '", entry, "' is ",
+                     paramBytes[i],
+                     " bytes, but every manifest parameter is 8 bytes");
       return false;
     }
   return true;
@@ -219,18 +217,16 @@ static bool loadEntry(const CudaDevice &device, const CudaModule &module,
   int64_t shared = resources.staticSharedBytes + dynamicBytes;
   int64_t limit = device.getMaxSharedMemoryPerBlockOptin();
   if (threads > resources.maxThreadsPerBlock)
-    error = "kernel '" + name + "' uses " +
-            std::to_string(resources.numRegisters) +
-            " registers per thread, so it runs at most " +
-            std::to_string(resources.maxThreadsPerBlock) +
-            " threads per block, but the manifest's block has " +
-            std::to_string(threads);
+    error =
+        concat("kernel '", name, "' uses ", resources.numRegisters,
+               " registers per thread, so it runs at most ",
+               resources.maxThreadsPerBlock,
+               " threads per block, but the manifest's block has ", threads);
   else if (shared > limit)
-    error = "kernel '" + name + "' needs " + std::to_string(shared) +
-            " bytes of shared memory (" +
-            std::to_string(resources.staticSharedBytes) + " static + " +
-            std::to_string(dynamicBytes) + " dynamic) but " + device.getName() +
-            " allows " + std::to_string(limit) + " per block";
+    error = concat("kernel '", name, "' needs ", shared,
+                   " bytes of shared memory (", resources.staticSharedBytes,
+                   " static + ", dynamicBytes, " dynamic) but ",
+                   device.getName(), " allows ", limit, " per block");
   else
     return dynamicBytes <= 0 || shared <= 48 * 1024 ||
            kernel.setMaxDynamicSharedMemory(int(dynamicBytes), error);
@@ -290,25 +286,6 @@ bool ManifestKernel::load(const CudaDevice &device, const Manifest &manifest,
       return false;
   }
   out = std::move(loaded);
-  return true;
-}
-
-bool ManifestKernel::loadFile(const CudaDevice &device,
-                              const std::string &manifestPath,
-                              ManifestKernel &out, std::string &error) {
-  Manifest manifest;
-  std::string image;
-  if (!readManifestFile(manifestPath, manifest, error))
-    return false;
-  if (!readWholeFile(manifest.getPtxPath(), image, error)) {
-    error = manifest.getPtxPath() + " (the PTX of " + manifestPath +
-            "): cannot open: " + error;
-    return false;
-  }
-  if (!load(device, manifest, image, out, error)) {
-    error = manifestPath + ": " + error;
-    return false;
-  }
   return true;
 }
 

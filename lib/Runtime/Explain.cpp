@@ -260,20 +260,6 @@ attn::runtime::findUncoalesced(const std::vector<ExplainOperand> &operands) {
   return found;
 }
 
-/// "12.3" with `digits` after the point.
-static std::string fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.*f", digits, value);
-  return text;
-}
-
-/// "%.4g".
-static std::string general(double value) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.4g", value);
-  return text;
-}
-
 /// Whether the dtype and precision should run on tensor cores.
 static bool expectsTensorCores(const ExplainFacts &facts) {
   return facts.type == ElementType::F16 || facts.type == ElementType::BF16 ||
@@ -312,14 +298,13 @@ modelSharedMemoryReads(const ExplainFacts &facts) {
     return std::nullopt;
   return ExplainCause{
       "shared_memory_reads",
-      std::string(warpgroups ? "each warpgroup" : "each warp") +
-          " reads all of K and V from shared memory: " + fixed(read / 1024, 1) +
-          " KiB read and " + fixed(written / 1024, 1) +
-          " KiB written per program and key block, " +
-          std::to_string(int64_t(sharedCycles + 0.5)) + " cycles at " +
-          general(bytesPerCycle) + " B per cycle and SM against " +
-          std::to_string(int64_t(tensorCycles + 0.5)) +
-          " cycles of its FLOPs at the peak"};
+      formatString("%s reads all of K and V from shared memory: %.1f KiB read "
+                   "and %.1f KiB written per program and key block, %" PRId64
+                   " cycles at %g B per cycle and SM against %" PRId64
+                   " cycles of its FLOPs at the peak",
+                   warpgroups ? "each warpgroup" : "each warp", read / 1024,
+                   written / 1024, int64_t(sharedCycles + 0.5), bytesPerCycle,
+                   int64_t(tensorCycles + 0.5))};
 }
 
 /// The short_programs cause (Explain.h): the keys a program visits on
@@ -361,14 +346,13 @@ modelShortPrograms(const ExplainFacts &facts) {
   double share = costKeys / (costKeys + keys);
   return ExplainCause{
       "short_programs",
-      std::to_string(int64_t(keys + 0.5)) + " keys per program on average (" +
-          fixed(blocks, 1) + " key blocks of " + std::to_string(blockN) +
-          "), under " + std::to_string(shortKeys) +
-          ": what a program costs besides its key blocks (its first loads "
-          "landing, the epilogue, the next launch; about " +
-          std::to_string(int64_t(costKeys)) +
-          " keys' worth on the H200) is about " +
-          std::to_string(int64_t(share * 100 + 0.5)) + "% of the time"};
+      formatString("%" PRId64 " keys per program on average (%.1f key blocks "
+                   "of %" PRId64 "), under %" PRId64 ": what a program costs "
+                   "besides its key blocks (its first loads landing, the "
+                   "epilogue, the next launch; about %" PRId64 " keys' worth "
+                   "on the H200) is about %" PRId64 "%% of the time",
+                   int64_t(keys + 0.5), blocks, blockN, shortKeys,
+                   int64_t(costKeys), int64_t(share * 100 + 0.5))};
 }
 
 ExplainReport attn::runtime::computeExplain(const ExplainFacts &facts) {
@@ -411,18 +395,18 @@ ExplainReport attn::runtime::computeExplain(const ExplainFacts &facts) {
   // Causes.
   if (kernel.localBytes > 0)
     report.causes.push_back(
-        {"spills", std::to_string(kernel.localBytes) +
-                       " bytes of local memory per thread (" +
-                       std::to_string(kernel.registers) + " registers)"});
+        {"spills", formatString("%d bytes of local memory per thread (%d "
+                                "registers)",
+                                kernel.localBytes, kernel.registers)});
   const Facts &limits = getFacts();
   if (report.blocksPerSM < limits.lowOccupancyBlocks ||
       report.warpsPerSM < limits.lowOccupancyWarps)
     report.causes.push_back(
         {"low_occupancy",
-         std::to_string(report.blocksPerSM) + " blocks, " +
-             std::to_string(report.warpsPerSM) + " warps per SM (under " +
-             std::to_string(limits.lowOccupancyBlocks) + " blocks or " +
-             std::to_string(limits.lowOccupancyWarps) + " warps)"});
+         formatString("%d blocks, %d warps per SM (under %" PRId64
+                      " blocks or %" PRId64 " warps)",
+                      report.blocksPerSM, report.warpsPerSM,
+                      limits.lowOccupancyBlocks, limits.lowOccupancyWarps)});
   std::vector<std::string> uncoalesced = findUncoalesced(facts.operands);
   if (!uncoalesced.empty()) {
     std::string detail;
@@ -462,84 +446,83 @@ static std::vector<std::pair<std::string, std::string>>
 getExplainPairs(const ExplainFacts &facts, const ExplainReport &report) {
   const ExplainDevice &device = facts.device;
   const ExplainKernel &kernel = facts.kernel;
+  const TensorCoreEvidence &tc = kernel.tensorCores;
   const ProblemSizes &s = facts.sizes;
-  std::string problem =
-      "B=" + std::to_string(s.B) + " Hq=" + std::to_string(s.Hq) +
-      " Hkv=" + std::to_string(s.Hkv) + " Tq=" + std::to_string(s.Tq) +
-      " Tk=" + std::to_string(s.Tk) + " D=" + std::to_string(s.D) +
-      " Dv=" + std::to_string(s.Dv) + " " + getTypeName(facts.type) +
-      (facts.type == ElementType::F32 ? (facts.tf32 ? " tf32" : " ieee") : "") +
-      " causal=" +
-      (facts.causal == CausalMode::None ? "none"
-                                        : getCausalName(facts.causal)) +
-      " mask=" +
-      (facts.maskElements ? std::string(getTypeName(facts.maskType)) + "[" +
-                                std::to_string(facts.maskElements) + "]"
-                          : std::string("none"));
+  const char *precision = facts.type != ElementType::F32 ? ""
+                          : facts.tf32                   ? " tf32"
+                                                         : " ieee";
+  std::string mask =
+      facts.maskElements
+          ? formatString("%s[%" PRId64 "]", getTypeName(facts.maskType),
+                         facts.maskElements)
+          : "none";
   std::string causes;
   for (const ExplainCause &cause : report.causes)
     causes += (causes.empty() ? "" : ",") + cause.name;
   std::vector<std::pair<std::string, std::string>> pairs = {
-      {"device", device.name + " (" + device.arch + ", " +
-                     std::to_string(device.multiprocessors) + " SMs, " +
-                     std::to_string(device.clockKHz / 1000) + " MHz, " +
-                     fixed(device.bandwidthBytesPerSecond * 1e-12, 2) +
-                     " TB/s, " + fixed(device.peakTflops, 1) +
-                     " TFLOP/s peak: " + device.peakNote + ")"},
-      {"problem", problem},
-      {"flops", general(report.flops)},
-      {"bytes", general(report.bytes)},
-      {"flop_floor_ms", general(report.flopFloorMs)},
-      {"hbm_floor_ms", general(report.memoryFloorMs)},
-      {"floor_ms", general(report.floorMs) + " (" + report.bound + " bound)"},
-      {"median_ms", general(report.medianMs)},
-      {"fraction_of_floor", fixed(report.fractionOfFloor, 3)},
-      {"tflops", fixed(report.tflops, 1)},
-      {"hbm_gbps", fixed(report.bytesPerSecond * 1e-9, 0)},
-      {"config", "block_m=" + std::to_string(kernel.blockM) +
-                     " block_n=" + std::to_string(kernel.blockN) +
-                     " num_warps=" + std::to_string(kernel.numWarps) +
-                     " num_stages=" + std::to_string(kernel.numStages)},
-      {"launch", "grid=" + std::to_string(kernel.gridBlocks) + " blocks x " +
-                     std::to_string(kernel.threadsPerBlock) +
-                     " threads, waves=" + fixed(report.waves, 2)},
+      {"device", formatString("%s (%s, %d SMs, %d MHz, %.2f TB/s, %.1f "
+                              "TFLOP/s peak: %s)",
+                              device.name.c_str(), device.arch.c_str(),
+                              device.multiprocessors, device.clockKHz / 1000,
+                              device.bandwidthBytesPerSecond * 1e-12,
+                              device.peakTflops, device.peakNote.c_str())},
+      {"problem",
+       s.toString() + " " + getTypeName(facts.type) + precision + " causal=" +
+           (facts.causal == CausalMode::None ? "none"
+                                             : getCausalName(facts.causal)) +
+           " mask=" + mask},
+      {"flops", formatString("%.4g", report.flops)},
+      {"bytes", formatString("%.4g", report.bytes)},
+      {"flop_floor_ms", formatString("%.4g", report.flopFloorMs)},
+      {"hbm_floor_ms", formatString("%.4g", report.memoryFloorMs)},
+      {"floor_ms",
+       formatString("%.4g (%s bound)", report.floorMs, report.bound.c_str())},
+      {"median_ms", formatString("%.4g", report.medianMs)},
+      {"fraction_of_floor", formatString("%.3f", report.fractionOfFloor)},
+      {"tflops", formatString("%.1f", report.tflops)},
+      {"hbm_gbps", formatString("%.0f", report.bytesPerSecond * 1e-9)},
+      {"config", formatString("block_m=%" PRId64 " block_n=%" PRId64
+                              " num_warps=%" PRId64 " num_stages=%" PRId64,
+                              kernel.blockM, kernel.blockN, kernel.numWarps,
+                              kernel.numStages)},
+      {"launch",
+       formatString("grid=%" PRId64 " blocks x %d threads, "
+                    "waves=%.2f",
+                    kernel.gridBlocks, kernel.threadsPerBlock, report.waves)},
       {"registers", std::to_string(kernel.registers)},
-      {"shared_bytes", std::to_string(kernel.staticSharedBytes) + " static + " +
-                           std::to_string(kernel.dynamicSharedBytes) +
-                           " dynamic"},
+      {"shared_bytes",
+       formatString("%d static + %d dynamic", kernel.staticSharedBytes,
+                    kernel.dynamicSharedBytes)},
       {"local_bytes", std::to_string(kernel.localBytes)},
-      {"occupancy", std::to_string(report.blocksPerSM) + " blocks/SM, " +
-                        std::to_string(report.warpsPerSM) + "/" +
-                        std::to_string(report.maxWarpsPerSM) +
-                        " warps/SM = " + fixed(report.occupancy, 3) + " (" +
-                        report.occupancySource + ")"},
+      {"occupancy",
+       formatString("%d blocks/SM, %d/%d warps/SM = %.3f (%s)",
+                    report.blocksPerSM, report.warpsPerSM, report.maxWarpsPerSM,
+                    report.occupancy, report.occupancySource.c_str())},
       {"tensor_cores",
-       kernel.tensorCores.source == TensorCoreSource::None
-           ? std::string("unknown")
-           : std::string(kernel.tensorCores.count ? "yes" : "no") + " (" +
-                 std::to_string(kernel.tensorCores.count) +
-                 (kernel.tensorCores.source == TensorCoreSource::Sass
-                      ? " HMMA/HGMMA in the SASS; "
-                      : " mma.sync/wgmma in the PTX; ") +
-                 kernel.tensorCores.detail + ")"},
+       tc.source == TensorCoreSource::None
+           ? "unknown"
+           : formatString("%s (%d %s; %s)", tc.count ? "yes" : "no", tc.count,
+                          tc.source == TensorCoreSource::Sass
+                              ? "HMMA/HGMMA in the SASS"
+                              : "mma.sync/wgmma in the PTX",
+                          tc.detail.c_str())},
   };
   if (facts.maskBlocks.size() == 4) {
     // After "problem": how the block map sorted the mask's blocks.
     const std::vector<int64_t> &n = facts.maskBlocks;
-    int64_t total = n[0] + n[1] + n[2] + n[3];
-    pairs.insert(pairs.begin() + 2,
-                 {"mask_blocks", std::to_string(n[0]) + " removed, " +
-                                     std::to_string(n[1]) + " zero, " +
-                                     std::to_string(n[3]) + " triangular, " +
-                                     std::to_string(n[2]) + " mixed (of " +
-                                     std::to_string(total) + ")"});
+    pairs.insert(
+        pairs.begin() + 2,
+        {"mask_blocks",
+         formatString("%" PRId64 " removed, %" PRId64 " zero, %" PRId64
+                      " triangular, %" PRId64 " mixed (of %" PRId64 ")",
+                      n[0], n[1], n[3], n[2], n[0] + n[1] + n[2] + n[3])});
     if (facts.causalRows.size() == 2)
       pairs.insert(pairs.begin() + 3,
                    {"causal_rows",
-                    std::to_string(facts.causalRows[0]) + " of " +
-                        std::to_string(facts.causalRows[1]) +
-                        " map rows have a triangular mask's classes (their "
-                        "programs run as causal ones)"});
+                    formatString("%" PRId64 " of %" PRId64
+                                 " map rows have a triangular mask's classes "
+                                 "(their programs run as causal ones)",
+                                 facts.causalRows[0], facts.causalRows[1])});
   }
   for (const ExplainCause &cause : report.causes)
     pairs.push_back({"cause." + cause.name, cause.detail});

@@ -11,12 +11,24 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <sys/resource.h>
 #include <unistd.h>
 
 using namespace attn::runtime;
+
+std::string attn::runtime::formatString(const char *format, ...) {
+  va_list args, copy;
+  va_start(args, format);
+  va_copy(copy, args);
+  std::string text(std::max(0, std::vsnprintf(nullptr, 0, format, args)), ' ');
+  std::vsnprintf(text.data(), text.size() + 1, format, copy);
+  va_end(copy);
+  va_end(args);
+  return text;
+}
 
 //===----------------------------------------------------------------------===//
 // Element types

@@ -38,10 +38,6 @@ static const char *const kOperatorNames[] = {
 static const char *const kParamKinds[] = {"memref", "size", "workspace",
                                           "tensor_map"};
 
-const char *attn::runtime::getCausalName(CausalMode mode) {
-  return kCausalNames[static_cast<int>(mode)];
-}
-
 const char *attn::runtime::getPrecisionName(PrecisionMode mode) {
   return kPrecisionNames[static_cast<int>(mode)];
 }
@@ -351,468 +347,370 @@ static bool contains(std::initializer_list<std::string_view> list,
   return std::find(list.begin(), list.end(), name) != list.end();
 }
 
-static std::string join(std::initializer_list<std::string_view> list,
-                        const char *separator = ", ") {
+static std::string join(std::initializer_list<std::string_view> list) {
   std::string text;
   for (std::string_view item : list)
-    text += (text.empty() ? "" : separator) + std::string(item);
+    text += (text.empty() ? "" : ", ") + std::string(item);
   return text;
 }
 
 namespace {
-/// Reads a Manifest off parsed JSON: kinds, keys and enumerations. Each
-/// message starts with the path of the member, e.g. "params[2].rank: ".
+/// Reads a Manifest off parsed JSON: kinds, keys and enumerations. The first
+/// error wins and names the member's path, e.g. "params[2].rank: "; after
+/// it, the accessors return empty values, so reading goes on without checks
+/// at every step.
 class ManifestReader {
 public:
-  ManifestReader(std::string &error) : error(error) {}
-  bool read(const Json &root, Manifest &out);
+  std::string error;
+  int64_t version = 1;
 
-private:
   bool fail(const std::string &path, const std::string &message) {
-    error = (path.empty() ? "" : path + ": ") + message;
+    if (error.empty())
+      error = (path.empty() ? "" : path + ": ") + message;
     return false;
-  }
-  static std::string describe(const Json &value) {
-    switch (value.type()) {
-    case Json::value_t::null:
-      return "null";
-    case Json::value_t::boolean:
-      return "a boolean";
-    case Json::value_t::string:
-      return "a string";
-    case Json::value_t::array:
-      return "an array";
-    case Json::value_t::object:
-      return "an object";
-    default:
-      return "a number";
-    }
-  }
-  bool expect(const Json &value, Json::value_t type, const char *what,
-              const std::string &path) {
-    return value.type() == type || fail(path, std::string("expected ") + what +
-                                                  ", found " + describe(value));
   }
   static std::string at(const std::string &path, const std::string &key) {
     return path.empty() ? key : path + "." + key;
   }
-  /// An object with only the `known` keys (and those of `required`).
-  bool object(const Json &value, const std::string &path,
-              std::initializer_list<std::string_view> known) {
-    if (!expect(value, Json::value_t::object, "an object", path))
-      return false;
-    for (auto it = value.begin(); it != value.end(); ++it)
+  static std::string at(const std::string &path, size_t index) {
+    return path + "[" + std::to_string(index) + "]";
+  }
+  /// "a string", "an object", "null", ...
+  static std::string describe(const Json &value) {
+    std::string name = value.is_number() ? "number" : value.type_name();
+    return value.is_null()
+               ? name
+               : (name[0] == 'a' || name[0] == 'o' ? "an " : "a ") + name;
+  }
+  /// `value` if it has `type` (an error otherwise: an empty value of the
+  /// type).
+  const Json &expect(const Json &value, Json::value_t type,
+                     const std::string &path) {
+    static const Json kEmpty[] = {
+        nullptr, Json::object(), Json::array(), "", false, 0, 0u, 0.0};
+    if (value.type() == type)
+      return value;
+    fail(path,
+         "expected " + describe(Json(type)) + ", found " + describe(value));
+    return kEmpty[int(type)];
+  }
+  /// `value` if it is an object of only the `known` keys.
+  const Json &object(const Json &value, const std::string &path,
+                     std::initializer_list<std::string_view> known) {
+    const Json &checked = expect(value, Json::value_t::object, path);
+    for (auto it = checked.begin(); it != checked.end(); ++it)
       if (!contains(known, it.key()))
-        return fail(path, "unknown key '" + it.key() + "' (expected " +
-                              join(known) + ")");
-    return true;
+        fail(path,
+             "unknown key '" + it.key() + "' (expected " + join(known) + ")");
+    return checked;
   }
-  /// Member `key` of `object`; nullptr (with the error set) when it is
-  /// missing and `required`.
-  const Json *member(const Json &parent, const char *key,
+  /// Member `key` of `parent` (null when it is missing: an error if it is
+  /// `required`).
+  const Json &member(const Json &parent, const char *key,
                      const std::string &path, bool required = true) {
-    auto it = parent.find(key);
+    static const Json kNull;
+    auto it = parent.is_object() ? parent.find(key) : parent.end();
     if (it != parent.end())
-      return &*it;
-    if (required)
+      return *it;
+    if (required && parent.is_object())
       fail(path, std::string("missing key '") + key + "'");
-    return nullptr;
+    return kNull;
   }
-  bool integer(const Json &value, const std::string &path, int64_t &out) {
-    double number = value.is_number() ? value.get<double>() : 0.0;
+  int64_t integer(const Json &value, const std::string &path) {
+    double number = value.is_number() ? value.get<double>() : 0.5;
     if (value.is_number_integer() &&
-        !(value.is_number_unsigned() && value.get<uint64_t>() > INT64_MAX)) {
-      out = value.get<int64_t>();
-      return true;
-    }
+        !(value.is_number_unsigned() && value.get<uint64_t>() > INT64_MAX))
+      return value.get<int64_t>();
     // "2.0" and "1e3" are integers too.
-    if (value.is_number_float() && number == std::trunc(number) &&
-        std::abs(number) < 9.2e18) {
-      out = static_cast<int64_t>(number);
-      return true;
-    }
-    return fail(path, value.is_number()
-                          ? "expected an integer, found a number with a "
-                            "fraction"
-                          : "expected an integer, found " + describe(value));
+    if (number == std::trunc(number) && std::abs(number) < 9.2e18)
+      return int64_t(number);
+    fail(path, value.is_number()
+                   ? "expected an integer, found a number with a fraction"
+                   : "expected an integer, found " + describe(value));
+    return 0;
   }
   /// An integer that fits an unsigned field; its rules are verifyManifest's.
-  bool count(const Json &value, const std::string &path, unsigned &out) {
-    int64_t number;
-    if (!integer(value, path, number))
-      return false;
-    if (number < 0 || number > INT32_MAX)
-      return fail(path, std::to_string(number) + " (expected 0 .. 2^31-1)");
-    out = static_cast<unsigned>(number);
-    return true;
+  unsigned count(const Json &value, const std::string &path) {
+    int64_t number = integer(value, path);
+    if (number >= 0 && number <= INT32_MAX)
+      return unsigned(number);
+    fail(path, std::to_string(number) + " (expected 0 .. 2^31-1)");
+    return 0;
   }
-  bool string(const Json &parent, const char *key, const std::string &path,
-              std::string &out, bool required = true) {
-    const Json *value = member(parent, key, path, required);
-    if (!value)
-      return !required;
-    if (!expect(*value, Json::value_t::string, "a string", at(path, key)))
-      return false;
-    out = value->get<std::string>();
-    return true;
+  std::string string(const Json &parent, const char *key,
+                     const std::string &path, bool required = true) {
+    const Json &value = member(parent, key, path, required);
+    if (!required && value.is_null())
+      return "";
+    return expect(value, Json::value_t::string, at(path, key))
+        .get<std::string>();
   }
-  /// A string among `names` (nullptr entries skipped); its index.
+  /// The index of string `value` in `names` (nullptr entries skipped).
   template <size_t N>
-  bool oneOf(const Json &value, const std::string &path, const char *what,
-             const char *const (&names)[N], const char *expected, int &out) {
-    if (!expect(value, Json::value_t::string, "a string", path))
-      return false;
+  int oneOf(const Json &value, const std::string &path, const char *what,
+            const char *const (&names)[N], const char *expected) {
+    std::string name =
+        expect(value, Json::value_t::string, path).get<std::string>();
     for (size_t i = 0; i < N; ++i)
-      if (names[i] && value.get<std::string>() == names[i]) {
-        out = static_cast<int>(i);
-        return true;
-      }
-    return fail(path, std::string("unknown ") + what + " '" +
-                          value.get<std::string>() + "' (expected " + expected +
-                          ")");
+      if (names[i] && name == names[i])
+        return int(i);
+    fail(path, std::string("unknown ") + what + " '" + name + "' (expected " +
+                   expected + ")");
+    return 0;
   }
-  bool elementType(const Json &value, const std::string &path, bool allowI1,
-                   ElementType &out) {
+  ElementType elementType(const Json &value, const std::string &path,
+                          bool allowI1) {
     static const char *const names[] = {"f32", "f16", "bf16", "i1"};
-    int index;
-    if (!oneOf(value, path, "element type", names,
-               allowI1 ? "f32, f16, bf16 or i1" : "f32, f16 or bf16", index))
-      return false;
-    out = static_cast<ElementType>(index);
-    return allowI1 || out != ElementType::I1 ||
-           fail(path, "unknown element type 'i1' (expected f32, f16 or bf16)");
+    const char *expected =
+        allowI1 ? "f32, f16, bf16 or i1" : "f32, f16 or bf16";
+    auto type =
+        ElementType(oneOf(value, path, "element type", names, expected));
+    if (type == ElementType::I1 && !allowI1)
+      fail(path, std::string("unknown element type 'i1' (expected ") +
+                     expected + ")");
+    return type;
   }
-  bool integers(const Json &value, const std::string &path,
-                std::vector<int64_t> &out) {
-    if (!expect(value, Json::value_t::array, "an array", path))
-      return false;
-    out.assign(value.size(), 0);
-    for (size_t i = 0; i < value.size(); ++i)
-      if (!integer(value[i], path + "[" + std::to_string(i) + "]", out[i]))
-        return false;
-    return true;
+  std::vector<int64_t> integers(const Json &value, const std::string &path) {
+    std::vector<int64_t> out;
+    for (const Json &item : expect(value, Json::value_t::array, path))
+      out.push_back(integer(item, at(path, out.size())));
+    return out;
   }
-  bool shape(const Json &value, const std::string &path,
-             std::initializer_list<std::string_view> known,
-             std::vector<int64_t> &out) {
-    const Json *dims;
-    return object(value, path, known) &&
-           (dims = member(value, "shape", path)) &&
-           integers(*dims, at(path, "shape"), out);
+  std::vector<int64_t> shape(const Json &value, const std::string &path,
+                             std::initializer_list<std::string_view> known) {
+    return integers(member(object(value, path, known), "shape", path),
+                    at(path, "shape"));
   }
-  bool gridExpr(const Json &value, const std::string &path, GridExpr &out);
-  bool params(const Json &parent, const std::string &path,
-              std::vector<KernelParam> &out);
-  bool launch(const Json &parent, const std::string &path, unsigned block[3],
+  void needsVersion(int64_t needed, const std::string &path,
+                    const std::string &what) {
+    if (version < needed)
+      fail(path, what + " requires version " + std::to_string(needed) +
+                     " (this manifest has version " + std::to_string(version) +
+                     ")");
+  }
+  GridExpr gridExpr(const Json &value, const std::string &path);
+  std::vector<KernelParam> params(const Json &parent, const std::string &path);
+  void launch(const Json &parent, const std::string &path, unsigned block[3],
               GridExpr grid[3], int64_t &sharedMemoryBytes,
               std::vector<KernelParam> &list);
-  bool workspace(const Json &value, const std::string &path,
-                 WorkspaceSpec &out);
-  /// The error of a feature of version `needed` in an older manifest.
-  bool needsVersion(int64_t needed, const std::string &path,
-                    const std::string &what) {
-    return version >= needed ||
-           fail(path, what + " requires version " + std::to_string(needed) +
-                          " (this manifest has version " +
-                          std::to_string(version) + ")");
-  }
-
-  std::string &error;
-  int64_t version = 1;
+  void read(const Json &root, Manifest &out);
 };
 } // namespace
 
-bool ManifestReader::gridExpr(const Json &value, const std::string &path,
-                              GridExpr &out) {
+GridExpr ManifestReader::gridExpr(const Json &value, const std::string &path) {
   if (value.is_number())
-    return integer(value, path, out.value);
-  if (value.is_string()) {
-    out = GridExpr::size(value.get<std::string>());
-    return true;
-  }
+    return GridExpr::constant(integer(value, path));
+  if (value.is_string())
+    return GridExpr::size(value.get<std::string>());
   const char *operators = "ceil_div, mul, add, min or max";
-  if (!value.is_object() || value.size() != 1)
-    return fail(path,
-                std::string("expected an integer, a size name or an "
-                            "object with one key among ") +
-                    operators + ", found " +
-                    (value.is_object() ? std::to_string(value.size()) + " keys"
-                                       : describe(value)));
+  if (!value.is_object() || value.size() != 1) {
+    fail(path, std::string("expected an integer, a size name or an object "
+                           "with one key among ") +
+                   operators + ", found " +
+                   (value.is_object() ? std::to_string(value.size()) + " keys"
+                                      : describe(value)));
+    return GridExpr();
+  }
   std::string name = value.begin().key(), operandsPath = path + "." + name;
   auto op = std::find_if(
       std::begin(kOperatorNames), std::end(kOperatorNames),
       [&](const char *candidate) { return candidate && name == candidate; });
   if (op == std::end(kOperatorNames))
-    return fail(path,
-                "unknown operator '" + name + "' (expected " + operators + ")");
-  const Json &operands = value.front();
-  if (!expect(operands, Json::value_t::array, "an array", operandsPath))
-    return false;
-  if (operands.size() != 2)
-    return fail(operandsPath, "expected an array of 2 expressions, found " +
-                                  std::to_string(operands.size()));
-  GridExpr lhs, rhs;
-  if (!gridExpr(operands[0], operandsPath + "[0]", lhs) ||
-      !gridExpr(operands[1], operandsPath + "[1]", rhs))
-    return false;
-  out = GridExpr::binary(
-      static_cast<GridExpr::Kind>(op - std::begin(kOperatorNames)),
-      std::move(lhs), std::move(rhs));
-  return true;
+    fail(path, "unknown operator '" + name + "' (expected " + operators + ")");
+  const Json &operands =
+      expect(value.front(), Json::value_t::array, operandsPath);
+  if (operands.size() != 2) {
+    fail(operandsPath, "expected an array of 2 expressions, found " +
+                           std::to_string(operands.size()));
+    return GridExpr();
+  }
+  return GridExpr::binary(GridExpr::Kind(op - std::begin(kOperatorNames)),
+                          gridExpr(operands[0], at(operandsPath, 0)),
+                          gridExpr(operands[1], at(operandsPath, 1)));
 }
 
-bool ManifestReader::params(const Json &parent, const std::string &path,
-                            std::vector<KernelParam> &out) {
-  const Json *list = member(parent, "params", path);
+std::vector<KernelParam> ManifestReader::params(const Json &parent,
+                                                const std::string &path) {
   std::string listPath = at(path, "params");
-  if (!list || !expect(*list, Json::value_t::array, "an array", listPath))
-    return false;
-  for (size_t i = 0; i < list->size(); ++i) {
-    const Json &value = (*list)[i];
-    std::string itemPath = listPath + "[" + std::to_string(i) + "]";
-    const Json *kindValue;
-    int kind;
-    if (!expect(value, Json::value_t::object, "an object", itemPath) ||
-        !(kindValue = member(value, "kind", itemPath)) ||
-        !oneOf(*kindValue, at(itemPath, "kind"), "param kind", kParamKinds,
-               "memref, size, workspace or tensor_map", kind))
-      return false;
-    KernelParam param;
-    param.kind = static_cast<KernelParam::Kind>(kind);
-    const Json *rank, *box, *swizzle;
-    bool ok;
+  std::vector<KernelParam> out;
+  for (const Json &value :
+       expect(member(parent, "params", path), Json::value_t::array, listPath)) {
+    std::string itemPath = at(listPath, out.size());
+    KernelParam &param = out.emplace_back();
+    const Json &item = expect(value, Json::value_t::object, itemPath);
+    param.kind = KernelParam::Kind(oneOf(
+        member(item, "kind", itemPath), at(itemPath, "kind"), "param kind",
+        kParamKinds, "memref, size, workspace or tensor_map"));
+    if (!error.empty())
+      break;
     switch (param.kind) {
     case KernelParam::Kind::MemRef:
-      ok = object(value, itemPath, {"kind", "operand", "rank"}) &&
-           string(value, "operand", itemPath, param.operand) &&
-           (rank = member(value, "rank", itemPath)) &&
-           count(*rank, at(itemPath, "rank"), param.rank);
+      object(item, itemPath, {"kind", "operand", "rank"});
+      param.operand = string(item, "operand", itemPath);
+      param.rank = count(member(item, "rank", itemPath), at(itemPath, "rank"));
       break;
     case KernelParam::Kind::Size:
-      ok = object(value, itemPath, {"kind", "name"}) &&
-           string(value, "name", itemPath, param.name);
+      object(item, itemPath, {"kind", "name"});
+      param.name = string(item, "name", itemPath);
       break;
     case KernelParam::Kind::Workspace:
-      ok =
-          needsVersion(2, at(itemPath, "kind"), "the param kind 'workspace'") &&
-          object(value, itemPath, {"kind", "name", "rank"}) &&
-          string(value, "name", itemPath, param.name) &&
-          (rank = member(value, "rank", itemPath)) &&
-          count(*rank, at(itemPath, "rank"), param.rank);
+      needsVersion(2, at(itemPath, "kind"), "the param kind 'workspace'");
+      object(item, itemPath, {"kind", "name", "rank"});
+      param.name = string(item, "name", itemPath);
+      param.rank = count(member(item, "rank", itemPath), at(itemPath, "rank"));
       break;
     case KernelParam::Kind::TensorMap:
-      ok = needsVersion(3, at(itemPath, "kind"),
-                        "the param kind 'tensor_map'") &&
-           object(value, itemPath, {"kind", "operand", "box", "swizzle"}) &&
-           string(value, "operand", itemPath, param.operand) &&
-           (box = member(value, "box", itemPath)) &&
-           integers(*box, at(itemPath, "box"), param.box) &&
-           (swizzle = member(value, "swizzle", itemPath)) &&
-           count(*swizzle, at(itemPath, "swizzle"), param.swizzle);
+      needsVersion(3, at(itemPath, "kind"), "the param kind 'tensor_map'");
+      object(item, itemPath, {"kind", "operand", "box", "swizzle"});
+      param.operand = string(item, "operand", itemPath);
+      param.box = integers(member(item, "box", itemPath), at(itemPath, "box"));
+      param.swizzle =
+          count(member(item, "swizzle", itemPath), at(itemPath, "swizzle"));
       break;
     }
-    if (!ok)
-      return false;
-    out.push_back(std::move(param));
   }
-  return true;
+  return out;
 }
 
-bool ManifestReader::launch(const Json &parent, const std::string &path,
+void ManifestReader::launch(const Json &parent, const std::string &path,
                             unsigned block[3], GridExpr grid[3],
                             int64_t &sharedMemoryBytes,
                             std::vector<KernelParam> &list) {
   for (const char *key : {"block", "grid"}) {
-    const Json *value = member(parent, key, path);
-    std::string keyPath = at(path, key);
-    if (!value || !expect(*value, Json::value_t::array, "an array", keyPath))
-      return false;
-    if (value->size() != 3)
-      return fail(keyPath, "expected 3 dimensions, found " +
-                               std::to_string(value->size()));
-    for (size_t i = 0; i < 3; ++i) {
-      std::string dimPath = keyPath + "[" + std::to_string(i) + "]";
-      if (key[0] == 'b' ? !count((*value)[i], dimPath, block[i])
-                        : !gridExpr((*value)[i], dimPath, grid[i]))
-        return false;
+    const Json &dims =
+        expect(member(parent, key, path), Json::value_t::array, at(path, key));
+    if (dims.size() != 3)
+      fail(at(path, key),
+           "expected 3 dimensions, found " + std::to_string(dims.size()));
+    for (size_t i = 0; i < 3 && error.empty(); ++i) {
+      if (key[0] == 'b')
+        block[i] = count(dims[i], at(at(path, key), i));
+      else
+        grid[i] = gridExpr(dims[i], at(at(path, key), i));
     }
   }
-  const Json *shared = member(parent, "shared_memory_bytes", path, false);
-  return (!shared || integer(*shared, at(path, "shared_memory_bytes"),
-                             sharedMemoryBytes)) &&
-         params(parent, path, list);
+  const Json &shared = member(parent, "shared_memory_bytes", path, false);
+  if (!shared.is_null())
+    sharedMemoryBytes = integer(shared, at(path, "shared_memory_bytes"));
+  list = params(parent, path);
 }
 
-bool ManifestReader::workspace(const Json &value, const std::string &path,
-                               WorkspaceSpec &out) {
-  const Json *bytes, *shape;
-  if (!object(value, path, {"name", "element_bytes", "shape"}) ||
-      !string(value, "name", path, out.name) ||
-      !(bytes = member(value, "element_bytes", path)) ||
-      !integer(*bytes, at(path, "element_bytes"), out.elementBytes) ||
-      !(shape = member(value, "shape", path)) ||
-      !expect(*shape, Json::value_t::array, "an array", at(path, "shape")))
-    return false;
-  out.shape.resize(shape->size());
-  for (size_t i = 0; i < shape->size(); ++i)
-    if (!gridExpr((*shape)[i],
-                  at(path, "shape") + "[" + std::to_string(i) + "]",
-                  out.shape[i]))
-      return false;
-  return true;
-}
-
-bool ManifestReader::read(const Json &root, Manifest &out) {
-  if (!expect(root, Json::value_t::object, "an object", "manifest"))
-    return false;
+void ManifestReader::read(const Json &root, Manifest &out) {
+  expect(root, Json::value_t::object, "manifest");
   // Format and version first: a newer manifest is reported as such, not as
   // a list of unknown keys.
-  std::string format;
-  const Json *versionValue;
-  if (!string(root, "format", "", format))
-    return false;
-  if (format != Manifest::kFormat)
-    return fail("format", "'" + format +
-                              "' is not an attn-mlir launch manifest "
-                              "(expected '" +
-                              Manifest::kFormat + "')");
-  if (!(versionValue = member(root, "version", "")) ||
-      !integer(*versionValue, "version", version))
-    return false;
-  if (version < 1 || version > Manifest::kVersion)
-    return fail("version", "unsupported manifest version " +
-                               std::to_string(version) +
-                               " (this reader supports versions 1, 2 and 3)");
-  if (!object(root, "",
-              {"format",
-               "version",
-               "kernel",
-               "ptx",
-               "chip",
-               "function",
-               "element_type",
-               "query",
-               "key",
-               "value",
-               "output",
-               "mask",
-               "attributes",
-               "config",
-               "block",
-               "grid",
-               "shared_memory_bytes",
-               "params",
-               "workspace",
-               "prologue"}))
-    return false;
+  std::string format = string(root, "format", "");
+  if (error.empty() && format != Manifest::kFormat)
+    fail("format", "'" + format + "' is not an attn-mlir launch manifest " +
+                       "(expected '" + Manifest::kFormat + "')");
+  version = integer(member(root, "version", ""), "version");
+  if (error.empty() && (version < 1 || version > Manifest::kVersion))
+    fail("version", "unsupported manifest version " + std::to_string(version) +
+                        " (this reader supports versions 1, 2 and 3)");
+  object(root, "",
+         {"format",
+          "version",
+          "kernel",
+          "ptx",
+          "chip",
+          "function",
+          "element_type",
+          "query",
+          "key",
+          "value",
+          "output",
+          "mask",
+          "attributes",
+          "config",
+          "block",
+          "grid",
+          "shared_memory_bytes",
+          "params",
+          "workspace",
+          "prologue"});
   for (const char *key : {"workspace", "prologue"})
-    if (root.contains(key) &&
-        !needsVersion(2, key, std::string("the key '") + key + "'"))
-      return false;
+    if (root.contains(key))
+      needsVersion(2, key, std::string("the key '") + key + "'");
 
-  Manifest manifest;
-  const Json *type;
-  if (!string(root, "kernel", "", manifest.kernel) ||
-      !string(root, "ptx", "", manifest.ptx) ||
-      !string(root, "chip", "", manifest.chip) ||
-      !string(root, "function", "", manifest.function, false) ||
-      !(type = member(root, "element_type", "")) ||
-      !elementType(*type, "element_type", false, manifest.elementType))
-    return false;
-  std::pair<const char *, OperandSpec *> operands[] = {
-      {"query", &manifest.query},
-      {"key", &manifest.key},
-      {"value", &manifest.value},
-      {"output", &manifest.output}};
-  for (auto [name, spec] : operands) {
-    const Json *operand = member(root, name, "");
-    if (!operand || !shape(*operand, name, {"shape"}, spec->shape))
-      return false;
+  out.kernel = string(root, "kernel", "");
+  out.ptx = string(root, "ptx", "");
+  out.chip = string(root, "chip", "");
+  out.function = string(root, "function", "", false);
+  out.elementType =
+      elementType(member(root, "element_type", ""), "element_type", false);
+  for (const char *name : {"query", "key", "value", "output"})
+    const_cast<OperandSpec *>(out.getOperand(name))->shape =
+        shape(member(root, name, ""), name, {"shape"});
+  if (const Json &mask = member(root, "mask", "", false); !mask.is_null()) {
+    out.mask = MaskSpec();
+    out.mask->shape = shape(mask, "mask", {"element_type", "shape"});
+    out.mask->elementType = elementType(member(mask, "element_type", "mask"),
+                                        "mask.element_type", true);
   }
-  if (const Json *mask = member(root, "mask", "", false);
-      mask && !mask->is_null()) {
-    MaskSpec spec;
-    if (!shape(*mask, "mask", {"element_type", "shape"}, spec.shape) ||
-        !(type = member(*mask, "element_type", "mask")) ||
-        !elementType(*type, "mask.element_type", true, spec.elementType))
-      return false;
-    manifest.mask = std::move(spec);
+  const Json &attributes = member(root, "attributes", "", false);
+  if (!attributes.is_null())
+    object(attributes, "attributes", {"scale", "causal", "precision"});
+  const Json &scale = member(attributes, "scale", "", false);
+  if (!scale.is_null() && !scale.is_number())
+    fail("attributes.scale", "expected a number, found " + describe(scale));
+  else if (!scale.is_null())
+    out.attributes.scale = scale.get<double>();
+  const Json &causal = member(attributes, "causal", "", false);
+  if (!causal.is_null())
+    out.attributes.causal =
+        CausalMode(oneOf(causal, "attributes.causal", "causal mode",
+                         kCausalNames, "null, top_left or bottom_right"));
+  const Json &precision = member(attributes, "precision", "", false);
+  if (!precision.is_null())
+    out.attributes.precision =
+        PrecisionMode(oneOf(precision, "attributes.precision", "precision",
+                            kPrecisionNames, "null, tf32 or ieee"));
+  const Json &config = member(root, "config", "", false);
+  if (!config.is_null())
+    expect(config, Json::value_t::object, "config");
+  for (auto it = config.begin(); config.is_object() && it != config.end();
+       ++it) {
+    int64_t *field = it.key() == "block_m"      ? &out.config.blockM
+                     : it.key() == "block_n"    ? &out.config.blockN
+                     : it.key() == "num_warps"  ? &out.config.numWarps
+                     : it.key() == "num_stages" ? &out.config.numStages
+                                                : nullptr;
+    if (field)
+      *field = integer(*it, "config." + it.key());
+    else
+      out.config.extra.emplace_back(it.key(), writeLine(*it));
   }
-  if (const Json *attributes = member(root, "attributes", "", false)) {
-    if (!object(*attributes, "attributes", {"scale", "causal", "precision"}))
-      return false;
-    ManifestAttributes &out = manifest.attributes;
-    const Json *scale = member(*attributes, "scale", "", false);
-    const Json *causal = member(*attributes, "causal", "", false);
-    const Json *precision = member(*attributes, "precision", "", false);
-    int index;
-    if (scale && !scale->is_null()) {
-      if (!scale->is_number())
-        return fail("attributes.scale",
-                    "expected a number, found " + describe(*scale));
-      out.scale = scale->get<double>();
-    }
-    if (causal && !causal->is_null()) {
-      if (!oneOf(*causal, "attributes.causal", "causal mode", kCausalNames,
-                 "null, top_left or bottom_right", index))
-        return false;
-      out.causal = static_cast<CausalMode>(index);
-    }
-    if (precision && !precision->is_null()) {
-      if (!oneOf(*precision, "attributes.precision", "precision",
-                 kPrecisionNames, "null, tf32 or ieee", index))
-        return false;
-      out.precision = static_cast<PrecisionMode>(index);
-    }
+  launch(root, "", out.block, out.grid, out.sharedMemoryBytes, out.params);
+  const Json &workspaces = member(root, "workspace", "", false);
+  for (const Json &value :
+       workspaces.is_null()
+           ? workspaces
+           : expect(workspaces, Json::value_t::array, "workspace")) {
+    std::string path = at("workspace", out.workspaces.size());
+    WorkspaceSpec &spec = out.workspaces.emplace_back();
+    const Json &item = object(value, path, {"name", "element_bytes", "shape"});
+    spec.name = string(item, "name", path);
+    spec.elementBytes =
+        integer(member(item, "element_bytes", path), at(path, "element_bytes"));
+    const Json &dims = expect(member(item, "shape", path), Json::value_t::array,
+                              at(path, "shape"));
+    for (size_t i = 0; i < dims.size() && error.empty(); ++i)
+      spec.shape.push_back(gridExpr(dims[i], at(at(path, "shape"), i)));
   }
-  if (const Json *config = member(root, "config", "", false)) {
-    if (!expect(*config, Json::value_t::object, "an object", "config"))
-      return false;
-    KernelConfig &out = manifest.config;
-    for (auto it = config->begin(); it != config->end(); ++it) {
-      int64_t *field = it.key() == "block_m"      ? &out.blockM
-                       : it.key() == "block_n"    ? &out.blockN
-                       : it.key() == "num_warps"  ? &out.numWarps
-                       : it.key() == "num_stages" ? &out.numStages
-                                                  : nullptr;
-      if (!field)
-        out.extra.emplace_back(it.key(), writeLine(*it));
-      else if (!integer(*it, "config." + it.key(), *field))
-        return false;
-    }
+  const Json &prologue = member(root, "prologue", "", false);
+  for (const Json &value :
+       prologue.is_null()
+           ? prologue
+           : expect(prologue, Json::value_t::array, "prologue")) {
+    std::string path = at("prologue", out.prologue.size());
+    PrologueKernel &kernel = out.prologue.emplace_back();
+    const Json &item =
+        object(value, path,
+               {"kernel", "block", "grid", "shared_memory_bytes", "params"});
+    kernel.kernel = string(item, "kernel", path);
+    launch(item, path, kernel.block, kernel.grid, kernel.sharedMemoryBytes,
+           kernel.params);
   }
-  if (!launch(root, "", manifest.block, manifest.grid,
-              manifest.sharedMemoryBytes, manifest.params))
-    return false;
-  if (const Json *list = member(root, "workspace", "", false)) {
-    if (!expect(*list, Json::value_t::array, "an array", "workspace"))
-      return false;
-    manifest.workspaces.resize(list->size());
-    for (size_t i = 0; i < list->size(); ++i)
-      if (!workspace((*list)[i], "workspace[" + std::to_string(i) + "]",
-                     manifest.workspaces[i]))
-        return false;
-  }
-  if (const Json *list = member(root, "prologue", "", false)) {
-    if (!expect(*list, Json::value_t::array, "an array", "prologue"))
-      return false;
-    manifest.prologue.resize(list->size());
-    for (size_t i = 0; i < list->size(); ++i) {
-      std::string path = "prologue[" + std::to_string(i) + "]";
-      PrologueKernel &kernel = manifest.prologue[i];
-      if (!object(
-              (*list)[i], path,
-              {"kernel", "block", "grid", "shared_memory_bytes", "params"}) ||
-          !string((*list)[i], "kernel", path, kernel.kernel) ||
-          !launch((*list)[i], path, kernel.block, kernel.grid,
-                  kernel.sharedMemoryBytes, kernel.params))
-        return false;
-    }
-  }
-  if (!verifyManifest(manifest, error))
-    return false;
-  out = std::move(manifest);
-  return true;
 }
 
 bool attn::runtime::parseManifest(const std::string &text, Manifest &out,
@@ -821,7 +719,14 @@ bool attn::runtime::parseManifest(const std::string &text, Manifest &out,
   JsonBuilder builder(root, error);
   if (!Json::sax_parse(text, &builder))
     return false;
-  return ManifestReader(error).read(root, out);
+  ManifestReader reader;
+  Manifest manifest;
+  reader.read(root, manifest);
+  error = reader.error;
+  if (!error.empty() || !verifyManifest(manifest, error))
+    return false;
+  out = std::move(manifest);
+  return true;
 }
 
 //===----------------------------------------------------------------------===//

@@ -82,7 +82,7 @@ bool attn::runtime::evaluateGridExpr(const GridExpr &expr,
   switch (expr.kind) {
   case GridExpr::Kind::CeilDiv:
     if (rhs <= 0) {
-      error = expr.toString() + ": division by " + std::to_string(rhs);
+      error = concat(expr.toString(), ": division by ", rhs);
       return false;
     }
     value = lhs / rhs + (lhs % rhs != 0 && lhs > 0);
@@ -119,8 +119,8 @@ static bool evaluateGridExprs(const GridExpr exprs[3],
       return false;
     }
     if (value < 1 || value > kLimits[i]) {
-      error = what + " = " + std::to_string(value) + " is out of range (1 .. " +
-              std::to_string(kLimits[i]) + ") for " + sizes.toString();
+      error = concat(what, " = ", value, " is out of range (1 .. ", kLimits[i],
+                     ") for ", sizes.toString());
       return false;
     }
     grid[i] = static_cast<unsigned>(value);
@@ -162,16 +162,17 @@ bool attn::runtime::evaluateWorkspace(const WorkspaceSpec &workspace,
       return false;
     }
     if (value < 1) {
-      error = what + " = " + std::to_string(value) + " must be >= 1 (" +
-              sizes.toString() + ")";
+      error =
+          concat(what, " = ", value, " must be >= 1 (", sizes.toString(), ")");
       return false;
     }
     dims.push_back(value);
     if (__builtin_mul_overflow(total, value, &total)) {
-      error = prefix + "shape " + formatDims(dims) +
-              (i + 1 < workspace.shape.size() ? "x..." : "") + " times " +
-              std::to_string(workspace.elementBytes) +
-              " bytes per element overflows int64 (" + sizes.toString() + ")";
+      error =
+          concat(prefix, "shape ", formatDims(dims),
+                 (i + 1 < workspace.shape.size() ? "x..." : ""), " times ",
+                 workspace.elementBytes, " bytes per element overflows int64 (",
+                 sizes.toString(), ")");
       return false;
     }
   }
@@ -188,9 +189,8 @@ static bool checkOperandShape(const char *name,
   std::string context = " (compiled shape " + formatDims(compiled) +
                         ", actual " + formatDims(actual) + ")";
   if (actual.size() != compiled.size()) {
-    error = std::string(name) + ": rank is " + std::to_string(actual.size()) +
-            " but the kernel takes rank " + std::to_string(compiled.size()) +
-            context;
+    error = concat(name, ": rank is ", actual.size(),
+                   " but the kernel takes rank ", compiled.size(), context);
     return false;
   }
   for (size_t i = 0; i < actual.size(); ++i) {
@@ -199,8 +199,8 @@ static bool checkOperandShape(const char *name,
     if (actual[i] < 1)
       error = dim + "; every size must be >= 1" + context;
     else if (compiled[i] >= 0 && actual[i] != compiled[i])
-      error = dim + " but the kernel was compiled for " +
-              std::to_string(compiled[i]) + context;
+      error = concat(dim, " but the kernel was compiled for ", compiled[i],
+                     context);
     else
       continue;
     return false;
@@ -253,19 +253,17 @@ bool attn::runtime::checkShapes(const Manifest &manifest,
     int64_t lhs = entry.lhs[entry.dim], rhs = entry.rhs[entry.dim];
     if (lhs == rhs)
       continue;
-    error = std::string(entry.rhsName) + ": dimension " +
-            std::to_string(entry.dim) + " (" + entry.size + ") is " +
-            std::to_string(rhs) + " but " + entry.lhsName + " has " +
-            entry.size + " = " + std::to_string(lhs) + " (" + entry.lhsName +
-            " " + formatDims(entry.lhs) + ", " + entry.rhsName + " " +
-            formatDims(entry.rhs) + ")";
+    error = concat(entry.rhsName, ": dimension ", entry.dim, " (", entry.size,
+                   ") is ", rhs, " but ", entry.lhsName, " has ", entry.size,
+                   " = ", lhs, " (", entry.lhsName, " ", formatDims(entry.lhs),
+                   ", ", entry.rhsName, " ", formatDims(entry.rhs), ")");
     return false;
   }
   const std::vector<int64_t> &q = shapes.query, &k = shapes.key;
   if (q[1] % k[1] != 0) {
-    error = "query has " + std::to_string(q[1]) +
-            " heads, which is not a multiple of the " + std::to_string(k[1]) +
-            " heads of key and value";
+    error =
+        concat("query has ", q[1], " heads, which is not a multiple of the ",
+               k[1], " heads of key and value");
     return false;
   }
   if (!shapes.hasMask)
@@ -278,11 +276,10 @@ bool attn::runtime::checkShapes(const Manifest &manifest,
     int64_t target = full[first + i];
     if (m[i] == 1 || m[i] == target)
       continue;
-    error = "mask: dimension " + std::to_string(i) + " is " +
-            std::to_string(m[i]) + "; it must be 1 or " +
-            kFullNames[first + i] + " = " + std::to_string(target) +
-            " to broadcast to B x Hq x Tq x Tk = " + formatDims(full) +
-            " (mask " + formatDims(m) + ")";
+    error = concat("mask: dimension ", i, " is ", m[i], "; it must be 1 or ",
+                   kFullNames[first + i], " = ", target,
+                   " to broadcast to B x Hq x Tq x Tk = ", formatDims(full),
+                   " (mask ", formatDims(m), ")");
     return false;
   }
   return true;
@@ -352,58 +349,25 @@ static bool checkVectorLayout(const Manifest &manifest, const std::string &name,
   size_t rank = arg.strides.size();
   std::string what = "operand '" + name + "' ";
   if (rank && arg.strides[rank - 1] != 1) {
-    error = what + "has stride " + std::to_string(arg.strides[rank - 1]) +
-            " in its last dimension; the kernel needs it contiguous (1)";
+    error =
+        concat(what, "has stride ", arg.strides[rank - 1],
+               " in its last dimension; the kernel needs it contiguous (1)");
     return false;
   }
   uint64_t start = arg.devicePtr + static_cast<uint64_t>(arg.offset * bytes);
   const char *vectors = "; the kernel moves 16-byte vectors and needs ";
   if (start % 16 != 0) {
-    error = what + "starts at " + formatHex(start) + " (pointer + offset " +
-            std::to_string(arg.offset) + " elements)" + vectors +
-            "it 16-byte aligned";
+    error = concat(what, "starts at ", formatHex(start), " (pointer + offset ",
+                   arg.offset, " elements)", vectors, "it 16-byte aligned");
     return false;
   }
   for (size_t i = 0; i + 1 < rank; ++i)
     if (arg.strides[i] * bytes % 16 != 0) {
-      error = what + "has stride " + std::to_string(arg.strides[i]) +
-              " in dimension " + std::to_string(i) + " (" +
-              std::to_string(arg.strides[i] * bytes) + " bytes)" + vectors +
-              "every stride but the last to be a multiple of 16 bytes";
+      error = concat(what, "has stride ", arg.strides[i], " in dimension ", i,
+                     " (", arg.strides[i] * bytes, " bytes)", vectors,
+                     "every stride but the last to be a multiple of 16 bytes");
       return false;
     }
-  return true;
-}
-
-/// Checks the TensorArg given for `workspace` and returns the one to pass:
-/// its pointer with offset 0, the evaluated shape and row-major strides.
-static bool getWorkspaceArg(const WorkspaceSpec &workspace,
-                            const TensorArg &given, const ProblemSizes &sizes,
-                            TensorArg &out, std::string &error) {
-  std::string what = "workspace '" + workspace.name + "' has ";
-  std::vector<int64_t> shape;
-  int64_t bytes;
-  if (given.devicePtr == 0 || given.offset != 0) {
-    error = what +
-            (given.devicePtr == 0
-                 ? "a null device pointer"
-                 : "offset " + std::to_string(given.offset) + " (expected 0)");
-    return false;
-  }
-  if (!evaluateWorkspace(workspace, sizes, shape, bytes, error))
-    return false;
-  out = makeContiguousTensorArg(given.devicePtr, shape);
-  if (!given.sizes.empty() && given.sizes != out.sizes) {
-    error = what + "sizes " + formatDims(given.sizes) +
-            " but the manifest gives " + formatDims(out.sizes) + " for " +
-            sizes.toString();
-    return false;
-  }
-  if (!given.strides.empty() && given.strides != out.strides) {
-    error = what + "strides " + formatDims(given.strides) +
-            " but a workspace is row-major (" + formatDims(out.strides) + ")";
-    return false;
-  }
   return true;
 }
 
@@ -435,13 +399,13 @@ static bool checkOperands(const Manifest &manifest,
     else if (it->second.devicePtr == 0)
       error = what + "a null device pointer";
     else if (it->second.offset < 0)
-      error = what + "a negative offset " + std::to_string(it->second.offset);
+      error = concat(what, "a negative offset ", it->second.offset);
     else if (it->second.sizes.size() != param.rank ||
              it->second.strides.size() != param.rank)
-      error = what + std::to_string(it->second.sizes.size()) + " sizes and " +
-              std::to_string(it->second.strides.size()) +
-              " strides but the kernel takes a rank-" +
-              std::to_string(param.rank) + " memref";
+      error = concat(what, it->second.sizes.size(), " sizes and ",
+                     it->second.strides.size(),
+                     " strides but the kernel takes a rank-", param.rank,
+                     " memref");
     else if (param.operand == "mask" ||
              checkVectorLayout(manifest, param.operand, it->second, error))
       continue;
@@ -510,24 +474,21 @@ bool attn::runtime::packParams(const Manifest &manifest,
       pack.appendPointer(name + ".tensor_map", devicePtr);
       continue;
     }
+    // A workspace is dense: its TensorArg gives the pointer (verifyManifest
+    // matched the ranks).
     TensorArg arg = it->second;
-    if (param.kind == KernelParam::Kind::Workspace) {
-      const WorkspaceSpec *workspace = manifest.getWorkspace(name);
-      if (!workspace) {
-        error =
-            "kernel '" + manifest.kernel + "' has no workspace '" + name + "'";
-        return false;
-      }
-      if (!getWorkspaceArg(*workspace, it->second, sizes, arg, error))
-        return false;
-    }
-    if (arg.sizes.size() != param.rank || arg.strides.size() != param.rank) {
-      error = "operand '" + name + "' has " + std::to_string(arg.sizes.size()) +
-              " sizes and " + std::to_string(arg.strides.size()) +
-              " strides but the kernel takes a rank-" +
-              std::to_string(param.rank) + " memref";
+    std::vector<int64_t> shape;
+    int64_t bytes;
+    if (param.kind == KernelParam::Kind::Workspace &&
+        (arg.devicePtr == 0 ||
+         !evaluateWorkspace(*manifest.getWorkspace(name), sizes, shape, bytes,
+                            error))) {
+      if (arg.devicePtr == 0)
+        error = "workspace '" + name + "' has a null device pointer";
       return false;
     }
+    if (param.kind == KernelParam::Kind::Workspace)
+      arg = makeContiguousTensorArg(arg.devicePtr, shape);
     pack.appendPointer(name + ".allocated", arg.devicePtr);
     pack.appendPointer(name + ".aligned", arg.devicePtr);
     pack.appendInt64(name + ".offset", arg.offset);

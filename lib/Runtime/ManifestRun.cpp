@@ -45,17 +45,16 @@ static bool checkInput(const std::vector<int64_t> &shape, ElementType type,
   std::string given = formatShape(shape, type);
   std::string expected = formatShape(input.compiled, input.type);
   if (shape.size() != input.compiled.size()) {
-    error = "got " + given + " (rank " + std::to_string(shape.size()) +
-            "), but the kernel takes " + expected + " (rank " +
-            std::to_string(input.compiled.size()) + ")";
+    error = concat("got ", given, " (rank ", shape.size(),
+                   "), but the kernel takes ", expected, " (rank ",
+                   input.compiled.size(), ")");
     return false;
   }
   for (size_t dim = 0; dim < shape.size(); ++dim) {
     if (input.compiled[dim] >= 0 && shape[dim] != input.compiled[dim]) {
-      error = "got " + given + ", but the kernel takes " + expected +
-              " (dimension " + std::to_string(dim) + " is " +
-              std::to_string(shape[dim]) + ", expected " +
-              std::to_string(input.compiled[dim]) + ")";
+      error = concat("got ", given, ", but the kernel takes ", expected,
+                     " (dimension ", dim, " is ", shape[dim], ", expected ",
+                     input.compiled[dim], ")");
       return false;
     }
   }
@@ -158,16 +157,14 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
     for (const Input &input : inputs)
       expected += std::string(expected.empty() ? "" : ", ") + input.label +
                   ": " + formatShape(input.compiled, input.type);
-    error = "kernel '" + name + "' takes " + std::to_string(inputs.size()) +
-            " inputs (" + expected + "), got " +
-            std::to_string(options.inputs.size()) + " --input value" +
-            (options.inputs.size() == 1 ? "" : "s");
+    error = concat("kernel '", name, "' takes ", inputs.size(), " inputs (",
+                   expected, "), got ", options.inputs.size(), " --input value",
+                   (options.inputs.size() == 1 ? "" : "s"));
     return false;
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!parseInput(options.inputs[i], inputs[i], error)) {
-      error = "input #" + std::to_string(i) + " (" + inputs[i].label +
-              "): " + error;
+      error = concat("input #", i, " (", inputs[i].label, "): ", error);
       return false;
     }
   }
@@ -218,11 +215,7 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   problem.value = &inputs[2].tensor;
   problem.mask = manifest.mask ? &inputs[3].tensor : nullptr;
   problem.scale = manifest.attributes.scale.value_or(1.0 / std::sqrt(sizes.D));
-  problem.causal = manifest.attributes.causal == CausalMode::TopLeft
-                       ? CausalKind::TopLeft
-                   : manifest.attributes.causal == CausalMode::BottomRight
-                       ? CausalKind::BottomRight
-                       : CausalKind::None;
+  problem.causal = manifest.attributes.causal;
   if (!validateProblem(problem, error)) {
     error = "the inputs do not fit attn.attention: " + error;
     return false;

@@ -35,8 +35,9 @@ public:
   bool verify();
 
 private:
-  bool fail(const std::string &message) {
-    error = message;
+  template <typename... Parts>
+  bool fail(const Parts &...parts) {
+    error = concat(parts...);
     return false;
   }
   bool gridExpr(const GridExpr &expr, const std::string &path);
@@ -62,16 +63,14 @@ static bool isSizeName(std::string_view name) {
 
 bool ManifestVerifier::gridExpr(const GridExpr &expr, const std::string &path) {
   if (expr.kind == GridExpr::Kind::Constant)
-    return expr.value >= 0 ||
-           fail(path + ": negative constant " + std::to_string(expr.value));
+    return expr.value >= 0 || fail(path, ": negative constant ", expr.value);
   if (expr.kind == GridExpr::Kind::Size)
     return isSizeName(expr.name) ||
-           fail(path + ": unknown size name '" + expr.name +
+           fail(path, ": unknown size name '", expr.name,
                 "' (expected one of B, Hq, Hkv, Tq, Tk, D, Dv)");
   if (expr.operands.size() != 2)
-    return fail(path + ": '" + GridExpr::getOperatorName(expr.kind) +
-                "' takes 2 operands, not " +
-                std::to_string(expr.operands.size()));
+    return fail(path, ": '", GridExpr::getOperatorName(expr.kind),
+                "' takes 2 operands, not ", expr.operands.size());
   return gridExpr(expr.operands[0], path) && gridExpr(expr.operands[1], path);
 }
 
@@ -79,8 +78,7 @@ bool ManifestVerifier::shape(const std::vector<int64_t> &dims,
                              const std::string &name) {
   for (size_t i = 0; i < dims.size(); ++i)
     if (dims[i] != -1 && dims[i] < 1)
-      return fail(name + ".shape[" + std::to_string(i) + "] is " +
-                  std::to_string(dims[i]) +
+      return fail(name, ".shape[", i, "] is ", dims[i],
                   " (expected -1 for a dynamic size or a size >= 1)");
   return true;
 }
@@ -91,40 +89,40 @@ bool ManifestVerifier::launch(const unsigned block[3], const GridExpr grid[3],
   int64_t threads = 1;
   for (int i = 0; i < 3; ++i) {
     if (block[i] < 1)
-      return fail(prefix + "block[" + std::to_string(i) + "] must be >= 1");
+      return fail(prefix, "block[", i, "] must be >= 1");
     threads *= block[i];
   }
   if (threads > 1024)
-    return fail(prefix + "block has " + std::to_string(threads) +
+    return fail(prefix, "block has ", threads,
                 " threads (at most 1024 per block)");
   for (int i = 0; i < 3; ++i)
     if (!gridExpr(grid[i], prefix + "grid[" + std::to_string(i) + "]"))
       return false;
   return (sharedMemoryBytes >= 0 && sharedMemoryBytes <= INT32_MAX) ||
-         fail(prefix + "shared_memory_bytes is " +
-              std::to_string(sharedMemoryBytes) + " (expected 0 .. 2^31-1)");
+         fail(prefix, "shared_memory_bytes is ", sharedMemoryBytes,
+              " (expected 0 .. 2^31-1)");
 }
 
 bool ManifestVerifier::workspace(size_t index) {
   const WorkspaceSpec &spec = manifest.workspaces[index];
   std::string path = "workspace[" + std::to_string(index) + "]";
   if (spec.name.empty())
-    return fail(path + ".name: the name is empty");
+    return fail(path, ".name: the name is empty");
   if (contains({"query", "key", "value", "mask", "output"}, spec.name))
-    return fail(path + ".name: '" + spec.name +
+    return fail(path, ".name: '", spec.name,
                 "' is the name of an operand (query, key, value, mask, "
                 "output)");
   for (size_t i = 0; i < index; ++i)
     if (manifest.workspaces[i].name == spec.name)
-      return fail(path + ".name: '" + spec.name +
-                  "' is also the name of workspace[" + std::to_string(i) + "]");
+      return fail(path, ".name: '", spec.name,
+                  "' is also the name of workspace[", i, "]");
   if (spec.elementBytes != 1 && spec.elementBytes != 2 &&
       spec.elementBytes != 4 && spec.elementBytes != 8)
-    return fail(path + ".element_bytes: " + std::to_string(spec.elementBytes) +
+    return fail(path, ".element_bytes: ", spec.elementBytes,
                 " (expected 1, 2, 4 or 8)");
   if (spec.shape.empty() || spec.shape.size() > 8)
-    return fail(path + ".shape: expected 1 .. 8 dimensions, found " +
-                std::to_string(spec.shape.size()));
+    return fail(path, ".shape: expected 1 .. 8 dimensions, found ",
+                spec.shape.size());
   for (size_t i = 0; i < spec.shape.size(); ++i)
     if (!gridExpr(spec.shape[i], path + ".shape[" + std::to_string(i) + "]"))
       return false;
@@ -134,21 +132,20 @@ bool ManifestVerifier::workspace(size_t index) {
 bool ManifestVerifier::tensorMap(const KernelParam &param,
                                  const std::string &path) {
   if (!contains({"query", "key", "value", "output"}, param.operand))
-    return fail(path + ".operand: unknown operand '" + param.operand +
+    return fail(path, ".operand: unknown operand '", param.operand,
                 "' (expected query, key, value or output)");
   for (size_t i = 0; i < param.box.size(); ++i)
     if (param.box[i] < 1 || param.box[i] > 256)
-      return fail(path + ".box[" + std::to_string(i) + "]: " +
-                  std::to_string(param.box[i]) + " (expected 1 .. 256)");
+      return fail(path, ".box[", i, "]: ", param.box[i],
+                  " (expected 1 .. 256)");
   if (param.swizzle != 0 && param.swizzle != 32 && param.swizzle != 64 &&
       param.swizzle != 128)
-    return fail(path + ".swizzle: " + std::to_string(param.swizzle) +
+    return fail(path, ".swizzle: ", param.swizzle,
                 " (expected 0, 32, 64 or 128)");
   size_t rank = manifest.getOperand(param.operand)->shape.size();
   if (param.box.size() != rank)
-    return fail(path + ": the box has " + std::to_string(param.box.size()) +
-                " entries but " + param.operand + " has rank " +
-                std::to_string(rank));
+    return fail(path, ": the box has ", param.box.size(), " entries but ",
+                param.operand, " has rank ", rank);
   // TMA copies the box's inner dimension in 16-byte units, which a swizzle
   // permutes within its span.
   int64_t bytes = int64_t(getElementBytes(manifest.elementType));
@@ -158,9 +155,8 @@ bool ManifestVerifier::tensorMap(const KernelParam &param,
                      std::to_string(bytes) + " bytes = " + std::to_string(row) +
                      " bytes";
   if (param.swizzle != 0 && row > param.swizzle)
-    return fail(what + ", more than the " + std::to_string(param.swizzle) +
-                "-byte swizzle span");
-  return row % 16 == 0 || fail(what + ", not a multiple of 16 bytes");
+    return fail(what, ", more than the ", param.swizzle, "-byte swizzle span");
+  return row % 16 == 0 || fail(what, ", not a multiple of 16 bytes");
 }
 
 bool ManifestVerifier::params(const std::vector<KernelParam> &list,
@@ -177,7 +173,7 @@ bool ManifestVerifier::params(const std::vector<KernelParam> &list,
       continue;
     case KernelParam::Kind::Size:
       if (!isSizeName(param.name))
-        return fail(path + ".name: unknown size name '" + param.name +
+        return fail(path, ".name: unknown size name '", param.name,
                     "' (expected one of B, Hq, Hkv, Tq, Tk, D, Dv)");
       continue;
     case KernelParam::Kind::Workspace: {
@@ -191,11 +187,10 @@ bool ManifestVerifier::params(const std::vector<KernelParam> &list,
                                    : "expected one of " + names) +
                     ")");
       if (!workspaces.insert(param.name).second)
-        return fail(path + ": workspace '" + param.name + "' is passed twice");
+        return fail(path, ": workspace '", param.name, "' is passed twice");
       if (param.rank != spec->shape.size())
-        return fail(path + ": rank " + std::to_string(param.rank) +
-                    " but workspace '" + param.name + "' has rank " +
-                    std::to_string(spec->shape.size()));
+        return fail(path, ": rank ", param.rank, " but workspace '", param.name,
+                    "' has rank ", spec->shape.size());
       usedWorkspaces.insert(param.name);
       continue;
     }
@@ -203,27 +198,26 @@ bool ManifestVerifier::params(const std::vector<KernelParam> &list,
       break;
     }
     if (!contains({"query", "key", "value", "mask", "output"}, param.operand))
-      return fail(path + ".operand: unknown operand '" + param.operand +
+      return fail(path, ".operand: unknown operand '", param.operand,
                   "' (expected query, key, value, mask or output)");
     if (!seen.insert(param.operand).second)
-      return fail(path + ": operand '" + param.operand + "' is passed twice");
+      return fail(path, ": operand '", param.operand, "' is passed twice");
     if (param.operand == "mask" && !manifest.mask)
-      return fail(path + ": operand 'mask' but the manifest has no mask");
+      return fail(path, ": operand 'mask' but the manifest has no mask");
     size_t rank = param.operand == "mask"
                       ? manifest.mask->shape.size()
                       : manifest.getOperand(param.operand)->shape.size();
     if (param.rank != rank)
-      return fail(path + ": rank " + std::to_string(param.rank) + " but " +
-                  param.operand + " has rank " + std::to_string(rank));
+      return fail(path, ": rank ", param.rank, " but ", param.operand,
+                  " has rank ", rank);
   }
   // A tensor map is passed besides the operand's memref, not instead of it.
   for (size_t i = 0; i < list.size(); ++i)
     if (list[i].kind == KernelParam::Kind::TensorMap &&
         !seen.count(list[i].operand))
-      return fail(listPath + "[" + std::to_string(i) + "]: a tensor map of '" +
-                  list[i].operand +
-                  "' but no memref param of the same kernel passes '" +
-                  list[i].operand + "'");
+      return fail(listPath, "[", i, "]: a tensor map of '", list[i].operand,
+                  "' but no memref param of the same kernel passes '",
+                  list[i].operand, "'");
   return true;
 }
 
@@ -235,14 +229,12 @@ bool ManifestVerifier::verify() {
   if (manifest.chip.empty())
     return fail("chip: the target chip is empty");
   if (!isFloatType(manifest.elementType))
-    return fail(std::string("element_type: '") +
-                getTypeName(manifest.elementType) +
+    return fail("element_type: '", getTypeName(manifest.elementType),
                 "' is not a query/key/value type (expected f32, f16 or bf16)");
   for (const char *name : {"query", "key", "value", "output"}) {
     const std::vector<int64_t> &dims = manifest.getOperand(name)->shape;
     if (dims.size() != 4)
-      return fail(std::string(name) + ".shape has rank " +
-                  std::to_string(dims.size()) + " (expected 4)");
+      return fail(name, ".shape has rank ", dims.size(), " (expected 4)");
     if (!shape(dims, name))
       return false;
   }
@@ -259,21 +251,18 @@ bool ManifestVerifier::verify() {
     int64_t lhs = manifest.getOperand(entry.lhs)->shape[entry.dim];
     int64_t rhs = manifest.getOperand(entry.rhs)->shape[entry.dim];
     if (lhs >= 0 && rhs >= 0 && lhs != rhs)
-      return fail(std::string(entry.size) + " disagrees: " + entry.lhs +
-                  ".shape[" + std::to_string(entry.dim) + "] is " +
-                  std::to_string(lhs) + " but " + entry.rhs + ".shape[" +
-                  std::to_string(entry.dim) + "] is " + std::to_string(rhs));
+      return fail(entry.size, " disagrees: ", entry.lhs, ".shape[", entry.dim,
+                  "] is ", lhs, " but ", entry.rhs, ".shape[", entry.dim,
+                  "] is ", rhs);
   }
   int64_t hq = manifest.query.shape[1], hkv = manifest.key.shape[1];
   if (hq > 0 && hkv > 0 && hq % hkv != 0)
-    return fail("query has " + std::to_string(hq) +
-                " heads, which is not a multiple of the " +
-                std::to_string(hkv) + " heads of key");
+    return fail("query has ", hq, " heads, which is not a multiple of the ",
+                hkv, " heads of key");
   if (manifest.mask) {
     size_t rank = manifest.mask->shape.size();
     if (rank != 2 && rank != 4)
-      return fail("mask.shape has rank " + std::to_string(rank) +
-                  " (expected 2 or 4)");
+      return fail("mask.shape has rank ", rank, " (expected 2 or 4)");
     if (!shape(manifest.mask->shape, "mask"))
       return false;
   }
@@ -298,7 +287,7 @@ bool ManifestVerifier::verify() {
     return false;
   for (const char *name : {"query", "key", "value", "output"})
     if (!seen.count(name))
-      return fail(std::string("params: no memref param passes '") + name + "'");
+      return fail("params: no memref param passes '", name, "'");
   if (manifest.mask && !seen.count("mask"))
     return fail("params: the manifest has a mask but no memref param passes "
                 "it");
@@ -307,7 +296,7 @@ bool ManifestVerifier::verify() {
     std::string path = "prologue[" + std::to_string(i) + "]";
     std::set<std::string> prologueSeen;
     if (kernel.kernel.empty())
-      return fail(path + ".kernel: the entry name is empty");
+      return fail(path, ".kernel: the entry name is empty");
     if (!launch(kernel.block, kernel.grid, kernel.sharedMemoryBytes,
                 path + ".") ||
         !params(kernel.params, path + ".params", prologueSeen))
@@ -315,8 +304,7 @@ bool ManifestVerifier::verify() {
   }
   for (size_t i = 0; i < manifest.workspaces.size(); ++i)
     if (!usedWorkspaces.count(manifest.workspaces[i].name))
-      return fail("workspace[" + std::to_string(i) + "]: '" +
-                  manifest.workspaces[i].name +
+      return fail("workspace[", i, "]: '", manifest.workspaces[i].name,
                   "' is passed to no kernel (no param of kind workspace "
                   "names it)");
   return true;

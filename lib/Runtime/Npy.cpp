@@ -229,9 +229,8 @@ static bool readNpyFrom(Source &source, const std::string &name,
     return failed(quoted + " is not a .npy file (bad magic string)");
   unsigned major = prefix[6], minor = prefix[7];
   if (got == 8 && major != 1 && major != 2 && major != 3) {
-    error = ".npy file " + quoted + " has unsupported format version " +
-            std::to_string(major) + "." + std::to_string(minor) +
-            " (expected 1.0, 2.0 or 3.0)";
+    error = concat(".npy file ", quoted, " has unsupported format version ",
+                   major, ".", minor, " (expected 1.0, 2.0 or 3.0)");
     return false;
   }
   size_t lengthBytes = major == 1 ? 2 : 4;
@@ -242,9 +241,8 @@ static bool readNpyFrom(Source &source, const std::string &name,
   for (size_t i = 0; i < lengthBytes; ++i)
     headerLength |= size_t(prefix[8 + i]) << (8 * i);
   if (headerLength > kMaxHeaderBytes) {
-    error = ".npy file " + quoted + " announces a header of " +
-            std::to_string(headerLength) + " bytes (at most " +
-            std::to_string(kMaxHeaderBytes) + ")";
+    error = concat(".npy file ", quoted, " announces a header of ",
+                   headerLength, " bytes (at most ", kMaxHeaderBytes, ")");
     return false;
   }
   std::string header(headerLength, '\0');
@@ -295,9 +293,8 @@ static bool readNpyFrom(Source &source, const std::string &name,
     return failed("truncated .npy file " + quoted + ": " + sizes + ", found " +
                   std::to_string(rest));
   if (sized && rest > expected) {
-    error = ".npy file " + quoted + " has " + std::to_string(rest - expected) +
-            " bytes after the data: " + sizes + ", found " +
-            std::to_string(rest);
+    error = concat(".npy file ", quoted, " has ", rest - expected,
+                   " bytes after the data: ", sizes, ", found ", rest);
     return false;
   }
   tensor.data.resize(expected);
@@ -381,9 +378,9 @@ std::vector<uint8_t> attn::runtime::serializeNpy(const HostTensor &tensor) {
 bool attn::runtime::writeNpy(const std::string &path, const HostTensor &tensor,
                              std::string &error) {
   if (tensor.data.size() != tensor.getNumBytes()) {
-    error = "cannot write '" + path + "': the " + tensor.getShapeString() +
-            " tensor holds " + std::to_string(tensor.data.size()) +
-            " bytes, expected " + std::to_string(tensor.getNumBytes());
+    error = concat("cannot write '", path, "': the ", tensor.getShapeString(),
+                   " tensor holds ", tensor.data.size(), " bytes, expected ",
+                   tensor.getNumBytes());
     return false;
   }
   std::vector<uint8_t> bytes = serializeNpy(tensor);

@@ -58,9 +58,7 @@ static ProblemSizes getSizes(const AttentionProblem &problem) {
 }
 
 double attn::runtime::countFlops(const AttentionProblem &problem) {
-  return getAttentionFlops(getSizes(problem), problem.causal == CausalKind::None
-                                                  ? CausalMode::None
-                                                  : CausalMode::TopLeft);
+  return getAttentionFlops(getSizes(problem), problem.causal);
 }
 
 double attn::runtime::countBytes(const AttentionProblem &problem,
@@ -149,19 +147,18 @@ static nlohmann::json number(double value) {
 }
 
 std::string attn::runtime::formatJson(const RunSummary &summary) {
-  static const char *const kCausalNames[] = {"none", "top_left",
-                                             "bottom_right"};
   // nlohmann::json keeps its keys sorted.
-  nlohmann::json root = {
-      {"function", summary.function},
-      {"target", summary.target},
-      {"dtype", getTypeName(summary.resultType)},
-      {"inputs", nlohmann::json::array()},
-      {"output",
-       {{"shape", summary.resultShape},
-        {"dtype", getTypeName(summary.resultType)}}},
-      {"scale", number(summary.scale)},
-      {"causal", kCausalNames[static_cast<int>(summary.causal)]}};
+  nlohmann::json root = {{"function", summary.function},
+                         {"target", summary.target},
+                         {"dtype", getTypeName(summary.resultType)},
+                         {"inputs", nlohmann::json::array()},
+                         {"output",
+                          {{"shape", summary.resultShape},
+                           {"dtype", getTypeName(summary.resultType)}}},
+                         {"scale", number(summary.scale)},
+                         {"causal", summary.causal == CausalMode::None
+                                        ? "none"
+                                        : getCausalName(summary.causal)}};
   for (const RunSummary::Argument &argument : summary.arguments)
     root["inputs"].push_back({{"name", argument.label},
                               {"shape", argument.shape},

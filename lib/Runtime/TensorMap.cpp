@@ -117,24 +117,9 @@ bool attn::runtime::getTensorMapEncoding(const KernelParam &param,
   if (param.box.size() != rank)
     return fail("the box has " + std::to_string(param.box.size()) +
                 " entries but the operand has rank " + std::to_string(rank));
-  for (size_t i = 0; i < rank; ++i)
-    if (param.box[i] < 1 || param.box[i] > 256)
-      return fail("box[" + std::to_string(i) + "] is " +
-                  std::to_string(param.box[i]) + " (expected 1 .. 256)");
-  switch (param.swizzle) {
-  case 0:
-  case 32:
-  case 64:
-  case 128:
-    encoding.swizzle = param.swizzle == 0    ? CU_TENSOR_MAP_SWIZZLE_NONE
-                       : param.swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
-                       : param.swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
-                                             : CU_TENSOR_MAP_SWIZZLE_128B;
-    break;
-  default:
-    return fail("swizzle " + std::to_string(param.swizzle) +
-                " (expected 0, 32, 64 or 128)");
-  }
+  // 0, 32, 64 and 128 bytes (verifyManifest): NONE, 32B, 64B, 128B.
+  encoding.swizzle =
+      CUtensorMapSwizzle(param.swizzle ? 1 + param.swizzle / 64 : 0);
 
   const int64_t kMaxSize = int64_t(1) << 32;
   for (size_t i = 0; i < rank; ++i)

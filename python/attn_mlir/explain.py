@@ -6,11 +6,10 @@ floor reached, registers, shared memory, spills and occupancy, the kernel
 config, and which known causes apply (spills, low_occupancy, uncoalesced,
 no_tensor_cores, shared_memory_reads, short_programs).
 
-The arithmetic (`compute`, `Facts` in, `Report` out) is pure Python and
-mirrors lib/Runtime/Explain.cpp and lib/Runtime/Roofline.cpp formula for
-formula, threshold for threshold: the two must agree, and their unit tests
-(python/tests/test_explain.py, unittests/Runtime/ExplainTest.cpp) check the
-same cases against the same numbers. `gather` reads the facts of a loaded
+The arithmetic (`compute`, `Facts` in, `Report` out) is pure Python; its
+peak table and thresholds are facts.json's, which lib/Runtime/Explain.cpp
+reads too, and python/tests/shared_cases.json holds reports both must give
+alike. `gather` reads the facts of a loaded
 kernel through the CUDA driver (attn_mlir.runtime), `explain` times it too:
 
     report = attn_mlir.explain.explain(kernel, q, k, v)      # runtime.Kernel

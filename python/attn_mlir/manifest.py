@@ -67,7 +67,8 @@ class Manifest:
     (name, element_bytes, shape), in order; `prologue` is the list of
     "prologue" entries (kernel, block, grid, shared_memory_bytes, params).
     Both are empty in version 1. Version 3 adds params of kind
-    "tensor_map" (operand, box, swizzle), checked as the C++ reader does."""
+    "tensor_map" (operand, box, swizzle). The checks give the C++ reader's
+    messages (python/tests/shared_cases.json)."""
 
     def __init__(self, data, directory=""):
         if data.get("format") != "attn-mlir-manifest":
@@ -109,8 +110,7 @@ class Manifest:
 
     def _read_tensor_maps(self):
         """Checks the tensor_map params (version 3) with the messages of the
-        C++ reader (without line and column, and without its "invalid
-        manifest: " before the rules that need the operand)."""
+        C++ reader."""
         nbytes = ELEMENT_BYTES.get(self.element_type, 1)
         for list_path, params in self._param_lists():
             memrefs = {p.get("operand") for p in params if p.get("kind") == "memref"}
@@ -159,7 +159,7 @@ class Manifest:
 
     def _read_version_2(self, data):
         """Reads "workspace" and "prologue" and checks the workspace params,
-        with the messages of the C++ reader (without line and column)."""
+        with the messages of the C++ reader."""
         if self.version < 2:
             for key in ("workspace", "prologue"):
                 if key in data:

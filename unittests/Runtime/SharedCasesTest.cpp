@@ -27,7 +27,7 @@ namespace {
 
 const json &getCases() {
   // ATTN_SOURCE_DIR names the checkout where the binary runs on another
-  // machine than the one that built it (bench/gpu_session.sh).
+  // machine than the one that built it.
   static const json cases = [] {
     const char *root = std::getenv("ATTN_SOURCE_DIR");
     std::ifstream file(root ? std::string(root) +
@@ -174,8 +174,8 @@ TEST(SharedCasesTest, Explain) {
     ExplainFacts facts = getFacts(test["facts"]);
     ExplainReport report = computeExplain(facts);
     std::string lines;
-    for (const std::string &line : test["lines"])
-      lines += line + "\n";
+    for (const json &line : test["lines"])
+      lines += line.get<std::string>() + "\n";
     EXPECT_EQ(formatExplainLines(facts, report), lines);
     EXPECT_EQ(json::parse(explainToJson(facts, report)), test["json"]);
   }

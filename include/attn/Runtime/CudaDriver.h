@@ -4,25 +4,15 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A thin, checked layer over the CUDA driver API for launching compiled
-// kernels: the device and its properties, device memory, modules loaded from
-// PTX (or cubin), kernel launches and CUDA events for timing.
-//
-// The driver library is not linked: `libcuda.so.1` is opened with dlopen the
-// first time a device is opened, its entry points resolved with dlsym (the
-// `_v2` symbols where cuda.h maps a name to one). A binary built with this
-// library starts on a machine without a GPU or driver, where
-// CudaDevice::open fails with "no CUDA driver found (libcuda.so.1 could not
-// be loaded)". Only the header cuda.h is needed to build.
-//
-// Every driver call is checked; a failure returns false and sets `error` to
-// "<call> failed: CUDA_ERROR_<NAME>: <cuGetErrorString text>", with the JIT
-// error log where the driver gives one.
-//
-// Contexts: a CudaDevice retains the device's primary context (the one the
-// CUDA runtime and PyTorch use) and makes it current on the thread that
-// opens it; call makeCurrent() on any other thread. Buffers, modules and
-// events set their context current to free themselves.
+// A thin, checked layer over the CUDA driver API: the device, device memory,
+// modules, launches and events. libcuda.so.1 is opened with dlopen (never
+// linked), so binaries start on machines without a GPU, where
+// CudaDevice::open fails with "no CUDA driver found (...)"; only cuda.h is
+// needed to build. A failed call returns false with "<call> failed:
+// CUDA_ERROR_<NAME>: <description>". A CudaDevice retains the primary
+// context (the CUDA runtime's and PyTorch's) and makes it current on the
+// thread that opens it (makeCurrent() on others); buffers, modules and events
+// free themselves in their context with their last copy.
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,27 +68,22 @@ namespace runtime {
   X(eventElapsedTime, cuEventElapsedTime_v2, "cuEventElapsedTime_v2")          \
   X(eventDestroy, cuEventDestroy_v2, "cuEventDestroy_v2")
 
-/// The table of driver entry points: every member of the list above is
-/// non-null in a table loadCudaDriver returns (cuEventElapsedTime_v2, from
-/// CUDA 12.8, falls back to cuEventElapsedTime).
+/// The entry points, all non-null in a table loadCudaDriver returns
+/// (cuEventElapsedTime_v2, from CUDA 12.8, falls back to cuEventElapsedTime).
 struct CudaDriverApi {
 #define ATTN_CUDA_DECLARE_ENTRY_POINT(member, symbol, name)                    \
   decltype(&::symbol) member = nullptr;
   ATTN_CUDA_DRIVER_ENTRY_POINTS(ATTN_CUDA_DECLARE_ENTRY_POINT)
 #undef ATTN_CUDA_DECLARE_ENTRY_POINT
-  /// Optional (CUDA 12 and newer): only kernels that take a tensor map need
-  /// it (TensorMap.h); their launches fail without it.
+  /// Null before CUDA 12: only tensor maps need it (TensorMap.h).
   decltype(&::cuTensorMapEncodeTiled) tensorMapEncodeTiled = nullptr;
   /// cuDriverGetVersion, e.g. 13000 for CUDA 13.0.
   int driverVersion = 0;
 };
 
 /// Opens libcuda.so.1, resolves the entry points and calls cuInit(0), once
-/// per process (thread-safe); later calls return the same table or error:
-/// "no CUDA driver found (libcuda.so.1 could not be loaded)", "no CUDA
-/// driver found (libcuda.so.1 is the CUDA toolkit's stub library)", "no CUDA
-/// device present", "libcuda.so.1 has no symbol cuXxx (...)" or a cuInit
-/// failure.
+/// per process; errors: "no CUDA driver found (...)", "no CUDA device
+/// present", "libcuda.so.1 has no symbol cuXxx (...)" or a cuInit failure.
 const CudaDriverApi *loadCudaDriver(std::string &error);
 
 /// "<call> failed: CUDA_ERROR_NAME: description".
@@ -115,8 +100,7 @@ public:
   /// Frees the memory now (unless a copy holds it).
   void reset() { owner.reset(); }
 
-  /// Copies `bytes` between the host and byte `offset` of the buffer, or
-  /// from device address `source`; fill sets every byte (cuMemsetD8).
+  /// Copies to or from byte `offset` of the buffer; fill: cuMemsetD8.
   bool copyFromHost(const void *source, uint64_t bytes, std::string &error,
                     uint64_t offset = 0);
   bool copyToHost(void *destination, uint64_t bytes, std::string &error,
@@ -137,15 +121,11 @@ private:
   std::shared_ptr<void> owner;
 };
 
-/// The resources a compiled kernel uses (cuFuncGetAttribute).
+/// cuFuncGetAttribute: registers, local (stack, spills) and static shared
+/// bytes, the largest block.
 struct KernelResources {
-  int numRegisters = 0;
-  /// Local memory (stack, spills) per thread.
-  int localBytes = 0;
-  /// Static shared memory (.shared variables of the PTX).
-  int staticSharedBytes = 0;
-  /// The largest block this kernel can be launched with.
-  int maxThreadsPerBlock = 0;
+  int numRegisters = 0, localBytes = 0, staticSharedBytes = 0,
+      maxThreadsPerBlock = 0;
 };
 
 /// A kernel of a loaded module: valid while its module lives.
@@ -203,9 +183,8 @@ private:
 /// copy of the device).
 class CudaDevice {
 public:
-  /// Opens device `ordinal` (as numbered under CUDA_VISIBLE_DEVICES), reads
-  /// its properties, retains its primary context and makes it current on
-  /// this thread. Errors: see loadCudaDriver; also "CUDA device 3 not
+  /// Opens device `ordinal` (under CUDA_VISIBLE_DEVICES) and makes its
+  /// primary context current; errors: loadCudaDriver's, "CUDA device 3 not
   /// present (2 devices)".
   static bool open(int ordinal, CudaDevice &out, std::string &error);
 
@@ -220,9 +199,7 @@ public:
   int getComputeCapabilityMinor() const { return ccMinor; }
   int getMultiprocessorCount() const { return multiprocessorCount; }
   int64_t getL2CacheBytes() const { return l2CacheBytes; }
-  /// SM clock in kHz.
   int getClockKHz() const { return clockKHz; }
-  /// Shared memory per block with the opt-in (bytes).
   int getMaxSharedMemoryPerBlockOptin() const { return maxSharedPerBlockOptin; }
   uint64_t getTotalMemoryBytes() const { return totalMemoryBytes; }
   /// Estimated peak DRAM bandwidth: 2 (double data rate) * memory clock *
@@ -233,23 +210,17 @@ public:
   /// 4.92 TB/s est., driver 13.0)".
   std::string describe() const;
 
-  /// cuDeviceGetAttribute.
   bool getAttribute(CUdevice_attribute attribute, int &value,
                     std::string &error) const;
-  /// Makes the primary context current on the calling thread.
   bool makeCurrent(std::string &error) const;
-  /// cuCtxSynchronize.
   bool synchronize(std::string &error) const;
-  /// cuMemGetInfo.
   bool getMemoryInfo(uint64_t &freeBytes, uint64_t &totalBytes,
                      std::string &error) const;
   /// Allocates `bytes` (> 0) of device memory.
   bool allocate(uint64_t bytes, DeviceBuffer &out, std::string &error) const;
-  /// Loads PTX text (or a cubin) with cuModuleLoadDataEx; the error holds the
-  /// JIT error log.
+  /// PTX or a cubin; the error holds the JIT error log.
   bool loadModule(const std::string &image, CudaModule &out,
                   std::string &error) const;
-  /// Creates an event (with timing).
   bool createEvent(CudaEvent &out, std::string &error) const;
 
 private:

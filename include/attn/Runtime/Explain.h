@@ -4,20 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The roofline of SPEC.md section 2 (peak FLOP/s per chip and dtype, the
-// FLOPs and bytes of one attention forward, the floor they give) and the
-// explain report of `attn-run --bench --explain` (docs/Explain.md): for one
-// timed kernel on one device, the floors, the fraction of the floor reached,
-// registers, shared memory, spills, occupancy, the kernel config, and which
-// known causes of slowness apply (spills, low_occupancy, uncoalesced,
-// no_tensor_cores, shared_memory_reads, short_programs; docs/Explain.md
-// defines each).
-//
-// The arithmetic takes plain facts (ExplainFacts) and needs no CUDA: the
-// CUDA runner (CudaRunner.h) fills them from the driver. The peak table and
-// the thresholds are facts.json's (Facts.h), which the Python package
-// (python/attn_mlir/explain.py) reads too; python/tests/shared_cases.json
-// holds the cases both must report alike.
+// The roofline of SPEC.md section 2 and the explain report of `attn-run
+// --bench --explain` (docs/Explain.md): for one timed kernel, the floors and
+// the fraction reached, registers, shared memory, spills, occupancy, and
+// the known causes of slowness that apply. The arithmetic takes plain facts
+// (CudaRunner.h gathers them from the driver); the peak table and the
+// thresholds are facts.json's, which python/attn_mlir/explain.py reads too
+// (python/tests/shared_cases.json: cases both must report alike).
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,32 +30,26 @@ namespace runtime {
 // The roofline
 //===----------------------------------------------------------------------===//
 
-/// Splits "sm_90a" into 9, 0 and 'a' ("sm_100f" into 10, 0, 'f'; "sm_80"
-/// into 8, 0, '\0'). Returns false if `chip` is not of that form.
+/// "sm_90a" -> 9, 0, 'a'; "sm_80" -> 8, 0, '\0'; false for other forms.
 bool parseChipName(const std::string &chip, int &major, int &minor,
                    char &suffix);
 
-/// Dense peak TFLOP/s of the tensor cores (FMA units for f32 with
-/// PrecisionMode::IEEE; Default means tf32) for `chip` and a device called
-/// `deviceName`: the first entry of the facts' peak table for the chip's
-/// compute capability whose name part `deviceName` contains. Unknown chips
-/// give 0; `note` names the entry used, or says why there is none.
+/// Dense peak TFLOP/s (FMA for f32 with IEEE precision) of the first facts
+/// entry for the chip whose name part `deviceName` contains; 0 for unknown
+/// chips. `note` names the entry, or says why there is none.
 double getPeakTflops(const std::string &chip, const std::string &deviceName,
                      ElementType type, PrecisionMode precision,
                      std::string &note);
 
-/// FLOPs of one forward as FlashAttention counts them: 2 * B * Hq * Tq * Tk
-/// * (D + Dv), halved for causal when Tq == Tk.
+/// 2 * B * Hq * Tq * Tk * (D + Dv), halved for causal when Tq == Tk.
 double getAttentionFlops(const ProblemSizes &sizes, CausalMode causal);
 
-/// Bytes one forward must move at least: Q, K, V and O once each, plus the
-/// mask (maskElements elements of maskType).
+/// Q, K, V, O and the mask, each moved once.
 double getAttentionBytes(const ProblemSizes &sizes, ElementType type,
                          int64_t maskElements = 0,
                          ElementType maskType = ElementType::F32);
 
-/// The larger of flops / peak and bytes / bandwidth, in milliseconds; a
-/// non-positive peak or bandwidth drops its term (0 if both are dropped).
+/// max(flops / peak, bytes / bandwidth) in ms, without non-positive rates.
 double rooflineFloorMs(double flops, double bytes, double peakTflops,
                        double bandwidthBytesPerSecond);
 
@@ -70,19 +57,12 @@ double rooflineFloorMs(double flops, double bytes, double peakTflops,
 // The explain report
 //===----------------------------------------------------------------------===//
 
-/// The device, as the driver reports it.
+/// The device, as the driver reports it; the peak is getPeakTflops'.
 struct ExplainDevice {
-  /// E.g. "NVIDIA H200" and "sm_90".
-  std::string name, arch;
-  int multiprocessors = 0;
-  int clockKHz = 0;
-  /// Peak DRAM bandwidth, bytes/s (CudaDevice's estimate).
-  double bandwidthBytesPerSecond = 0.0;
-  /// Dense peak of the kernel's dtype and precision, and its note
-  /// (getPeakTflops).
-  double peakTflops = 0.0;
+  std::string name, arch; // "NVIDIA H200", "sm_90"
+  int multiprocessors = 0, clockKHz = 0;
+  double bandwidthBytesPerSecond = 0.0, peakTflops = 0.0;
   std::string peakNote;
-  /// Per-SM limits (CU_DEVICE_ATTRIBUTE_MAX_*_PER_MULTIPROCESSOR).
   int maxThreadsPerSM = 0, maxBlocksPerSM = 0, registersPerSM = 0,
       sharedBytesPerSM = 0;
 };
@@ -90,15 +70,12 @@ struct ExplainDevice {
 /// Where the tensor-core evidence comes from.
 enum class TensorCoreSource { None, Sass, Ptx };
 
-/// Whether the kernel's code uses tensor cores.
+/// Tensor-core instructions in the kernel: HMMA/HGMMA in SASS, mma.sync/
+/// wgmma in PTX; of them, warpgroup ones; how they were found.
 struct TensorCoreEvidence {
   TensorCoreSource source = TensorCoreSource::None;
-  /// Instructions found: HMMA/HGMMA in SASS, mma.sync/wgmma in PTX.
   int count = 0;
-  /// How the evidence was gathered, e.g. "cuobjdump -sass" or "ptx
-  /// (cuobjdump not found)".
   std::string detail;
-  /// Of `count`, warpgroup MMAs (HGMMA, wgmma.mma_async).
   int warpgroupCount = 0;
 };
 
@@ -107,14 +84,10 @@ struct ExplainKernel {
   std::string name;
   int threadsPerBlock = 0;
   int64_t gridBlocks = 0;
-  /// cuFuncGetAttribute: NUM_REGS, LOCAL_SIZE_BYTES, SHARED_SIZE_BYTES,
-  /// MAX_THREADS_PER_BLOCK; dynamic shared memory from the manifest.
   int registers = 0, localBytes = 0, staticSharedBytes = 0,
       dynamicSharedBytes = 0, maxThreadsPerBlock = 0;
-  /// cuOccupancyMaxActiveBlocksPerMultiprocessor; -1 when unknown (the
-  /// report then estimates it, estimateBlocksPerSM).
+  /// The driver's occupancy; -1: estimateBlocksPerSM.
   int activeBlocksPerSM = -1;
-  /// The manifest's config.
   int64_t blockM = 0, blockN = 0, numWarps = 0, numStages = 0;
   TensorCoreEvidence tensorCores;
 };
@@ -131,20 +104,15 @@ struct ExplainOperand {
 struct ExplainFacts {
   ProblemSizes sizes;
   ElementType type = ElementType::F32;
-  /// f32 inputs: tf32 tensor cores (true) or IEEE FMA (false).
-  bool tf32 = false;
+  bool tf32 = false; // f32 inputs: tf32 tensor cores or IEEE FMA
   CausalMode causal = CausalMode::None;
-  /// Elements of the mask tensor as given (broadcast dims count once); 0 for
-  /// none.
+  /// Elements of the mask as given (0: none).
   int64_t maskElements = 0;
   ElementType maskType = ElementType::F32;
-  /// With a mask block map, how many of its blocks the last launch put in
-  /// each class, indexed by the class byte (removed, zero terms, mixed,
-  /// triangular); empty without a map.
+  /// countMaskBlocks of the last launch's mask block map (empty: no map).
   std::vector<int64_t> maskBlocks;
-  /// For kernels whose programs run a causal program's loops on a map row
-  /// with a triangular mask's classes (f32 inputs, two or more stages):
-  /// {those rows, all rows} (countCausalRows); empty otherwise.
+  /// countCausalRows where programs run a causal program's loops on rows
+  /// with a triangular mask's classes (f32, two or more stages).
   std::vector<int64_t> causalRows;
   double medianMs = 0.0;
   ExplainDevice device;
@@ -157,63 +125,44 @@ struct ExplainCause {
   std::string name, detail;
 };
 
-/// The report.
+/// The report (docs/Explain.md).
 struct ExplainReport {
   double flops = 0.0, bytes = 0.0;
   double flopFloorMs = 0.0, memoryFloorMs = 0.0, floorMs = 0.0;
-  double medianMs = 0.0;
-  /// floorMs / medianMs: 1 is the roofline.
-  double fractionOfFloor = 0.0;
-  double tflops = 0.0;
-  /// bytes / median, bytes/s.
+  double medianMs = 0.0, fractionOfFloor = 0.0, tflops = 0.0;
   double bytesPerSecond = 0.0;
-  /// "compute" or "memory": the larger floor.
-  std::string bound;
-  int blocksPerSM = 0;
-  /// "driver" or "estimate".
-  std::string occupancySource;
-  int warpsPerSM = 0, maxWarpsPerSM = 0;
-  /// warpsPerSM / maxWarpsPerSM.
-  double occupancy = 0.0;
-  /// gridBlocks / (multiprocessors * blocksPerSM).
-  double waves = 0.0;
+  std::string bound;           // "compute" or "memory"
+  std::string occupancySource; // "driver" or "estimate"
+  int blocksPerSM = 0, warpsPerSM = 0, maxWarpsPerSM = 0;
+  double occupancy = 0.0, waves = 0.0;
   std::vector<ExplainCause> causes;
 };
 
-/// Resident blocks per SM from the limits: threads, blocks, registers
-/// (allocated per warp in units of 256) and shared memory (1 KiB reserved
-/// per block). 0 when the kernel does not fit.
+/// Resident blocks per SM from the limits (0: the kernel does not fit).
 int estimateBlocksPerSM(const ExplainDevice &device,
                         const ExplainKernel &kernel);
 
-/// Counts tensor-core instructions: HMMA and HGMMA opcodes in `cuobjdump
-/// -sass` text (sass), mma.sync and wgmma.mma_async in PTX (!sass).
+/// HMMA and HGMMA in SASS, mma.sync and wgmma.mma_async in PTX.
 int countTensorCoreInstructions(const std::string &text, bool sass);
 
-/// `tool` on PATH, else in $CUDA_HOME/bin or /usr/local/cuda/bin; empty
-/// when none is executable.
+/// `tool` on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin ("": none).
 std::string findCudaTool(const std::string &tool);
 
-/// Whether `ptx` uses tensor cores: from the SASS of `ptxas -arch=<chip>`
-/// (`cuobjdump -sass`) where both tools are found (findCudaTool); otherwise,
-/// or when they fail, from the PTX, with `detail` saying why.
+/// From the SASS of `ptxas -arch=<chip>` (`cuobjdump -sass`), else from the
+/// PTX, with `detail` saying why.
 TensorCoreEvidence findTensorCores(const std::string &ptx,
                                    const std::string &chip);
 
-/// The operands that cannot be read with 16-byte vector loads, each as
-/// "q (row pitch 200 bytes)".
+/// The operands 16-byte vector loads cannot read: "q (row pitch 200 bytes)".
 std::vector<std::string>
 findUncoalesced(const std::vector<ExplainOperand> &ops);
 
-/// The class counts of a block map's bytes (ExplainFacts::maskBlocks):
-/// classes 0-3; a byte outside them counts as mixed.
+/// The class counts of a block map (0-3; other bytes count as mixed, 2).
 std::vector<int64_t> countMaskBlocks(const uint8_t *map, size_t bytes);
 
-/// Of a block map's rows (`bytes` in rows of ceil(tk / blockN) classes, one
-/// per query block of each mask slice): how many have exactly the classes of
-/// a triangular mask, key j seen from row i when j <= i + offset (the causal
-/// offset with `causal`, else 0), by the test the programs make
-/// (`--attn-online-softmax`, buildCausalRowCheck): {those rows, all rows}.
+/// {rows with exactly a triangular mask's classes (j <= i + offset) by the
+/// programs' test (buildCausalRowCheck), all rows} of a block map, rows of
+/// ceil(tk / blockN) classes.
 std::vector<int64_t> countCausalRows(const uint8_t *map, size_t bytes,
                                      int64_t tq, int64_t tk, int64_t blockM,
                                      int64_t blockN, bool causal,
@@ -222,13 +171,11 @@ std::vector<int64_t> countCausalRows(const uint8_t *map, size_t bytes,
 /// Computes the report.
 ExplainReport computeExplain(const ExplainFacts &facts);
 
-/// The report as lines "explain: key=value", each ending in '\n'; the last
-/// is "explain: causes=a,b" or "explain: causes=none".
+/// "explain: key=value" lines; the last is "explain: causes=a,b" (or none).
 std::string formatExplainLines(const ExplainFacts &facts,
                                const ExplainReport &report);
 
-/// The report as one JSON object on one line, keys sorted (the "explain"
-/// member of attn-run --json).
+/// The "explain" member of attn-run --json (one line, keys sorted).
 std::string explainToJson(const ExplainFacts &facts,
                           const ExplainReport &report);
 

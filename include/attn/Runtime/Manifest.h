@@ -4,29 +4,20 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The launch manifest is the JSON file that `attn-translate` writes next to
-// the PTX of a compiled attention kernel: everything a program needs to
-// launch that kernel through the CUDA driver without LLVM or MLIR (the entry
-// name, the parameter order and kinds, the block size, the grid as a
-// function of the dynamic sizes, the dynamic shared memory, the target chip
-// and the attributes of the `attn.attention` op). docs/Manifest.md describes
-// the format: version 1, version 2 with workspaces and prologue kernels,
-// version 3 with tensor_map params (TMA descriptors).
-//
-// Also here: the evaluation that turns a manifest and an actual problem into
-// a launch (evaluateGrid, evaluateWorkspace, checkShapes, inferProblemSizes,
-// packParams). Standard C++17 only; errors are `false` plus a one-line
-// message that starts with the path of the offending member, e.g.
-// "grid[0]: unknown size name 'Tx' (expected one of B, Hq, Hkv, Tq, Tk, D,
-// Dv)". python/attn_mlir/manifest.py reads the same files with the same
-// messages (python/tests/shared_cases.json holds cases both must pass).
+// The launch manifest that `attn-translate` writes next to a kernel's PTX:
+// everything a program needs to launch the kernel through the CUDA driver
+// without LLVM or MLIR (docs/Manifest.md), and the evaluation that turns a
+// manifest and an actual problem into a launch. Errors are `false` plus one
+// line that starts with the path of the offending member, e.g. "grid[0]:
+// unknown size name 'Tx' (...)"; python/attn_mlir/manifest.py reads the same
+// files with the same messages (python/tests/shared_cases.json).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTN_RUNTIME_MANIFEST_H
 #define ATTN_RUNTIME_MANIFEST_H
 
-#include "attn/Runtime/HostTensor.h"
+#include "attn/Runtime/Reference.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -45,17 +36,13 @@ namespace runtime {
 // The manifest
 //===----------------------------------------------------------------------===//
 
-/// `causal` of the attn op.
-enum class CausalMode { None, TopLeft, BottomRight };
 /// `precision` of the attn op (Default: absent, which means tf32 for f32).
 enum class PrecisionMode { Default, TF32, IEEE };
 
-/// "top_left", "bottom_right" (nullptr for None).
-const char *getCausalName(CausalMode mode);
 /// "tf32", "ieee" (nullptr for Default).
 const char *getPrecisionName(PrecisionMode mode);
 
-/// A tensor operand as compiled: -1 for a dynamic dimension.
+/// A tensor operand as compiled (-1: a dynamic dimension).
 struct OperandSpec {
   std::vector<int64_t> shape;
 };
@@ -74,9 +61,8 @@ struct ManifestAttributes {
   PrecisionMode precision = PrecisionMode::Default;
 };
 
-/// The kernel config chosen by `--attn-tile` (0: not stated). Other members
-/// of "config" are kept, in order, in `extra` as (key, value as JSON text):
-/// the config is data, an autotuner may add keys.
+/// The kernel config (0: not stated). Other members of "config" are kept in
+/// order in `extra` as (key, JSON text): an autotuner may add keys.
 struct KernelConfig {
   int64_t blockM = 0, blockN = 0, numWarps = 0, numStages = 0;
   std::vector<std::pair<std::string, std::string>> extra;
@@ -86,12 +72,9 @@ struct KernelConfig {
 struct GridExpr {
   enum class Kind { Constant, Size, CeilDiv, Mul, Add, Min, Max };
   Kind kind = Kind::Constant;
-  /// Kind::Constant.
-  int64_t value = 1;
-  /// Kind::Size: one of the names of getSizeNames().
-  std::string name;
-  /// Binary kinds: exactly two operands.
-  std::vector<GridExpr> operands;
+  int64_t value = 1;              // Constant
+  std::string name;               // Size: one of getSizeNames()
+  std::vector<GridExpr> operands; // the binary kinds: two
 
   static GridExpr constant(int64_t value);
   static GridExpr size(std::string name);
@@ -119,31 +102,26 @@ struct GridExpr {
 struct KernelParam {
   enum class Kind { MemRef, Size, Workspace, TensorMap };
   Kind kind = Kind::MemRef;
-  /// MemRef: "query", "key", "value", "mask" or "output"; TensorMap: the
-  /// same but "mask".
+  /// MemRef and TensorMap: "query", "key", "value", "output" ("mask": a
+  /// memref only).
   std::string operand;
-  /// MemRef and Workspace: the rank (the number of sizes and of strides).
+  /// MemRef and Workspace: the rank.
   unsigned rank = 0;
   /// Size: one of getSizeNames(); Workspace: a Manifest::workspaces name.
   std::string name;
-  /// TensorMap (version 3): the box (the tile one TMA copy moves), one entry
-  /// per operand dimension, outermost first, each 1 .. 256; the shared
-  /// memory swizzle in bytes, 0 (none), 32, 64 or 128.
+  /// TensorMap: the box (the tile one TMA copy moves), outermost first,
+  /// each 1 .. 256, and the swizzle in bytes (0, 32, 64 or 128).
   std::vector<int64_t> box;
   unsigned swizzle = 0;
 
   static KernelParam memref(std::string operand, unsigned rank);
   static KernelParam size(std::string name);
-  /// A memref over workspace `name` (version 2): pointer, pointer, offset 0,
-  /// the workspace's evaluated shape and its row-major strides.
   static KernelParam workspace(std::string name, unsigned rank);
-  /// A TMA descriptor of `operand` (version 3): one pointer to a 64-byte
-  /// aligned CUtensorMap in device memory, encoded at launch (TensorMap.h).
   static KernelParam tensorMap(std::string operand, std::vector<int64_t> box,
                                unsigned swizzle);
 
-  /// The 8-byte kernel parameters this entry expands to: 3 + 2 * rank for a
-  /// memref or a workspace, 1 for a size or a tensor map.
+  /// The 8-byte kernel parameters it expands to: 3 + 2 * rank for a memref
+  /// or a workspace, 1 for a size or a tensor map (a device pointer).
   unsigned getNumSlots() const {
     return kind == Kind::Size || kind == Kind::TensorMap ? 1 : 3 + 2 * rank;
   }
@@ -156,16 +134,12 @@ struct KernelParam {
   bool operator!=(const KernelParam &other) const { return !(*this == other); }
 };
 
-/// A device buffer the launch allocates for its kernels (version 2), e.g.
-/// the block map of a mask tensor. Dense, row-major; undefined until a
-/// prologue kernel writes it.
+/// A dense device buffer a launch allocates for its kernels (version 2),
+/// e.g. the block map of a mask tensor, written by a prologue kernel.
 struct WorkspaceSpec {
-  /// Named by "workspace" params, e.g. "mask_block_map".
   std::string name;
-  /// Bytes per element (1, 2, 4 or 8).
-  int64_t elementBytes = 1;
-  /// Each dimension a grid expression (>= 1 when evaluated).
-  std::vector<GridExpr> shape;
+  int64_t elementBytes = 1;    // 1, 2, 4 or 8
+  std::vector<GridExpr> shape; // each >= 1 when evaluated
 
   bool operator==(const WorkspaceSpec &other) const {
     return name == other.name && elementBytes == other.elementBytes &&
@@ -177,16 +151,14 @@ struct WorkspaceSpec {
 };
 
 /// A kernel of the same PTX module launched before the main one, on the same
-/// stream, in the order of Manifest::prologue (version 2).
+/// stream (version 2).
 struct PrologueKernel {
-  /// The PTX entry name.
-  std::string kernel;
+  std::string kernel; // the PTX entry name
   unsigned block[3] = {1, 1, 1};
   GridExpr grid[3];
   int64_t sharedMemoryBytes = 0;
   std::vector<KernelParam> params;
 
-  /// The total number of 8-byte kernel parameters.
   unsigned getNumParamSlots() const;
 
   bool operator==(const PrologueKernel &other) const {
@@ -204,18 +176,13 @@ struct PrologueKernel {
 /// A launch manifest (format "attn-mlir-manifest").
 struct Manifest {
   static constexpr const char *kFormat = "attn-mlir-manifest";
-  /// The newest version this reader and writer know.
-  static constexpr int64_t kVersion = 3;
+  static constexpr int64_t kVersion = 3; // the newest
 
-  /// The PTX entry name.
-  std::string kernel;
-  /// The PTX file, relative to the manifest's directory (or absolute).
-  std::string ptx;
-  /// The target chip, e.g. "sm_90a".
-  std::string chip;
-  /// The MLIR function the kernel was compiled from (may be empty).
-  std::string function;
-  /// Element type of query, key, value and output (never I1).
+  std::string kernel;   // the PTX entry name
+  std::string ptx;      // relative to the manifest's directory, or absolute
+  std::string chip;     // e.g. "sm_90a"
+  std::string function; // the MLIR function (may be empty)
+  /// Of query, key, value and output (never I1).
   ElementType elementType = ElementType::F32;
   OperandSpec query, key, value, output;
   std::optional<MaskSpec> mask;
@@ -223,71 +190,51 @@ struct Manifest {
   KernelConfig config;
   unsigned block[3] = {1, 1, 1};
   GridExpr grid[3];
-  /// Dynamic shared memory bytes passed to cuLaunchKernel (the PTX's static
-  /// .shared variables are not included).
+  /// Dynamic shared memory bytes (without the PTX's static .shared ones).
   int64_t sharedMemoryBytes = 0;
   std::vector<KernelParam> params;
-  /// Version 2: device buffers allocated per launch ("workspace").
-  std::vector<WorkspaceSpec> workspaces;
-  /// Version 2: kernels launched before the main one ("prologue").
-  std::vector<PrologueKernel> prologue;
-
-  /// 3 with a tensor_map param (of the main kernel or of a prologue
-  /// kernel), else 2 with workspaces or prologue kernels, else 1: what
-  /// serializeManifest writes, so that older readers keep reading the
-  /// kernels they can launch.
-  int64_t getVersion() const;
-  /// Whether a param of any kernel is a tensor map.
-  bool hasTensorMaps() const;
-  /// The workspace called `name`, nullptr if none.
-  const WorkspaceSpec *getWorkspace(std::string_view name) const;
-
-  /// Not serialized: the directory of the manifest file, set by
-  /// readManifestFile ("" otherwise). Used by getPtxPath.
+  std::vector<WorkspaceSpec> workspaces; // version 2: "workspace"
+  std::vector<PrologueKernel> prologue;  // version 2: "prologue"
+  /// Not serialized: the manifest file's directory (readManifestFile).
   std::string directory;
+
+  /// 3 with a tensor_map param, else 2 with workspaces or prologue kernels,
+  /// else 1: what serializeManifest writes, so that older readers keep
+  /// reading the kernels they can launch.
+  int64_t getVersion() const;
+  bool hasTensorMaps() const;
+  /// nullptr when there is none.
+  const WorkspaceSpec *getWorkspace(std::string_view name) const;
   /// The PTX path resolved against `directory`.
   std::string getPtxPath() const;
-
-  /// The spec of "query", "key", "value" or "output"; nullptr otherwise
-  /// (also for "mask": see `mask`).
+  /// "query", "key", "value" or "output" (nullptr otherwise).
   const OperandSpec *getOperand(std::string_view name) const;
-
-  /// The total number of 8-byte kernel parameters of the main kernel.
   unsigned getNumParamSlots() const;
 };
 
-/// The size names grid expressions and "size" params may use:
-/// B, Hq, Hkv, Tq, Tk, D, Dv.
+/// B, Hq, Hkv, Tq, Tk, D, Dv: the names of grid expressions and size params.
 const std::vector<std::string> &getSizeNames();
 
-/// Checks the rules of docs/Manifest.md (ranks, dimensions, size names,
-/// operands named by params, block size, workspaces, prologue kernels,
-/// tensor maps). parseManifest calls it; a manifest built in code has no
-/// version (getVersion() follows from its contents).
+/// Checks the rules of docs/Manifest.md; parseManifest calls it.
 bool verifyManifest(const Manifest &manifest, std::string &error);
 
 /// Parses manifest JSON text (version 1, 2 or 3), then verifyManifest.
-/// Unknown keys are errors, except inside "config"; "workspace" and
-/// "prologue" are errors before version 2, the param kind "tensor_map"
-/// before version 3.
+/// Unknown keys are errors, except inside "config", and so are the members
+/// of a newer version.
 bool parseManifest(const std::string &text, Manifest &out, std::string &error);
 
-/// The manifest as JSON text (keys in the order of docs/Manifest.md,
-/// indented, containers on one line where they fit in 80 columns, a
-/// trailing newline), as version getVersion(). parseManifest reads it back
-/// to an equal manifest (`directory` aside).
+/// The manifest as JSON text, version getVersion(): keys in the order of
+/// docs/Manifest.md, containers on one line where they fit in 80 columns.
 std::string serializeManifest(const Manifest &manifest);
 
-/// Reads and parses the manifest file at `path` and sets `out.directory`.
-/// Errors start with the path.
+/// Reads and parses a manifest file and sets `out.directory`.
 bool readManifestFile(const std::string &path, Manifest &out,
                       std::string &error);
 
-/// Writes serializeManifest(manifest) to `path` (writeWholeFile).
 bool writeManifestFile(const std::string &path, const Manifest &manifest,
                        std::string &error);
 
-/// Equality of everything that is serialized.
+/// Equality of what is serialized.
 bool operator==(const Manifest &lhs, const Manifest &rhs);
 inline bool operator!=(const Manifest &lhs, const Manifest &rhs) {
   return !(lhs == rhs);
@@ -297,12 +244,12 @@ inline bool operator!=(const Manifest &lhs, const Manifest &rhs) {
 // Evaluation: from a manifest and an actual problem to a launch
 //===----------------------------------------------------------------------===//
 
-/// The sizes of one attention problem (SPEC.md section 1): Q is B x Hq x Tq x
-/// D, K is B x Hkv x Tk x D, V is B x Hkv x Tk x Dv, O is B x Hq x Tq x Dv.
+/// The sizes of one problem: Q is B x Hq x Tq x D, K is B x Hkv x Tk x D,
+/// V is B x Hkv x Tk x Dv, O is B x Hq x Tq x Dv.
 struct ProblemSizes {
   int64_t B = 0, Hq = 0, Hkv = 0, Tq = 0, Tk = 0, D = 0, Dv = 0;
 
-  /// The size called `name` (see getSizeNames()); false if unknown.
+  /// False for an unknown name.
   bool get(std::string_view name, int64_t &value) const;
   /// "B=2 Hq=32 Hkv=8 Tq=... Dv=128".
   std::string toString() const;
@@ -313,43 +260,33 @@ struct ProblemSizes {
   bool operator!=(const ProblemSizes &other) const { return !(*this == other); }
 };
 
-/// Evaluates one expression. Fails on an unknown size name, a division by a
-/// non-positive number and int64 overflow.
+/// Fails on an unknown size, a division by a non-positive number, overflow.
 bool evaluateGridExpr(const GridExpr &expr, const ProblemSizes &sizes,
                       int64_t &value, std::string &error);
 
-/// Evaluates the three grid dimensions. Fails unless each is >= 1 and within
-/// the CUDA limits (x < 2^31, y and z <= 65535).
+/// Evaluates the grid; fails unless each dimension is >= 1 and within CUDA's
+/// limits (x < 2^31, y and z <= 65535).
 bool evaluateGrid(const Manifest &manifest, const ProblemSizes &sizes,
                   unsigned grid[3], std::string &error);
-/// The same for a prologue kernel; the message starts with "prologue kernel
-/// 'NAME': ".
 bool evaluateGrid(const PrologueKernel &kernel, const ProblemSizes &sizes,
                   unsigned grid[3], std::string &error);
 
-/// Evaluates the shape of `workspace` and its bytes (the shape's product
-/// times elementBytes). Fails unless every dimension is >= 1, and on int64
-/// overflow, naming the workspace, the expression, its value and the sizes:
-/// "workspace 'mask_block_map': shape[2] = ceil_div(Tq, 128) = 0 must be
-/// >= 1 (B=2 Hq=32 ...)".
+/// The shape of `workspace` and its bytes; fails unless every dimension is
+/// >= 1 and on overflow, e.g. "workspace 'mask_block_map': shape[2] =
+/// ceil_div(Tq, 128) = 0 must be >= 1 (B=2 Hq=32 ...)".
 bool evaluateWorkspace(const WorkspaceSpec &workspace,
                        const ProblemSizes &sizes, std::vector<int64_t> &shape,
                        int64_t &bytes, std::string &error);
 
 /// The actual shapes of the operands of one call.
 struct OperandShapes {
-  std::vector<int64_t> query, key, value, output;
-  /// Empty when there is no mask.
-  std::vector<int64_t> mask;
+  std::vector<int64_t> query, key, value, output, mask;
   bool hasMask = false;
 };
 
-/// Validates actual shapes against the manifest (rank, static dimensions,
-/// mask presence) and against each other (SPEC.md section 1: equal B, Tq,
-/// Tk, D, Dv where shared, Hq % Hkv == 0, a mask broadcastable to B x Hq x
-/// Tq x Tk, every size >= 1), naming the operand, the dimension and both
-/// shapes: "key: dimension 1 is 16 but the kernel was compiled for 8
-/// (compiled shape ?x8x?x128, actual 2x16x512x128)".
+/// Checks actual shapes against the manifest and against each other (SPEC.md
+/// section 1), e.g. "key: dimension 1 is 16 but the kernel was compiled for
+/// 8 (compiled shape ?x8x?x128, actual 2x16x512x128)".
 bool checkShapes(const Manifest &manifest, const OperandShapes &shapes,
                  std::string &error);
 
@@ -357,10 +294,9 @@ bool checkShapes(const Manifest &manifest, const OperandShapes &shapes,
 bool inferProblemSizes(const Manifest &manifest, const OperandShapes &shapes,
                        ProblemSizes &sizes, std::string &error);
 
-/// A tensor in device memory as a memref: element (i0, .., i{r-1}) lives at
-/// devicePtr + (offset + sum_k i_k * strides[k]) * elementBytes. Strides and
-/// offset are in elements (a (B, T, H, D) tensor is passed as (B, H, T, D)
-/// by permuting its strides).
+/// A tensor in device memory: element (i0, ..) lives at devicePtr + (offset +
+/// sum_k i_k * strides[k]) * element bytes (a (B, T, H, D) tensor passes as
+/// (B, H, T, D) with permuted strides).
 struct TensorArg {
   uint64_t devicePtr = 0;
   std::vector<int64_t> sizes;
@@ -372,25 +308,20 @@ struct TensorArg {
 TensorArg makeContiguousTensorArg(uint64_t devicePtr,
                                   std::vector<int64_t> sizes);
 
-/// The kernel parameters of one launch, each 8 bytes (a device pointer or an
-/// int64). getArgs() returns the `void **kernelParams` of cuLaunchKernel,
-/// valid until the pack is next modified, moved or destroyed.
+/// The 8-byte kernel parameters of one launch; getArgs() is cuLaunchKernel's
+/// `kernelParams`, valid until the pack changes.
 class ParamPack {
 public:
   void clear() { *this = ParamPack(); }
-  /// Appends one 8-byte parameter; `name` is for describe() only.
+  /// `name` is for describe().
   void appendPointer(std::string name, uint64_t devicePtr);
   void appendInt64(std::string name, int64_t value);
 
   size_t size() const { return values.size(); }
-  /// The raw 8 bytes of parameter `index`.
   uint64_t getValue(size_t index) const { return values[index]; }
   /// E.g. "query.strides[2]".
   const std::string &getName(size_t index) const { return names[index]; }
-
-  /// The array of pointers to each parameter, for cuLaunchKernel.
   void **getArgs();
-
   /// One line per parameter, "index name = value" (pointers in hex).
   std::string describe() const;
 
@@ -401,28 +332,21 @@ private:
   std::vector<void *> args;
 };
 
-/// Gives the device address of the encoded CUtensorMap that a tensor_map
-/// param passes for the operand's TensorArg `arg`. ManifestKernel::prepare
-/// supplies one that encodes the map and keeps a device copy (TensorMap.h).
+/// The device address of the encoded CUtensorMap a tensor_map param passes
+/// for the operand's TensorArg (ManifestKernel::prepare: TensorMap.h).
 using TensorMapResolver =
     std::function<bool(const KernelParam &param, const TensorArg &arg,
                        uint64_t &devicePtr, std::string &error)>;
 
-/// Builds the kernel parameters of `params` (the main kernel's or a
-/// prologue kernel's): a memref of rank r expands to the allocated pointer,
-/// the aligned pointer (both devicePtr), the offset, r sizes and r strides;
-/// a size to one int64 of `sizes`; a workspace to the same over its
-/// evaluated shape, row-major, offset 0; a tensor map to the pointer
-/// `resolveTensorMap` gives (named "key.tensor_map" in describe()).
-/// `operands` is keyed by "query", "key", "value", "mask", "output" and the
-/// workspace names. Fails when an operand or workspace a param names is
-/// missing, an operand no param of the main kernel names is given, on a null
-/// pointer, a negative offset, sizes or strides whose count is not the rank,
-/// operand sizes that disagree with the manifest or with `sizes`
-/// (inferProblemSizes(...) must give `sizes`), 16-byte vector rules of the
-/// query, key, value and output, a workspace TensorArg other than its
-/// evaluated shape (empty sizes and strides are filled in), or a tensor map
-/// without a resolver or whose resolver fails.
+/// The kernel parameters of `params` (the main kernel's or a prologue
+/// kernel's) for `operands`, keyed by operand and workspace names: a memref
+/// of rank r is the pointer twice, the offset, r sizes and r strides; a
+/// workspace the same over its dense evaluated shape (its TensorArg gives
+/// the pointer); a size one int64; a tensor map the pointer
+/// `resolveTensorMap` gives. Fails on missing or unknown operands, null
+/// pointers, negative offsets, ranks, shapes that disagree with the manifest
+/// or with `sizes`, the 16-byte vector rules of query, key, value and
+/// output, and tensor maps without a resolver.
 bool packParams(const Manifest &manifest,
                 const std::vector<KernelParam> &params,
                 const std::map<std::string, TensorArg> &operands,
