@@ -429,18 +429,6 @@ ExplainReport attn::runtime::computeExplain(const ExplainFacts &facts) {
   return report;
 }
 
-static const char *getSourceName(TensorCoreSource source) {
-  switch (source) {
-  case TensorCoreSource::Sass:
-    return "sass";
-  case TensorCoreSource::Ptx:
-    return "ptx";
-  case TensorCoreSource::None:
-    break;
-  }
-  return "none";
-}
-
 /// The key/value pairs of the report, in print order.
 static std::vector<std::pair<std::string, std::string>>
 getExplainPairs(const ExplainFacts &facts, const ExplainReport &report) {
@@ -634,7 +622,10 @@ std::string attn::runtime::explainToJson(const ExplainFacts &facts,
       {"registers", kernel.registers},
       {"static_shared_bytes", kernel.staticSharedBytes},
       {"tensor_core_instructions", kernel.tensorCores.count},
-      {"tensor_core_source", getSourceName(kernel.tensorCores.source)},
+      {"tensor_core_source",
+       kernel.tensorCores.source == TensorCoreSource::Sass  ? "sass"
+       : kernel.tensorCores.source == TensorCoreSource::Ptx ? "ptx"
+                                                            : "none"},
       {"tensor_core_detail", kernel.tensorCores.detail},
       {"tflops", number(report.tflops)},
       {"threads_per_block", kernel.threadsPerBlock},

@@ -41,13 +41,6 @@ std::string ProblemSizes::toString() const {
   return text;
 }
 
-static std::string formatHex(uint64_t value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "0x%llx",
-                static_cast<unsigned long long>(value));
-  return buffer;
-}
-
 /// "?x32x?x128" (-1 as '?'); "scalar" for rank 0.
 static std::string formatDims(const std::vector<int64_t> &shape) {
   std::string text;

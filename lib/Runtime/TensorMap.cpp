@@ -25,13 +25,6 @@ using namespace attn::runtime;
 // The encoding
 //===----------------------------------------------------------------------===//
 
-static std::string formatHex(uint64_t value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "0x%llx",
-                static_cast<unsigned long long>(value));
-  return buffer;
-}
-
 template <typename T>
 static std::string formatList(const T *values, unsigned count) {
   std::string text = "[";

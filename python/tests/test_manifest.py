@@ -163,11 +163,6 @@ class Version2Test(unittest.TestCase):
 
 
 class Version3Test(unittest.TestCase):
-    def error(self, data):
-        with self.assertRaises(ManifestError) as caught:
-            Manifest(data)
-        return str(caught.exception)
-
     def with_key_map(self, **changes):
         """The version 3 example with the key's tensor map changed."""
         data = manifest_v3_data()

@@ -40,6 +40,11 @@ std::string concat(const Parts &...parts) {
 std::string formatString(const char *format, ...)
     __attribute__((format(printf, 1, 2)));
 
+/// "0x1f0".
+inline std::string formatHex(uint64_t value) {
+  return formatString("0x%" PRIx64, value);
+}
+
 /// The element types of the tensors `attn-run` reads and writes. I1 is stored
 /// as one byte per element (0 or 1), like numpy's bool.
 enum class ElementType { F32, F16, BF16, I1 };
