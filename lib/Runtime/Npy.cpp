@@ -192,7 +192,8 @@ struct Source {
     if (file)
       return std::fread(out, 1, count, file);
     count = std::min(count, size - pos);
-    std::memcpy(out, bytes + pos, count);
+    if (count)
+      std::memcpy(out, bytes + pos, count);
     pos += count;
     return count;
   }
