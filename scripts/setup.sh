@@ -10,7 +10,8 @@ LLVM_PREFIX=/usr/lib/llvm-22
 
 DEB_PACKAGES=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22
               lld-22 ninja-build cmake ccache libgtest-dev python3-numpy zlib1g-dev
-              libzstd-dev python3-venv python3-setuptools python3-pip)
+              libzstd-dev python3-venv python3-setuptools python3-pip
+              nlohmann-json3-dev libfp16-dev)
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

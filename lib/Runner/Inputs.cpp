@@ -10,11 +10,6 @@
 #include "attn/Runtime/Npy.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cstdio>
-#if defined(__unix__) || defined(__APPLE__)
-#include <unistd.h>
-#endif
-
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::runner;
@@ -29,29 +24,12 @@ static std::string formatType(Type type) {
   return text;
 }
 
-/// Returns the physical memory of the host in bytes (0 when unknown).
-static double getPhysicalMemoryBytes() {
-#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
-  long pages = sysconf(_SC_PHYS_PAGES);
-  long pageSize = sysconf(_SC_PAGESIZE);
-  if (pages > 0 && pageSize > 0)
-    return static_cast<double>(pages) * static_cast<double>(pageSize);
-#endif
-  return 0.0;
-}
-
-/// Fails when `numBytes` more bytes (on top of `usedBytes`) cannot fit in
-/// the host's memory: allocating them would abort the process.
-static llvm::Error checkFitsInMemory(double usedBytes, double numBytes,
-                                     StringRef what) {
-  double available = getPhysicalMemoryBytes();
-  if (available <= 0.0 || usedBytes + numBytes <= available)
+/// rt::checkFitsInMemory as an llvm::Error.
+static llvm::Error checkFitsInMemory(double bytes, const std::string &what) {
+  std::string error;
+  if (rt::checkFitsInMemory(bytes, what, error))
     return llvm::Error::success();
-  char text[160];
-  std::snprintf(text, sizeof(text),
-                " needs %.3g GB, more than the %.3g GB of memory of this host",
-                (usedBytes + numBytes) * 1e-9, available * 1e-9);
-  return makeError(what + text);
+  return makeError(error);
 }
 
 llvm::Expected<rt::HostTensor>
@@ -85,8 +63,7 @@ mlir::attn::runner::makeInputTensor(StringRef spec, RankedTensorType argType,
     std::vector<int64_t> shape(argType.getShape().begin(),
                                argType.getShape().end());
     if (llvm::Error error =
-            checkFitsInMemory(0.0,
-                              static_cast<double>(argType.getNumElements()) *
+            checkFitsInMemory(static_cast<double>(argType.getNumElements()) *
                                   rt::getElementBytes(*type),
                               rt::formatShape(shape, *type)))
       return std::move(error);
@@ -112,8 +89,8 @@ mlir::attn::runner::makeInputTensor(StringRef spec, RankedTensorType argType,
   double numElements = 1.0;
   for (int64_t dim : shape)
     numElements *= static_cast<double>(dim);
-  if (llvm::Error error =
-          checkFitsInMemory(0.0, numElements * rt::getElementBytes(type), spec))
+  if (llvm::Error error = checkFitsInMemory(
+          numElements * rt::getElementBytes(type), spec.str()))
     return std::move(error);
   return rt::makeRandomTensor(std::move(shape), type, seed);
 }
@@ -220,7 +197,7 @@ mlir::attn::runner::prepareInputs(EntryFunction &entry,
   for (int64_t dim : inputs.resultShape)
     resultBytes *= static_cast<double>(dim);
   if (llvm::Error error = checkFitsInMemory(
-          inputBytes, resultBytes,
+          inputBytes + resultBytes,
           "the inputs and the result (" +
               rt::formatShape(inputs.resultShape, inputs.resultType) + ")"))
     return std::move(error);

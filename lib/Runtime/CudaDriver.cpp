@@ -6,9 +6,11 @@
 
 #include "attn/Runtime/CudaDriver.h"
 
+#include "attn/Runtime/HostTensor.h"
+
 #include <cstdio>
 #include <cstring>
-#include <utility>
+#include <type_traits>
 #include <vector>
 
 #include <dlfcn.h>
@@ -23,7 +25,6 @@ namespace {
 /// The result of the one load attempt of the process.
 struct DriverState {
   CudaDriverApi api;
-  bool loaded = false;
   std::string error;
 };
 } // namespace
@@ -38,86 +39,75 @@ static DriverState loadDriverOnce() {
     return state;
   }
   CudaDriverApi &api = state.api;
+  auto resolve = [&](auto &member, const char *symbol) {
+    member = reinterpret_cast<std::remove_reference_t<decltype(member)>>(
+        dlsym(handle, symbol));
+    return member != nullptr;
+  };
+  resolve(api.tensorMapEncodeTiled, "cuTensorMapEncodeTiled");
+  // Drivers before 12.8 have only the first cuEventElapsedTime, with the
+  // same signature.
+  std::string fallback = "cuEventElapsedTime";
 #define ATTN_CUDA_RESOLVE_ENTRY_POINT(member, symbol, symbolName)              \
-  api.member =                                                                 \
-      reinterpret_cast<decltype(api.member)>(dlsym(handle, symbolName));
-  ATTN_CUDA_DRIVER_ENTRY_POINTS(ATTN_CUDA_RESOLVE_ENTRY_POINT)
-#undef ATTN_CUDA_RESOLVE_ENTRY_POINT
-  // Drivers before 12.8 have only the first version of cuEventElapsedTime,
-  // with the same signature.
-  if (!api.eventElapsedTime)
-    api.eventElapsedTime = reinterpret_cast<decltype(api.eventElapsedTime)>(
-        dlsym(handle, "cuEventElapsedTime"));
-  // Optional entry points: a launch that needs one fails without it.
-  api.tensorMapEncodeTiled =
-      reinterpret_cast<decltype(api.tensorMapEncodeTiled)>(
-          dlsym(handle, "cuTensorMapEncodeTiled"));
-#define ATTN_CUDA_CHECK_ENTRY_POINT(member, symbol, symbolName)                \
-  if (!api.member) {                                                           \
+  if (!resolve(api.member, symbolName) &&                                      \
+      !(fallback + "_v2" == symbolName &&                                      \
+        resolve(api.member, fallback.c_str()))) {                              \
     state.error = std::string("libcuda.so.1 has no symbol ") + symbolName +    \
                   " (the CUDA driver is too old)";                             \
     return state;                                                              \
   }
-  ATTN_CUDA_DRIVER_ENTRY_POINTS(ATTN_CUDA_CHECK_ENTRY_POINT)
-#undef ATTN_CUDA_CHECK_ENTRY_POINT
+  ATTN_CUDA_DRIVER_ENTRY_POINTS(ATTN_CUDA_RESOLVE_ENTRY_POINT)
+#undef ATTN_CUDA_RESOLVE_ENTRY_POINT
 
   CUresult result = api.init(0);
-  if (result == CUDA_ERROR_STUB_LIBRARY) {
-    state.error =
-        "no CUDA driver found (libcuda.so.1 is the CUDA toolkit's stub "
-        "library)";
-    return state;
-  }
-  if (result == CUDA_ERROR_NO_DEVICE) {
+  if (result == CUDA_SUCCESS)
+    result = api.driverGetVersion(&api.driverVersion);
+  if (result == CUDA_ERROR_STUB_LIBRARY)
+    state.error = "no CUDA driver found (libcuda.so.1 is the CUDA toolkit's "
+                  "stub library)";
+  else if (result == CUDA_ERROR_NO_DEVICE)
     state.error = "no CUDA device present";
-    return state;
-  }
-  if (result != CUDA_SUCCESS) {
+  else if (result != CUDA_SUCCESS)
     state.error = formatCudaError(api, result, "cuInit");
-    return state;
-  }
-  result = api.driverGetVersion(&api.driverVersion);
-  if (result != CUDA_SUCCESS) {
-    state.error = formatCudaError(api, result, "cuDriverGetVersion");
-    return state;
-  }
-  state.loaded = true;
   return state;
 }
 
 const CudaDriverApi *attn::runtime::loadCudaDriver(std::string &error) {
   static const DriverState state = loadDriverOnce();
-  if (!state.loaded) {
+  if (!state.error.empty())
     error = state.error;
-    return nullptr;
-  }
-  return &state.api;
+  return state.error.empty() ? &state.api : nullptr;
 }
 
 std::string attn::runtime::formatCudaError(const CudaDriverApi &api,
                                            CUresult result,
                                            const std::string &call) {
-  const char *name = nullptr;
-  const char *description = nullptr;
+  const char *name = nullptr, *description = nullptr;
   if (api.getErrorName)
     api.getErrorName(result, &name);
   if (api.getErrorString)
     api.getErrorString(result, &description);
-  std::string text = call + " failed: ";
-  text +=
-      name ? name : "CUDA error " + std::to_string(static_cast<int>(result));
-  if (description)
-    text += std::string(": ") + description;
-  return text;
+  return call + " failed: " +
+         (name ? name : "CUDA error " + std::to_string(int(result))) +
+         (description ? std::string(": ") + description : "");
 }
 
 /// Checks `result`; on failure sets `error` and returns false.
 static bool check(const CudaDriverApi &api, CUresult result,
                   const std::string &call, std::string &error) {
-  if (result == CUDA_SUCCESS)
-    return true;
-  error = formatCudaError(api, result, call);
-  return false;
+  if (result != CUDA_SUCCESS)
+    error = formatCudaError(api, result, call);
+  return result == CUDA_SUCCESS;
+}
+
+static std::string formatBytes(uint64_t bytes) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%llu bytes",
+                static_cast<unsigned long long>(bytes));
+  if (bytes >= (1ull << 30))
+    std::snprintf(buffer + std::strlen(buffer), 24, ", %.2f GiB",
+                  bytes / (1024.0 * 1024.0 * 1024.0));
+  return buffer;
 }
 
 //===----------------------------------------------------------------------===//
@@ -126,126 +116,61 @@ static bool check(const CudaDriverApi &api, CUresult result,
 
 bool CudaDevice::open(int ordinal, CudaDevice &out, std::string &error) {
   const CudaDriverApi *api = loadCudaDriver(error);
-  if (!api)
-    return false;
   int count = 0;
-  if (!check(*api, api->deviceGetCount(&count), "cuDeviceGetCount", error))
+  if (!api ||
+      !check(*api, api->deviceGetCount(&count), "cuDeviceGetCount", error))
     return false;
-  if (count == 0) {
-    error = "no CUDA device present";
+  if (count == 0 || ordinal < 0 || ordinal >= count) {
+    error = count == 0 ? "no CUDA device present"
+                       : "CUDA device " + std::to_string(ordinal) +
+                             " not present (" + std::to_string(count) +
+                             (count == 1 ? " device)" : " devices)");
     return false;
   }
-  if (ordinal < 0 || ordinal >= count) {
-    error = "CUDA device " + std::to_string(ordinal) + " not present (" +
-            std::to_string(count) + (count == 1 ? " device)" : " devices)");
-    return false;
-  }
-
   CudaDevice device;
-  device.ordinal = ordinal;
-  if (!check(*api, api->deviceGet(&device.device, ordinal), "cuDeviceGet",
-             error))
-    return false;
+  device.api = api;
   char name[256] = {0};
-  if (!check(*api, api->deviceGetName(name, sizeof(name) - 1, device.device),
-             "cuDeviceGetName", error))
-    return false;
-  device.name = name;
-
-  struct Attribute {
-    CUdevice_attribute attribute;
-    const char *label;
-    int *value;
-  };
-  int l2Bytes = 0;
-  Attribute attributes[] = {
-      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "COMPUTE_CAPABILITY_MAJOR",
-       &device.ccMajor},
-      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "COMPUTE_CAPABILITY_MINOR",
-       &device.ccMinor},
-      {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "MULTIPROCESSOR_COUNT",
-       &device.multiprocessorCount},
-      {CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, "L2_CACHE_SIZE", &l2Bytes},
-      {CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, "MEMORY_CLOCK_RATE",
-       &device.memoryClockKHz},
-      {CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, "GLOBAL_MEMORY_BUS_WIDTH",
-       &device.memoryBusWidthBits},
-      {CU_DEVICE_ATTRIBUTE_CLOCK_RATE, "CLOCK_RATE", &device.clockKHz},
-      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
-       "MAX_SHARED_MEMORY_PER_BLOCK", &device.maxSharedPerBlock},
-      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-       "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN", &device.maxSharedPerBlockOptin},
-  };
-  for (const Attribute &attribute : attributes) {
-    if (!check(*api,
-               api->deviceGetAttribute(attribute.value, attribute.attribute,
-                                       device.device),
-               std::string("cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_") +
-                   attribute.label + ")",
-               error))
-      return false;
-  }
-  device.l2CacheBytes = l2Bytes;
   size_t totalBytes = 0;
-  if (!check(*api, api->deviceTotalMem(&totalBytes, device.device),
+  if (!check(*api, api->deviceGet(&device.device, ordinal), "cuDeviceGet",
+             error) ||
+      !check(*api, api->deviceGetName(name, sizeof(name) - 1, device.device),
+             "cuDeviceGetName", error) ||
+      !check(*api, api->deviceTotalMem(&totalBytes, device.device),
              "cuDeviceTotalMem_v2", error))
     return false;
+  device.name = name;
   device.totalMemoryBytes = totalBytes;
-
+  int l2Bytes = 0;
+  std::pair<CUdevice_attribute, int *> attributes[] = {
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &device.ccMajor},
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &device.ccMinor},
+      {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &device.multiprocessorCount},
+      {CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &l2Bytes},
+      {CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, &device.memoryClockKHz},
+      {CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, &device.memoryBusWidthBits},
+      {CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &device.clockKHz},
+      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+       &device.maxSharedPerBlockOptin},
+  };
+  for (auto [attribute, value] : attributes)
+    if (!device.getAttribute(attribute, *value, error))
+      return false;
+  device.l2CacheBytes = l2Bytes;
   if (!check(*api, api->devicePrimaryCtxRetain(&device.context, device.device),
              "cuDevicePrimaryCtxRetain", error))
     return false;
-  // From here on `device` releases the context if anything fails.
-  device.api = api;
+  CUdevice handle = device.device;
+  device.contextOwner.reset(device.context, [api, handle](void *) {
+    api->devicePrimaryCtxRelease(handle);
+  });
   if (!device.makeCurrent(error))
     return false;
   out = std::move(device);
   return true;
 }
 
-CudaDevice::~CudaDevice() { release(); }
-
-void CudaDevice::release() {
-  if (api && context)
-    api->devicePrimaryCtxRelease(device);
-  api = nullptr;
-  context = nullptr;
-}
-
-CudaDevice::CudaDevice(CudaDevice &&other) noexcept {
-  *this = std::move(other);
-}
-
-CudaDevice &CudaDevice::operator=(CudaDevice &&other) noexcept {
-  if (this == &other)
-    return *this;
-  release();
-  api = other.api;
-  ordinal = other.ordinal;
-  device = other.device;
-  context = other.context;
-  name = std::move(other.name);
-  ccMajor = other.ccMajor;
-  ccMinor = other.ccMinor;
-  multiprocessorCount = other.multiprocessorCount;
-  l2CacheBytes = other.l2CacheBytes;
-  memoryClockKHz = other.memoryClockKHz;
-  memoryBusWidthBits = other.memoryBusWidthBits;
-  clockKHz = other.clockKHz;
-  maxSharedPerBlock = other.maxSharedPerBlock;
-  maxSharedPerBlockOptin = other.maxSharedPerBlockOptin;
-  totalMemoryBytes = other.totalMemoryBytes;
-  other.api = nullptr;
-  other.context = nullptr;
-  return *this;
-}
-
 bool CudaDevice::getAttribute(CUdevice_attribute attribute, int &value,
                               std::string &error) const {
-  if (!api) {
-    error = "the CUDA device is not open";
-    return false;
-  }
   return check(*api, api->deviceGetAttribute(&value, attribute, device),
                "cuDeviceGetAttribute(" + std::to_string(int(attribute)) + ")",
                error);
@@ -261,37 +186,35 @@ double CudaDevice::getMemoryBandwidthBytesPerSecond() const {
 
 std::string CudaDevice::describe() const {
   char buffer[512];
+  int version = api ? api->driverVersion : 0;
   std::snprintf(buffer, sizeof(buffer),
                 "%s (%s, %d SMs, %.1f MiB L2, %.1f GiB, %.2f TB/s est., "
                 "driver %d.%d)",
                 name.c_str(), getArchName().c_str(), multiprocessorCount,
                 l2CacheBytes / (1024.0 * 1024.0),
                 totalMemoryBytes / (1024.0 * 1024.0 * 1024.0),
-                getMemoryBandwidthBytesPerSecond() / 1e12,
-                getDriverVersion() / 1000, getDriverVersion() % 1000 / 10);
+                getMemoryBandwidthBytesPerSecond() / 1e12, version / 1000,
+                version % 1000 / 10);
   return buffer;
 }
 
 bool CudaDevice::makeCurrent(std::string &error) const {
-  if (!api) {
+  if (!context)
     error = "the CUDA device is not open";
-    return false;
-  }
-  return check(*api, api->ctxSetCurrent(context), "cuCtxSetCurrent", error);
+  return context &&
+         check(*api, api->ctxSetCurrent(context), "cuCtxSetCurrent", error);
 }
 
 bool CudaDevice::synchronize(std::string &error) const {
-  if (!makeCurrent(error))
-    return false;
-  return check(*api, api->ctxSynchronize(), "cuCtxSynchronize", error);
+  return makeCurrent(error) &&
+         check(*api, api->ctxSynchronize(), "cuCtxSynchronize", error);
 }
 
 bool CudaDevice::getMemoryInfo(uint64_t &freeBytes, uint64_t &totalBytes,
                                std::string &error) const {
-  if (!makeCurrent(error))
-    return false;
   size_t freeValue = 0, totalValue = 0;
-  if (!check(*api, api->memGetInfo(&freeValue, &totalValue), "cuMemGetInfo_v2",
+  if (!makeCurrent(error) ||
+      !check(*api, api->memGetInfo(&freeValue, &totalValue), "cuMemGetInfo_v2",
              error))
     return false;
   freeBytes = freeValue;
@@ -299,36 +222,29 @@ bool CudaDevice::getMemoryInfo(uint64_t &freeBytes, uint64_t &totalBytes,
   return true;
 }
 
-static std::string formatBytes(uint64_t bytes) {
-  char buffer[64];
-  if (bytes >= (1ull << 30))
-    std::snprintf(buffer, sizeof(buffer), "%llu bytes, %.2f GiB",
-                  static_cast<unsigned long long>(bytes),
-                  bytes / (1024.0 * 1024.0 * 1024.0));
-  else
-    std::snprintf(buffer, sizeof(buffer), "%llu bytes",
-                  static_cast<unsigned long long>(bytes));
-  return buffer;
-}
-
 bool CudaDevice::allocate(uint64_t bytes, DeviceBuffer &out,
                           std::string &error) const {
+  CUdeviceptr pointer = 0;
   if (!makeCurrent(error))
     return false;
   if (bytes == 0) {
     error = "cannot allocate 0 bytes of device memory";
     return false;
   }
-  CUdeviceptr pointer = 0;
   if (!check(*api, api->memAlloc(&pointer, bytes),
              "cuMemAlloc_v2(" + formatBytes(bytes) + ")", error))
     return false;
-  DeviceBuffer buffer;
-  buffer.api = api;
-  buffer.context = context;
-  buffer.pointer = pointer;
-  buffer.size = bytes;
-  out = std::move(buffer);
+  out.api = api;
+  out.context = context;
+  out.pointer = pointer;
+  out.size = bytes;
+  // Freeing needs the context current; errors (after the context went) are
+  // ignored, as in any destructor.
+  out.owner.reset(reinterpret_cast<void *>(pointer),
+                  [api = api, context = context, pointer](void *) {
+                    api->ctxSetCurrent(context);
+                    api->memFree(pointer);
+                  });
   return true;
 }
 
@@ -337,319 +253,149 @@ static std::string getPtxVersion(const std::string &image) {
   size_t pos = image.find(".version");
   if (pos == std::string::npos)
     return "";
-  pos += 8;
-  while (pos < image.size() && (image[pos] == ' ' || image[pos] == '\t'))
-    ++pos;
-  size_t end = pos;
-  while (end < image.size() &&
-         ((image[end] >= '0' && image[end] <= '9') || image[end] == '.'))
-    ++end;
-  return image.substr(pos, end - pos);
-}
-
-/// Trims trailing whitespace and NULs of a JIT log.
-static std::string trimLog(const std::vector<char> &buffer) {
-  std::string text(buffer.data(), strnlen(buffer.data(), buffer.size()));
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' ||
-                           text.back() == '\r' || text.back() == '\t'))
-    text.pop_back();
-  return text;
+  pos = image.find_first_not_of(" \t", pos + 8);
+  size_t end = image.find_first_not_of("0123456789.", pos);
+  return pos == std::string::npos ? "" : image.substr(pos, end - pos);
 }
 
 bool CudaDevice::loadModule(const std::string &image, CudaModule &out,
-                            std::string &error,
-                            const ModuleLoadOptions &options) const {
+                            std::string &error) const {
   if (!makeCurrent(error))
     return false;
-  unsigned logBytes = options.logBytes < 1024 ? 1024 : options.logBytes;
-  std::vector<char> errorLog(logBytes, '\0'), infoLog(logBytes, '\0');
-  std::vector<CUjit_option> keys;
-  std::vector<void *> values;
-  auto addOption = [&](CUjit_option key, uintptr_t value) {
-    keys.push_back(key);
-    values.push_back(reinterpret_cast<void *>(value));
-  };
-  addOption(CU_JIT_ERROR_LOG_BUFFER,
-            reinterpret_cast<uintptr_t>(errorLog.data()));
-  addOption(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, logBytes - 1);
-  addOption(CU_JIT_INFO_LOG_BUFFER,
-            reinterpret_cast<uintptr_t>(infoLog.data()));
-  addOption(CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, logBytes - 1);
-  if (options.verbose)
-    addOption(CU_JIT_LOG_VERBOSE, 1);
-  if (options.optimizationLevel >= 0)
-    addOption(CU_JIT_OPTIMIZATION_LEVEL,
-              static_cast<uintptr_t>(options.optimizationLevel > 4
-                                         ? 4
-                                         : options.optimizationLevel));
-
+  std::vector<char> log(1 << 16, '\0');
+  CUjit_option keys[] = {CU_JIT_ERROR_LOG_BUFFER,
+                         CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {log.data(), reinterpret_cast<void *>(log.size() - 1)};
   CUmodule module = nullptr;
-  CUresult result = api->moduleLoadDataEx(&module, image.c_str(),
-                                          static_cast<unsigned>(keys.size()),
-                                          keys.data(), values.data());
+  CUresult result =
+      api->moduleLoadDataEx(&module, image.c_str(), 2, keys, values);
   if (result != CUDA_SUCCESS) {
     error = formatCudaError(*api, result, "cuModuleLoadDataEx");
     std::string version = getPtxVersion(image);
     if (result == CUDA_ERROR_UNSUPPORTED_PTX_VERSION && !version.empty())
       error += " (the PTX is ISA version " + version + "; driver " +
-               std::to_string(getDriverVersion() / 1000) + "." +
-               std::to_string(getDriverVersion() % 1000 / 10) +
+               std::to_string(api->driverVersion / 1000) + "." +
+               std::to_string(api->driverVersion % 1000 / 10) +
                " is too old for it)";
-    std::string log = trimLog(errorLog);
-    if (!log.empty())
-      error += "\nJIT error log:\n" + log;
+    std::string text(log.data());
+    if (size_t end = text.find_last_not_of(" \t\r\n"); end != std::string::npos)
+      error += "\nJIT error log:\n" + text.substr(0, end + 1);
     return false;
   }
-  CudaModule loaded;
-  loaded.api = api;
-  loaded.context = context;
-  loaded.module = module;
-  loaded.infoLog = trimLog(infoLog);
-  out = std::move(loaded);
+  out.api = api;
+  out.owner.reset(module, [api = api, context = context](CUmodule loaded) {
+    api->ctxSetCurrent(context);
+    api->moduleUnload(loaded);
+  });
   return true;
 }
 
 bool CudaDevice::createEvent(CudaEvent &out, std::string &error) const {
-  if (!makeCurrent(error))
-    return false;
   CUevent event = nullptr;
-  if (!check(*api, api->eventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate",
+  if (!makeCurrent(error) ||
+      !check(*api, api->eventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate",
              error))
     return false;
-  CudaEvent created;
-  created.api = api;
-  created.context = context;
-  created.event = event;
-  out = std::move(created);
-  return true;
-}
-
-//===----------------------------------------------------------------------===//
-// DeviceBuffer
-//===----------------------------------------------------------------------===//
-
-DeviceBuffer::DeviceBuffer(DeviceBuffer &&other) noexcept {
-  *this = std::move(other);
-}
-
-DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
-  if (this == &other)
-    return *this;
-  reset();
-  api = other.api;
-  context = other.context;
-  pointer = other.pointer;
-  size = other.size;
-  other.pointer = 0;
-  other.size = 0;
-  return *this;
-}
-
-void DeviceBuffer::reset() {
-  if (api && pointer) {
-    // Freeing needs the context current; errors (e.g. after the context was
-    // destroyed) are ignored, as in any destructor.
+  out.api = api;
+  out.owner.reset(event, [api = api, context = context](CUevent created) {
     api->ctxSetCurrent(context);
-    api->memFree(pointer);
-  }
-  pointer = 0;
-  size = 0;
+    api->eventDestroy(created);
+  });
+  return true;
 }
 
-bool DeviceBuffer::checkRange(const char *what, uint64_t offset, uint64_t bytes,
-                              std::string &error) const {
-  if (!api || !pointer) {
-    error = std::string(what) + ": the device buffer is empty";
-    return false;
-  }
-  if (offset > size || bytes > size - offset) {
-    error = std::string(what) + ": " + std::to_string(bytes) +
-            " bytes at offset " + std::to_string(offset) +
-            " exceed the buffer's " + std::to_string(size) + " bytes";
-    return false;
-  }
-  return true;
+//===----------------------------------------------------------------------===//
+// DeviceBuffer, CudaModule, CudaKernel, CudaEvent
+//===----------------------------------------------------------------------===//
+
+bool DeviceBuffer::check(const char *call, uint64_t offset, uint64_t bytes,
+                         std::string &error) const {
+  if (!owner)
+    error = std::string(call) + ": the device buffer is empty";
+  else if (offset > size || bytes > size - offset)
+    error = concat(call, ": ", bytes, " bytes at offset ", offset,
+                   " exceed the buffer's ", size, " bytes");
+  else
+    return ::check(*api, api->ctxSetCurrent(context), "cuCtxSetCurrent", error);
+  return false;
 }
 
 bool DeviceBuffer::copyFromHost(const void *source, uint64_t bytes,
                                 std::string &error, uint64_t offset) {
-  if (!checkRange("cuMemcpyHtoD_v2", offset, bytes, error))
-    return false;
-  if (bytes == 0)
-    return true;
-  return check(*api, api->ctxSetCurrent(context), "cuCtxSetCurrent", error) &&
-         check(*api, api->memcpyHtoD(pointer + offset, source, bytes),
-               "cuMemcpyHtoD_v2(" + formatBytes(bytes) + ")", error);
+  return check("cuMemcpyHtoD_v2", offset, bytes, error) &&
+         (bytes == 0 ||
+          ::check(*api, api->memcpyHtoD(pointer + offset, source, bytes),
+                  "cuMemcpyHtoD_v2(" + formatBytes(bytes) + ")", error));
 }
 
 bool DeviceBuffer::copyToHost(void *destination, uint64_t bytes,
                               std::string &error, uint64_t offset) const {
-  if (!checkRange("cuMemcpyDtoH_v2", offset, bytes, error))
-    return false;
-  if (bytes == 0)
-    return true;
-  return check(*api, api->ctxSetCurrent(context), "cuCtxSetCurrent", error) &&
-         check(*api, api->memcpyDtoH(destination, pointer + offset, bytes),
-               "cuMemcpyDtoH_v2(" + formatBytes(bytes) + ")", error);
+  return check("cuMemcpyDtoH_v2", offset, bytes, error) &&
+         (bytes == 0 ||
+          ::check(*api, api->memcpyDtoH(destination, pointer + offset, bytes),
+                  "cuMemcpyDtoH_v2(" + formatBytes(bytes) + ")", error));
 }
 
 bool DeviceBuffer::copyFromDevice(CUdeviceptr source, uint64_t bytes,
                                   std::string &error, uint64_t offset) {
-  if (!checkRange("cuMemcpyDtoD_v2", offset, bytes, error))
-    return false;
-  if (bytes == 0)
-    return true;
-  return check(*api, api->ctxSetCurrent(context), "cuCtxSetCurrent", error) &&
-         check(*api, api->memcpyDtoD(pointer + offset, source, bytes),
-               "cuMemcpyDtoD_v2(" + formatBytes(bytes) + ")", error);
+  return check("cuMemcpyDtoD_v2", offset, bytes, error) &&
+         (bytes == 0 ||
+          ::check(*api, api->memcpyDtoD(pointer + offset, source, bytes),
+                  "cuMemcpyDtoD_v2(" + formatBytes(bytes) + ")", error));
 }
 
 bool DeviceBuffer::fill(uint8_t value, std::string &error) {
-  if (!checkRange("cuMemsetD8_v2", 0, size, error))
-    return false;
-  return check(*api, api->ctxSetCurrent(context), "cuCtxSetCurrent", error) &&
-         check(*api, api->memsetD8(pointer, value, size),
-               "cuMemsetD8_v2(" + formatBytes(size) + ")", error);
-}
-
-//===----------------------------------------------------------------------===//
-// CudaModule, CudaKernel
-//===----------------------------------------------------------------------===//
-
-CudaModule::CudaModule(CudaModule &&other) noexcept {
-  *this = std::move(other);
-}
-
-CudaModule &CudaModule::operator=(CudaModule &&other) noexcept {
-  if (this == &other)
-    return *this;
-  reset();
-  api = other.api;
-  context = other.context;
-  module = other.module;
-  infoLog = std::move(other.infoLog);
-  other.module = nullptr;
-  return *this;
-}
-
-void CudaModule::reset() {
-  if (api && module) {
-    api->ctxSetCurrent(context);
-    api->moduleUnload(module);
-  }
-  module = nullptr;
+  return check("cuMemsetD8_v2", 0, size, error) &&
+         ::check(*api, api->memsetD8(pointer, value, size),
+                 "cuMemsetD8_v2(" + formatBytes(size) + ")", error);
 }
 
 bool CudaModule::getFunction(const std::string &name, CudaKernel &out,
                              std::string &error) const {
-  if (!api || !module) {
+  if (!owner) {
     error = "cuModuleGetFunction: the module is not loaded";
     return false;
   }
   CUfunction function = nullptr;
-  if (!check(*api, api->moduleGetFunction(&function, module, name.c_str()),
+  if (!check(*api, api->moduleGetFunction(&function, owner.get(), name.c_str()),
              "cuModuleGetFunction(\"" + name + "\")", error))
     return false;
-  CudaKernel kernel;
-  kernel.api = api;
-  kernel.function = function;
-  kernel.name = name;
-  out = std::move(kernel);
+  out.api = api;
+  out.function = function;
+  out.name = name;
   return true;
 }
 
-std::string KernelResources::describe() const {
-  return std::to_string(numRegisters) + " registers, " +
-         std::to_string(localBytes) + " bytes local, " +
-         std::to_string(staticSharedBytes) + " bytes static shared, max " +
-         std::to_string(maxThreadsPerBlock) + " threads per block";
-}
-
-static const char *getFunctionAttributeName(CUfunction_attribute attribute) {
-  switch (attribute) {
-  case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
-    return "MAX_THREADS_PER_BLOCK";
-  case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
-    return "SHARED_SIZE_BYTES";
-  case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
-    return "CONST_SIZE_BYTES";
-  case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES:
-    return "LOCAL_SIZE_BYTES";
-  case CU_FUNC_ATTRIBUTE_NUM_REGS:
-    return "NUM_REGS";
-  case CU_FUNC_ATTRIBUTE_PTX_VERSION:
-    return "PTX_VERSION";
-  case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
-    return "BINARY_VERSION";
-  case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
-    return "MAX_DYNAMIC_SHARED_SIZE_BYTES";
-  default:
-    return nullptr;
-  }
-}
-
-static std::string formatFunctionAttribute(const char *call,
-                                           CUfunction_attribute attribute) {
-  const char *name = getFunctionAttributeName(attribute);
-  return std::string(call) + "(" +
-         (name ? std::string("CU_FUNC_ATTRIBUTE_") + name
-               : std::to_string(static_cast<int>(attribute))) +
-         ")";
-}
-
-bool CudaKernel::getAttribute(CUfunction_attribute attribute, int &value,
-                              std::string &error) const {
-  if (!api || !function) {
-    error = "cuFuncGetAttribute: no kernel";
-    return false;
-  }
-  return check(*api, api->funcGetAttribute(&value, attribute, function),
-               formatFunctionAttribute("cuFuncGetAttribute", attribute) +
-                   " of " + name,
-               error);
-}
-
-bool CudaKernel::setAttribute(CUfunction_attribute attribute, int value,
-                              std::string &error) const {
-  if (!api || !function) {
-    error = "cuFuncSetAttribute: no kernel";
-    return false;
-  }
-  return check(*api, api->funcSetAttribute(function, attribute, value),
-               formatFunctionAttribute("cuFuncSetAttribute", attribute) +
-                   " = " + std::to_string(value) + " of " + name,
-               error);
+bool CudaKernel::getResources(KernelResources &out, std::string &error) const {
+  std::pair<CUfunction_attribute, int *> attributes[] = {
+      {CU_FUNC_ATTRIBUTE_NUM_REGS, &out.numRegisters},
+      {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, &out.localBytes},
+      {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &out.staticSharedBytes},
+      {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &out.maxThreadsPerBlock}};
+  for (auto [attribute, value] : attributes)
+    if (!check(*api, api->funcGetAttribute(value, attribute, function),
+               "cuFuncGetAttribute(" + std::to_string(int(attribute)) +
+                   ") of " + name,
+               error))
+      return false;
+  return true;
 }
 
 bool CudaKernel::setMaxDynamicSharedMemory(int bytes,
                                            std::string &error) const {
-  return setAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes,
-                      error);
-}
-
-bool CudaKernel::getResources(KernelResources &out, std::string &error) const {
-  KernelResources resources;
-  return getAttribute(CU_FUNC_ATTRIBUTE_NUM_REGS, resources.numRegisters,
-                      error) &&
-         getAttribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, resources.localBytes,
-                      error) &&
-         getAttribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                      resources.staticSharedBytes, error) &&
-         getAttribute(CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, resources.constBytes,
-                      error) &&
-         getAttribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                      resources.maxThreadsPerBlock, error) &&
-         getAttribute(CU_FUNC_ATTRIBUTE_PTX_VERSION, resources.ptxVersion,
-                      error) &&
-         getAttribute(CU_FUNC_ATTRIBUTE_BINARY_VERSION, resources.binaryVersion,
-                      error) &&
-         (out = resources, true);
+  return check(
+      *api,
+      api->funcSetAttribute(
+          function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
+      "cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) = " +
+          std::to_string(bytes) + " of " + name,
+      error);
 }
 
 bool CudaKernel::launch(const unsigned grid[3], const unsigned block[3],
                         unsigned sharedMemoryBytes, CUstream stream,
                         void **args, std::string &error) const {
-  if (!api || !function) {
+  if (!function) {
     error = "cuLaunchKernel: no kernel";
     return false;
   }
@@ -664,59 +410,23 @@ bool CudaKernel::launch(const unsigned grid[3], const unsigned block[3],
                 "dynamic shared memory)",
                 name.c_str(), grid[0], grid[1], grid[2], block[0], block[1],
                 block[2], sharedMemoryBytes);
-  error = formatCudaError(*api, result, details);
-  return false;
-}
-
-//===----------------------------------------------------------------------===//
-// CudaEvent
-//===----------------------------------------------------------------------===//
-
-CudaEvent::CudaEvent(CudaEvent &&other) noexcept { *this = std::move(other); }
-
-CudaEvent &CudaEvent::operator=(CudaEvent &&other) noexcept {
-  if (this == &other)
-    return *this;
-  reset();
-  api = other.api;
-  context = other.context;
-  event = other.event;
-  other.event = nullptr;
-  return *this;
-}
-
-void CudaEvent::reset() {
-  if (api && event) {
-    api->ctxSetCurrent(context);
-    api->eventDestroy(event);
-  }
-  event = nullptr;
+  return check(*api, result, details, error);
 }
 
 bool CudaEvent::record(CUstream stream, std::string &error) const {
-  if (!api || !event) {
-    error = "cuEventRecord: no event";
-    return false;
-  }
-  return check(*api, api->eventRecord(event, stream), "cuEventRecord", error);
+  return check(*api, api->eventRecord(owner.get(), stream), "cuEventRecord",
+               error);
 }
 
 bool CudaEvent::synchronize(std::string &error) const {
-  if (!api || !event) {
-    error = "cuEventSynchronize: no event";
-    return false;
-  }
-  return check(*api, api->eventSynchronize(event), "cuEventSynchronize", error);
+  return check(*api, api->eventSynchronize(owner.get()), "cuEventSynchronize",
+               error);
 }
 
 bool CudaEvent::elapsedMs(const CudaEvent &start, const CudaEvent &end,
                           float &milliseconds, std::string &error) {
-  if (!start.api || !start.event || !end.event) {
-    error = "cuEventElapsedTime: no event";
-    return false;
-  }
-  return check(
-      *start.api,
-      start.api->eventElapsedTime(&milliseconds, start.event, end.event),
-      "cuEventElapsedTime", error);
+  return check(*start.api,
+               start.api->eventElapsedTime(&milliseconds, start.owner.get(),
+                                           end.owner.get()),
+               "cuEventElapsedTime", error);
 }

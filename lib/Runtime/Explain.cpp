@@ -4,27 +4,118 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The formulas and thresholds are mirrored in python/attn_mlir/explain.py:
-// change both, and their unit tests (unittests/Runtime/ExplainTest.cpp,
-// python/tests/test_explain.py), together.
+// python/attn_mlir/explain.py computes the same report from the same facts
+// (Facts.h): python/tests/shared_cases.json holds cases both must report
+// alike, line for line.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Runtime/Explain.h"
-#include "attn/Runtime/HostTensor.h"
+
+#include "attn/Runtime/Facts.h"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
-#include <utility>
-#if defined(__unix__) || defined(__APPLE__)
 #include <unistd.h>
-#endif
 
 using namespace attn::runtime;
+
+//===----------------------------------------------------------------------===//
+// The roofline
+//===----------------------------------------------------------------------===//
+
+bool attn::runtime::parseChipName(const std::string &chip, int &major,
+                                  int &minor, char &suffix) {
+  size_t digits = 0;
+  while (3 + digits < chip.size() && digits < 4 &&
+         std::isdigit(static_cast<unsigned char>(chip[3 + digits])))
+    ++digits;
+  std::string rest = chip.substr(std::min(chip.size(), 3 + digits));
+  if (chip.compare(0, 3, "sm_") != 0 || digits < 2 ||
+      !(rest.empty() || rest == "a" || rest == "f"))
+    return false;
+  int number = std::stoi(chip.substr(3, digits));
+  major = number / 10;
+  minor = number % 10;
+  suffix = rest.empty() ? '\0' : rest[0];
+  return true;
+}
+
+double attn::runtime::getPeakTflops(const std::string &chip,
+                                    const std::string &deviceName,
+                                    ElementType type, PrecisionMode precision,
+                                    std::string &note) {
+  int major = 0, minor = 0;
+  char suffix;
+  const PeakEntry *entry = nullptr;
+  if (parseChipName(chip, major, minor, suffix))
+    for (const PeakEntry &candidate : getFacts().peaks)
+      if (!entry && candidate.major == major && candidate.minor == minor &&
+          deviceName.find(candidate.deviceNameContains) != std::string::npos)
+        entry = &candidate;
+  if (!entry) {
+    note = "no peak FLOP/s known for " + (chip.empty() ? "?" : chip) +
+           (deviceName.empty() ? "" : " (" + deviceName + ")") +
+           "; the floor counts bytes only";
+    return 0.0;
+  }
+  if (type == ElementType::I1) {
+    note = "no peak FLOP/s for i1 inputs";
+    return 0.0;
+  }
+  bool half = type != ElementType::F32, ieee = precision == PrecisionMode::IEEE;
+  double tflops = half ? entry->f16 : ieee ? entry->f32 : entry->tf32;
+  char buffer[160];
+  std::snprintf(buffer, sizeof(buffer), "%s %s: %.1f TFLOP/s",
+                entry->name.c_str(),
+                half   ? "dense f16/bf16 tensor cores"
+                : ieee ? "fp32 FMA"
+                       : "dense tf32 tensor cores",
+                tflops);
+  note = buffer;
+  return tflops;
+}
+
+double attn::runtime::getAttentionFlops(const ProblemSizes &sizes,
+                                        CausalMode causal) {
+  double flops = 2.0 * double(sizes.B) * double(sizes.Hq) * double(sizes.Tq) *
+                 double(sizes.Tk) * double(sizes.D + sizes.Dv);
+  return causal != CausalMode::None && sizes.Tq == sizes.Tk ? flops / 2.0
+                                                            : flops;
+}
+
+double attn::runtime::getAttentionBytes(const ProblemSizes &sizes,
+                                        ElementType type, int64_t maskElements,
+                                        ElementType maskType) {
+  double q = double(sizes.B) * sizes.Hq * sizes.Tq * sizes.D;
+  double k = double(sizes.B) * sizes.Hkv * sizes.Tk * sizes.D;
+  double v = double(sizes.B) * sizes.Hkv * sizes.Tk * sizes.Dv;
+  double o = double(sizes.B) * sizes.Hq * sizes.Tq * sizes.Dv;
+  return (q + k + v + o) * double(getElementBytes(type)) +
+         double(maskElements) * double(getElementBytes(maskType));
+}
+
+double attn::runtime::rooflineFloorMs(double flops, double bytes,
+                                      double peakTflops,
+                                      double bandwidthBytesPerSecond) {
+  double seconds = 0.0;
+  if (peakTflops > 0.0)
+    seconds = flops / (peakTflops * 1e12);
+  if (bandwidthBytesPerSecond > 0.0)
+    seconds = std::max(seconds, bytes / bandwidthBytesPerSecond);
+  return seconds * 1e3;
+}
+
+//===----------------------------------------------------------------------===//
+// The explain report
+//===----------------------------------------------------------------------===//
 
 int attn::runtime::estimateBlocksPerSM(const ExplainDevice &device,
                                        const ExplainKernel &kernel) {
@@ -69,27 +160,15 @@ int attn::runtime::countTensorCoreInstructions(const std::string &text,
 }
 
 std::string attn::runtime::findCudaTool(const std::string &tool) {
-  std::vector<std::string> directories;
-  if (const char *path = std::getenv("PATH")) {
-    std::string list = path;
-    for (size_t start = 0; start <= list.size();) {
-      size_t end = list.find(':', start);
-      if (end == std::string::npos)
-        end = list.size();
-      if (end > start)
-        directories.push_back(list.substr(start, end - start));
-      start = end + 1;
-    }
-  }
-  if (const char *home = std::getenv("CUDA_HOME"))
-    directories.push_back(std::string(home) + "/bin");
-  directories.push_back("/usr/local/cuda/bin");
-  for (const std::string &directory : directories) {
-    std::string candidate = directory + "/" + tool;
-#if defined(__unix__) || defined(__APPLE__)
-    if (access(candidate.c_str(), X_OK) == 0)
+  const char *path = std::getenv("PATH"), *home = std::getenv("CUDA_HOME");
+  std::string list = std::string(path ? path : "") + ":" +
+                     (home ? std::string(home) + "/bin" : "") +
+                     ":/usr/local/cuda/bin";
+  for (size_t start = 0, end; start < list.size(); start = end + 1) {
+    end = std::min(list.find(':', start), list.size());
+    std::string candidate = list.substr(start, end - start) + "/" + tool;
+    if (end > start && access(candidate.c_str(), X_OK) == 0)
       return candidate;
-#endif
   }
   return "";
 }
@@ -98,7 +177,6 @@ std::string attn::runtime::findCudaTool(const std::string &tool) {
 /// when it cannot start or exits non-zero.
 static bool runCommand(const std::string &command, std::string &output) {
   output.clear();
-#if defined(__unix__) || defined(__APPLE__)
   FILE *pipe = popen((command + " 2>&1").c_str(), "r");
   if (!pipe)
     return false;
@@ -107,10 +185,6 @@ static bool runCommand(const std::string &command, std::string &output) {
   while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0)
     output.append(buffer, n);
   return pclose(pipe) == 0;
-#else
-  (void)command;
-  return false;
-#endif
 }
 
 /// The first line of `text`, for a one-line detail.
@@ -132,7 +206,6 @@ TensorCoreEvidence attn::runtime::findTensorCores(const std::string &ptx,
         std::string(ptxas.empty() ? "ptxas" : "cuobjdump") + " not found";
     return evidence;
   }
-#if defined(__unix__) || defined(__APPLE__)
   char directory[] = "/tmp/attn-explain-XXXXXX";
   if (!mkdtemp(directory)) {
     evidence.detail = "cannot create a temporary directory";
@@ -159,15 +232,13 @@ TensorCoreEvidence attn::runtime::findTensorCores(const std::string &ptx,
   std::remove(ptxPath.c_str());
   std::remove(cubinPath.c_str());
   rmdir(directory);
-#else
-  evidence.detail = "no ptxas/cuobjdump on this platform";
-#endif
   return evidence;
 }
 
 std::vector<std::string>
 attn::runtime::findUncoalesced(const std::vector<ExplainOperand> &operands) {
   std::vector<std::string> found;
+  int64_t alignment = getFacts().coalescedAlignmentBytes;
   for (const ExplainOperand &op : operands) {
     size_t rank = op.sizes.size();
     if (rank == 0 || op.strides.size() != rank)
@@ -177,12 +248,10 @@ attn::runtime::findUncoalesced(const std::vector<ExplainOperand> &operands) {
       why = "innermost stride " + std::to_string(op.strides[rank - 1]);
     } else if (rank >= 2 && op.sizes[rank - 2] > 1 &&
                op.strides[rank - 2] != 0 &&
-               (op.strides[rank - 2] * op.elementBytes) %
-                       kCoalescedAlignmentBytes !=
-                   0) {
+               op.strides[rank - 2] * op.elementBytes % alignment != 0) {
       why = "row pitch " +
             std::to_string(op.strides[rank - 2] * op.elementBytes) + " bytes";
-    } else if (op.address % kCoalescedAlignmentBytes != 0) {
+    } else if (op.address % alignment != 0) {
       why = "base address not 16-byte aligned";
     }
     if (!why.empty())
@@ -191,37 +260,16 @@ attn::runtime::findUncoalesced(const std::vector<ExplainOperand> &operands) {
   return found;
 }
 
-/// "12.3" with `digits` after the point.
-static std::string fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.*f", digits, value);
-  return text;
-}
-
-/// "%.4g".
-static std::string general(double value) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.4g", value);
-  return text;
-}
-
 /// Whether the dtype and precision should run on tensor cores.
 static bool expectsTensorCores(const ExplainFacts &facts) {
   return facts.type == ElementType::F16 || facts.type == ElementType::BF16 ||
          (facts.type == ElementType::F32 && facts.tf32);
 }
 
-/// "%.1f".
-static std::string fixed1(double value) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.1f", value);
-  return text;
-}
-
 /// The shared_memory_reads cause (Explain.h): per program and key block,
 /// the bytes the MMAs read of K and V in shared memory (each of
 /// `readers` reads all of both tiles) and the copy writes, at
-/// kSharedBytesPerCycle, against the block's FLOPs at the peak.
+/// the facts' shared bytes per cycle, against the block's FLOPs at the peak.
 static std::optional<ExplainCause>
 modelSharedMemoryReads(const ExplainFacts &facts) {
   const ExplainDevice &device = facts.device;
@@ -238,7 +286,8 @@ modelSharedMemoryReads(const ExplainFacts &facts) {
   double tile = double(kernel.blockN) * double(facts.sizes.D + facts.sizes.Dv) *
                 double(getElementBytes(facts.type));
   double read = double(readers) * tile, written = tile;
-  double sharedCycles = (read + written) / kSharedBytesPerCycle;
+  double bytesPerCycle = getFacts().sharedBytesPerCycle;
+  double sharedCycles = (read + written) / bytesPerCycle;
   double flops = 2.0 * double(kernel.blockM) * double(kernel.blockN) *
                  double(facts.sizes.D + facts.sizes.Dv);
   double flopsPerCycle =
@@ -249,20 +298,19 @@ modelSharedMemoryReads(const ExplainFacts &facts) {
     return std::nullopt;
   return ExplainCause{
       "shared_memory_reads",
-      std::string(warpgroups ? "each warpgroup" : "each warp") +
-          " reads all of K and V from shared memory: " + fixed1(read / 1024) +
-          " KiB read and " + fixed1(written / 1024) +
-          " KiB written per program and key block, " +
-          std::to_string(int64_t(sharedCycles + 0.5)) +
-          " cycles at 128 B per cycle and SM against " +
-          std::to_string(int64_t(tensorCycles + 0.5)) +
-          " cycles of its FLOPs at the peak"};
+      formatString("%s reads all of K and V from shared memory: %.1f KiB read "
+                   "and %.1f KiB written per program and key block, %" PRId64
+                   " cycles at %g B per cycle and SM against %" PRId64
+                   " cycles of its FLOPs at the peak",
+                   warpgroups ? "each warpgroup" : "each warp", read / 1024,
+                   written / 1024, int64_t(sharedCycles + 0.5), bytesPerCycle,
+                   int64_t(tensorCycles + 0.5))};
 }
 
 /// The short_programs cause (Explain.h): the keys a program visits on
 /// average (whole key blocks: all of them, those under the causal bound of
 /// its last row, or those its mask block map row does not remove), against
-/// kShortProgramKeys, and the share kProgramCostKeys takes of a program.
+/// the facts' short program keys, and the share a program's own cost takes.
 static std::optional<ExplainCause>
 modelShortPrograms(const ExplainFacts &facts) {
   const ProblemSizes &s = facts.sizes;
@@ -291,19 +339,20 @@ modelShortPrograms(const ExplainFacts &facts) {
     blocks = double(visited) / double(queryBlocks);
   }
   double keys = blocks * double(blockN);
-  if (keys >= double(kShortProgramKeys))
+  int64_t shortKeys = getFacts().shortProgramKeys;
+  double costKeys = getFacts().programCostKeys;
+  if (keys >= double(shortKeys))
     return std::nullopt;
-  double share = kProgramCostKeys / (kProgramCostKeys + keys);
+  double share = costKeys / (costKeys + keys);
   return ExplainCause{
       "short_programs",
-      std::to_string(int64_t(keys + 0.5)) + " keys per program on average (" +
-          fixed1(blocks) + " key blocks of " + std::to_string(blockN) +
-          "), under " + std::to_string(kShortProgramKeys) +
-          ": what a program costs besides its key blocks (its first loads "
-          "landing, the epilogue, the next launch; about " +
-          std::to_string(int64_t(kProgramCostKeys)) +
-          " keys' worth on the H200) is about " +
-          std::to_string(int64_t(share * 100 + 0.5)) + "% of the time"};
+      formatString("%" PRId64 " keys per program on average (%.1f key blocks "
+                   "of %" PRId64 "), under %" PRId64 ": what a program costs "
+                   "besides its key blocks (its first loads landing, the "
+                   "epilogue, the next launch; about %" PRId64 " keys' worth "
+                   "on the H200) is about %" PRId64 "%% of the time",
+                   int64_t(keys + 0.5), blocks, blockN, shortKeys,
+                   int64_t(costKeys), int64_t(share * 100 + 0.5))};
 }
 
 ExplainReport attn::runtime::computeExplain(const ExplainFacts &facts) {
@@ -346,17 +395,18 @@ ExplainReport attn::runtime::computeExplain(const ExplainFacts &facts) {
   // Causes.
   if (kernel.localBytes > 0)
     report.causes.push_back(
-        {"spills", std::to_string(kernel.localBytes) +
-                       " bytes of local memory per thread (" +
-                       std::to_string(kernel.registers) + " registers)"});
-  if (report.blocksPerSM < kLowOccupancyBlocks ||
-      report.warpsPerSM < kLowOccupancyWarps)
+        {"spills", formatString("%d bytes of local memory per thread (%d "
+                                "registers)",
+                                kernel.localBytes, kernel.registers)});
+  const Facts &limits = getFacts();
+  if (report.blocksPerSM < limits.lowOccupancyBlocks ||
+      report.warpsPerSM < limits.lowOccupancyWarps)
     report.causes.push_back(
         {"low_occupancy",
-         std::to_string(report.blocksPerSM) + " blocks, " +
-             std::to_string(report.warpsPerSM) + " warps per SM (under " +
-             std::to_string(kLowOccupancyBlocks) + " blocks or " +
-             std::to_string(kLowOccupancyWarps) + " warps)"});
+         formatString("%d blocks, %d warps per SM (under %" PRId64
+                      " blocks or %" PRId64 " warps)",
+                      report.blocksPerSM, report.warpsPerSM,
+                      limits.lowOccupancyBlocks, limits.lowOccupancyWarps)});
   std::vector<std::string> uncoalesced = findUncoalesced(facts.operands);
   if (!uncoalesced.empty()) {
     std::string detail;
@@ -379,101 +429,88 @@ ExplainReport attn::runtime::computeExplain(const ExplainFacts &facts) {
   return report;
 }
 
-static const char *getSourceName(TensorCoreSource source) {
-  switch (source) {
-  case TensorCoreSource::Sass:
-    return "sass";
-  case TensorCoreSource::Ptx:
-    return "ptx";
-  case TensorCoreSource::None:
-    break;
-  }
-  return "none";
-}
-
 /// The key/value pairs of the report, in print order.
 static std::vector<std::pair<std::string, std::string>>
 getExplainPairs(const ExplainFacts &facts, const ExplainReport &report) {
   const ExplainDevice &device = facts.device;
   const ExplainKernel &kernel = facts.kernel;
+  const TensorCoreEvidence &tc = kernel.tensorCores;
   const ProblemSizes &s = facts.sizes;
-  std::string problem =
-      "B=" + std::to_string(s.B) + " Hq=" + std::to_string(s.Hq) +
-      " Hkv=" + std::to_string(s.Hkv) + " Tq=" + std::to_string(s.Tq) +
-      " Tk=" + std::to_string(s.Tk) + " D=" + std::to_string(s.D) +
-      " Dv=" + std::to_string(s.Dv) + " " + getTypeName(facts.type) +
-      (facts.type == ElementType::F32 ? (facts.tf32 ? " tf32" : " ieee") : "") +
-      " causal=" +
-      (facts.causal == CausalMode::None ? "none"
-                                        : getCausalName(facts.causal)) +
-      " mask=" +
-      (facts.maskElements ? std::string(getTypeName(facts.maskType)) + "[" +
-                                std::to_string(facts.maskElements) + "]"
-                          : std::string("none"));
+  const char *precision = facts.type != ElementType::F32 ? ""
+                          : facts.tf32                   ? " tf32"
+                                                         : " ieee";
+  std::string mask =
+      facts.maskElements
+          ? formatString("%s[%" PRId64 "]", getTypeName(facts.maskType),
+                         facts.maskElements)
+          : "none";
   std::string causes;
   for (const ExplainCause &cause : report.causes)
     causes += (causes.empty() ? "" : ",") + cause.name;
   std::vector<std::pair<std::string, std::string>> pairs = {
-      {"device", device.name + " (" + device.arch + ", " +
-                     std::to_string(device.multiprocessors) + " SMs, " +
-                     std::to_string(device.clockKHz / 1000) + " MHz, " +
-                     fixed(device.bandwidthBytesPerSecond * 1e-12, 2) +
-                     " TB/s, " + fixed(device.peakTflops, 1) +
-                     " TFLOP/s peak: " + device.peakNote + ")"},
-      {"problem", problem},
-      {"flops", general(report.flops)},
-      {"bytes", general(report.bytes)},
-      {"flop_floor_ms", general(report.flopFloorMs)},
-      {"hbm_floor_ms", general(report.memoryFloorMs)},
-      {"floor_ms", general(report.floorMs) + " (" + report.bound + " bound)"},
-      {"median_ms", general(report.medianMs)},
-      {"fraction_of_floor", fixed(report.fractionOfFloor, 3)},
-      {"tflops", fixed(report.tflops, 1)},
-      {"hbm_gbps", fixed(report.bytesPerSecond * 1e-9, 0)},
-      {"config", "block_m=" + std::to_string(kernel.blockM) +
-                     " block_n=" + std::to_string(kernel.blockN) +
-                     " num_warps=" + std::to_string(kernel.numWarps) +
-                     " num_stages=" + std::to_string(kernel.numStages)},
-      {"launch", "grid=" + std::to_string(kernel.gridBlocks) + " blocks x " +
-                     std::to_string(kernel.threadsPerBlock) +
-                     " threads, waves=" + fixed(report.waves, 2)},
+      {"device", formatString("%s (%s, %d SMs, %d MHz, %.2f TB/s, %.1f "
+                              "TFLOP/s peak: %s)",
+                              device.name.c_str(), device.arch.c_str(),
+                              device.multiprocessors, device.clockKHz / 1000,
+                              device.bandwidthBytesPerSecond * 1e-12,
+                              device.peakTflops, device.peakNote.c_str())},
+      {"problem",
+       s.toString() + " " + getTypeName(facts.type) + precision + " causal=" +
+           (facts.causal == CausalMode::None ? "none"
+                                             : getCausalName(facts.causal)) +
+           " mask=" + mask},
+      {"flops", formatString("%.4g", report.flops)},
+      {"bytes", formatString("%.4g", report.bytes)},
+      {"flop_floor_ms", formatString("%.4g", report.flopFloorMs)},
+      {"hbm_floor_ms", formatString("%.4g", report.memoryFloorMs)},
+      {"floor_ms",
+       formatString("%.4g (%s bound)", report.floorMs, report.bound.c_str())},
+      {"median_ms", formatString("%.4g", report.medianMs)},
+      {"fraction_of_floor", formatString("%.3f", report.fractionOfFloor)},
+      {"tflops", formatString("%.1f", report.tflops)},
+      {"hbm_gbps", formatString("%.0f", report.bytesPerSecond * 1e-9)},
+      {"config", formatString("block_m=%" PRId64 " block_n=%" PRId64
+                              " num_warps=%" PRId64 " num_stages=%" PRId64,
+                              kernel.blockM, kernel.blockN, kernel.numWarps,
+                              kernel.numStages)},
+      {"launch",
+       formatString("grid=%" PRId64 " blocks x %d threads, "
+                    "waves=%.2f",
+                    kernel.gridBlocks, kernel.threadsPerBlock, report.waves)},
       {"registers", std::to_string(kernel.registers)},
-      {"shared_bytes", std::to_string(kernel.staticSharedBytes) + " static + " +
-                           std::to_string(kernel.dynamicSharedBytes) +
-                           " dynamic"},
+      {"shared_bytes",
+       formatString("%d static + %d dynamic", kernel.staticSharedBytes,
+                    kernel.dynamicSharedBytes)},
       {"local_bytes", std::to_string(kernel.localBytes)},
-      {"occupancy", std::to_string(report.blocksPerSM) + " blocks/SM, " +
-                        std::to_string(report.warpsPerSM) + "/" +
-                        std::to_string(report.maxWarpsPerSM) +
-                        " warps/SM = " + fixed(report.occupancy, 3) + " (" +
-                        report.occupancySource + ")"},
+      {"occupancy",
+       formatString("%d blocks/SM, %d/%d warps/SM = %.3f (%s)",
+                    report.blocksPerSM, report.warpsPerSM, report.maxWarpsPerSM,
+                    report.occupancy, report.occupancySource.c_str())},
       {"tensor_cores",
-       kernel.tensorCores.source == TensorCoreSource::None
-           ? std::string("unknown")
-           : std::string(kernel.tensorCores.count ? "yes" : "no") + " (" +
-                 std::to_string(kernel.tensorCores.count) +
-                 (kernel.tensorCores.source == TensorCoreSource::Sass
-                      ? " HMMA/HGMMA in the SASS; "
-                      : " mma.sync/wgmma in the PTX; ") +
-                 kernel.tensorCores.detail + ")"},
+       tc.source == TensorCoreSource::None
+           ? "unknown"
+           : formatString("%s (%d %s; %s)", tc.count ? "yes" : "no", tc.count,
+                          tc.source == TensorCoreSource::Sass
+                              ? "HMMA/HGMMA in the SASS"
+                              : "mma.sync/wgmma in the PTX",
+                          tc.detail.c_str())},
   };
   if (facts.maskBlocks.size() == 4) {
     // After "problem": how the block map sorted the mask's blocks.
     const std::vector<int64_t> &n = facts.maskBlocks;
-    int64_t total = n[0] + n[1] + n[2] + n[3];
-    pairs.insert(pairs.begin() + 2,
-                 {"mask_blocks", std::to_string(n[0]) + " removed, " +
-                                     std::to_string(n[1]) + " zero, " +
-                                     std::to_string(n[3]) + " triangular, " +
-                                     std::to_string(n[2]) + " mixed (of " +
-                                     std::to_string(total) + ")"});
+    pairs.insert(
+        pairs.begin() + 2,
+        {"mask_blocks",
+         formatString("%" PRId64 " removed, %" PRId64 " zero, %" PRId64
+                      " triangular, %" PRId64 " mixed (of %" PRId64 ")",
+                      n[0], n[1], n[3], n[2], n[0] + n[1] + n[2] + n[3])});
     if (facts.causalRows.size() == 2)
       pairs.insert(pairs.begin() + 3,
                    {"causal_rows",
-                    std::to_string(facts.causalRows[0]) + " of " +
-                        std::to_string(facts.causalRows[1]) +
-                        " map rows have a triangular mask's classes (their "
-                        "programs run as causal ones)"});
+                    formatString("%" PRId64 " of %" PRId64
+                                 " map rows have a triangular mask's classes "
+                                 "(their programs run as causal ones)",
+                                 facts.causalRows[0], facts.causalRows[1])});
   }
   for (const ExplainCause &cause : report.causes)
     pairs.push_back({"cause." + cause.name, cause.detail});
@@ -540,76 +577,73 @@ std::string attn::runtime::formatExplainLines(const ExplainFacts &facts,
   return text;
 }
 
-JsonValue attn::runtime::explainToJson(const ExplainFacts &facts,
-                                       const ExplainReport &report) {
+std::string attn::runtime::explainToJson(const ExplainFacts &facts,
+                                         const ExplainReport &report) {
   const ExplainKernel &kernel = facts.kernel;
   const ExplainDevice &device = facts.device;
-  auto number = JsonValue::makeNumber;
-  auto integer = JsonValue::makeInteger;
-  auto string = JsonValue::makeString;
-  JsonValue::Array causes;
-  JsonValue::Object details;
-  for (const ExplainCause &cause : report.causes) {
-    causes.push_back(string(cause.name));
-    details.push_back({cause.name, string(cause.detail)});
-  }
-  JsonValue::Object object = {
-      {"bound", string(report.bound)},
+  // Integral numbers as integers, as JSON readers expect of counts.
+  auto number = [](double value) {
+    return value == std::trunc(value) && std::abs(value) < 0x1p53
+               ? nlohmann::json(int64_t(value))
+               : nlohmann::json(value);
+  };
+  // nlohmann::json keeps its keys sorted.
+  nlohmann::json object = {
+      {"bound", report.bound},
       {"bytes", number(report.bytes)},
-      {"causes", JsonValue::makeArray(std::move(causes))},
-      {"cause_details", JsonValue::makeObject(std::move(details))},
+      {"causes", nlohmann::json::array()},
+      {"cause_details", nlohmann::json::object()},
       {"config",
-       JsonValue::makeObject({{"block_m", integer(kernel.blockM)},
-                              {"block_n", integer(kernel.blockN)},
-                              {"num_stages", integer(kernel.numStages)},
-                              {"num_warps", integer(kernel.numWarps)}})},
+       {{"block_m", kernel.blockM},
+        {"block_n", kernel.blockN},
+        {"num_stages", kernel.numStages},
+        {"num_warps", kernel.numWarps}}},
       {"device",
-       JsonValue::makeObject(
-           {{"arch", string(device.arch)},
-            {"bandwidth_bytes_per_s", number(device.bandwidthBytesPerSecond)},
-            {"clock_khz", integer(device.clockKHz)},
-            {"multiprocessors", integer(device.multiprocessors)},
-            {"name", string(device.name)},
-            {"peak_note", string(device.peakNote)},
-            {"peak_tflops", number(device.peakTflops)}})},
-      {"dynamic_shared_bytes", integer(kernel.dynamicSharedBytes)},
+       {{"arch", device.arch},
+        {"bandwidth_bytes_per_s", number(device.bandwidthBytesPerSecond)},
+        {"clock_khz", device.clockKHz},
+        {"multiprocessors", device.multiprocessors},
+        {"name", device.name},
+        {"peak_note", device.peakNote},
+        {"peak_tflops", number(device.peakTflops)}}},
+      {"dynamic_shared_bytes", kernel.dynamicSharedBytes},
       {"flop_floor_ms", number(report.flopFloorMs)},
       {"floor_ms", number(report.floorMs)},
       {"flops", number(report.flops)},
       {"fraction_of_floor", number(report.fractionOfFloor)},
-      {"grid_blocks", integer(kernel.gridBlocks)},
+      {"grid_blocks", kernel.gridBlocks},
       {"hbm_floor_ms", number(report.memoryFloorMs)},
-      {"local_bytes", integer(kernel.localBytes)},
-      {"max_warps_per_sm", integer(report.maxWarpsPerSM)},
+      {"local_bytes", kernel.localBytes},
+      {"max_warps_per_sm", report.maxWarpsPerSM},
       {"median_ms", number(report.medianMs)},
       {"occupancy", number(report.occupancy)},
-      {"occupancy_blocks_per_sm", integer(report.blocksPerSM)},
-      {"occupancy_source", string(report.occupancySource)},
-      {"registers", integer(kernel.registers)},
-      {"static_shared_bytes", integer(kernel.staticSharedBytes)},
-      {"tensor_core_instructions", integer(kernel.tensorCores.count)},
-      {"tensor_core_source", string(getSourceName(kernel.tensorCores.source))},
-      {"tensor_core_detail", string(kernel.tensorCores.detail)},
+      {"occupancy_blocks_per_sm", report.blocksPerSM},
+      {"occupancy_source", report.occupancySource},
+      {"registers", kernel.registers},
+      {"static_shared_bytes", kernel.staticSharedBytes},
+      {"tensor_core_instructions", kernel.tensorCores.count},
+      {"tensor_core_source",
+       kernel.tensorCores.source == TensorCoreSource::Sass  ? "sass"
+       : kernel.tensorCores.source == TensorCoreSource::Ptx ? "ptx"
+                                                            : "none"},
+      {"tensor_core_detail", kernel.tensorCores.detail},
       {"tflops", number(report.tflops)},
-      {"threads_per_block", integer(kernel.threadsPerBlock)},
-      {"warps_per_sm", integer(report.warpsPerSM)},
+      {"threads_per_block", kernel.threadsPerBlock},
+      {"warps_per_sm", report.warpsPerSM},
       {"waves", number(report.waves)},
   };
-  if (facts.maskBlocks.size() == 4)
-    object.push_back(
-        {"mask_blocks",
-         JsonValue::makeObject({{"mixed", integer(facts.maskBlocks[2])},
-                                {"removed", integer(facts.maskBlocks[0])},
-                                {"triangular", integer(facts.maskBlocks[3])},
-                                {"zero", integer(facts.maskBlocks[1])}})});
+  for (const ExplainCause &cause : report.causes) {
+    object["causes"].push_back(cause.name);
+    object["cause_details"][cause.name] = cause.detail;
+  }
+  const std::vector<int64_t> &n = facts.maskBlocks;
+  if (n.size() == 4)
+    object["mask_blocks"] = {{"mixed", n[2]},
+                             {"removed", n[0]},
+                             {"triangular", n[3]},
+                             {"zero", n[1]}};
   if (facts.causalRows.size() == 2)
-    object.push_back(
-        {"causal_rows",
-         JsonValue::makeObject({{"causal", integer(facts.causalRows[0])},
-                                {"rows", integer(facts.causalRows[1])}})});
-  std::sort(object.begin(), object.end(),
-            [](const JsonValue::Member &a, const JsonValue::Member &b) {
-              return a.first < b.first;
-            });
-  return JsonValue::makeObject(std::move(object));
+    object["causal_rows"] = {{"causal", facts.causalRows[0]},
+                             {"rows", facts.causalRows[1]}};
+  return object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -1,4 +1,4 @@
-//===- FileWrite.cpp - Whole-file writes that leave nothing partial -------===//
+//===- FileWrite.cpp - Whole-file reads and writes ------------------------===//
 //
 // Part of the attn-mlir project.
 //
@@ -12,21 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sys/stat.h>
-
-#ifndef S_ISREG
-#define S_ISREG(mode) (((mode)&S_IFMT) == S_IFREG)
-#endif
-#ifndef S_ISDIR
-#define S_ISDIR(mode) (((mode)&S_IFMT) == S_IFDIR)
-#endif
-
-#ifdef _WIN32
-#include <process.h>
-#define ATTN_GETPID _getpid
-#else
 #include <unistd.h>
-#define ATTN_GETPID getpid
-#endif
 
 using namespace attn::runtime;
 
@@ -58,7 +44,6 @@ bool attn::runtime::writeWholeFile(const std::string &path, const void *data,
     return false;
   };
   std::string target = path;
-#ifndef _WIN32
   struct stat link;
   if (lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
     // Through the link: its target is replaced, the link stays. A dangling
@@ -71,7 +56,6 @@ bool attn::runtime::writeWholeFile(const std::string &path, const void *data,
     else
       return fail(errno);
   }
-#endif
   struct stat info;
   bool exists = !target.empty() && stat(target.c_str(), &info) == 0;
   if (target.empty() || (exists && !S_ISREG(info.st_mode))) {
@@ -85,7 +69,7 @@ bool attn::runtime::writeWholeFile(const std::string &path, const void *data,
     return true;
   }
   std::string temporary =
-      target + ".tmp." + std::to_string(static_cast<long>(ATTN_GETPID()));
+      target + ".tmp." + std::to_string(static_cast<long>(getpid()));
   std::FILE *file = std::fopen(temporary.c_str(), "wb");
   if (!file)
     return fail(errno);
@@ -97,4 +81,24 @@ bool attn::runtime::writeWholeFile(const std::string &path, const void *data,
     return fail(failure);
   }
   return true;
+}
+
+bool attn::runtime::readWholeFile(const std::string &path, std::string &out,
+                                  std::string &error) {
+  std::FILE *file = std::fopen(path.c_str(), "rb");
+  if (!file) {
+    error = std::strerror(errno);
+    return false;
+  }
+  char buffer[65536];
+  size_t count;
+  out.clear();
+  while ((count = std::fread(buffer, 1, sizeof(buffer), file)) > 0)
+    out.append(buffer, count);
+  bool failed = std::ferror(file);
+  int code = errno;
+  std::fclose(file);
+  if (failed)
+    error = std::strerror(code);
+  return !failed;
 }

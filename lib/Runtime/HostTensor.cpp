@@ -6,11 +6,29 @@
 
 #include "attn/Runtime/HostTensor.h"
 
+#include <fp16.h>
+
+#include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
+#include <sys/resource.h>
+#include <unistd.h>
 
 using namespace attn::runtime;
+
+std::string attn::runtime::formatString(const char *format, ...) {
+  va_list args, copy;
+  va_start(args, format);
+  va_copy(copy, args);
+  std::string text(std::max(0, std::vsnprintf(nullptr, 0, format, args)), ' ');
+  std::vsnprintf(text.data(), text.size() + 1, format, copy);
+  va_end(copy);
+  va_end(args);
+  return text;
+}
 
 //===----------------------------------------------------------------------===//
 // Element types
@@ -65,85 +83,30 @@ bool attn::runtime::parseElementType(std::string_view name, ElementType &type) {
 // 16-bit float conversions
 //===----------------------------------------------------------------------===//
 
-static uint32_t floatBits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  return bits;
-}
-
-static float bitsToFloat(uint32_t bits) {
-  float value;
-  std::memcpy(&value, &bits, sizeof(value));
-  return value;
-}
-
 float attn::runtime::halfToFloat(uint16_t bits) {
-  uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
-  uint32_t exponent = (bits >> 10) & 0x1fu;
-  uint32_t mantissa = bits & 0x3ffu;
-  if (exponent == 0x1f) // Inf or NaN; the payload moves to the top bits.
-    return bitsToFloat(sign | 0x7f800000u | (mantissa << 13));
-  if (exponent != 0) // Normal: rebias 15 -> 127.
-    return bitsToFloat(sign | ((exponent + 112) << 23) | (mantissa << 13));
-  if (mantissa == 0)
-    return bitsToFloat(sign);
-  // Subnormal half: mantissa * 2^-24, exactly representable as a float.
-  float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
-  return sign ? -magnitude : magnitude;
+  return fp16_ieee_to_fp32_value(bits);
 }
 
 uint16_t attn::runtime::floatToHalf(float value) {
-  uint32_t bits = floatBits(value);
-  uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
-  uint32_t magnitude = bits & 0x7fffffffu;
-
-  if (magnitude > 0x7f800000u) // NaN: quiet, keep the top payload bits.
-    return sign | 0x7e00u | static_cast<uint16_t>((magnitude >> 13) & 0x3ffu);
-  // 65520 = 65504 + half an ulp; the tie rounds to the even neighbour, which
-  // is infinity because 65504 has an odd mantissa.
-  if (magnitude >= 0x477ff000u)
-    return sign | 0x7c00u;
-
-  if (magnitude >= 0x38800000u) { // >= 2^-14: a normal half.
-    uint32_t mantissa = magnitude & 0x7fffffu;
-    uint32_t exponent = (magnitude >> 23) - 112; // Rebias 127 -> 15.
-    uint32_t half = (exponent << 10) | (mantissa >> 13);
-    uint32_t rest = mantissa & 0x1fffu;
-    // A carry out of the mantissa correctly increments the exponent.
-    if (rest > 0x1000u || (rest == 0x1000u && (half & 1u)))
-      ++half;
-    return sign | static_cast<uint16_t>(half);
-  }
-
-  // Below 2^-25 everything rounds to zero; 2^-25 itself is a tie and rounds to
-  // the even neighbour, zero.
-  if (magnitude <= 0x33000000u)
-    return sign;
-  // Subnormal half, in units of 2^-24: the float is m * 2^(e - 150) with the
-  // implicit bit in m, so the result is m >> (126 - e), correctly rounded.
-  uint32_t exponent = magnitude >> 23;
-  uint32_t mantissa = (magnitude & 0x7fffffu) | 0x800000u;
-  uint32_t shift = 126 - exponent; // 14..24.
-  uint32_t half = mantissa >> shift;
-  uint32_t rest = mantissa & ((1u << shift) - 1);
-  uint32_t halfway = 1u << (shift - 1);
-  // Rounding up from the largest subnormal gives the smallest normal.
-  if (rest > halfway || (rest == halfway && (half & 1u)))
-    ++half;
-  return sign | static_cast<uint16_t>(half);
+  return fp16_ieee_from_fp32_value(value);
 }
 
+// No packaged library converts bfloat16 without pulling in a tensor library
+// (Eigen): it is the top half of a float, rounded.
 float attn::runtime::bf16ToFloat(uint16_t bits) {
-  return bitsToFloat(static_cast<uint32_t>(bits) << 16);
+  uint32_t word = static_cast<uint32_t>(bits) << 16;
+  float value;
+  std::memcpy(&value, &word, sizeof(value));
+  return value;
 }
 
 uint16_t attn::runtime::floatToBF16(float value) {
-  uint32_t bits = floatBits(value);
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
   if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN: truncate and force quiet.
     return static_cast<uint16_t>((bits >> 16) | 0x0040u);
   // Round to nearest even; overflow past the largest bf16 gives infinity.
-  uint32_t roundingBias = 0x7fffu + ((bits >> 16) & 1u);
-  return static_cast<uint16_t>((bits + roundingBias) >> 16);
+  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 
 //===----------------------------------------------------------------------===//
@@ -214,12 +177,9 @@ std::string HostTensor::getShapeString() const {
 std::string attn::runtime::formatShape(const std::vector<int64_t> &shape,
                                        ElementType type) {
   std::string result;
-  for (int64_t dim : shape) {
-    result += std::to_string(dim);
-    result += 'x';
-  }
-  result += getTypeName(type);
-  return result;
+  for (int64_t dim : shape)
+    result += (dim < 0 ? std::string("?") : std::to_string(dim)) + "x";
+  return result + getTypeName(type);
 }
 
 //===----------------------------------------------------------------------===//
@@ -276,6 +236,65 @@ bool attn::runtime::parseTensorSpec(std::string_view spec,
   }
   shape = std::move(dims);
   return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Memory limits
+//===----------------------------------------------------------------------===//
+
+/// The first number in file `path` (-1 when there is none, e.g. "max").
+static double readNumber(const std::string &path) {
+  double value = -1.0;
+  if (std::FILE *file = std::fopen(path.c_str(), "r")) {
+    if (std::fscanf(file, "%lf", &value) != 1)
+      value = -1.0;
+    std::fclose(file);
+  }
+  return value;
+}
+
+/// The cgroup v2 directory of this process ("/sys/fs/cgroup" when unknown).
+static std::string getCgroupDirectory() {
+  std::string directory = "/sys/fs/cgroup";
+  if (std::FILE *file = std::fopen("/proc/self/cgroup", "r")) {
+    char line[4096];
+    while (std::fgets(line, sizeof(line), file))
+      if (std::strncmp(line, "0::", 3) == 0 && line[3] == '/')
+        directory += std::string(line + 3, std::strcspn(line + 3, "\n"));
+    std::fclose(file);
+  }
+  return directory;
+}
+
+bool attn::runtime::checkFitsInMemory(double bytes, const std::string &what,
+                                      std::string &error) {
+  double pageSize = double(sysconf(_SC_PAGESIZE));
+  double limit = double(sysconf(_SC_PHYS_PAGES)) * pageSize;
+  const char *kind = "of memory of this host";
+  auto lower = [&](double candidate, const char *candidateKind) {
+    if (candidate >= 0.0 && (limit <= 0.0 || candidate < limit)) {
+      limit = candidate;
+      kind = candidateKind;
+    }
+  };
+  struct rlimit addressSpace;
+  if (getrlimit(RLIMIT_AS, &addressSpace) == 0 &&
+      addressSpace.rlim_cur != RLIM_INFINITY) {
+    double used = std::max(readNumber("/proc/self/statm"), 0.0) * pageSize;
+    lower(std::max(double(addressSpace.rlim_cur) - used, 0.0),
+          "of address space this process may still map (ulimit -v)");
+  }
+  double cgroup = readNumber(getCgroupDirectory() + "/memory.max");
+  if (cgroup < 0.0)
+    cgroup = readNumber("/sys/fs/cgroup/memory.max");
+  lower(cgroup, "of memory its cgroup may use (memory.max)");
+  if (limit <= 0.0 || bytes <= limit)
+    return true;
+  char text[200];
+  std::snprintf(text, sizeof(text), " needs %.3g GB, more than the %.3g GB %s",
+                bytes * 1e-9, limit * 1e-9, kind);
+  error = what + text;
+  return false;
 }
 
 //===----------------------------------------------------------------------===//

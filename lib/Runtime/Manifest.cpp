@@ -4,10 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The pieces of the manifest, its equality, serializeManifest and the
-// manifest files. verifyManifest is in ManifestVerify.cpp, parseManifest in
-// ManifestParse.cpp, the evaluation helpers that turn a manifest into a launch
-// in ManifestLaunch.cpp, the JSON reader and writer in Json.cpp.
+// The pieces of the manifest, its JSON form (through nlohmann/json, whose
+// ordered_json keeps the key order of docs/Manifest.md), the reader, the
+// rules (verifyManifest) and the manifest files. The reader only reads: every
+// rule about values is verifyManifest's, which manifests built in code pass
+// through too. The evaluation is in ManifestLaunch.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,43 +16,38 @@
 
 #include "attn/Runtime/FileWrite.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cerrno>
-#include <cstdio>
+#include <climits>
+#include <cmath>
 #include <cstring>
+#include <set>
 
 using namespace attn::runtime;
+using Json = nlohmann::ordered_json;
 
 //===----------------------------------------------------------------------===//
 // Manifest pieces
 //===----------------------------------------------------------------------===//
 
-const char *attn::runtime::getCausalName(CausalMode mode) {
-  switch (mode) {
-  case CausalMode::None:
-    return nullptr;
-  case CausalMode::TopLeft:
-    return "top_left";
-  case CausalMode::BottomRight:
-    return "bottom_right";
-  }
-  return nullptr;
-}
+static const char *const kCausalNames[] = {nullptr, "top_left", "bottom_right"};
+static const char *const kPrecisionNames[] = {nullptr, "tf32", "ieee"};
+static const char *const kOperatorNames[] = {
+    nullptr, nullptr, "ceil_div", "mul", "add", "min", "max"};
+static const char *const kParamKinds[] = {"memref", "size", "workspace",
+                                          "tensor_map"};
 
 const char *attn::runtime::getPrecisionName(PrecisionMode mode) {
-  switch (mode) {
-  case PrecisionMode::Default:
-    return nullptr;
-  case PrecisionMode::TF32:
-    return "tf32";
-  case PrecisionMode::IEEE:
-    return "ieee";
-  }
-  return nullptr;
+  return kPrecisionNames[static_cast<int>(mode)];
+}
+
+const char *GridExpr::getOperatorName(Kind kind) {
+  return kOperatorNames[static_cast<int>(kind)];
 }
 
 GridExpr GridExpr::constant(int64_t value) {
   GridExpr expr;
-  expr.kind = Kind::Constant;
   expr.value = value;
   return expr;
 }
@@ -66,62 +62,23 @@ GridExpr GridExpr::size(std::string name) {
 GridExpr GridExpr::binary(Kind kind, GridExpr lhs, GridExpr rhs) {
   GridExpr expr;
   expr.kind = kind;
-  expr.operands.push_back(std::move(lhs));
-  expr.operands.push_back(std::move(rhs));
+  expr.operands = {std::move(lhs), std::move(rhs)};
   return expr;
 }
 
-const char *GridExpr::getOperatorName(Kind kind) {
-  switch (kind) {
-  case Kind::CeilDiv:
-    return "ceil_div";
-  case Kind::Mul:
-    return "mul";
-  case Kind::Add:
-    return "add";
-  case Kind::Min:
-    return "min";
-  case Kind::Max:
-    return "max";
-  case Kind::Constant:
-  case Kind::Size:
-    return nullptr;
-  }
-  return nullptr;
-}
-
 std::string GridExpr::toString() const {
-  switch (kind) {
-  case Kind::Constant:
-    return std::to_string(value);
-  case Kind::Size:
-    return name;
-  default:
-    break;
-  }
-  std::string result = getOperatorName(kind);
-  result += '(';
-  for (size_t i = 0; i < operands.size(); ++i) {
-    if (i)
-      result += ", ";
-    result += operands[i].toString();
-  }
-  return result + ')';
-}
-
-bool GridExpr::operator==(const GridExpr &other) const {
-  if (kind != other.kind)
-    return false;
   if (kind == Kind::Constant)
-    return value == other.value;
+    return std::to_string(value);
   if (kind == Kind::Size)
-    return name == other.name;
-  return operands == other.operands;
+    return name;
+  std::string text = std::string(getOperatorName(kind)) + "(";
+  for (size_t i = 0; i < operands.size(); ++i)
+    text += (i ? ", " : "") + operands[i].toString();
+  return text + ")";
 }
 
 KernelParam KernelParam::memref(std::string operand, unsigned rank) {
   KernelParam param;
-  param.kind = Kind::MemRef;
   param.operand = std::move(operand);
   param.rank = rank;
   return param;
@@ -152,28 +109,6 @@ KernelParam KernelParam::tensorMap(std::string operand,
   return param;
 }
 
-bool KernelParam::operator==(const KernelParam &other) const {
-  if (kind != other.kind)
-    return false;
-  switch (kind) {
-  case Kind::MemRef:
-    return operand == other.operand && rank == other.rank;
-  case Kind::Size:
-    return name == other.name;
-  case Kind::Workspace:
-    return name == other.name && rank == other.rank;
-  case Kind::TensorMap:
-    return operand == other.operand && box == other.box &&
-           swizzle == other.swizzle;
-  }
-  return false;
-}
-
-bool WorkspaceSpec::operator==(const WorkspaceSpec &other) const {
-  return name == other.name && elementBytes == other.elementBytes &&
-         shape == other.shape;
-}
-
 static unsigned getNumSlots(const std::vector<KernelParam> &params) {
   unsigned count = 0;
   for (const KernelParam &param : params)
@@ -185,32 +120,20 @@ unsigned PrologueKernel::getNumParamSlots() const {
   return getNumSlots(params);
 }
 
-bool PrologueKernel::operator==(const PrologueKernel &other) const {
-  return kernel == other.kernel && block[0] == other.block[0] &&
-         block[1] == other.block[1] && block[2] == other.block[2] &&
-         grid[0] == other.grid[0] && grid[1] == other.grid[1] &&
-         grid[2] == other.grid[2] &&
-         sharedMemoryBytes == other.sharedMemoryBytes && params == other.params;
-}
+unsigned Manifest::getNumParamSlots() const { return getNumSlots(params); }
 
 std::string Manifest::getPtxPath() const {
   if (directory.empty() || ptx.empty() || ptx[0] == '/')
     return ptx;
-  if (directory.back() == '/')
-    return directory + ptx;
-  return directory + "/" + ptx;
+  return directory + (directory.back() == '/' ? "" : "/") + ptx;
 }
 
 const OperandSpec *Manifest::getOperand(std::string_view name) const {
-  if (name == "query")
-    return &query;
-  if (name == "key")
-    return &key;
-  if (name == "value")
-    return &value;
-  if (name == "output")
-    return &output;
-  return nullptr;
+  return name == "query"    ? &query
+         : name == "key"    ? &key
+         : name == "value"  ? &value
+         : name == "output" ? &output
+                            : nullptr;
 }
 
 const WorkspaceSpec *Manifest::getWorkspace(std::string_view name) const {
@@ -220,22 +143,17 @@ const WorkspaceSpec *Manifest::getWorkspace(std::string_view name) const {
   return nullptr;
 }
 
-unsigned Manifest::getNumParamSlots() const { return getNumSlots(params); }
-
-static bool hasTensorMap(const std::vector<KernelParam> &params) {
-  for (const KernelParam &param : params)
-    if (param.kind == KernelParam::Kind::TensorMap)
-      return true;
-  return false;
-}
-
 bool Manifest::hasTensorMaps() const {
-  if (hasTensorMap(params))
-    return true;
+  auto has = [](const std::vector<KernelParam> &list) {
+    for (const KernelParam &param : list)
+      if (param.kind == KernelParam::Kind::TensorMap)
+        return true;
+    return false;
+  };
+  bool found = has(params);
   for (const PrologueKernel &kernel : prologue)
-    if (hasTensorMap(kernel.params))
-      return true;
-  return false;
+    found |= has(kernel.params);
+  return found;
 }
 
 int64_t Manifest::getVersion() const {
@@ -251,232 +169,585 @@ const std::vector<std::string> &attn::runtime::getSizeNames() {
 }
 
 bool attn::runtime::operator==(const Manifest &lhs, const Manifest &rhs) {
-  auto sameMask = [](const std::optional<MaskSpec> &a,
-                     const std::optional<MaskSpec> &b) {
-    if (a.has_value() != b.has_value())
-      return false;
-    return !a || (a->elementType == b->elementType && a->shape == b->shape);
-  };
-  return lhs.kernel == rhs.kernel && lhs.ptx == rhs.ptx &&
-         lhs.chip == rhs.chip && lhs.function == rhs.function &&
-         lhs.elementType == rhs.elementType &&
-         lhs.query.shape == rhs.query.shape && lhs.key.shape == rhs.key.shape &&
-         lhs.value.shape == rhs.value.shape &&
-         lhs.output.shape == rhs.output.shape && sameMask(lhs.mask, rhs.mask) &&
-         lhs.attributes.scale == rhs.attributes.scale &&
-         lhs.attributes.causal == rhs.attributes.causal &&
-         lhs.attributes.precision == rhs.attributes.precision &&
-         lhs.config.blockM == rhs.config.blockM &&
-         lhs.config.blockN == rhs.config.blockN &&
-         lhs.config.numWarps == rhs.config.numWarps &&
-         lhs.config.numStages == rhs.config.numStages &&
-         lhs.config.extra == rhs.config.extra && lhs.block[0] == rhs.block[0] &&
-         lhs.block[1] == rhs.block[1] && lhs.block[2] == rhs.block[2] &&
-         lhs.grid[0] == rhs.grid[0] && lhs.grid[1] == rhs.grid[1] &&
-         lhs.grid[2] == rhs.grid[2] &&
-         lhs.sharedMemoryBytes == rhs.sharedMemoryBytes &&
-         lhs.params == rhs.params && lhs.workspaces == rhs.workspaces &&
-         lhs.prologue == rhs.prologue;
+  return serializeManifest(lhs) == serializeManifest(rhs);
 }
 
 //===----------------------------------------------------------------------===//
-// serializeManifest and files
+// JSON text
 //===----------------------------------------------------------------------===//
 
-static JsonValue shapeToJson(const std::vector<int64_t> &shape) {
-  JsonValue::Array dims;
-  for (int64_t dim : shape)
-    dims.push_back(JsonValue::makeInteger(dim));
-  return JsonValue::makeArray(std::move(dims));
+/// A scalar as nlohmann writes it; bytes that are not UTF-8 become U+FFFD
+/// (the default handler would throw, which aborts without exceptions).
+static std::string dumpScalar(const Json &value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-static JsonValue gridExprToJson(const GridExpr &expr) {
-  switch (expr.kind) {
-  case GridExpr::Kind::Constant:
-    return JsonValue::makeInteger(expr.value);
-  case GridExpr::Kind::Size:
-    return JsonValue::makeString(expr.name);
-  default:
-    break;
+/// `value` on one line, with ", " and ": " between members.
+static std::string writeLine(const Json &value) {
+  if (!value.is_structured())
+    return dumpScalar(value);
+  std::string text;
+  for (auto it = value.begin(); it != value.end(); ++it)
+    text += (text.empty() ? "" : ", ") +
+            (value.is_object() ? dumpScalar(it.key()) + ": " : "") +
+            writeLine(*it);
+  return value.is_object() ? "{" + text + "}" : "[" + text + "]";
+}
+
+/// `value`, whose first character lands at `column`, at nesting `level`:
+/// on one line where that fits in 80 columns (with the ',' after it), else
+/// one member per line, indented by 2.
+static std::string writeIndented(const Json &value, size_t level,
+                                 size_t column) {
+  std::string line = writeLine(value);
+  if (!value.is_structured() || value.empty() || column + line.size() < 80)
+    return line;
+  std::string inner(2 * (level + 1), ' '), text;
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    std::string key = value.is_object() ? dumpScalar(it.key()) + ": " : "";
+    text += (text.empty() ? "\n" : ",\n") + inner + key +
+            writeIndented(*it, level + 1, inner.size() + key.size());
   }
-  JsonValue::Array operands;
+  text += "\n" + std::string(2 * level, ' ');
+  return value.is_object() ? "{" + text + "}" : "[" + text + "]";
+}
+
+namespace {
+/// nlohmann's DOM builder, keeping the error message (the runtime is built
+/// without exceptions) and refusing duplicate keys, which JSON leaves open.
+class JsonBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
+public:
+  JsonBuilder(Json &root, std::string &error)
+      : json_sax_dom_parser(root, /*allow_exceptions=*/false), error(error) {}
+
+  bool start_object(std::size_t size) {
+    keys.emplace_back();
+    return json_sax_dom_parser::start_object(size);
+  }
+  bool end_object() {
+    keys.pop_back();
+    return json_sax_dom_parser::end_object();
+  }
+  bool key(std::string &name) {
+    if (keys.back().insert(name).second)
+      return json_sax_dom_parser::key(name);
+    error = "duplicate key '" + name + "'";
+    return false;
+  }
+  template <typename Exception>
+  bool parse_error(std::size_t, const std::string &, const Exception &e) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
+    error = e.what();
+    error.erase(0, error.find("] ") + 2);
+    return false;
+  }
+
+private:
+  std::string &error;
+  std::vector<std::set<std::string>> keys;
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// serializeManifest
+//===----------------------------------------------------------------------===//
+
+static Json gridExprToJson(const GridExpr &expr) {
+  if (expr.kind == GridExpr::Kind::Constant)
+    return expr.value;
+  if (expr.kind == GridExpr::Kind::Size)
+    return expr.name;
+  Json operands = Json::array();
   for (const GridExpr &operand : expr.operands)
     operands.push_back(gridExprToJson(operand));
-  JsonValue object;
-  object.set(GridExpr::getOperatorName(expr.kind),
-             JsonValue::makeArray(std::move(operands)));
-  return object;
+  return Json::object({{GridExpr::getOperatorName(expr.kind), operands}});
 }
 
-static JsonValue blockToJson(const unsigned block[3]) {
-  JsonValue dims = JsonValue::makeArray();
-  for (int i = 0; i < 3; ++i)
-    dims.push(JsonValue::makeInteger(block[i]));
-  return dims;
-}
-
-static JsonValue gridToJson(const GridExpr grid[3]) {
-  JsonValue dims = JsonValue::makeArray();
-  for (int i = 0; i < 3; ++i)
-    dims.push(gridExprToJson(grid[i]));
-  return dims;
-}
-
-static JsonValue paramsToJson(const std::vector<KernelParam> &params) {
-  JsonValue entries = JsonValue::makeArray();
+/// "block", "grid", "shared_memory_bytes" and "params" of a kernel.
+static void launchToJson(const unsigned block[3], const GridExpr grid[3],
+                         int64_t sharedMemoryBytes,
+                         const std::vector<KernelParam> &params, Json &out) {
+  out["block"] = {block[0], block[1], block[2]};
+  out["grid"] = {gridExprToJson(grid[0]), gridExprToJson(grid[1]),
+                 gridExprToJson(grid[2])};
+  out["shared_memory_bytes"] = sharedMemoryBytes;
+  Json &list = out["params"] = Json::array();
   for (const KernelParam &param : params) {
-    JsonValue entry;
-    switch (param.kind) {
-    case KernelParam::Kind::MemRef:
-      entry.set("kind", JsonValue::makeString("memref"));
-      entry.set("operand", JsonValue::makeString(param.operand));
-      entry.set("rank", JsonValue::makeInteger(param.rank));
-      break;
-    case KernelParam::Kind::Size:
-      entry.set("kind", JsonValue::makeString("size"));
-      entry.set("name", JsonValue::makeString(param.name));
-      break;
-    case KernelParam::Kind::Workspace:
-      entry.set("kind", JsonValue::makeString("workspace"));
-      entry.set("name", JsonValue::makeString(param.name));
-      entry.set("rank", JsonValue::makeInteger(param.rank));
-      break;
-    case KernelParam::Kind::TensorMap:
-      entry.set("kind", JsonValue::makeString("tensor_map"));
-      entry.set("operand", JsonValue::makeString(param.operand));
-      entry.set("box", shapeToJson(param.box));
-      entry.set("swizzle", JsonValue::makeInteger(param.swizzle));
-      break;
+    Json entry = {{"kind", kParamKinds[static_cast<int>(param.kind)]}};
+    if (param.kind == KernelParam::Kind::MemRef ||
+        param.kind == KernelParam::Kind::TensorMap)
+      entry["operand"] = param.operand;
+    else
+      entry["name"] = param.name;
+    if (param.kind == KernelParam::Kind::TensorMap) {
+      entry["box"] = param.box;
+      entry["swizzle"] = param.swizzle;
+    } else if (param.kind != KernelParam::Kind::Size) {
+      entry["rank"] = param.rank;
     }
-    entries.push(std::move(entry));
+    list.push_back(std::move(entry));
   }
-  return entries;
 }
 
-static JsonValue nameOrNull(const char *name) {
-  return name ? JsonValue::makeString(name) : JsonValue();
-}
+static Json nameOrNull(const char *name) { return name ? Json(name) : Json(); }
 
 std::string attn::runtime::serializeManifest(const Manifest &manifest) {
-  JsonValue root;
-  root.set("format", JsonValue::makeString(Manifest::kFormat));
-  root.set("version", JsonValue::makeInteger(manifest.getVersion()));
-  root.set("kernel", JsonValue::makeString(manifest.kernel));
-  root.set("ptx", JsonValue::makeString(manifest.ptx));
-  root.set("chip", JsonValue::makeString(manifest.chip));
-  root.set("function", JsonValue::makeString(manifest.function));
-  root.set("element_type",
-           JsonValue::makeString(getTypeName(manifest.elementType)));
-  for (const char *name : {"query", "key", "value", "output"}) {
-    JsonValue operand;
-    operand.set("shape", shapeToJson(manifest.getOperand(name)->shape));
-    root.set(name, std::move(operand));
+  Json root = {{"format", Manifest::kFormat},
+               {"version", manifest.getVersion()},
+               {"kernel", manifest.kernel},
+               {"ptx", manifest.ptx},
+               {"chip", manifest.chip},
+               {"function", manifest.function},
+               {"element_type", getTypeName(manifest.elementType)}};
+  for (const char *name : {"query", "key", "value", "output"})
+    root[name] = {{"shape", manifest.getOperand(name)->shape}};
+  root["mask"] = nullptr;
+  if (manifest.mask)
+    root["mask"] = {{"element_type", getTypeName(manifest.mask->elementType)},
+                    {"shape", manifest.mask->shape}};
+  const ManifestAttributes &attributes = manifest.attributes;
+  root["attributes"] = {
+      {"scale", attributes.scale ? Json(*attributes.scale) : Json()},
+      {"causal", nameOrNull(getCausalName(attributes.causal))},
+      {"precision", nameOrNull(getPrecisionName(attributes.precision))}};
+  const KernelConfig &config = manifest.config;
+  Json &configJson = root["config"] = {{"block_m", config.blockM},
+                                       {"block_n", config.blockN},
+                                       {"num_warps", config.numWarps},
+                                       {"num_stages", config.numStages}};
+  for (const auto &[key, text] : config.extra)
+    configJson[key] = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  launchToJson(manifest.block, manifest.grid, manifest.sharedMemoryBytes,
+               manifest.params, root);
+  // Version 2 only, so that a manifest without them is written as a version
+  // 1 writer wrote it.
+  for (const WorkspaceSpec &spec : manifest.workspaces) {
+    Json shape = Json::array();
+    for (const GridExpr &dim : spec.shape)
+      shape.push_back(gridExprToJson(dim));
+    root["workspace"].push_back({{"name", spec.name},
+                                 {"element_bytes", spec.elementBytes},
+                                 {"shape", shape}});
   }
-  if (manifest.mask) {
-    JsonValue mask;
-    mask.set("element_type",
-             JsonValue::makeString(getTypeName(manifest.mask->elementType)));
-    mask.set("shape", shapeToJson(manifest.mask->shape));
-    root.set("mask", std::move(mask));
-  } else {
-    root.set("mask", JsonValue());
+  for (const PrologueKernel &kernel : manifest.prologue) {
+    Json entry = {{"kernel", kernel.kernel}};
+    launchToJson(kernel.block, kernel.grid, kernel.sharedMemoryBytes,
+                 kernel.params, entry);
+    root["prologue"].push_back(std::move(entry));
   }
-
-  JsonValue attributes = JsonValue::makeObject();
-  attributes.set("scale",
-                 manifest.attributes.scale
-                     ? JsonValue::makeNumber(*manifest.attributes.scale)
-                     : JsonValue());
-  attributes.set("causal",
-                 nameOrNull(getCausalName(manifest.attributes.causal)));
-  attributes.set("precision",
-                 nameOrNull(getPrecisionName(manifest.attributes.precision)));
-  root.set("attributes", std::move(attributes));
-
-  JsonValue config = JsonValue::makeObject();
-  config.set("block_m", JsonValue::makeInteger(manifest.config.blockM));
-  config.set("block_n", JsonValue::makeInteger(manifest.config.blockN));
-  config.set("num_warps", JsonValue::makeInteger(manifest.config.numWarps));
-  config.set("num_stages", JsonValue::makeInteger(manifest.config.numStages));
-  for (const JsonValue::Member &member : manifest.config.extra)
-    config.set(member.first, member.second);
-  root.set("config", std::move(config));
-
-  root.set("block", blockToJson(manifest.block));
-  root.set("grid", gridToJson(manifest.grid));
-  root.set("shared_memory_bytes",
-           JsonValue::makeInteger(manifest.sharedMemoryBytes));
-
-  root.set("params", paramsToJson(manifest.params));
-
-  // Version 2 only, so that a manifest without them is written exactly as a
-  // version 1 writer wrote it.
-  if (!manifest.workspaces.empty()) {
-    JsonValue workspaces = JsonValue::makeArray();
-    for (const WorkspaceSpec &spec : manifest.workspaces) {
-      JsonValue entry;
-      entry.set("name", JsonValue::makeString(spec.name));
-      entry.set("element_bytes", JsonValue::makeInteger(spec.elementBytes));
-      JsonValue shape = JsonValue::makeArray();
-      for (const GridExpr &dim : spec.shape)
-        shape.push(gridExprToJson(dim));
-      entry.set("shape", std::move(shape));
-      workspaces.push(std::move(entry));
-    }
-    root.set("workspace", std::move(workspaces));
-  }
-  if (!manifest.prologue.empty()) {
-    JsonValue prologue = JsonValue::makeArray();
-    for (const PrologueKernel &kernel : manifest.prologue) {
-      JsonValue entry;
-      entry.set("kernel", JsonValue::makeString(kernel.kernel));
-      entry.set("block", blockToJson(kernel.block));
-      entry.set("grid", gridToJson(kernel.grid));
-      entry.set("shared_memory_bytes",
-                JsonValue::makeInteger(kernel.sharedMemoryBytes));
-      entry.set("params", paramsToJson(kernel.params));
-      prologue.push(std::move(entry));
-    }
-    root.set("prologue", std::move(prologue));
-  }
-  return writeJson(root, 2) + "\n";
+  return writeIndented(root, 0, 0) + "\n";
 }
 
-static bool readWholeFile(const std::string &path, std::string &out,
-                          std::string &error) {
-  FILE *file = std::fopen(path.c_str(), "rb");
-  if (!file) {
-    error = path + ": cannot open: " + std::strerror(errno);
+//===----------------------------------------------------------------------===//
+// parseManifest
+//===----------------------------------------------------------------------===//
+
+static bool contains(std::initializer_list<std::string_view> list,
+                     std::string_view name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+static std::string join(std::initializer_list<std::string_view> list) {
+  std::string text;
+  for (std::string_view item : list)
+    text += (text.empty() ? "" : ", ") + std::string(item);
+  return text;
+}
+
+namespace {
+/// Reads a Manifest off parsed JSON: kinds, keys and enumerations. The first
+/// error wins and names the member's path, e.g. "params[2].rank: "; after
+/// it, the accessors return empty values, so reading goes on without checks
+/// at every step.
+class ManifestReader {
+public:
+  std::string error;
+  int64_t version = 1;
+
+  bool fail(const std::string &path, const std::string &message) {
+    if (error.empty())
+      error = (path.empty() ? "" : path + ": ") + message;
     return false;
   }
-  std::string contents;
-  char buffer[65536];
-  size_t count;
-  while ((count = std::fread(buffer, 1, sizeof(buffer), file)) > 0)
-    contents.append(buffer, count);
-  bool failed = std::ferror(file);
-  std::fclose(file);
-  if (failed) {
-    error = path + ": read error";
-    return false;
+  static std::string at(const std::string &path, const std::string &key) {
+    return path.empty() ? key : path + "." + key;
   }
-  out = std::move(contents);
+  static std::string at(const std::string &path, size_t index) {
+    return path + "[" + std::to_string(index) + "]";
+  }
+  /// "a string", "an object", "null", ...
+  static std::string describe(const Json &value) {
+    std::string name = value.is_number() ? "number" : value.type_name();
+    return value.is_null()
+               ? name
+               : (name[0] == 'a' || name[0] == 'o' ? "an " : "a ") + name;
+  }
+  /// `value` if it has `type` (an error otherwise: an empty value of the
+  /// type).
+  const Json &expect(const Json &value, Json::value_t type,
+                     const std::string &path) {
+    static const Json kEmpty[] = {
+        nullptr, Json::object(), Json::array(), "", false, 0, 0u, 0.0};
+    if (value.type() == type)
+      return value;
+    fail(path,
+         "expected " + describe(Json(type)) + ", found " + describe(value));
+    return kEmpty[int(type)];
+  }
+  /// `value` if it is an object of only the `known` keys.
+  const Json &object(const Json &value, const std::string &path,
+                     std::initializer_list<std::string_view> known) {
+    const Json &checked = expect(value, Json::value_t::object, path);
+    for (auto it = checked.begin(); it != checked.end(); ++it)
+      if (!contains(known, it.key()))
+        fail(path,
+             "unknown key '" + it.key() + "' (expected " + join(known) + ")");
+    return checked;
+  }
+  /// Member `key` of `parent` (null when it is missing: an error if it is
+  /// `required`).
+  const Json &member(const Json &parent, const char *key,
+                     const std::string &path, bool required = true) {
+    static const Json kNull;
+    auto it = parent.is_object() ? parent.find(key) : parent.end();
+    if (it != parent.end())
+      return *it;
+    if (required && parent.is_object())
+      fail(path, std::string("missing key '") + key + "'");
+    return kNull;
+  }
+  int64_t integer(const Json &value, const std::string &path) {
+    double number = value.is_number() ? value.get<double>() : 0.5;
+    if (value.is_number_integer() &&
+        !(value.is_number_unsigned() && value.get<uint64_t>() > INT64_MAX))
+      return value.get<int64_t>();
+    // "2.0" and "1e3" are integers too.
+    if (number == std::trunc(number) && std::abs(number) < 9.2e18)
+      return int64_t(number);
+    fail(path, value.is_number()
+                   ? "expected an integer, found a number with a fraction"
+                   : "expected an integer, found " + describe(value));
+    return 0;
+  }
+  /// An integer that fits an unsigned field; its rules are verifyManifest's.
+  unsigned count(const Json &value, const std::string &path) {
+    int64_t number = integer(value, path);
+    if (number >= 0 && number <= INT32_MAX)
+      return unsigned(number);
+    fail(path, std::to_string(number) + " (expected 0 .. 2^31-1)");
+    return 0;
+  }
+  std::string string(const Json &parent, const char *key,
+                     const std::string &path, bool required = true) {
+    const Json &value = member(parent, key, path, required);
+    if (!required && value.is_null())
+      return "";
+    return expect(value, Json::value_t::string, at(path, key))
+        .get<std::string>();
+  }
+  /// The index of string `value` in `names` (nullptr entries skipped).
+  template <size_t N>
+  int oneOf(const Json &value, const std::string &path, const char *what,
+            const char *const (&names)[N], const char *expected) {
+    std::string name =
+        expect(value, Json::value_t::string, path).get<std::string>();
+    for (size_t i = 0; i < N; ++i)
+      if (names[i] && name == names[i])
+        return int(i);
+    fail(path, std::string("unknown ") + what + " '" + name + "' (expected " +
+                   expected + ")");
+    return 0;
+  }
+  ElementType elementType(const Json &value, const std::string &path,
+                          bool allowI1) {
+    static const char *const names[] = {"f32", "f16", "bf16", "i1"};
+    const char *expected =
+        allowI1 ? "f32, f16, bf16 or i1" : "f32, f16 or bf16";
+    auto type =
+        ElementType(oneOf(value, path, "element type", names, expected));
+    if (type == ElementType::I1 && !allowI1)
+      fail(path, std::string("unknown element type 'i1' (expected ") +
+                     expected + ")");
+    return type;
+  }
+  std::vector<int64_t> integers(const Json &value, const std::string &path) {
+    std::vector<int64_t> out;
+    for (const Json &item : expect(value, Json::value_t::array, path))
+      out.push_back(integer(item, at(path, out.size())));
+    return out;
+  }
+  std::vector<int64_t> shape(const Json &value, const std::string &path,
+                             std::initializer_list<std::string_view> known) {
+    return integers(member(object(value, path, known), "shape", path),
+                    at(path, "shape"));
+  }
+  void needsVersion(int64_t needed, const std::string &path,
+                    const std::string &what) {
+    if (version < needed)
+      fail(path, what + " requires version " + std::to_string(needed) +
+                     " (this manifest has version " + std::to_string(version) +
+                     ")");
+  }
+  GridExpr gridExpr(const Json &value, const std::string &path);
+  std::vector<KernelParam> params(const Json &parent, const std::string &path);
+  void launch(const Json &parent, const std::string &path, unsigned block[3],
+              GridExpr grid[3], int64_t &sharedMemoryBytes,
+              std::vector<KernelParam> &list);
+  void read(const Json &root, Manifest &out);
+};
+} // namespace
+
+GridExpr ManifestReader::gridExpr(const Json &value, const std::string &path) {
+  if (value.is_number())
+    return GridExpr::constant(integer(value, path));
+  if (value.is_string())
+    return GridExpr::size(value.get<std::string>());
+  const char *operators = "ceil_div, mul, add, min or max";
+  if (!value.is_object() || value.size() != 1) {
+    fail(path, std::string("expected an integer, a size name or an object "
+                           "with one key among ") +
+                   operators + ", found " +
+                   (value.is_object() ? std::to_string(value.size()) + " keys"
+                                      : describe(value)));
+    return GridExpr();
+  }
+  std::string name = value.begin().key(), operandsPath = path + "." + name;
+  auto op = std::find_if(
+      std::begin(kOperatorNames), std::end(kOperatorNames),
+      [&](const char *candidate) { return candidate && name == candidate; });
+  if (op == std::end(kOperatorNames))
+    fail(path, "unknown operator '" + name + "' (expected " + operators + ")");
+  const Json &operands =
+      expect(value.front(), Json::value_t::array, operandsPath);
+  if (operands.size() != 2) {
+    fail(operandsPath, "expected an array of 2 expressions, found " +
+                           std::to_string(operands.size()));
+    return GridExpr();
+  }
+  return GridExpr::binary(GridExpr::Kind(op - std::begin(kOperatorNames)),
+                          gridExpr(operands[0], at(operandsPath, 0)),
+                          gridExpr(operands[1], at(operandsPath, 1)));
+}
+
+std::vector<KernelParam> ManifestReader::params(const Json &parent,
+                                                const std::string &path) {
+  std::string listPath = at(path, "params");
+  std::vector<KernelParam> out;
+  for (const Json &value :
+       expect(member(parent, "params", path), Json::value_t::array, listPath)) {
+    std::string itemPath = at(listPath, out.size());
+    KernelParam &param = out.emplace_back();
+    const Json &item = expect(value, Json::value_t::object, itemPath);
+    param.kind = KernelParam::Kind(oneOf(
+        member(item, "kind", itemPath), at(itemPath, "kind"), "param kind",
+        kParamKinds, "memref, size, workspace or tensor_map"));
+    if (!error.empty())
+      break;
+    switch (param.kind) {
+    case KernelParam::Kind::MemRef:
+      object(item, itemPath, {"kind", "operand", "rank"});
+      param.operand = string(item, "operand", itemPath);
+      param.rank = count(member(item, "rank", itemPath), at(itemPath, "rank"));
+      break;
+    case KernelParam::Kind::Size:
+      object(item, itemPath, {"kind", "name"});
+      param.name = string(item, "name", itemPath);
+      break;
+    case KernelParam::Kind::Workspace:
+      needsVersion(2, at(itemPath, "kind"), "the param kind 'workspace'");
+      object(item, itemPath, {"kind", "name", "rank"});
+      param.name = string(item, "name", itemPath);
+      param.rank = count(member(item, "rank", itemPath), at(itemPath, "rank"));
+      break;
+    case KernelParam::Kind::TensorMap:
+      needsVersion(3, at(itemPath, "kind"), "the param kind 'tensor_map'");
+      object(item, itemPath, {"kind", "operand", "box", "swizzle"});
+      param.operand = string(item, "operand", itemPath);
+      param.box = integers(member(item, "box", itemPath), at(itemPath, "box"));
+      param.swizzle =
+          count(member(item, "swizzle", itemPath), at(itemPath, "swizzle"));
+      break;
+    }
+  }
+  return out;
+}
+
+void ManifestReader::launch(const Json &parent, const std::string &path,
+                            unsigned block[3], GridExpr grid[3],
+                            int64_t &sharedMemoryBytes,
+                            std::vector<KernelParam> &list) {
+  for (const char *key : {"block", "grid"}) {
+    const Json &dims =
+        expect(member(parent, key, path), Json::value_t::array, at(path, key));
+    if (dims.size() != 3)
+      fail(at(path, key),
+           "expected 3 dimensions, found " + std::to_string(dims.size()));
+    for (size_t i = 0; i < 3 && error.empty(); ++i) {
+      if (key[0] == 'b')
+        block[i] = count(dims[i], at(at(path, key), i));
+      else
+        grid[i] = gridExpr(dims[i], at(at(path, key), i));
+    }
+  }
+  const Json &shared = member(parent, "shared_memory_bytes", path, false);
+  if (!shared.is_null())
+    sharedMemoryBytes = integer(shared, at(path, "shared_memory_bytes"));
+  list = params(parent, path);
+}
+
+void ManifestReader::read(const Json &root, Manifest &out) {
+  expect(root, Json::value_t::object, "manifest");
+  // Format and version first: a newer manifest is reported as such, not as
+  // a list of unknown keys.
+  std::string format = string(root, "format", "");
+  if (error.empty() && format != Manifest::kFormat)
+    fail("format", "'" + format + "' is not an attn-mlir launch manifest " +
+                       "(expected '" + Manifest::kFormat + "')");
+  version = integer(member(root, "version", ""), "version");
+  if (error.empty() && (version < 1 || version > Manifest::kVersion))
+    fail("version", "unsupported manifest version " + std::to_string(version) +
+                        " (this reader supports versions 1, 2 and 3)");
+  object(root, "",
+         {"format",
+          "version",
+          "kernel",
+          "ptx",
+          "chip",
+          "function",
+          "element_type",
+          "query",
+          "key",
+          "value",
+          "output",
+          "mask",
+          "attributes",
+          "config",
+          "block",
+          "grid",
+          "shared_memory_bytes",
+          "params",
+          "workspace",
+          "prologue"});
+  for (const char *key : {"workspace", "prologue"})
+    if (root.contains(key))
+      needsVersion(2, key, std::string("the key '") + key + "'");
+
+  out.kernel = string(root, "kernel", "");
+  out.ptx = string(root, "ptx", "");
+  out.chip = string(root, "chip", "");
+  out.function = string(root, "function", "", false);
+  out.elementType =
+      elementType(member(root, "element_type", ""), "element_type", false);
+  for (const char *name : {"query", "key", "value", "output"})
+    const_cast<OperandSpec *>(out.getOperand(name))->shape =
+        shape(member(root, name, ""), name, {"shape"});
+  if (const Json &mask = member(root, "mask", "", false); !mask.is_null()) {
+    out.mask = MaskSpec();
+    out.mask->shape = shape(mask, "mask", {"element_type", "shape"});
+    out.mask->elementType = elementType(member(mask, "element_type", "mask"),
+                                        "mask.element_type", true);
+  }
+  const Json &attributes = member(root, "attributes", "", false);
+  if (!attributes.is_null())
+    object(attributes, "attributes", {"scale", "causal", "precision"});
+  const Json &scale = member(attributes, "scale", "", false);
+  if (!scale.is_null() && !scale.is_number())
+    fail("attributes.scale", "expected a number, found " + describe(scale));
+  else if (!scale.is_null())
+    out.attributes.scale = scale.get<double>();
+  const Json &causal = member(attributes, "causal", "", false);
+  if (!causal.is_null())
+    out.attributes.causal =
+        CausalMode(oneOf(causal, "attributes.causal", "causal mode",
+                         kCausalNames, "null, top_left or bottom_right"));
+  const Json &precision = member(attributes, "precision", "", false);
+  if (!precision.is_null())
+    out.attributes.precision =
+        PrecisionMode(oneOf(precision, "attributes.precision", "precision",
+                            kPrecisionNames, "null, tf32 or ieee"));
+  const Json &config = member(root, "config", "", false);
+  if (!config.is_null())
+    expect(config, Json::value_t::object, "config");
+  for (auto it = config.begin(); config.is_object() && it != config.end();
+       ++it) {
+    int64_t *field = it.key() == "block_m"      ? &out.config.blockM
+                     : it.key() == "block_n"    ? &out.config.blockN
+                     : it.key() == "num_warps"  ? &out.config.numWarps
+                     : it.key() == "num_stages" ? &out.config.numStages
+                                                : nullptr;
+    if (field)
+      *field = integer(*it, "config." + it.key());
+    else
+      out.config.extra.emplace_back(it.key(), writeLine(*it));
+  }
+  launch(root, "", out.block, out.grid, out.sharedMemoryBytes, out.params);
+  const Json &workspaces = member(root, "workspace", "", false);
+  for (const Json &value :
+       workspaces.is_null()
+           ? workspaces
+           : expect(workspaces, Json::value_t::array, "workspace")) {
+    std::string path = at("workspace", out.workspaces.size());
+    WorkspaceSpec &spec = out.workspaces.emplace_back();
+    const Json &item = object(value, path, {"name", "element_bytes", "shape"});
+    spec.name = string(item, "name", path);
+    spec.elementBytes =
+        integer(member(item, "element_bytes", path), at(path, "element_bytes"));
+    const Json &dims = expect(member(item, "shape", path), Json::value_t::array,
+                              at(path, "shape"));
+    for (size_t i = 0; i < dims.size() && error.empty(); ++i)
+      spec.shape.push_back(gridExpr(dims[i], at(at(path, "shape"), i)));
+  }
+  const Json &prologue = member(root, "prologue", "", false);
+  for (const Json &value :
+       prologue.is_null()
+           ? prologue
+           : expect(prologue, Json::value_t::array, "prologue")) {
+    std::string path = at("prologue", out.prologue.size());
+    PrologueKernel &kernel = out.prologue.emplace_back();
+    const Json &item =
+        object(value, path,
+               {"kernel", "block", "grid", "shared_memory_bytes", "params"});
+    kernel.kernel = string(item, "kernel", path);
+    launch(item, path, kernel.block, kernel.grid, kernel.sharedMemoryBytes,
+           kernel.params);
+  }
+}
+
+bool attn::runtime::parseManifest(const std::string &text, Manifest &out,
+                                  std::string &error) {
+  Json root;
+  JsonBuilder builder(root, error);
+  if (!Json::sax_parse(text, &builder))
+    return false;
+  ManifestReader reader;
+  Manifest manifest;
+  reader.read(root, manifest);
+  error = reader.error;
+  if (!error.empty() || !verifyManifest(manifest, error))
+    return false;
+  out = std::move(manifest);
   return true;
 }
+
+//===----------------------------------------------------------------------===//
+// Files
+//===----------------------------------------------------------------------===//
 
 bool attn::runtime::readManifestFile(const std::string &path, Manifest &out,
                                      std::string &error) {
   std::string text;
-  if (!readWholeFile(path, text, error))
+  if (!readWholeFile(path, text, error)) {
+    error = path + ": cannot open: " + error;
     return false;
+  }
   Manifest manifest;
   if (!parseManifest(text, manifest, error)) {
     error = path + ": " + error;
     return false;
   }
   size_t slash = path.find_last_of('/');
-  manifest.directory = slash == std::string::npos ? std::string(".")
-                       : slash == 0               ? std::string("/")
+  manifest.directory = slash == std::string::npos ? "."
+                       : slash == 0               ? "/"
                                                   : path.substr(0, slash);
   out = std::move(manifest);
   return true;

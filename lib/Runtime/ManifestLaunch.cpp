@@ -12,8 +12,6 @@
 
 #include "attn/Runtime/Manifest.h"
 
-#include <algorithm>
-#include <cstdint>
 #include <cstdio>
 
 using namespace attn::runtime;
@@ -23,139 +21,81 @@ using namespace attn::runtime;
 //===----------------------------------------------------------------------===//
 
 bool ProblemSizes::get(std::string_view name, int64_t &value) const {
-  if (name == "B")
-    value = B;
-  else if (name == "Hq")
-    value = Hq;
-  else if (name == "Hkv")
-    value = Hkv;
-  else if (name == "Tq")
-    value = Tq;
-  else if (name == "Tk")
-    value = Tk;
-  else if (name == "D")
-    value = D;
-  else if (name == "Dv")
-    value = Dv;
-  else
-    return false;
-  return true;
-}
-
-bool ProblemSizes::operator==(const ProblemSizes &other) const {
-  return B == other.B && Hq == other.Hq && Hkv == other.Hkv && Tq == other.Tq &&
-         Tk == other.Tk && D == other.D && Dv == other.Dv;
-}
-
-/// Formats a shape as "?x32x?x128" (-1 as '?'); "scalar" for rank 0.
-static std::string formatHex(uint64_t value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "0x%llx",
-                static_cast<unsigned long long>(value));
-  return buffer;
-}
-
-static std::string formatDims(const std::vector<int64_t> &shape) {
-  if (shape.empty())
-    return "scalar";
-  std::string result;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i)
-      result += 'x';
-    result += shape[i] < 0 ? std::string("?") : std::to_string(shape[i]);
-  }
-  return result;
-}
-
-static std::string formatSizes(const ProblemSizes &sizes) {
-  return "B=" + std::to_string(sizes.B) + " Hq=" + std::to_string(sizes.Hq) +
-         " Hkv=" + std::to_string(sizes.Hkv) +
-         " Tq=" + std::to_string(sizes.Tq) + " Tk=" + std::to_string(sizes.Tk) +
-         " D=" + std::to_string(sizes.D) + " Dv=" + std::to_string(sizes.Dv);
-}
-
-/// a * b and a + b with overflow detection (true on overflow).
-static bool mulOverflows(int64_t a, int64_t b, int64_t &result) {
-  if (a == 0 || b == 0) {
-    result = 0;
-    return false;
-  }
-  bool overflow;
-  if (a > 0)
-    overflow = b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a;
-  else
-    overflow = b > 0 ? a < INT64_MIN / b : a < INT64_MAX / b;
-  if (!overflow)
-    result = a * b;
-  return overflow;
-}
-
-static bool addOverflows(int64_t a, int64_t b, int64_t &result) {
-  if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b))
-    return true;
-  result = a + b;
+  const int64_t *fields[] = {&B, &Hq, &Hkv, &Tq, &Tk, &D, &Dv};
+  const std::vector<std::string> &names = getSizeNames();
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) {
+      value = *fields[i];
+      return true;
+    }
   return false;
+}
+
+std::string ProblemSizes::toString() const {
+  std::string text;
+  for (const std::string &name : getSizeNames()) {
+    int64_t value = 0;
+    get(name, value);
+    text += (text.empty() ? "" : " ") + name + "=" + std::to_string(value);
+  }
+  return text;
+}
+
+/// "?x32x?x128" (-1 as '?'); "scalar" for rank 0.
+static std::string formatDims(const std::vector<int64_t> &shape) {
+  std::string text;
+  for (int64_t dim : shape)
+    text += (text.empty() ? "" : "x") +
+            (dim < 0 ? std::string("?") : std::to_string(dim));
+  return shape.empty() ? "scalar" : text;
 }
 
 bool attn::runtime::evaluateGridExpr(const GridExpr &expr,
                                      const ProblemSizes &sizes, int64_t &value,
                                      std::string &error) {
-  switch (expr.kind) {
-  case GridExpr::Kind::Constant:
+  if (expr.kind == GridExpr::Kind::Constant) {
     value = expr.value;
     return true;
-  case GridExpr::Kind::Size:
-    if (!sizes.get(expr.name, value)) {
-      error = "unknown size name '" + expr.name + "'";
-      return false;
-    }
-    return true;
-  default:
-    break;
   }
+  if (expr.kind == GridExpr::Kind::Size) {
+    if (sizes.get(expr.name, value))
+      return true;
+    error = "unknown size name '" + expr.name + "'";
+    return false;
+  }
+  int64_t lhs, rhs;
   if (expr.operands.size() != 2) {
     error = expr.toString() + ": expected 2 operands";
     return false;
   }
-  int64_t lhs, rhs;
   if (!evaluateGridExpr(expr.operands[0], sizes, lhs, error) ||
       !evaluateGridExpr(expr.operands[1], sizes, rhs, error))
     return false;
+  bool overflow = false;
   switch (expr.kind) {
-  case GridExpr::Kind::CeilDiv: {
+  case GridExpr::Kind::CeilDiv:
     if (rhs <= 0) {
-      error = expr.toString() + ": division by " + std::to_string(rhs);
+      error = concat(expr.toString(), ": division by ", rhs);
       return false;
     }
-    int64_t quotient = lhs / rhs;
-    if (lhs % rhs != 0 && lhs > 0)
-      ++quotient;
-    value = quotient;
+    value = lhs / rhs + (lhs % rhs != 0 && lhs > 0);
     return true;
-  }
   case GridExpr::Kind::Mul:
-    if (mulOverflows(lhs, rhs, value)) {
-      error = expr.toString() + ": overflow";
-      return false;
-    }
-    return true;
+    overflow = __builtin_mul_overflow(lhs, rhs, &value);
+    break;
   case GridExpr::Kind::Add:
-    if (addOverflows(lhs, rhs, value)) {
-      error = expr.toString() + ": overflow";
-      return false;
-    }
-    return true;
+    overflow = __builtin_add_overflow(lhs, rhs, &value);
+    break;
   case GridExpr::Kind::Min:
     value = std::min(lhs, rhs);
-    return true;
-  case GridExpr::Kind::Max:
-    value = std::max(lhs, rhs);
-    return true;
+    break;
   default:
+    value = std::max(lhs, rhs);
     break;
   }
-  error = "invalid grid expression";
-  return false;
+  if (overflow)
+    error = expr.toString() + ": overflow";
+  return !overflow;
 }
 
 /// Evaluates the grid `exprs` of a kernel; `prefix` starts the messages.
@@ -163,19 +103,17 @@ static bool evaluateGridExprs(const GridExpr exprs[3],
                               const ProblemSizes &sizes, unsigned grid[3],
                               const std::string &prefix, std::string &error) {
   static const int64_t kLimits[3] = {INT32_MAX, 65535, 65535};
-  static const char *const kAxes[3] = {"x", "y", "z"};
   for (int i = 0; i < 3; ++i) {
     int64_t value;
-    std::string exprError;
-    if (!evaluateGridExpr(exprs[i], sizes, value, exprError)) {
-      error = prefix + "grid." + kAxes[i] + " = " + exprs[i].toString() + ": " +
-              exprError + " (" + formatSizes(sizes) + ")";
+    std::string what =
+        prefix + "grid." + "xyz"[i] + " = " + exprs[i].toString();
+    if (!evaluateGridExpr(exprs[i], sizes, value, error)) {
+      error = what + ": " + error + " (" + sizes.toString() + ")";
       return false;
     }
     if (value < 1 || value > kLimits[i]) {
-      error = prefix + "grid." + kAxes[i] + " = " + exprs[i].toString() +
-              " = " + std::to_string(value) + " is out of range (1 .. " +
-              std::to_string(kLimits[i]) + ") for " + formatSizes(sizes);
+      error = concat(what, " = ", value, " is out of range (1 .. ", kLimits[i],
+                     ") for ", sizes.toString());
       return false;
     }
     grid[i] = static_cast<unsigned>(value);
@@ -209,26 +147,25 @@ bool attn::runtime::evaluateWorkspace(const WorkspaceSpec &workspace,
   int64_t total = workspace.elementBytes;
   for (size_t i = 0; i < workspace.shape.size(); ++i) {
     const GridExpr &expr = workspace.shape[i];
-    std::string dimName = "shape[" + std::to_string(i) + "] = ";
+    std::string what =
+        prefix + "shape[" + std::to_string(i) + "] = " + expr.toString();
     int64_t value;
-    std::string exprError;
-    if (!evaluateGridExpr(expr, sizes, value, exprError)) {
-      error = prefix + dimName + expr.toString() + ": " + exprError + " (" +
-              formatSizes(sizes) + ")";
+    if (!evaluateGridExpr(expr, sizes, value, error)) {
+      error = what + ": " + error + " (" + sizes.toString() + ")";
       return false;
     }
     if (value < 1) {
-      error = prefix + dimName + expr.toString() + " = " +
-              std::to_string(value) + " must be >= 1 (" + formatSizes(sizes) +
-              ")";
+      error =
+          concat(what, " = ", value, " must be >= 1 (", sizes.toString(), ")");
       return false;
     }
     dims.push_back(value);
-    if (mulOverflows(total, value, total)) {
-      error = prefix + "shape " + formatDims(dims) +
-              (i + 1 < workspace.shape.size() ? "x..." : "") + " times " +
-              std::to_string(workspace.elementBytes) +
-              " bytes per element overflows int64 (" + formatSizes(sizes) + ")";
+    if (__builtin_mul_overflow(total, value, &total)) {
+      error =
+          concat(prefix, "shape ", formatDims(dims),
+                 (i + 1 < workspace.shape.size() ? "x..." : ""), " times ",
+                 workspace.elementBytes, " bytes per element overflows int64 (",
+                 sizes.toString(), ")");
       return false;
     }
   }
@@ -237,34 +174,32 @@ bool attn::runtime::evaluateWorkspace(const WorkspaceSpec &workspace,
   return true;
 }
 
-namespace {
 /// Checks one actual operand shape against its compiled shape.
-bool checkOperandShape(const char *name, const std::vector<int64_t> &compiled,
-                       const std::vector<int64_t> &actual, std::string &error) {
+static bool checkOperandShape(const char *name,
+                              const std::vector<int64_t> &compiled,
+                              const std::vector<int64_t> &actual,
+                              std::string &error) {
   std::string context = " (compiled shape " + formatDims(compiled) +
                         ", actual " + formatDims(actual) + ")";
   if (actual.size() != compiled.size()) {
-    error = std::string(name) + ": rank is " + std::to_string(actual.size()) +
-            " but the kernel takes rank " + std::to_string(compiled.size()) +
-            context;
+    error = concat(name, ": rank is ", actual.size(),
+                   " but the kernel takes rank ", compiled.size(), context);
     return false;
   }
   for (size_t i = 0; i < actual.size(); ++i) {
-    if (actual[i] < 1) {
-      error = std::string(name) + ": dimension " + std::to_string(i) + " is " +
-              std::to_string(actual[i]) + "; every size must be >= 1" + context;
-      return false;
-    }
-    if (compiled[i] >= 0 && actual[i] != compiled[i]) {
-      error = std::string(name) + ": dimension " + std::to_string(i) + " is " +
-              std::to_string(actual[i]) + " but the kernel was compiled for " +
-              std::to_string(compiled[i]) + context;
-      return false;
-    }
+    std::string dim = std::string(name) + ": dimension " + std::to_string(i) +
+                      " is " + std::to_string(actual[i]);
+    if (actual[i] < 1)
+      error = dim + "; every size must be >= 1" + context;
+    else if (compiled[i] >= 0 && actual[i] != compiled[i])
+      error = concat(dim, " but the kernel was compiled for ", compiled[i],
+                     context);
+    else
+      continue;
+    return false;
   }
   return true;
 }
-} // namespace
 
 bool attn::runtime::checkShapes(const Manifest &manifest,
                                 const OperandShapes &shapes,
@@ -290,60 +225,55 @@ bool attn::runtime::checkShapes(const Manifest &manifest,
 
   // The manifest's operands are rank 4 (verifyManifest), so are the actual
   // shapes now.
-  const std::vector<int64_t> &q = shapes.query, &k = shapes.key,
-                             &v = shapes.value, &o = shapes.output;
   struct Shared {
-    const char *size;
-    const char *lhsName;
-    const std::vector<int64_t> *lhs;
+    const char *size, *lhsName;
+    const std::vector<int64_t> &lhs;
     const char *rhsName;
-    const std::vector<int64_t> *rhs;
+    const std::vector<int64_t> &rhs;
     unsigned dim;
   } shared[] = {
-      {"B", "query", &q, "key", &k, 0},
-      {"B", "query", &q, "value", &v, 0},
-      {"B", "query", &q, "output", &o, 0},
-      {"Hq", "query", &q, "output", &o, 1},
-      {"Hkv", "key", &k, "value", &v, 1},
-      {"Tq", "query", &q, "output", &o, 2},
-      {"Tk", "key", &k, "value", &v, 2},
-      {"D", "query", &q, "key", &k, 3},
-      {"Dv", "value", &v, "output", &o, 3},
+      {"B", "query", shapes.query, "key", shapes.key, 0},
+      {"B", "query", shapes.query, "value", shapes.value, 0},
+      {"B", "query", shapes.query, "output", shapes.output, 0},
+      {"Hq", "query", shapes.query, "output", shapes.output, 1},
+      {"Hkv", "key", shapes.key, "value", shapes.value, 1},
+      {"Tq", "query", shapes.query, "output", shapes.output, 2},
+      {"Tk", "key", shapes.key, "value", shapes.value, 2},
+      {"D", "query", shapes.query, "key", shapes.key, 3},
+      {"Dv", "value", shapes.value, "output", shapes.output, 3},
   };
   for (const Shared &entry : shared) {
-    int64_t lhs = (*entry.lhs)[entry.dim], rhs = (*entry.rhs)[entry.dim];
+    int64_t lhs = entry.lhs[entry.dim], rhs = entry.rhs[entry.dim];
     if (lhs == rhs)
       continue;
-    error = std::string(entry.rhsName) + ": dimension " +
-            std::to_string(entry.dim) + " (" + entry.size + ") is " +
-            std::to_string(rhs) + " but " + entry.lhsName + " has " +
-            entry.size + " = " + std::to_string(lhs) + " (" + entry.lhsName +
-            " " + formatDims(*entry.lhs) + ", " + entry.rhsName + " " +
-            formatDims(*entry.rhs) + ")";
+    error = concat(entry.rhsName, ": dimension ", entry.dim, " (", entry.size,
+                   ") is ", rhs, " but ", entry.lhsName, " has ", entry.size,
+                   " = ", lhs, " (", entry.lhsName, " ", formatDims(entry.lhs),
+                   ", ", entry.rhsName, " ", formatDims(entry.rhs), ")");
     return false;
   }
+  const std::vector<int64_t> &q = shapes.query, &k = shapes.key;
   if (q[1] % k[1] != 0) {
-    error = "query has " + std::to_string(q[1]) +
-            " heads, which is not a multiple of the " + std::to_string(k[1]) +
-            " heads of key and value";
+    error =
+        concat("query has ", q[1], " heads, which is not a multiple of the ",
+               k[1], " heads of key and value");
     return false;
   }
-  if (shapes.hasMask) {
-    const std::vector<int64_t> &m = shapes.mask;
-    std::vector<int64_t> full = {q[0], q[1], q[2], k[2]};
-    static const char *const kFullNames[4] = {"B", "Hq", "Tq", "Tk"};
-    size_t first = 4 - m.size();
-    for (size_t i = 0; i < m.size(); ++i) {
-      int64_t target = full[first + i];
-      if (m[i] == 1 || m[i] == target)
-        continue;
-      error = "mask: dimension " + std::to_string(i) + " is " +
-              std::to_string(m[i]) + "; it must be 1 or " +
-              kFullNames[first + i] + " = " + std::to_string(target) +
-              " to broadcast to B x Hq x Tq x Tk = " + formatDims(full) +
-              " (mask " + formatDims(m) + ")";
-      return false;
-    }
+  if (!shapes.hasMask)
+    return true;
+  const std::vector<int64_t> &m = shapes.mask;
+  std::vector<int64_t> full = {q[0], q[1], q[2], k[2]};
+  static const char *const kFullNames[4] = {"B", "Hq", "Tq", "Tk"};
+  size_t first = 4 - m.size();
+  for (size_t i = 0; i < m.size(); ++i) {
+    int64_t target = full[first + i];
+    if (m[i] == 1 || m[i] == target)
+      continue;
+    error = concat("mask: dimension ", i, " is ", m[i], "; it must be 1 or ",
+                   kFullNames[first + i], " = ", target,
+                   " to broadcast to B x Hq x Tq x Tk = ", formatDims(full),
+                   " (mask ", formatDims(m), ")");
+    return false;
   }
   return true;
 }
@@ -353,15 +283,15 @@ bool attn::runtime::inferProblemSizes(const Manifest &manifest,
                                       ProblemSizes &sizes, std::string &error) {
   if (!checkShapes(manifest, shapes, error))
     return false;
-  sizes.B = shapes.query[0];
-  sizes.Hq = shapes.query[1];
-  sizes.Tq = shapes.query[2];
-  sizes.D = shapes.query[3];
-  sizes.Hkv = shapes.key[1];
-  sizes.Tk = shapes.key[2];
-  sizes.Dv = shapes.value[3];
+  const std::vector<int64_t> &q = shapes.query;
+  sizes = {q[0],          q[1], shapes.key[1],  q[2],
+           shapes.key[2], q[3], shapes.value[3]};
   return true;
 }
+
+//===----------------------------------------------------------------------===//
+// Kernel parameters
+//===----------------------------------------------------------------------===//
 
 TensorArg attn::runtime::makeContiguousTensorArg(uint64_t devicePtr,
                                                  std::vector<int64_t> sizes) {
@@ -372,13 +302,6 @@ TensorArg attn::runtime::makeContiguousTensorArg(uint64_t devicePtr,
     arg.strides[i - 2] = arg.strides[i - 1] * sizes[i - 1];
   arg.sizes = std::move(sizes);
   return arg;
-}
-
-void ParamPack::clear() {
-  values.clear();
-  names.clear();
-  isPointer.clear();
-  args.clear();
 }
 
 void ParamPack::appendPointer(std::string name, uint64_t devicePtr) {
@@ -402,16 +325,11 @@ void **ParamPack::getArgs() {
 
 std::string ParamPack::describe() const {
   std::string text;
-  for (size_t i = 0; i < values.size(); ++i) {
-    char value[32];
-    if (isPointer[i])
-      std::snprintf(value, sizeof(value), "0x%llx",
-                    static_cast<unsigned long long>(values[i]));
-    else
-      std::snprintf(value, sizeof(value), "%lld",
-                    static_cast<long long>(values[i]));
-    text += std::to_string(i) + " " + names[i] + " = " + value + "\n";
-  }
+  for (size_t i = 0; i < values.size(); ++i)
+    text += std::to_string(i) + " " + names[i] + " = " +
+            (isPointer[i] ? formatHex(values[i])
+                          : std::to_string(static_cast<int64_t>(values[i]))) +
+            "\n";
   return text;
 }
 
@@ -420,82 +338,93 @@ std::string ParamPack::describe() const {
 /// must be contiguous.
 static bool checkVectorLayout(const Manifest &manifest, const std::string &name,
                               const TensorArg &arg, std::string &error) {
-  uint64_t bytes = manifest.elementType == ElementType::F32 ? 4 : 2;
+  int64_t bytes = int64_t(getElementBytes(manifest.elementType));
   size_t rank = arg.strides.size();
+  std::string what = "operand '" + name + "' ";
   if (rank && arg.strides[rank - 1] != 1) {
-    error = "operand '" + name + "' has stride " +
-            std::to_string(arg.strides[rank - 1]) +
-            " in its last dimension; the kernel needs it contiguous (1)";
+    error =
+        concat(what, "has stride ", arg.strides[rank - 1],
+               " in its last dimension; the kernel needs it contiguous (1)");
     return false;
   }
-  uint64_t start = arg.devicePtr + static_cast<uint64_t>(arg.offset) * bytes;
+  uint64_t start = arg.devicePtr + static_cast<uint64_t>(arg.offset * bytes);
+  const char *vectors = "; the kernel moves 16-byte vectors and needs ";
   if (start % 16 != 0) {
-    error = "operand '" + name + "' starts at " + formatHex(start) +
-            " (pointer + offset " + std::to_string(arg.offset) +
-            " elements); the kernel moves 16-byte vectors and needs it "
-            "16-byte aligned";
+    error = concat(what, "starts at ", formatHex(start), " (pointer + offset ",
+                   arg.offset, " elements)", vectors, "it 16-byte aligned");
     return false;
   }
   for (size_t i = 0; i + 1 < rank; ++i)
-    if (static_cast<uint64_t>(arg.strides[i]) * bytes % 16 != 0) {
-      error = "operand '" + name + "' has stride " +
-              std::to_string(arg.strides[i]) + " in dimension " +
-              std::to_string(i) + " (" +
-              std::to_string(arg.strides[i] * static_cast<int64_t>(bytes)) +
-              " bytes); the kernel moves 16-byte vectors and needs every "
-              "stride but the last to be a multiple of 16 bytes";
+    if (arg.strides[i] * bytes % 16 != 0) {
+      error = concat(what, "has stride ", arg.strides[i], " in dimension ", i,
+                     " (", arg.strides[i] * bytes, " bytes)", vectors,
+                     "every stride but the last to be a multiple of 16 bytes");
       return false;
     }
   return true;
 }
 
-bool attn::runtime::packParams(const Manifest &manifest,
-                               const std::map<std::string, TensorArg> &operands,
-                               const ProblemSizes &sizes, ParamPack &out,
-                               std::string &error,
-                               const TensorMapResolver &resolveTensorMap) {
-  return packParams(manifest, manifest.params, operands, sizes, out, error,
-                    resolveTensorMap);
-}
-
-/// Checks the TensorArg given for `workspace` and returns the one to pass:
-/// its pointer with offset 0, the evaluated shape and row-major strides.
-static bool getWorkspaceArg(const WorkspaceSpec &workspace,
-                            const TensorArg &given, const ProblemSizes &sizes,
-                            TensorArg &out, std::string &error) {
-  const std::string &name = workspace.name;
-  if (given.devicePtr == 0) {
-    error = "workspace '" + name + "' has a null device pointer";
+/// Checks the operands of a launch: each one a param of the main kernel (or
+/// a workspace), well-formed, with sizes that give `sizes`.
+static bool checkOperands(const Manifest &manifest,
+                          const std::map<std::string, TensorArg> &operands,
+                          const ProblemSizes &sizes, std::string &error) {
+  for (const auto &[name, arg] : operands) {
+    bool used = manifest.getWorkspace(name) != nullptr;
+    for (const KernelParam &param : manifest.params)
+      used |= param.kind == KernelParam::Kind::MemRef && param.operand == name;
+    if (used)
+      continue;
+    error = name == "mask"
+                ? "a mask was given but the kernel was compiled without one"
+                : "operand '" + name + "' is not a parameter of kernel '" +
+                      manifest.kernel + "'";
     return false;
   }
-  if (given.offset != 0) {
-    error = "workspace '" + name + "' has offset " +
-            std::to_string(given.offset) + " (expected 0)";
+  // The main kernel passes query, key, value and output (verifyManifest).
+  for (const KernelParam &param : manifest.params) {
+    if (param.kind != KernelParam::Kind::MemRef)
+      continue;
+    auto it = operands.find(param.operand);
+    std::string what = "operand '" + param.operand + "' has ";
+    if (it == operands.end())
+      error = "missing operand '" + param.operand + "'";
+    else if (it->second.devicePtr == 0)
+      error = what + "a null device pointer";
+    else if (it->second.offset < 0)
+      error = concat(what, "a negative offset ", it->second.offset);
+    else if (it->second.sizes.size() != param.rank ||
+             it->second.strides.size() != param.rank)
+      error = concat(what, it->second.sizes.size(), " sizes and ",
+                     it->second.strides.size(),
+                     " strides but the kernel takes a rank-", param.rank,
+                     " memref");
+    else if (param.operand == "mask" ||
+             checkVectorLayout(manifest, param.operand, it->second, error))
+      continue;
     return false;
   }
-  std::vector<int64_t> shape;
-  int64_t bytes;
-  if (!evaluateWorkspace(workspace, sizes, shape, bytes, error))
-    return false;
-  TensorArg arg = makeContiguousTensorArg(given.devicePtr, shape);
-  if (given.sizes.empty() && given.strides.empty()) {
-    out = std::move(arg);
-    return true;
+  for (const char *name : {"query", "key", "value", "output"})
+    if (!operands.count(name)) {
+      error = std::string("missing operand '") + name + "'";
+      return false;
+    }
+  OperandShapes shapes;
+  shapes.query = operands.at("query").sizes;
+  shapes.key = operands.at("key").sizes;
+  shapes.value = operands.at("value").sizes;
+  shapes.output = operands.at("output").sizes;
+  if (auto mask = operands.find("mask"); mask != operands.end()) {
+    shapes.hasMask = true;
+    shapes.mask = mask->second.sizes;
   }
-  if (given.sizes != arg.sizes) {
-    error = "workspace '" + name + "' has sizes " + formatDims(given.sizes) +
-            " but the manifest gives " + formatDims(arg.sizes) + " for " +
-            formatSizes(sizes);
+  ProblemSizes actual;
+  if (!inferProblemSizes(manifest, shapes, actual, error))
     return false;
-  }
-  if (given.strides != arg.strides) {
-    error = "workspace '" + name + "' has strides " +
-            formatDims(given.strides) + " but a workspace is row-major (" +
-            formatDims(arg.strides) + ")";
-    return false;
-  }
-  out = std::move(arg);
-  return true;
+  if (actual != sizes)
+    error = "the operand shapes give " + actual.toString() +
+            " but the launch is for " + sizes.toString();
+  return actual == sizes;
 }
 
 bool attn::runtime::packParams(const Manifest &manifest,
@@ -504,81 +433,8 @@ bool attn::runtime::packParams(const Manifest &manifest,
                                const ProblemSizes &sizes, ParamPack &out,
                                std::string &error,
                                const TensorMapResolver &resolveTensorMap) {
-  // Every given operand must be passed by some param of the main kernel, or
-  // be a workspace.
-  for (const auto &entry : operands) {
-    bool used = manifest.getWorkspace(entry.first) != nullptr;
-    for (const KernelParam &param : manifest.params)
-      used |= param.kind == KernelParam::Kind::MemRef &&
-              param.operand == entry.first;
-    if (used)
-      continue;
-    if (entry.first == "mask")
-      error = "a mask was given but the kernel was compiled without one";
-    else
-      error = "operand '" + entry.first + "' is not a parameter of kernel '" +
-              manifest.kernel + "'";
+  if (!checkOperands(manifest, operands, sizes, error))
     return false;
-  }
-  // Every operand the main kernel's params name must be given, well-formed
-  // (a prologue kernel takes some of them).
-  for (const KernelParam &param : manifest.params) {
-    if (param.kind != KernelParam::Kind::MemRef)
-      continue;
-    auto it = operands.find(param.operand);
-    if (it == operands.end()) {
-      error = "missing operand '" + param.operand + "'";
-      return false;
-    }
-    const TensorArg &arg = it->second;
-    if (arg.devicePtr == 0) {
-      error = "operand '" + param.operand + "' has a null device pointer";
-      return false;
-    }
-    if (arg.offset < 0) {
-      error = "operand '" + param.operand + "' has a negative offset " +
-              std::to_string(arg.offset);
-      return false;
-    }
-    if (arg.sizes.size() != param.rank || arg.strides.size() != param.rank) {
-      error = "operand '" + param.operand + "' has " +
-              std::to_string(arg.sizes.size()) + " sizes and " +
-              std::to_string(arg.strides.size()) +
-              " strides but the kernel takes a rank-" +
-              std::to_string(param.rank) + " memref";
-      return false;
-    }
-    if (param.operand != "mask" &&
-        !checkVectorLayout(manifest, param.operand, arg, error))
-      return false;
-  }
-  // The main kernel passes query, key, value and output (verifyManifest).
-  for (const char *name : {"query", "key", "value", "output"}) {
-    if (!operands.count(name)) {
-      error = std::string("missing operand '") + name + "'";
-      return false;
-    }
-  }
-  // The operand sizes must fit the manifest and agree with `sizes`.
-  OperandShapes shapes;
-  shapes.query = operands.at("query").sizes;
-  shapes.key = operands.at("key").sizes;
-  shapes.value = operands.at("value").sizes;
-  shapes.output = operands.at("output").sizes;
-  auto mask = operands.find("mask");
-  if (mask != operands.end()) {
-    shapes.hasMask = true;
-    shapes.mask = mask->second.sizes;
-  }
-  ProblemSizes actual;
-  if (!inferProblemSizes(manifest, shapes, actual, error))
-    return false;
-  if (actual != sizes) {
-    error = "the operand shapes give " + formatSizes(actual) +
-            " but the launch is for " + formatSizes(sizes);
-    return false;
-  }
-
   ParamPack pack;
   for (const KernelParam &param : params) {
     if (param.kind == KernelParam::Kind::Size) {
@@ -587,79 +443,54 @@ bool attn::runtime::packParams(const Manifest &manifest,
       pack.appendInt64(param.name, value);
       continue;
     }
+    const std::string &name =
+        param.kind == KernelParam::Kind::Workspace ? param.name : param.operand;
+    auto it = operands.find(name);
+    if (it == operands.end()) {
+      error = std::string(param.kind == KernelParam::Kind::Workspace
+                              ? "missing workspace '"
+                              : "missing operand '") +
+              name + "'";
+      return false;
+    }
     if (param.kind == KernelParam::Kind::TensorMap) {
-      // The operand's TensorArg was checked above (a memref param of the
-      // main kernel passes it).
-      auto it = operands.find(param.operand);
-      if (it == operands.end()) {
-        error = "missing operand '" + param.operand + "'";
-        return false;
-      }
+      uint64_t devicePtr = 0;
       if (!resolveTensorMap) {
         error = "kernel '" + manifest.kernel + "' takes a tensor map of '" +
-                param.operand +
+                name +
                 "', which only a launch that encodes tensor maps can pass "
                 "(ManifestKernel::prepare)";
         return false;
       }
-      uint64_t devicePtr = 0;
       if (!resolveTensorMap(param, it->second, devicePtr, error))
         return false;
-      pack.appendPointer(param.operand + ".tensor_map", devicePtr);
+      pack.appendPointer(name + ".tensor_map", devicePtr);
       continue;
     }
-    TensorArg workspaceArg;
-    const TensorArg *arg;
-    const std::string *name;
-    if (param.kind == KernelParam::Kind::Workspace) {
-      const WorkspaceSpec *workspace = manifest.getWorkspace(param.name);
-      if (!workspace) {
-        error = "kernel '" + manifest.kernel + "' has no workspace '" +
-                param.name + "'";
-        return false;
-      }
-      auto it = operands.find(param.name);
-      if (it == operands.end()) {
-        error = "missing workspace '" + param.name + "'";
-        return false;
-      }
-      if (!getWorkspaceArg(*workspace, it->second, sizes, workspaceArg, error))
-        return false;
-      if (workspaceArg.sizes.size() != param.rank) {
-        error = "workspace '" + param.name + "' has rank " +
-                std::to_string(workspaceArg.sizes.size()) +
-                " but the param takes rank " + std::to_string(param.rank);
-        return false;
-      }
-      arg = &workspaceArg;
-      name = &param.name;
-    } else {
-      auto it = operands.find(param.operand);
-      if (it == operands.end()) {
-        error = "missing operand '" + param.operand + "'";
-        return false;
-      }
-      arg = &it->second;
-      name = &param.operand;
-      if (arg->sizes.size() != param.rank ||
-          arg->strides.size() != param.rank) {
-        error = "operand '" + param.operand + "' has " +
-                std::to_string(arg->sizes.size()) + " sizes and " +
-                std::to_string(arg->strides.size()) +
-                " strides but the kernel takes a rank-" +
-                std::to_string(param.rank) + " memref";
-        return false;
-      }
+    // A workspace is dense: its TensorArg gives the pointer (verifyManifest
+    // matched the ranks).
+    TensorArg arg = it->second;
+    std::vector<int64_t> shape;
+    int64_t bytes;
+    if (param.kind == KernelParam::Kind::Workspace &&
+        (arg.devicePtr == 0 ||
+         !evaluateWorkspace(*manifest.getWorkspace(name), sizes, shape, bytes,
+                            error))) {
+      if (arg.devicePtr == 0)
+        error = "workspace '" + name + "' has a null device pointer";
+      return false;
     }
-    pack.appendPointer(*name + ".allocated", arg->devicePtr);
-    pack.appendPointer(*name + ".aligned", arg->devicePtr);
-    pack.appendInt64(*name + ".offset", arg->offset);
+    if (param.kind == KernelParam::Kind::Workspace)
+      arg = makeContiguousTensorArg(arg.devicePtr, shape);
+    pack.appendPointer(name + ".allocated", arg.devicePtr);
+    pack.appendPointer(name + ".aligned", arg.devicePtr);
+    pack.appendInt64(name + ".offset", arg.offset);
     for (unsigned i = 0; i < param.rank; ++i)
-      pack.appendInt64(*name + ".sizes[" + std::to_string(i) + "]",
-                       arg->sizes[i]);
+      pack.appendInt64(name + ".sizes[" + std::to_string(i) + "]",
+                       arg.sizes[i]);
     for (unsigned i = 0; i < param.rank; ++i)
-      pack.appendInt64(*name + ".strides[" + std::to_string(i) + "]",
-                       arg->strides[i]);
+      pack.appendInt64(name + ".strides[" + std::to_string(i) + "]",
+                       arg.strides[i]);
   }
   out = std::move(pack);
   return true;

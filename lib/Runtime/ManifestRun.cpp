@@ -6,6 +6,7 @@
 
 #include "attn/Runtime/ManifestRun.h"
 
+#include "attn/Runtime/FileWrite.h"
 #include "attn/Runtime/Manifest.h"
 #include "attn/Runtime/Npy.h"
 #include "attn/Runtime/RunReport.h"
@@ -14,14 +15,8 @@
 #endif
 
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <utility>
-#if defined(__unix__) || defined(__APPLE__)
-#include <unistd.h>
-#endif
 
 using namespace attn::runtime;
 
@@ -44,32 +39,22 @@ struct Input {
 };
 } // namespace
 
-/// "?x8x?x128xbf16".
-static std::string formatCompiled(const std::vector<int64_t> &shape,
-                                  ElementType type) {
-  std::string text;
-  for (int64_t dim : shape)
-    text += (dim < 0 ? std::string("?") : std::to_string(dim)) + "x";
-  return text + getTypeName(type);
-}
-
 /// Checks a given shape and type against an operand's compiled ones.
 static bool checkInput(const std::vector<int64_t> &shape, ElementType type,
                        const Input &input, std::string &error) {
   std::string given = formatShape(shape, type);
-  std::string expected = formatCompiled(input.compiled, input.type);
+  std::string expected = formatShape(input.compiled, input.type);
   if (shape.size() != input.compiled.size()) {
-    error = "got " + given + " (rank " + std::to_string(shape.size()) +
-            "), but the kernel takes " + expected + " (rank " +
-            std::to_string(input.compiled.size()) + ")";
+    error = concat("got ", given, " (rank ", shape.size(),
+                   "), but the kernel takes ", expected, " (rank ",
+                   input.compiled.size(), ")");
     return false;
   }
   for (size_t dim = 0; dim < shape.size(); ++dim) {
     if (input.compiled[dim] >= 0 && shape[dim] != input.compiled[dim]) {
-      error = "got " + given + ", but the kernel takes " + expected +
-              " (dimension " + std::to_string(dim) + " is " +
-              std::to_string(shape[dim]) + ", expected " +
-              std::to_string(input.compiled[dim]) + ")";
+      error = concat("got ", given, ", but the kernel takes ", expected,
+                     " (dimension ", dim, " is ", shape[dim], ", expected ",
+                     input.compiled[dim], ")");
       return false;
     }
   }
@@ -101,7 +86,7 @@ static bool parseInput(const std::string &spec, Input &input,
     for (int64_t dim : input.compiled) {
       if (dim < 0) {
         error = "'random' needs a static shape, but the kernel takes " +
-                formatCompiled(input.compiled, input.type) +
+                formatShape(input.compiled, input.type) +
                 "; give SHAPExTYPE (such as 2x8x128x64xf16) or @file.npy";
         return false;
       }
@@ -118,39 +103,6 @@ static bool parseInput(const std::string &spec, Input &input,
     return false;
   }
   return checkInput(input.tensor.shape, input.tensor.type, input, error);
-}
-
-/// Fails when `bytes` cannot fit in the host's memory (allocating them
-/// would abort the process).
-static bool checkFitsInMemory(double bytes, std::string &error) {
-#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
-  double available = double(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
-  if (available > 0.0 && bytes > available) {
-    char text[160];
-    std::snprintf(text, sizeof(text),
-                  "the inputs and the result need %.3g GB, more than the "
-                  "%.3g GB of memory of this host",
-                  bytes * 1e-9, available * 1e-9);
-    error = text;
-    return false;
-  }
-#endif
-  (void)bytes;
-  (void)error;
-  return true;
-}
-
-static bool readFile(const std::string &path, std::string &out,
-                     std::string &error) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    error = "cannot read '" + path + "'";
-    return false;
-  }
-  std::ostringstream text;
-  text << file.rdbuf();
-  out = text.str();
-  return true;
 }
 
 bool attn::runtime::runManifest(const ManifestRunOptions &options,
@@ -183,9 +135,12 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
 
   Manifest manifest;
   std::string ptx;
-  if (!readManifestFile(options.manifestPath, manifest, error) ||
-      !readFile(manifest.getPtxPath(), ptx, error))
+  if (!readManifestFile(options.manifestPath, manifest, error))
     return false;
+  if (!readWholeFile(manifest.getPtxPath(), ptx, error)) {
+    error = "cannot read '" + manifest.getPtxPath() + "': " + error;
+    return false;
+  }
 
   // The inputs, checked one by one, then together.
   std::vector<Input> inputs = {
@@ -201,17 +156,15 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
     std::string expected;
     for (const Input &input : inputs)
       expected += std::string(expected.empty() ? "" : ", ") + input.label +
-                  ": " + formatCompiled(input.compiled, input.type);
-    error = "kernel '" + name + "' takes " + std::to_string(inputs.size()) +
-            " inputs (" + expected + "), got " +
-            std::to_string(options.inputs.size()) + " --input value" +
-            (options.inputs.size() == 1 ? "" : "s");
+                  ": " + formatShape(input.compiled, input.type);
+    error = concat("kernel '", name, "' takes ", inputs.size(), " inputs (",
+                   expected, "), got ", options.inputs.size(), " --input value",
+                   (options.inputs.size() == 1 ? "" : "s"));
     return false;
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!parseInput(options.inputs[i], inputs[i], error)) {
-      error = "input #" + std::to_string(i) + " (" + inputs[i].label +
-              "): " + error;
+      error = concat("input #", i, " (", inputs[i].label, "): ", error);
       return false;
     }
   }
@@ -234,7 +187,11 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
     bytes += double(input.tensor.getNumBytes());
   bytes += double(sizes.B) * sizes.Hq * sizes.Tq * sizes.Dv *
            getElementBytes(manifest.elementType);
-  if (!checkFitsInMemory(bytes, error))
+  if (!checkFitsInMemory(bytes,
+                         "the inputs and the result (" +
+                             formatShape(shapes.output, manifest.elementType) +
+                             ")",
+                         error))
     return false;
 
 #if ATTN_HAS_CUDA_DRIVER
@@ -258,11 +215,7 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   problem.value = &inputs[2].tensor;
   problem.mask = manifest.mask ? &inputs[3].tensor : nullptr;
   problem.scale = manifest.attributes.scale.value_or(1.0 / std::sqrt(sizes.D));
-  problem.causal = manifest.attributes.causal == CausalMode::TopLeft
-                       ? CausalKind::TopLeft
-                   : manifest.attributes.causal == CausalMode::BottomRight
-                       ? CausalKind::BottomRight
-                       : CausalKind::None;
+  problem.causal = manifest.attributes.causal;
   if (!validateProblem(problem, error)) {
     error = "the inputs do not fit attn.attention: " + error;
     return false;

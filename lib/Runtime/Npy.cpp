@@ -3,21 +3,35 @@
 // Part of the attn-mlir project.
 //
 //===----------------------------------------------------------------------===//
+//
+// No library packaged for Debian reads .npy files from C++, so the format is
+// read here: the magic string, the version, the header (a Python dict
+// literal) and exactly the data bytes the header announces, in that order,
+// so that /dev/zero, a pipe or a FIFO gives an error after a few bytes
+// instead of being read whole.
+//
+//===----------------------------------------------------------------------===//
 
 #include "attn/Runtime/Npy.h"
 
 #include "attn/Runtime/FileWrite.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <string_view>
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace attn::runtime;
 
 static constexpr char kMagic[] = "\x93NUMPY";
 static constexpr size_t kMagicSize = 6;
+/// numpy writes headers of a few hundred bytes; a longer one is refused
+/// rather than read.
+static constexpr size_t kMaxHeaderBytes = size_t(1) << 20;
 
 /// The numpy descr the writer uses for each element type. bf16 is saved as a
 /// 2-byte void, which is what numpy.save writes for an ml_dtypes.bfloat16
@@ -37,220 +51,217 @@ static const char *getDescr(ElementType type) {
 }
 
 static bool parseDescr(std::string_view descr, ElementType &type) {
-  if (descr == "<f4")
-    type = ElementType::F32;
-  else if (descr == "<f2")
-    type = ElementType::F16;
-  else if (descr == "|b1")
-    type = ElementType::I1;
-  else if (descr == "<V2" || descr == "|V2" || descr == "bfloat16")
-    type = ElementType::BF16;
-  else
-    return false;
-  return true;
+  if (descr == "|V2" || descr == "bfloat16")
+    descr = "<V2";
+  for (ElementType candidate :
+       {ElementType::F32, ElementType::F16, ElementType::BF16, ElementType::I1})
+    if (descr == getDescr(candidate)) {
+      type = candidate;
+      return true;
+    }
+  return false;
 }
 
 //===----------------------------------------------------------------------===//
-// Header parsing
+// The header
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// A parser for the Python dict literal of a .npy header, e.g.
+/// The Python dict literal of a .npy header, e.g.
 /// {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
 class HeaderParser {
 public:
   explicit HeaderParser(std::string_view text) : text(text) {}
 
+  /// Fills the three keys; false with `error` otherwise.
   bool parse(std::string &descr, bool &fortranOrder,
              std::vector<int64_t> &shape, std::string &error);
 
 private:
-  void skipSpace() {
-    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t' ||
-                                 text[pos] == '\n' || text[pos] == '\r'))
+  bool consume(std::string_view word) {
+    while (pos < text.size() && std::string_view(" \t\r\n").find(text[pos]) !=
+                                    std::string_view::npos)
       ++pos;
-  }
-  bool consume(char c) {
-    skipSpace();
-    if (pos < text.size() && text[pos] == c) {
-      ++pos;
-      return true;
-    }
-    return false;
-  }
-  bool consumeWord(std::string_view word) {
-    skipSpace();
     if (text.substr(pos, word.size()) != word)
       return false;
     pos += word.size();
     return true;
   }
-  bool parseString(std::string &value);
-  bool parseShape(std::vector<int64_t> &shape, std::string &error);
+  bool parseString(std::string &value) {
+    char quote = consume("'") ? '\'' : consume("\"") ? '"' : '\0';
+    size_t end = quote ? text.find(quote, pos) : std::string_view::npos;
+    if (end == std::string_view::npos)
+      return false;
+    value = std::string(text.substr(pos, end - pos));
+    pos = end + 1;
+    return true;
+  }
+  /// A tuple of non-negative integers, "(2, 3)", "(5,)" or "()".
+  bool parseShape(std::vector<int64_t> &shape) {
+    if (!consume("("))
+      return false;
+    for (shape.clear(); !consume(")");) {
+      consume("");
+      size_t start = pos;
+      int64_t dim = 0;
+      while (pos < text.size() && pos - start < 15 && text[pos] >= '0' &&
+             text[pos] <= '9')
+        dim = dim * 10 + (text[pos++] - '0');
+      if (pos == start ||
+          (pos < text.size() && text[pos] >= '0' && text[pos] <= '9'))
+        return false;
+      consume("L"); // Python 2 long literals.
+      shape.push_back(dim);
+      if (!consume(",") && !consume(")"))
+        return false;
+      if (text[pos - 1] == ')')
+        break;
+    }
+    return true;
+  }
 
   std::string_view text;
   size_t pos = 0;
 };
 } // namespace
 
-bool HeaderParser::parseString(std::string &value) {
-  skipSpace();
-  if (pos >= text.size() || (text[pos] != '\'' && text[pos] != '"'))
-    return false;
-  char quote = text[pos++];
-  size_t end = text.find(quote, pos);
-  if (end == std::string_view::npos)
-    return false;
-  value = std::string(text.substr(pos, end - pos));
-  pos = end + 1;
-  return true;
-}
-
-bool HeaderParser::parseShape(std::vector<int64_t> &shape, std::string &error) {
-  if (!consume('(')) {
-    error = "'shape' is not a tuple";
-    return false;
-  }
-  shape.clear();
-  while (!consume(')')) {
-    skipSpace();
-    size_t start = pos;
-    int64_t dim = 0;
-    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
-      if (pos - start >= 15) {
-        error = "'shape' has a dimension that is too large";
-        return false;
-      }
-      dim = dim * 10 + (text[pos++] - '0');
-    }
-    if (pos == start) {
-      error = "'shape' is not a tuple of non-negative integers";
-      return false;
-    }
-    consume('L'); // Python 2 long literals.
-    shape.push_back(dim);
-    if (!consume(',')) {
-      if (!consume(')')) {
-        error = "'shape' is not a tuple of non-negative integers";
-        return false;
-      }
-      break;
-    }
-  }
-  return true;
-}
-
 bool HeaderParser::parse(std::string &descr, bool &fortranOrder,
                          std::vector<int64_t> &shape, std::string &error) {
   bool haveDescr = false, haveOrder = false, haveShape = false;
-  if (!consume('{')) {
-    error = "the header is not a Python dict";
+  error = "the header is not a Python dict";
+  if (!consume("{"))
     return false;
-  }
-  while (!consume('}')) {
+  while (!consume("}")) {
     std::string key;
-    if (!parseString(key) || !consume(':')) {
-      error = "the header is not a Python dict";
+    if (!parseString(key) || !consume(":"))
       return false;
-    }
     if (key == "descr") {
-      skipSpace();
-      if (pos < text.size() && text[pos] == '[') {
+      if (consume("[")) {
         error = "structured dtypes are not supported";
         return false;
       }
-      if (!parseString(descr)) {
+      if (!(haveDescr = parseString(descr))) {
         error = "'descr' is not a string";
         return false;
       }
-      haveDescr = true;
     } else if (key == "fortran_order") {
-      if (consumeWord("True")) {
-        fortranOrder = true;
-      } else if (consumeWord("False")) {
-        fortranOrder = false;
-      } else {
+      fortranOrder = consume("True");
+      if (!(haveOrder = fortranOrder || consume("False"))) {
         error = "'fortran_order' is not True or False";
         return false;
       }
-      haveOrder = true;
     } else if (key == "shape") {
-      if (!parseShape(shape, error))
+      if (!(haveShape = parseShape(shape))) {
+        error = "'shape' is not a tuple of non-negative integers";
         return false;
-      haveShape = true;
+      }
     } else {
       error = "unexpected key '" + key + "' in the header";
       return false;
     }
-    if (!consume(',')) {
-      if (!consume('}')) {
-        error = "the header is not a Python dict";
+    if (!consume(",")) {
+      if (!consume("}"))
         return false;
-      }
       break;
     }
   }
-  if (!haveDescr || !haveOrder || !haveShape) {
+  error.clear();
+  if (!haveDescr || !haveOrder || !haveShape)
     error = std::string("the header has no '") +
             (!haveDescr   ? "descr"
              : !haveOrder ? "fortran_order"
                           : "shape") +
             "' key";
-    return false;
-  }
-  return true;
+  return error.empty();
 }
 
-/// Parses the header of a .npy image: on success `dataOffset` is where the
-/// element data starts and `shape`/`type` describe it.
-static bool parseNpyHeader(const uint8_t *bytes, size_t size,
-                           const std::string &name, std::vector<int64_t> &shape,
-                           ElementType &type, size_t &dataOffset,
-                           std::string &error) {
-  std::string quoted = "'" + name + "'";
-  if (size < kMagicSize || std::memcmp(bytes, kMagic, kMagicSize) != 0) {
-    error = quoted + " is not a .npy file (bad magic string)";
-    return false;
-  }
-  if (size < 10) {
-    error = "truncated .npy file " + quoted + ": the header is incomplete";
-    return false;
-  }
-  unsigned major = bytes[6], minor = bytes[7];
-  size_t headerLength, headerStart;
-  if (major == 1) {
-    headerLength = bytes[8] | (size_t(bytes[9]) << 8);
-    headerStart = 10;
-  } else if (major == 2 || major == 3) {
-    if (size < 12) {
-      error = "truncated .npy file " + quoted + ": the header is incomplete";
-      return false;
-    }
-    headerLength = bytes[8] | (size_t(bytes[9]) << 8) |
-                   (size_t(bytes[10]) << 16) | (size_t(bytes[11]) << 24);
-    headerStart = 12;
-  } else {
-    error = ".npy file " + quoted + " has unsupported format version " +
-            std::to_string(major) + "." + std::to_string(minor) +
-            " (expected 1.0, 2.0 or 3.0)";
-    return false;
-  }
-  if (headerLength > size - headerStart) {
-    error = "truncated .npy file " + quoted + ": expected a header of " +
-            std::to_string(headerLength) + " bytes, found " +
-            std::to_string(size - headerStart);
-    return false;
-  }
+//===----------------------------------------------------------------------===//
+// Reading
+//===----------------------------------------------------------------------===//
 
-  std::string_view header(reinterpret_cast<const char *>(bytes) + headerStart,
-                          headerLength);
+namespace {
+/// Where the bytes of a .npy image come from: a file (or pipe, or device)
+/// or memory.
+struct Source {
+  std::FILE *file = nullptr;
+  const uint8_t *bytes = nullptr;
+  size_t size = 0, pos = 0;
+
+  /// Reads up to `count` bytes; fewer at the end (or on a read error).
+  size_t read(void *out, size_t count) {
+    if (file)
+      return std::fread(out, 1, count, file);
+    count = std::min(count, size - pos);
+    if (count)
+      std::memcpy(out, bytes + pos, count);
+    pos += count;
+    return count;
+  }
+  /// The bytes left, where they are known: in memory and in a regular file
+  /// (not in a pipe or a device).
+  bool getRest(size_t &rest) {
+    struct stat info;
+    if (!file) {
+      rest = size - pos;
+      return true;
+    }
+    long at = std::ftell(file);
+    if (fstat(fileno(file), &info) != 0 || !S_ISREG(info.st_mode) || at < 0)
+      return false;
+    rest = info.st_size > at ? size_t(info.st_size - at) : 0;
+    return true;
+  }
+};
+} // namespace
+
+/// Reads one .npy image from `source`; `name` is quoted in the messages.
+static bool readNpyFrom(Source &source, const std::string &name,
+                        HostTensor &out, std::string &error) {
+  std::string quoted = "'" + name + "'";
+  auto failed = [&](const std::string &message) {
+    error = source.file && std::ferror(source.file)
+                ? "cannot read " + quoted + ": " + std::strerror(errno)
+                : message;
+    return false;
+  };
+  uint8_t prefix[12];
+  size_t got = source.read(prefix, 8);
+  if (got < kMagicSize || std::memcmp(prefix, kMagic, kMagicSize) != 0)
+    return failed(quoted + " is not a .npy file (bad magic string)");
+  unsigned major = prefix[6], minor = prefix[7];
+  if (got == 8 && major != 1 && major != 2 && major != 3) {
+    error = concat(".npy file ", quoted, " has unsupported format version ",
+                   major, ".", minor, " (expected 1.0, 2.0 or 3.0)");
+    return false;
+  }
+  size_t lengthBytes = major == 1 ? 2 : 4;
+  if (got < 8 || source.read(prefix + 8, lengthBytes) != lengthBytes)
+    return failed("truncated .npy file " + quoted +
+                  ": the header is incomplete");
+  size_t headerLength = 0;
+  for (size_t i = 0; i < lengthBytes; ++i)
+    headerLength |= size_t(prefix[8 + i]) << (8 * i);
+  if (headerLength > kMaxHeaderBytes) {
+    error = concat(".npy file ", quoted, " announces a header of ",
+                   headerLength, " bytes (at most ", kMaxHeaderBytes, ")");
+    return false;
+  }
+  std::string header(headerLength, '\0');
+  got = source.read(header.data(), headerLength);
+  if (got < headerLength)
+    return failed("truncated .npy file " + quoted + ": expected a header of " +
+                  std::to_string(headerLength) + " bytes, found " +
+                  std::to_string(got));
+
   std::string descr, headerError;
   bool fortranOrder = false;
-  if (!HeaderParser(header).parse(descr, fortranOrder, shape, headerError)) {
+  HostTensor tensor;
+  if (!HeaderParser(header).parse(descr, fortranOrder, tensor.shape,
+                                  headerError)) {
     error = "invalid .npy header in " + quoted + ": " + headerError;
     return false;
   }
-  if (!parseDescr(descr, type)) {
+  if (!parseDescr(descr, tensor.type)) {
     error = ".npy file " + quoted + " has unsupported dtype '" + descr +
             "' (expected '<f4' for f32, '<f2' for f16, '<V2' for bf16 or "
             "'|b1' for i1)";
@@ -262,108 +273,74 @@ static bool parseNpyHeader(const uint8_t *bytes, size_t size,
             "numpy.ascontiguousarray(x))";
     return false;
   }
-  if (shape.empty()) {
+  if (tensor.shape.empty()) {
     error = ".npy file " + quoted + " holds a 0-d array; expected rank >= 1";
     return false;
   }
 
-  // Guard the byte count against overflow before comparing it with the file.
-  size_t expected = getElementBytes(type);
-  bool tooLarge = false;
-  for (int64_t dim : shape)
-    if (dim == 0)
-      expected = 0;
-  for (int64_t dim : shape) {
-    if (dim != 0 && expected > size / static_cast<size_t>(dim))
-      tooLarge = true;
-    else
-      expected *= static_cast<size_t>(dim);
-  }
-  dataOffset = headerStart + headerLength;
-  size_t found = size - dataOffset;
-  if (tooLarge || found < expected) {
-    error = "truncated .npy file " + quoted + ": expected " +
-            (tooLarge ? "more than " + std::to_string(size)
-                      : std::to_string(expected)) +
-            " data bytes, found " + std::to_string(found);
+  // The data: checked against the host's memory before it is allocated,
+  // and against the file's size where it has one.
+  double bytes = double(getElementBytes(tensor.type));
+  for (int64_t dim : tensor.shape)
+    bytes *= double(dim);
+  if (!checkFitsInMemory(
+          bytes, ".npy file " + quoted + " (" + tensor.getShapeString() + ")",
+          error))
+    return false;
+  size_t expected = tensor.getNumBytes(), rest = 0;
+  bool sized = source.getRest(rest);
+  std::string sizes = "expected " + std::to_string(expected) + " data bytes";
+  if (sized && rest < expected)
+    return failed("truncated .npy file " + quoted + ": " + sizes + ", found " +
+                  std::to_string(rest));
+  if (sized && rest > expected) {
+    error = concat(".npy file ", quoted, " has ", rest - expected,
+                   " bytes after the data: ", sizes, ", found ", rest);
     return false;
   }
-  if (found > expected) {
-    error = ".npy file " + quoted + " has " + std::to_string(found - expected) +
-            " bytes after the data: expected " + std::to_string(expected) +
-            " data bytes, found " + std::to_string(found);
+  tensor.data.resize(expected);
+  got = source.read(tensor.data.data(), expected);
+  if (got < expected)
+    return failed("truncated .npy file " + quoted + ": " + sizes + ", found " +
+                  std::to_string(got));
+  char extra;
+  if (!sized && source.read(&extra, 1)) {
+    error = ".npy file " + quoted + " has bytes after the data: " + sizes;
     return false;
   }
+  out = std::move(tensor);
   return true;
 }
 
 bool attn::runtime::parseNpy(const uint8_t *bytes, size_t size,
                              const std::string &name, HostTensor &out,
                              std::string &error) {
-  std::vector<int64_t> shape;
-  ElementType type;
-  size_t dataOffset;
-  if (!parseNpyHeader(bytes, size, name, shape, type, dataOffset, error))
-    return false;
-  out.type = type;
-  out.shape = std::move(shape);
-  out.data.assign(bytes + dataOffset, bytes + size);
-  return true;
+  Source source;
+  source.bytes = bytes;
+  source.size = size;
+  return readNpyFrom(source, name, out, error);
 }
 
 bool attn::runtime::readNpy(const std::string &path, HostTensor &out,
                             std::string &error) {
-  // A directory opens on POSIX (and reports a huge size); refuse it first.
-  struct stat info;
-  if (stat(path.c_str(), &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR) {
-    error = "cannot read '" + path + "': " + std::strerror(EISDIR);
-    return false;
-  }
-  std::FILE *file = std::fopen(path.c_str(), "rb");
-  if (!file) {
+  // Non-blocking open: a FIFO without a writer reads as empty instead of
+  // blocking; reads block again afterwards.
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
     error = "cannot open '" + path + "': " + std::strerror(errno);
     return false;
   }
-  // Read in chunks (a pipe has no size); the reserve, with room for the
-  // final short read, avoids reallocating a regular file's contents.
-  constexpr size_t kChunk = size_t(1) << 20;
-  std::vector<uint8_t> bytes;
-  if (std::fseek(file, 0, SEEK_END) == 0) {
-    long fileSize = std::ftell(file);
-    if (fileSize > 0)
-      bytes.reserve(static_cast<size_t>(fileSize) + kChunk);
-    std::rewind(file);
-  }
-  bool readError = false;
-  while (true) {
-    size_t oldSize = bytes.size();
-    bytes.resize(oldSize + kChunk);
-    size_t got = std::fread(bytes.data() + oldSize, 1, kChunk, file);
-    bytes.resize(oldSize + got);
-    if (got < kChunk) {
-      readError = std::ferror(file) != 0;
-      break;
-    }
-  }
-  int savedErrno = errno;
-  std::fclose(file);
-  if (readError) {
-    error = "cannot read '" + path + "': " + std::strerror(savedErrno);
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  Source source;
+  source.file = fdopen(fd, "rb");
+  if (!source.file) {
+    error = "cannot open '" + path + "': " + std::strerror(errno);
+    close(fd);
     return false;
   }
-
-  std::vector<int64_t> shape;
-  ElementType type;
-  size_t dataOffset;
-  if (!parseNpyHeader(bytes.data(), bytes.size(), path, shape, type, dataOffset,
-                      error))
-    return false;
-  // Drop the header in place rather than copying the data.
-  bytes.erase(bytes.begin(), bytes.begin() + dataOffset);
-  out.type = type;
-  out.shape = std::move(shape);
-  out.data = std::move(bytes);
-  return true;
+  bool ok = readNpyFrom(source, path, out, error);
+  std::fclose(source.file);
+  return ok;
 }
 
 //===----------------------------------------------------------------------===//
@@ -373,33 +350,24 @@ bool attn::runtime::readNpy(const std::string &path, HostTensor &out,
 std::vector<uint8_t> attn::runtime::serializeNpy(const HostTensor &tensor) {
   std::string dict = std::string("{'descr': '") + getDescr(tensor.type) +
                      "', 'fortran_order': False, 'shape': (";
-  for (size_t i = 0; i < tensor.shape.size(); ++i) {
-    if (i)
-      dict += ", ";
-    dict += std::to_string(tensor.shape[i]);
-  }
-  if (tensor.shape.size() == 1)
-    dict += ",";
-  dict += "), }";
+  for (size_t i = 0; i < tensor.shape.size(); ++i)
+    dict += (i ? ", " : "") + std::to_string(tensor.shape[i]);
+  dict += tensor.shape.size() == 1 ? ",), }" : "), }";
 
   // Pad with spaces and end with '\n' so that the data starts at a multiple
   // of 64 bytes. Version 1.0 stores the header length in 2 bytes.
   size_t prefix = 10;
-  unsigned major = 1;
   size_t total = (prefix + dict.size() + 1 + 63) / 64 * 64;
   if (total - prefix > 0xffff) {
     prefix = 12;
-    major = 2;
     total = (prefix + dict.size() + 1 + 63) / 64 * 64;
   }
   size_t headerLength = total - prefix;
   dict.append(headerLength - dict.size() - 1, ' ');
   dict += '\n';
 
-  std::vector<uint8_t> bytes;
-  bytes.reserve(total + tensor.data.size());
-  bytes.insert(bytes.end(), kMagic, kMagic + kMagicSize);
-  bytes.push_back(static_cast<uint8_t>(major));
+  std::vector<uint8_t> bytes(kMagic, kMagic + kMagicSize);
+  bytes.push_back(prefix == 10 ? 1 : 2);
   bytes.push_back(0);
   for (size_t i = 0; i < prefix - 8; ++i)
     bytes.push_back(static_cast<uint8_t>(headerLength >> (8 * i)));
@@ -411,9 +379,9 @@ std::vector<uint8_t> attn::runtime::serializeNpy(const HostTensor &tensor) {
 bool attn::runtime::writeNpy(const std::string &path, const HostTensor &tensor,
                              std::string &error) {
   if (tensor.data.size() != tensor.getNumBytes()) {
-    error = "cannot write '" + path + "': the " + tensor.getShapeString() +
-            " tensor holds " + std::to_string(tensor.data.size()) +
-            " bytes, expected " + std::to_string(tensor.getNumBytes());
+    error = concat("cannot write '", path, "': the ", tensor.getShapeString(),
+                   " tensor holds ", tensor.data.size(), " bytes, expected ",
+                   tensor.getNumBytes());
     return false;
   }
   std::vector<uint8_t> bytes = serializeNpy(tensor);

@@ -14,18 +14,15 @@
 
 using namespace attn::runtime;
 
+const char *attn::runtime::getCausalName(CausalMode mode) {
+  return mode == CausalMode::TopLeft       ? "top_left"
+         : mode == CausalMode::BottomRight ? "bottom_right"
+                                           : nullptr;
+}
+
 //===----------------------------------------------------------------------===//
 // Validation
 //===----------------------------------------------------------------------===//
-
-/// Formats an expected shape where -1 stands for "any" ("2x?x?x16xf32").
-static std::string formatExpected(const std::vector<int64_t> &dims,
-                                  ElementType type) {
-  std::string result;
-  for (int64_t dim : dims)
-    result += (dim < 0 ? std::string("?") : std::to_string(dim)) + "x";
-  return result + getTypeName(type);
-}
 
 static bool checkTensor(const HostTensor *tensor, const char *name, size_t rank,
                         const char *layout, std::string &error) {
@@ -35,8 +32,8 @@ static bool checkTensor(const HostTensor *tensor, const char *name, size_t rank,
   }
   std::string shape = tensor->getShapeString();
   if (tensor->shape.size() != rank) {
-    error = std::string(name) + " has shape " + shape + ", expected rank " +
-            std::to_string(rank) + " (" + layout + ")";
+    error = concat(name, " has shape ", shape, ", expected rank ", rank, " (",
+                   layout, ")");
     return false;
   }
   for (int64_t dim : tensor->shape) {
@@ -47,9 +44,8 @@ static bool checkTensor(const HostTensor *tensor, const char *name, size_t rank,
     }
   }
   if (tensor->data.size() != tensor->getNumBytes()) {
-    error = std::string(name) + " holds " +
-            std::to_string(tensor->data.size()) + " bytes, expected " +
-            std::to_string(tensor->getNumBytes()) + " for shape " + shape;
+    error = concat(name, " holds ", tensor->data.size(), " bytes, expected ",
+                   tensor->getNumBytes(), " for shape ", shape);
     return false;
   }
   return true;
@@ -78,21 +74,21 @@ bool attn::runtime::validateProblem(const AttentionProblem &problem,
   int64_t b = q.shape[0], hq = q.shape[1], tq = q.shape[2], d = q.shape[3];
   if (k.shape[0] != b || k.shape[3] != d) {
     error = "key has shape " + k.getShapeString() + ", expected " +
-            formatExpected({b, -1, -1, d}, q.type) +
+            formatShape({b, -1, -1, d}, q.type) +
             " (B x Hkv x Tk x D with B and D of the query " +
             q.getShapeString() + ")";
     return false;
   }
   int64_t hkv = k.shape[1], tk = k.shape[2];
   if (hq % hkv != 0) {
-    error = "key has " + std::to_string(hkv) +
-            " heads, which does not divide the query's " + std::to_string(hq) +
-            " heads (Hq % Hkv must be 0)";
+    error =
+        concat("key has ", hkv, " heads, which does not divide the query's ",
+               hq, " heads (Hq % Hkv must be 0)");
     return false;
   }
   if (v.shape[0] != b || v.shape[1] != hkv || v.shape[2] != tk) {
     error = "value has shape " + v.getShapeString() + ", expected " +
-            formatExpected({b, hkv, tk, -1}, q.type) +
+            formatShape({b, hkv, tk, -1}, q.type) +
             " (B x Hkv x Tk x Dv with B, Hkv and Tk of the key " +
             k.getShapeString() + ")";
     return false;
@@ -112,12 +108,10 @@ bool attn::runtime::validateProblem(const AttentionProblem &problem,
     for (size_t i = 0; i < m.shape.size(); ++i) {
       int64_t want = full[offset + i];
       if (m.shape[i] != 1 && m.shape[i] != want) {
-        error = "mask has shape " + shape +
-                ", which does not broadcast to B x Hq x Tq x Tk = " +
-                std::to_string(b) + "x" + std::to_string(hq) + "x" +
-                std::to_string(tq) + "x" + std::to_string(tk) + ": dimension " +
-                std::to_string(i) + " is " + std::to_string(m.shape[i]) +
-                ", expected 1 or " + std::to_string(want);
+        error = concat("mask has shape ", shape,
+                       ", which does not broadcast to B x Hq x Tq x Tk = ", b,
+                       "x", hq, "x", tq, "x", tk, ": dimension ", i, " is ",
+                       m.shape[i], ", expected 1 or ", want);
         return false;
       }
     }

@@ -6,10 +6,11 @@
 
 #include "attn/Runtime/RunReport.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <numeric>
 
 using namespace attn::runtime;
@@ -50,25 +51,20 @@ CheckReport attn::runtime::checkOutput(const AttentionProblem &problem,
 // Bench
 //===----------------------------------------------------------------------===//
 
+/// The problem's sizes, for the roofline (Explain.h).
+static ProblemSizes getSizes(const AttentionProblem &problem) {
+  const std::vector<int64_t> &q = problem.query->shape, &k = problem.key->shape;
+  return {q[0], q[1], k[1], q[2], k[2], q[3], problem.value->shape[3]};
+}
+
 double attn::runtime::countFlops(const AttentionProblem &problem) {
-  const std::vector<int64_t> &q = problem.query->shape;
-  double tk = static_cast<double>(problem.key->shape[2]);
-  double d = static_cast<double>(q[3]);
-  double dv = static_cast<double>(problem.value->shape[3]);
-  double flops = 2.0 * q[0] * q[1] * q[2] * tk * (d + dv);
-  if (problem.causal != CausalKind::None && q[2] == problem.key->shape[2])
-    flops /= 2.0;
-  return flops;
+  return getAttentionFlops(getSizes(problem), problem.causal);
 }
 
 double attn::runtime::countBytes(const AttentionProblem &problem,
                                  const HostTensor &output) {
-  double bytes = static_cast<double>(problem.query->getNumBytes()) +
-                 problem.key->getNumBytes() + problem.value->getNumBytes() +
-                 output.getNumBytes();
-  if (problem.mask)
-    bytes += problem.mask->getNumBytes();
-  return bytes;
+  double bytes = getAttentionBytes(getSizes(problem), output.type);
+  return problem.mask ? bytes + double(problem.mask->getNumBytes()) : bytes;
 }
 
 BenchReport attn::runtime::summarizeBench(std::vector<double> timesMs,
@@ -143,132 +139,60 @@ std::string attn::runtime::formatResultLines(const RunSummary &summary) {
 // JSON
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// An object under construction: key -> the member's JSON text. The map
-/// keeps the keys sorted bytewise, as llvm::json writes them.
-using JsonObject = std::map<std::string, std::string>;
-} // namespace
-
-/// A number as llvm::json writes a double, or null when not finite.
-static std::string jsonNumber(double value) {
-  if (!std::isfinite(value))
-    return "null";
-  char text[40];
-  std::snprintf(text, sizeof(text), "%.17g", value);
-  return text;
-}
-
-static std::string jsonInteger(int64_t value) { return std::to_string(value); }
-
-static std::string jsonBool(bool value) { return value ? "true" : "false"; }
-
-static std::string jsonString(const std::string &value) {
-  std::string text = "\"";
-  for (char c : value) {
-    unsigned char byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\')
-      text += '\\';
-    if (byte >= 0x20) {
-      text += c;
-      continue;
-    }
-    if (c == '\t' || c == '\n' || c == '\r') {
-      text += c == '\t' ? "\\t" : c == '\n' ? "\\n" : "\\r";
-      continue;
-    }
-    char escape[8];
-    std::snprintf(escape, sizeof(escape), "\\u%04x", byte);
-    text += escape;
-  }
-  return text + "\"";
-}
-
-static std::string jsonObject(const JsonObject &object) {
-  std::string text = "{";
-  for (const auto &[key, value] : object) {
-    if (text.size() > 1)
-      text += ",";
-    text += jsonString(key) + ":" + value;
-  }
-  return text + "}";
-}
-
-static std::string jsonShape(const std::vector<int64_t> &shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? "," : "") + jsonInteger(shape[i]);
-  return text + "]";
-}
-
-static const char *getCausalKindName(CausalKind kind) {
-  switch (kind) {
-  case CausalKind::None:
-    return "none";
-  case CausalKind::TopLeft:
-    return "top_left";
-  case CausalKind::BottomRight:
-    return "bottom_right";
-  }
-  return "none";
+/// Integral numbers as integers, as JSON readers expect of counts.
+static nlohmann::json number(double value) {
+  return value == std::trunc(value) && std::abs(value) < 0x1p53
+             ? nlohmann::json(int64_t(value))
+             : nlohmann::json(value);
 }
 
 std::string attn::runtime::formatJson(const RunSummary &summary) {
-  JsonObject root;
-  root["function"] = jsonString(summary.function);
-  root["target"] = jsonString(summary.target);
-  root["dtype"] = jsonString(getTypeName(summary.resultType));
-  std::string inputs = "[";
-  for (const RunSummary::Argument &argument : summary.arguments) {
-    if (inputs.size() > 1)
-      inputs += ",";
-    inputs += jsonObject({{"name", jsonString(argument.label)},
-                          {"shape", jsonShape(argument.shape)},
-                          {"dtype", jsonString(getTypeName(argument.type))},
-                          {"source", jsonString(argument.source)}});
-  }
-  root["inputs"] = inputs + "]";
-  JsonObject output{{"shape", jsonShape(summary.resultShape)},
-                    {"dtype", jsonString(getTypeName(summary.resultType))}};
+  // nlohmann::json keeps its keys sorted.
+  nlohmann::json root = {{"function", summary.function},
+                         {"target", summary.target},
+                         {"dtype", getTypeName(summary.resultType)},
+                         {"inputs", nlohmann::json::array()},
+                         {"output",
+                          {{"shape", summary.resultShape},
+                           {"dtype", getTypeName(summary.resultType)}}},
+                         {"scale", number(summary.scale)},
+                         {"causal", summary.causal == CausalMode::None
+                                        ? "none"
+                                        : getCausalName(summary.causal)}};
+  for (const RunSummary::Argument &argument : summary.arguments)
+    root["inputs"].push_back({{"name", argument.label},
+                              {"shape", argument.shape},
+                              {"dtype", getTypeName(argument.type)},
+                              {"source", argument.source}});
   if (!summary.outputPath.empty())
-    output["file"] = jsonString(summary.outputPath);
-  root["output"] = jsonObject(output);
-  root["scale"] = jsonNumber(summary.scale);
-  root["causal"] = jsonString(getCausalKindName(summary.causal));
+    root["output"]["file"] = summary.outputPath;
   if (summary.resultType == ElementType::F32)
-    root["precision"] = jsonString(summary.tf32 ? "tf32" : "ieee");
-
-  if (summary.check) {
-    const CheckReport &check = *summary.check;
-    root["check"] = jsonObject(
-        {{"status", jsonString(check.result.pass ? "PASS" : "FAIL")},
-         {"rel_l2", jsonNumber(check.result.relL2)},
-         {"max_abs", jsonNumber(check.result.maxAbs)},
-         {"rel_l2_tol", jsonNumber(check.tolerance.relL2)},
-         {"max_abs_tol", jsonNumber(check.tolerance.maxAbs)},
-         {"rows_checked", jsonInteger(check.result.checkedRows)},
-         {"rows_total", jsonInteger(check.totalRows)},
-         {"sampled", jsonBool(check.sampled)},
-         {"nan_mismatches", jsonInteger(check.result.nanMismatches)},
-         {"non_finite_outputs", jsonInteger(check.result.nonFiniteOutputs)},
-         {"reason", jsonString(check.result.reason)}});
-  }
-  if (summary.bench) {
-    const BenchReport &bench = *summary.bench;
-    root["bench"] =
-        jsonObject({{"median_ms", jsonNumber(bench.medianMs)},
-                    {"min_ms", jsonNumber(bench.minMs)},
-                    {"tflops", jsonNumber(bench.tflops)},
-                    {"floor_ms", jsonNumber(bench.floorMs)},
-                    {"flop_floor_ms", jsonNumber(bench.flopFloorMs)},
-                    {"memory_floor_ms", jsonNumber(bench.memoryFloorMs)},
-                    {"iters", jsonInteger(bench.iterations)},
-                    {"flops", jsonNumber(bench.flops)},
-                    {"bytes", jsonNumber(bench.bytes)},
-                    {"device", jsonString(bench.device.description)}});
-  }
+    root["precision"] = summary.tf32 ? "tf32" : "ieee";
+  if (const std::optional<CheckReport> &check = summary.check)
+    root["check"] = {{"status", check->result.pass ? "PASS" : "FAIL"},
+                     {"rel_l2", number(check->result.relL2)},
+                     {"max_abs", number(check->result.maxAbs)},
+                     {"rel_l2_tol", number(check->tolerance.relL2)},
+                     {"max_abs_tol", number(check->tolerance.maxAbs)},
+                     {"rows_checked", check->result.checkedRows},
+                     {"rows_total", check->totalRows},
+                     {"sampled", check->sampled},
+                     {"nan_mismatches", check->result.nanMismatches},
+                     {"non_finite_outputs", check->result.nonFiniteOutputs},
+                     {"reason", check->result.reason}};
+  if (const std::optional<BenchReport> &bench = summary.bench)
+    root["bench"] = {{"median_ms", number(bench->medianMs)},
+                     {"min_ms", number(bench->minMs)},
+                     {"tflops", number(bench->tflops)},
+                     {"floor_ms", number(bench->floorMs)},
+                     {"flop_floor_ms", number(bench->flopFloorMs)},
+                     {"memory_floor_ms", number(bench->memoryFloorMs)},
+                     {"iters", bench->iterations},
+                     {"flops", number(bench->flops)},
+                     {"bytes", number(bench->bytes)},
+                     {"device", bench->device.description}};
   if (summary.explain)
-    root["explain"] = writeJson(
-        explainToJson(summary.explain->facts, summary.explain->report),
-        /*indent=*/0);
-  return jsonObject(root);
+    root["explain"] = nlohmann::json::parse(
+        explainToJson(summary.explain->facts, summary.explain->report));
+  return root.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

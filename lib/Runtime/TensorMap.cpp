@@ -13,6 +13,7 @@
 #include "attn/Runtime/TensorMap.h"
 
 #include "attn/Runtime/CudaLaunch.h"
+#include "attn/Runtime/Facts.h"
 
 #include <cstdio>
 #include <cstring>
@@ -24,13 +25,6 @@ using namespace attn::runtime;
 // The encoding
 //===----------------------------------------------------------------------===//
 
-static std::string formatHex(uint64_t value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "0x%llx",
-                static_cast<unsigned long long>(value));
-  return buffer;
-}
-
 template <typename T>
 static std::string formatList(const T *values, unsigned count) {
   std::string text = "[";
@@ -39,87 +33,33 @@ static std::string formatList(const T *values, unsigned count) {
   return text + "]";
 }
 
-static std::string getDataTypeName(CUtensorMapDataType type) {
-  switch (type) {
-  case CU_TENSOR_MAP_DATA_TYPE_FLOAT32:
-    return "FLOAT32";
-  case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
-    return "FLOAT16";
-  case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16:
-    return "BFLOAT16";
-  default:
-    return "data type " + std::to_string(static_cast<int>(type));
-  }
-}
-
-static std::string getSwizzleName(CUtensorMapSwizzle swizzle) {
-  switch (swizzle) {
-  case CU_TENSOR_MAP_SWIZZLE_NONE:
-    return "NONE";
-  case CU_TENSOR_MAP_SWIZZLE_32B:
-    return "32B";
-  case CU_TENSOR_MAP_SWIZZLE_64B:
-    return "64B";
-  case CU_TENSOR_MAP_SWIZZLE_128B:
-    return "128B";
-  default:
-    return std::to_string(static_cast<int>(swizzle));
-  }
-}
-
-static std::string getL2PromotionName(CUtensorMapL2promotion promotion) {
-  switch (promotion) {
-  case CU_TENSOR_MAP_L2_PROMOTION_NONE:
-    return "NONE";
-  case CU_TENSOR_MAP_L2_PROMOTION_L2_64B:
-    return "64B";
-  case CU_TENSOR_MAP_L2_PROMOTION_L2_128B:
-    return "128B";
-  case CU_TENSOR_MAP_L2_PROMOTION_L2_256B:
-    return "256B";
-  }
-  return std::to_string(static_cast<int>(promotion));
-}
-
 std::string TensorMapEncoding::describe() const {
+  static const char *const kSwizzles[] = {"NONE", "32B", "64B", "128B"};
+  static const char *const kPromotions[] = {"NONE", "64B", "128B", "256B"};
   unsigned dims = rank <= kMaxRank ? rank : kMaxRank;
-  std::string text = getDataTypeName(dataType) + ", rank " +
-                     std::to_string(rank) + ", address " +
-                     formatHex(globalAddress) + ", dims " +
-                     formatList(globalDim, dims) + ", strides " +
-                     formatList(globalStrides, dims ? dims - 1 : 0) +
-                     " bytes, box " + formatList(boxDim, dims) +
-                     ", element strides " + formatList(elementStrides, dims);
-  text += std::string(", interleave ") +
-          (interleave == CU_TENSOR_MAP_INTERLEAVE_NONE
-               ? "NONE"
-               : std::to_string(static_cast<int>(interleave)));
-  text +=
-      ", swizzle " + getSwizzleName(swizzle) + ", L2 promotion " +
-      getL2PromotionName(l2Promotion) + ", OOB fill " +
-      (oobFill == CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE ? std::string("NONE")
-                                                    : "NAN_REQUEST_ZERO_FMA");
-  return text;
-}
-
-bool attn::runtime::getTensorMapSwizzle(unsigned bytes,
-                                        CUtensorMapSwizzle &out) {
-  switch (bytes) {
-  case 0:
-    out = CU_TENSOR_MAP_SWIZZLE_NONE;
-    return true;
-  case 32:
-    out = CU_TENSOR_MAP_SWIZZLE_32B;
-    return true;
-  case 64:
-    out = CU_TENSOR_MAP_SWIZZLE_64B;
-    return true;
-  case 128:
-    out = CU_TENSOR_MAP_SWIZZLE_128B;
-    return true;
-  default:
-    return false;
-  }
+  return std::string(dataType == CU_TENSOR_MAP_DATA_TYPE_FLOAT32   ? "FLOAT32"
+                     : dataType == CU_TENSOR_MAP_DATA_TYPE_FLOAT16 ? "FLOAT16"
+                     : dataType == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                         ? "BFLOAT16"
+                         : "data type " + std::to_string(int(dataType))) +
+         ", rank " + std::to_string(rank) + ", address " +
+         formatHex(globalAddress) + ", dims " + formatList(globalDim, dims) +
+         ", strides " + formatList(globalStrides, dims ? dims - 1 : 0) +
+         " bytes, box " + formatList(boxDim, dims) + ", element strides " +
+         formatList(elementStrides, dims) + ", interleave " +
+         (interleave == CU_TENSOR_MAP_INTERLEAVE_NONE
+              ? "NONE"
+              : std::to_string(int(interleave))) +
+         ", swizzle " +
+         (int(swizzle) < 4 ? kSwizzles[swizzle]
+                           : std::to_string(int(swizzle))) +
+         ", L2 promotion " +
+         (int(l2Promotion) < 4 ? kPromotions[l2Promotion]
+                               : std::to_string(int(l2Promotion))) +
+         ", OOB fill " +
+         (oobFill == CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
+              ? "NONE"
+              : "NAN_REQUEST_ZERO_FMA");
 }
 
 /// "400 bytes" for a stride of `elements` elements of `elementBytes` bytes
@@ -170,13 +110,9 @@ bool attn::runtime::getTensorMapEncoding(const KernelParam &param,
   if (param.box.size() != rank)
     return fail("the box has " + std::to_string(param.box.size()) +
                 " entries but the operand has rank " + std::to_string(rank));
-  for (size_t i = 0; i < rank; ++i)
-    if (param.box[i] < 1 || param.box[i] > 256)
-      return fail("box[" + std::to_string(i) + "] is " +
-                  std::to_string(param.box[i]) + " (expected 1 .. 256)");
-  if (!getTensorMapSwizzle(param.swizzle, encoding.swizzle))
-    return fail("swizzle " + std::to_string(param.swizzle) +
-                " (expected 0, 32, 64 or 128)");
+  // 0, 32, 64 and 128 bytes (verifyManifest): NONE, 32B, 64B, 128B.
+  encoding.swizzle =
+      CUtensorMapSwizzle(param.swizzle ? 1 + param.swizzle / 64 : 0);
 
   const int64_t kMaxSize = int64_t(1) << 32;
   for (size_t i = 0; i < rank; ++i)
@@ -250,6 +186,9 @@ bool attn::runtime::encodeTensorMap(const CudaDriverApi &api,
 //===----------------------------------------------------------------------===//
 // The device copies
 //===----------------------------------------------------------------------===//
+
+TensorMapCache::TensorMapCache(size_t capacity)
+    : capacity(capacity ? capacity : getFacts().tensorMapCacheCapacity) {}
 
 bool TensorMapCache::get(const TensorMapBytes &bytes,
                          const Synchronize &synchronize, const Upload &upload,

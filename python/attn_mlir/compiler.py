@@ -31,17 +31,14 @@ import subprocess
 import tempfile
 import warnings
 
+from .facts import FACTS
 from .manifest import Manifest
 
 _ELEMENT_TYPES = ("f32", "f16", "bf16")
 _MASK_TYPES = _ELEMENT_TYPES + ("i1",)
-# The chips of sm_80 and newer that LLVM 22's NVPTX backend knows: the table
-# of lib/Dialect/Attn/IR/AttnDialect.cpp (test_compiler.py checks they agree).
-KNOWN_CHIPS = (
-    "sm_80", "sm_86", "sm_87", "sm_88", "sm_89", "sm_90", "sm_90a",
-    "sm_100", "sm_100a", "sm_100f", "sm_101", "sm_101a", "sm_101f",
-    "sm_103", "sm_103a", "sm_103f", "sm_110", "sm_110a", "sm_110f",
-    "sm_120", "sm_120a", "sm_120f", "sm_121", "sm_121a", "sm_121f")
+# The chips of sm_80 and newer that LLVM 22's NVPTX backend knows; the
+# dialect's verifier reads the same list (facts.json).
+KNOWN_CHIPS = tuple(FACTS["known_cuda_chips"])
 
 
 class CompileError(RuntimeError):

@@ -6,11 +6,10 @@ floor reached, registers, shared memory, spills and occupancy, the kernel
 config, and which known causes apply (spills, low_occupancy, uncoalesced,
 no_tensor_cores, shared_memory_reads, short_programs).
 
-The arithmetic (`compute`, `Facts` in, `Report` out) is pure Python and
-mirrors lib/Runtime/Explain.cpp and lib/Runtime/Roofline.cpp formula for
-formula, threshold for threshold: the two must agree, and their unit tests
-(python/tests/test_explain.py, unittests/Runtime/ExplainTest.cpp) check the
-same cases against the same numbers. `gather` reads the facts of a loaded
+The arithmetic (`compute`, `Facts` in, `Report` out) is pure Python; its
+peak table and thresholds are facts.json's, which lib/Runtime/Explain.cpp
+reads too, and python/tests/shared_cases.json holds reports both must give
+alike. `gather` reads the facts of a loaded
 kernel through the CUDA driver (attn_mlir.runtime), `explain` times it too:
 
     report = attn_mlir.explain.explain(kernel, q, k, v)      # runtime.Kernel
@@ -24,24 +23,18 @@ import shutil
 import subprocess
 import tempfile
 
-# Thresholds (Explain.h).
-LOW_OCCUPANCY_BLOCKS = 2   # fewer resident blocks per SM is low occupancy
-LOW_OCCUPANCY_WARPS = 8    # fewer resident warps per SM is low occupancy
-ALIGNMENT_BYTES = 16       # rows and base addresses, for 16-byte vector loads
-SHARED_BYTES_PER_CYCLE = 128.0   # shared-memory bandwidth of an SM (sm_80, sm_90)
-SHORT_PROGRAM_KEYS = 256   # fewer keys per program on average is short programs
-PROGRAM_COST_KEYS = 112.0  # a program's own cost in keys' worth (the H200 seed fit)
+from .facts import CU, FACTS
+
+# Thresholds (facts.json, shared with lib/Runtime/Explain.cpp; docs/Explain.md).
+_T = FACTS["explain"]
+LOW_OCCUPANCY_BLOCKS = _T["low_occupancy_blocks"]        # fewer resident blocks per SM
+LOW_OCCUPANCY_WARPS = _T["low_occupancy_warps"]          # fewer resident warps per SM
+ALIGNMENT_BYTES = _T["coalesced_alignment_bytes"]        # rows and base addresses
+SHARED_BYTES_PER_CYCLE = _T["shared_bytes_per_cycle"]    # shared-memory bandwidth of an SM
+SHORT_PROGRAM_KEYS = _T["short_program_keys"]            # fewer keys per program on average
+PROGRAM_COST_KEYS = _T["program_cost_keys"]              # a program's own cost in keys' worth
 
 ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i1": 1}
-
-# Dense peak TFLOP/s (Roofline.cpp): f16/bf16 tensor cores, tf32 tensor
-# cores, fp32 FMA.
-_PEAKS = {
-    "H100/H200 SXM": (989.4, 494.7, 66.9),
-    "H100 PCIe": (756.5, 378.0, 51.2),
-    "H100 NVL": (835.5, 417.5, 60.0),
-    "A100": (312.0, 156.0, 19.5),
-}
 
 
 def parse_chip(chip):
@@ -54,27 +47,25 @@ def parse_chip(chip):
 
 
 def peak_tflops(chip, device_name, dtype, tf32=True):
-    """(TFLOP/s, note) as getPeakTflops: 0 and a note for unknown chips."""
+    """(TFLOP/s, note) as getPeakTflops: the first entry of facts.json's
+    peak table for the chip's compute capability whose device-name part is in
+    `device_name`; 0 and a note for unknown chips."""
     parsed = parse_chip(chip)
-    entry = None
-    if parsed and parsed[:2] == (9, 0):
-        entry = ("H100 PCIe" if "PCIe" in device_name else
-                 "H100 NVL" if "NVL" in device_name else "H100/H200 SXM")
-    elif parsed and parsed[:2] == (8, 0):
-        entry = "A100"
+    entry = next((e for e in FACTS["peak_tflops"]
+                  if parsed and list(parsed[:2]) == e["compute_capability"]
+                  and e["device_name_contains"] in device_name), None)
     if entry is None:
         where = f" ({device_name})" if device_name else ""
         return 0.0, f"no peak FLOP/s known for {chip or '?'}{where}; the floor counts bytes only"
-    half, tf32_peak, fp32 = _PEAKS[entry]
     if dtype in ("f16", "bf16"):
-        value, what = half, "dense f16/bf16 tensor cores"
+        value, what = entry["f16"], "dense f16/bf16 tensor cores"
     elif dtype == "f32" and tf32:
-        value, what = tf32_peak, "dense tf32 tensor cores"
+        value, what = entry["tf32"], "dense tf32 tensor cores"
     elif dtype == "f32":
-        value, what = fp32, "fp32 FMA"
+        value, what = entry["f32"], "fp32 FMA"
     else:
         return 0.0, f"no peak FLOP/s for {dtype} inputs"
-    return value, f"{entry} {what}: {value:.1f} TFLOP/s"
+    return value, f"{entry['name']} {what}: {value:.1f} TFLOP/s"
 
 
 @dataclasses.dataclass
@@ -559,35 +550,35 @@ def gather(kernel, q, k, v, mask=None, out=None, median_ms=0.0):
     precision = m.attributes.get("precision")
     tf32 = dtype == "f32" and precision != "ieee"
     ordinal = q.device.index or 0
-    attr = lambda a: runtime.device_attribute(ordinal, a)  # noqa: E731
-    cc = (attr(runtime.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
-          attr(runtime.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR))
+    attr = lambda a: runtime.device_attribute(ordinal, CU["CU_DEVICE_ATTRIBUTE_" + a])  # noqa: E731
+    cc = (attr("COMPUTE_CAPABILITY_MAJOR"),
+          attr("COMPUTE_CAPABILITY_MINOR"))
     name = runtime.device_name(ordinal)
     arch = f"sm_{cc[0]}{cc[1]}"
     peak, note = peak_tflops(arch, name, dtype, tf32)
     device = Device(
         name=name, arch=arch,
-        multiprocessors=attr(runtime.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
-        clock_khz=attr(runtime.CU_DEVICE_ATTRIBUTE_CLOCK_RATE),
-        bandwidth_bytes_per_s=2.0 * attr(runtime.CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE) * 1000.0
-        * attr(runtime.CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH) / 8.0,
+        multiprocessors=attr("MULTIPROCESSOR_COUNT"),
+        clock_khz=attr("CLOCK_RATE"),
+        bandwidth_bytes_per_s=2.0 * attr("MEMORY_CLOCK_RATE") * 1000.0
+        * attr("GLOBAL_MEMORY_BUS_WIDTH") / 8.0,
         peak_tflops=peak, peak_note=note,
-        max_threads_per_sm=attr(runtime.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR),
-        max_blocks_per_sm=attr(runtime.CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR),
-        registers_per_sm=attr(runtime.CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR),
-        shared_bytes_per_sm=attr(runtime.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR))
+        max_threads_per_sm=attr("MAX_THREADS_PER_MULTIPROCESSOR"),
+        max_blocks_per_sm=attr("MAX_BLOCKS_PER_MULTIPROCESSOR"),
+        registers_per_sm=attr("MAX_REGISTERS_PER_MULTIPROCESSOR"),
+        shared_bytes_per_sm=attr("MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"))
     threads = m.block[0] * m.block[1] * m.block[2]
     gx, gy, gz = m.grid_for(shapes)
     with open(m.ptx_path) as f:
         ptx = f.read()
-    fa = kernel.function_attribute
+    fa = lambda a: kernel.function_attribute(CU["CU_FUNC_ATTRIBUTE_" + a])  # noqa: E731
     info = Kernel(
         name=m.kernel, threads_per_block=threads, grid_blocks=gx * gy * gz,
-        registers=fa(runtime.CU_FUNC_ATTRIBUTE_NUM_REGS),
-        local_bytes=fa(runtime.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES),
-        static_shared_bytes=fa(runtime.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
+        registers=fa("NUM_REGS"),
+        local_bytes=fa("LOCAL_SIZE_BYTES"),
+        static_shared_bytes=fa("SHARED_SIZE_BYTES"),
         dynamic_shared_bytes=m.shared_memory_bytes,
-        max_threads_per_block=fa(runtime.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+        max_threads_per_block=fa("MAX_THREADS_PER_BLOCK"),
         active_blocks_per_sm=kernel.max_active_blocks_per_sm(),
         block_m=m.config.get("block_m", 0), block_n=m.config.get("block_n", 0),
         num_warps=m.config.get("num_warps", 0), num_stages=m.config.get("num_stages", 0),
@@ -625,7 +616,7 @@ def gather(kernel, q, k, v, mask=None, out=None, median_ms=0.0):
                  operands, mask_blocks, causal_rows)
 
 
-WARMUP_MS = 250.0
+WARMUP_MS = FACTS["bench_warmup_ms"]
 
 
 def warm_up(fn, calls=10, min_ms=WARMUP_MS):

@@ -67,11 +67,16 @@ class Manifest:
     (name, element_bytes, shape), in order; `prologue` is the list of
     "prologue" entries (kernel, block, grid, shared_memory_bytes, params).
     Both are empty in version 1. Version 3 adds params of kind
-    "tensor_map" (operand, box, swizzle), checked as the C++ reader does."""
+    "tensor_map" (operand, box, swizzle). The checks give the C++ reader's
+    messages (python/tests/shared_cases.json)."""
 
     def __init__(self, data, directory=""):
-        if data.get("format") != "attn-mlir-manifest" or data.get("version") not in VERSIONS:
-            raise ManifestError("not an attn-mlir manifest (format/version)")
+        if data.get("format") != "attn-mlir-manifest":
+            raise ManifestError(f"format: '{data.get('format')}' is not an attn-mlir launch "
+                                "manifest (expected 'attn-mlir-manifest')")
+        if data.get("version") not in VERSIONS:
+            raise ManifestError(f"version: unsupported manifest version {data.get('version')} "
+                                "(this reader supports versions 1, 2 and 3)")
         self.data = data
         self.version = data["version"]
         self.directory = directory
@@ -105,8 +110,7 @@ class Manifest:
 
     def _read_tensor_maps(self):
         """Checks the tensor_map params (version 3) with the messages of the
-        C++ reader (without line and column, and without its "invalid
-        manifest: " before the rules that need the operand)."""
+        C++ reader."""
         nbytes = ELEMENT_BYTES.get(self.element_type, 1)
         for list_path, params in self._param_lists():
             memrefs = {p.get("operand") for p in params if p.get("kind") == "memref"}
@@ -155,7 +159,7 @@ class Manifest:
 
     def _read_version_2(self, data):
         """Reads "workspace" and "prologue" and checks the workspace params,
-        with the messages of the C++ reader (without line and column)."""
+        with the messages of the C++ reader."""
         if self.version < 2:
             for key in ("workspace", "prologue"):
                 if key in data:
@@ -177,7 +181,8 @@ class Manifest:
                                     "(expected 1, 2, 4 or 8)")
             shape = w.get("shape")
             if not isinstance(shape, list) or not 1 <= len(shape) <= 8:
-                raise ManifestError(f"{path}.shape: expected 1 .. 8 dimensions")
+                raise ManifestError(f"{path}.shape: expected 1 .. 8 dimensions, found "
+                                    f"{len(shape) if isinstance(shape, list) else 0}")
             self.workspaces[name] = w
         for i, p in enumerate(data.get("prologue", [])):
             for key in ("kernel", "block", "grid", "params"):

@@ -14,33 +14,16 @@ import collections
 import ctypes
 import threading
 
+from .facts import CU, FACTS
 from .manifest import ELEMENT_BYTES, Manifest
 
-_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
-# cuda.h's CUfunction_attribute and CUdevice_attribute values the explain
-# report reads (attn_mlir.explain.gather).
-CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
-CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
-CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3
-CU_FUNC_ATTRIBUTE_NUM_REGS = 4
-CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13
-CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
-CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36
-CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37
-CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39
-CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
-CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
-CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 81
-CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR = 82
-CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR = 106
-# cuda.h's CUtensorMap enum values (cuTensorMapEncodeTiled).
-CU_TENSOR_MAP_DATA_TYPE = {"f16": 6, "f32": 7, "bf16": 9}
-CU_TENSOR_MAP_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}
-CU_TENSOR_MAP_INTERLEAVE_NONE = 0
-CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2
-CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0
+# cuda.h's CUtensorMap enum values (cuTensorMapEncodeTiled), from facts.json.
+CU_TENSOR_MAP_DATA_TYPE = {t: CU[f"CU_TENSOR_MAP_DATA_TYPE_{n}"]
+                           for t, n in (("f16", "FLOAT16"), ("f32", "FLOAT32"), ("bf16", "BFLOAT16"))}
+CU_TENSOR_MAP_SWIZZLE = {b: CU[f"CU_TENSOR_MAP_SWIZZLE_{n}"]
+                         for b, n in ((0, "NONE"), (32, "32B"), (64, "64B"), (128, "128B"))}
 # The device copies of tensor maps a kernel keeps (the C++ TensorMapCache's).
-TENSOR_MAP_CACHE_CAPACITY = 256
+TENSOR_MAP_CACHE_CAPACITY = FACTS["tensor_map_cache_capacity"]
 _cuda = None
 
 
@@ -157,9 +140,9 @@ def tensor_map_encoding(param, element_type, address, shape, strides, offset=0):
     return TensorMapEncoding(
         data_type=data_type, rank=rank, global_address=start, global_dim=shape[::-1],
         global_strides=tuple(strides[rank - 2 - i] * nbytes for i in range(rank - 1)),
-        box_dim=box[::-1], element_strides=(1,) * rank, interleave=CU_TENSOR_MAP_INTERLEAVE_NONE,
-        swizzle=swizzle, l2_promotion=CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-        oob_fill=CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+        box_dim=box[::-1], element_strides=(1,) * rank, interleave=CU["CU_TENSOR_MAP_INTERLEAVE_NONE"],
+        swizzle=swizzle, l2_promotion=CU["CU_TENSOR_MAP_L2_PROMOTION_L2_128B"],
+        oob_fill=CU["CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE"])
 
 
 def describe_tensor_map(e):
@@ -337,7 +320,7 @@ class Kernel:
         # Always raise the dynamic limit to what the kernel takes: its static
         # shared memory counts against the 48 KiB default too.
         if shared_memory_bytes > 0:
-            _check(cuda.cuFuncSetAttribute(function, _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            _check(cuda.cuFuncSetAttribute(function, CU["CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES"],
                                            shared_memory_bytes), "cuFuncSetAttribute")
         return function
 

@@ -1,7 +1,7 @@
 """The explain report's arithmetic (pure Python: no GPU, no torch).
 
-The cases and expected numbers are those of unittests/Runtime/ExplainTest.cpp:
-attn_mlir.explain and lib/Runtime/Explain.cpp must agree."""
+test_shared_cases.py checks that attn_mlir.explain and lib/Runtime/Explain.cpp
+report alike on the cases of shared_cases.json."""
 
 import json
 import os
@@ -11,6 +11,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from attn_mlir import explain as ex  # noqa: E402
+from attn_mlir.facts import CU  # noqa: E402
 
 
 def make_device():
@@ -212,20 +213,6 @@ class ArithmeticTest(unittest.TestCase):
         self.assertEqual(data["registers"], 168)
         self.assertEqual(data["flops"], r.flops)
 
-    def test_golden_lines_shared_with_cpp(self):
-        """explain_golden.txt is also what unittests/Runtime/ExplainTest.cpp
-        expects of the C++ report: the two agree line for line."""
-        d = make_device()
-        d.peak_note = "note"
-        k = ex.Kernel("x", 128, 24576, 168, 8, 0, 65536, 0, -1, 64, 64, 4, 2,
-                      ex.TensorCores("ptx", 0, "cuobjdump not found"))
-        f = ex.Facts(ex.Sizes(32, 96, 96, 512, 512, 128, 128), "f32", True, None, 512 * 512, "f32",
-                     5.28, d, k, [ex.Operand("k", (32, 96, 512, 128),
-                                             (96 * 512 * 130, 512 * 130, 130, 1), 4)],
-                     mask_blocks=(28, 28, 0, 8))
-        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "explain_golden.txt")) as g:
-            self.assertEqual(ex.compute(f).text(), g.read())
-
     def test_mask_blocks(self):
         """The block map's classes as explain counts them (countMaskBlocks),
         and the line and JSON member they give (ExplainTest.MaskBlocks)."""
@@ -333,10 +320,10 @@ class FakeKernel:
 
     def function_attribute(self, attribute):
         from attn_mlir import runtime
-        return {runtime.CU_FUNC_ATTRIBUTE_NUM_REGS: 168,
-                runtime.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: 0,
-                runtime.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: 0,
-                runtime.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: 384}[attribute]
+        return {CU["CU_FUNC_ATTRIBUTE_NUM_REGS"]: 168,
+                CU["CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES"]: 0,
+                CU["CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES"]: 0,
+                CU["CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK"]: 384}[attribute]
 
     def max_active_blocks_per_sm(self):
         return 2
@@ -384,16 +371,16 @@ class GatherTest(unittest.TestCase):
         from attn_mlir import runtime
         from attn_mlir.manifest import Manifest
 
-        attrs = {runtime.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: 9,
-                 runtime.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: 0,
-                 runtime.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: 132,
-                 runtime.CU_DEVICE_ATTRIBUTE_CLOCK_RATE: 1980000,
-                 runtime.CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: 2619000,
-                 runtime.CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: 6144,
-                 runtime.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: 2048,
-                 runtime.CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: 32,
-                 runtime.CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: 65536,
-                 runtime.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: 233472}
+        attrs = {CU["CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR"]: 9,
+                 CU["CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR"]: 0,
+                 CU["CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"]: 132,
+                 CU["CU_DEVICE_ATTRIBUTE_CLOCK_RATE"]: 1980000,
+                 CU["CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE"]: 2619000,
+                 CU["CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH"]: 6144,
+                 CU["CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR"]: 2048,
+                 CU["CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR"]: 32,
+                 CU["CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR"]: 65536,
+                 CU["CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"]: 233472}
         saved = runtime.device_attribute, runtime.device_name, ex.find_cuda_tool
         runtime.device_attribute = lambda ordinal, a: attrs[a]
         runtime.device_name = lambda ordinal: "NVIDIA H200"

@@ -16,6 +16,7 @@
 #ifdef ATTN_HAS_CUDA_DRIVER
 #include "attn/Runtime/CudaDriver.h"
 #include "attn/Runtime/CudaLaunch.h"
+#include "attn/Runtime/Explain.h"
 #endif
 
 #include "ManifestTestHelpers.h"
@@ -77,7 +78,7 @@ TEST(CudaLaunchTest, PrepareLaunchWithPrologue) {
   EXPECT_EQ(config.grid[0], 8u);
   EXPECT_EQ(config.params.size(), 67u);
   ASSERT_EQ(config.prologue.size(), 1u);
-  const PrologueLaunch &prologue = config.prologue[0];
+  const LaunchConfig &prologue = config.prologue[0];
   EXPECT_EQ(prologue.grid[0], 5u); // ceil(300 / 64)
   EXPECT_EQ(prologue.grid[1], 8u); // ceil(1000 / 128)
   EXPECT_EQ(prologue.grid[2], 1u);
@@ -425,8 +426,8 @@ TEST(CudaWorkspaceTest, PrologueWritesWhatTheMainKernelReads) {
   ASSERT_TRUE(
       ManifestKernel::load(device, manifest, getWorkspacePtx(), kernel, error))
       << error;
-  ASSERT_EQ(kernel.getPrologueKernels().size(), 1u);
-  EXPECT_EQ(kernel.getPrologueKernels()[0].getName(), "fill_map");
+  ASSERT_EQ(kernel.getKernels().size(), 2u);
+  EXPECT_EQ(kernel.getKernels()[1].getName(), "fill_map");
   EXPECT_EQ(kernel.getWorkspaceCapacity("map"), 0u);
 
   DeviceBuffer inputs, output;

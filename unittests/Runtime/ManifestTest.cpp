@@ -46,9 +46,8 @@ Manifest makeFullManifest() {
   manifest.attributes.scale = 0.125;
   manifest.attributes.causal = CausalMode::BottomRight;
   manifest.attributes.precision = PrecisionMode::IEEE;
-  manifest.config.extra.emplace_back("swizzle", JsonValue::makeString("128B"));
-  manifest.config.extra.emplace_back("warp_specialize",
-                                     JsonValue::makeBool(true));
+  manifest.config.extra.emplace_back("swizzle", "\"128B\"");
+  manifest.config.extra.emplace_back("warp_specialize", "true");
   manifest.block[0] = 32;
   manifest.block[1] = 4;
   manifest.block[2] = 2;
@@ -163,7 +162,7 @@ TEST(ManifestTest, EveryField) {
   EXPECT_EQ(manifest.config.numStages, 2);
   ASSERT_EQ(manifest.config.extra.size(), 2u);
   EXPECT_EQ(manifest.config.extra[0].first, "swizzle");
-  EXPECT_EQ(manifest.config.extra[1].second, JsonValue::makeBool(true));
+  EXPECT_EQ(manifest.config.extra[1].second, "true");
   EXPECT_EQ(manifest.block[0], 32u);
   EXPECT_EQ(manifest.block[1], 4u);
   EXPECT_EQ(manifest.block[2], 2u);
@@ -205,82 +204,81 @@ std::string editExample(const std::string &from, const std::string &to) {
 TEST(ManifestTest, Errors) {
   // Malformed JSON.
   EXPECT_EQ(manifestError(editExample("\"chip\": \"sm_90a\",", "\"chip\": ,")),
-            "line 5, column 11: expected a JSON value, found character ','");
+            "parse error at line 5, column 11: syntax error while parsing "
+            "value - unexpected ','; expected '[', '{', or a literal");
   EXPECT_EQ(
       manifestError(editExample("\"ptx\": \"f.ptx\",", "\"ptx\": \"f.ptx\"")),
-      "line 5, column 3: expected ',' or '}' in object, found "
-      "character '\"'");
+      "parse error at line 5, column 8: syntax error while parsing object - "
+      "unexpected string literal; expected '}'");
   // Format and version.
   EXPECT_EQ(manifestError("[]"),
-            "line 1, column 1: manifest: expected an object, found an array");
+            "manifest: expected an object, found an array");
   EXPECT_EQ(manifestError(editExample("attn-mlir-manifest", "other")),
-            "line 2, column 13: format: 'other' is not an attn-mlir launch "
+            "format: 'other' is not an attn-mlir launch "
             "manifest (expected 'attn-mlir-manifest')");
   EXPECT_EQ(manifestError(editExample("\"version\": 1", "\"version\": 4")),
-            "line 2, column 46: version: unsupported manifest version 4 (this "
+            "version: unsupported manifest version 4 (this "
             "reader supports versions 1, 2 and 3)");
   EXPECT_EQ(manifestError(editExample("\"version\": 1", "\"version\": 0")),
-            "line 2, column 46: version: unsupported manifest version 0 (this "
+            "version: unsupported manifest version 0 (this "
             "reader supports versions 1, 2 and 3)");
   // Keys.
   EXPECT_EQ(manifestError(editExample("\"ptx\": \"f.ptx\",", "")),
-            "line 1, column 1: missing key 'ptx'");
+            "missing key 'ptx'");
   std::string unknown = manifestError(
       editExample("\"chip\": \"sm_90a\",", "\"chip\": \"sm_90a\", \"x\": 1,"));
-  EXPECT_EQ(unknown.substr(0, 47),
-            "line 5, column 26: unknown key 'x' (expected fo");
+  EXPECT_EQ(unknown.substr(0, 28), "unknown key 'x' (expected fo");
   // Values.
   EXPECT_EQ(manifestError(editExample("\"bf16\"", "\"i1\"")),
-            "line 7, column 19: element_type: unknown element type 'i1' "
+            "element_type: unknown element type 'i1' "
             "(expected f32, f16 or bf16)");
   EXPECT_EQ(
       manifestError(editExample("[-1, 8, -1, 128]}", "[-1, 0, -1, 128]}")),
-      "line 9, column 28: key.shape[1]: size 0 (expected -1 for a "
-      "dynamic size or a size >= 1)");
+      "key.shape[1] is 0 (expected -1 for a dynamic size or a size >= 1)");
   EXPECT_EQ(manifestError(editExample("\"Tq\", 128", "\"Tx\", 128")),
-            "line 16, column 27: grid[0].ceil_div[0]: unknown size name 'Tx' "
+            "grid[0]: unknown size name 'Tx' "
             "(expected one of B, Hq, Hkv, Tq, Tk, D, Dv)");
   EXPECT_EQ(manifestError(editExample("{\"mul\": [\"B\", \"Hq\"]}",
                                       "{\"pow\": [\"B\", \"Hq\"]}")),
-            "line 16, column 40: grid[1]: unknown operator 'pow' (expected "
+            "grid[1]: unknown operator 'pow' (expected "
             "ceil_div, mul, add, min or max)");
   EXPECT_EQ(manifestError(editExample("[\"B\", \"Hq\"]", "[\"B\"]")),
-            "line 16, column 48: grid[1].mul: expected an array of 2 "
+            "grid[1].mul: expected an array of 2 "
             "expressions, found 1");
   EXPECT_EQ(manifestError(editExample("\"Hq\"]}, 1 ]", "\"Hq\"]} ]")),
-            "line 16, column 11: grid: expected 3 dimensions, found 2");
+            "grid: expected 3 dimensions, found 2");
   EXPECT_EQ(manifestError(editExample("[128, 1, 1]", "[128.5, 1, 1]")),
-            "line 15, column 13: block[0]: expected an integer, found a "
+            "block[0]: expected an integer, found a "
             "number with a fraction");
   EXPECT_EQ(manifestError(editExample("[128, 1, 1]", "[2048, 1, 1]")),
-            "line 15, column 13: block[0]: 2048 threads (expected 1 .. 1024)");
+            "block has 2048 threads (at most 1024 per block)");
   EXPECT_EQ(manifestError(editExample("\"causal\": null", "\"causal\": true")),
-            "line 13, column 58: attributes.causal: expected a string, found "
+            "attributes.causal: expected a string, found "
             "a boolean");
   EXPECT_EQ(manifestError(editExample("\"causal\": null", "\"causal\": \"x\"")),
-            "line 13, column 58: attributes.causal: unknown causal mode 'x' "
+            "attributes.causal: unknown causal mode 'x' "
             "(expected null, top_left or bottom_right)");
   EXPECT_EQ(manifestError(editExample("\"kind\": \"size\"", "\"kind\": \"f\"")),
-            "line 23, column 14: params[4].kind: unknown param kind 'f' "
+            "params[4].kind: unknown param kind 'f' "
             "(expected memref, size, workspace or tensor_map)");
   EXPECT_EQ(manifestError(editExample("\"operand\": \"key\", \"rank\": 4",
                                       "\"operand\": \"key\", \"rank\": 3")),
-            "invalid manifest: params[1]: rank 3 but key has rank 4");
+            "params[1]: rank 3 but key has rank 4");
   EXPECT_EQ(manifestError(
                 editExample("\"operand\": \"key\"", "\"operand\": \"mask\"")),
-            "invalid manifest: params[1]: operand 'mask' but the manifest "
+            "params[1]: operand 'mask' but the manifest "
             "has no mask");
   EXPECT_EQ(manifestError(
                 editExample("\"operand\": \"key\"", "\"operand\": \"query\"")),
-            "invalid manifest: params[1]: operand 'query' is passed twice");
+            "params[1]: operand 'query' is passed twice");
   EXPECT_EQ(manifestError(editExample("\"mask\":   null",
                                       "\"mask\": {\"element_type\": \"f32\", "
                                       "\"shape\": [-1, -1]}")),
-            "invalid manifest: params: the manifest has a mask but no memref "
+            "params: the manifest has a mask but no memref "
             "param passes it");
   EXPECT_EQ(
       manifestError(editExample("[-1, 32, -1, 128]}", "[-1, 12, -1, 128]}")),
-      "invalid manifest: Hq disagrees: query.shape[1] is 12 but "
+      "Hq disagrees: query.shape[1] is 12 but "
       "output.shape[1] is 32");
 }
 

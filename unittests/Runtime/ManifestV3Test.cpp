@@ -137,23 +137,23 @@ TEST(ManifestV3Test, Equality) {
 
 TEST(ManifestV3Test, VersionErrors) {
   EXPECT_EQ(manifestError(editV3("\"version\": 3", "\"version\": 2")),
-            "line 23, column 14: params[4].kind: the param kind 'tensor_map' "
+            "params[4].kind: the param kind 'tensor_map' "
             "requires version 3 (this manifest has version 2)");
   EXPECT_EQ(manifestError(editV3("\"version\": 3", "\"version\": 1")),
-            "line 23, column 14: params[4].kind: the param kind 'tensor_map' "
+            "params[4].kind: the param kind 'tensor_map' "
             "requires version 3 (this manifest has version 1)");
   // In a prologue kernel too.
   std::string text = editText(
       kExampleV2Text, "{\"kind\": \"size\", \"name\": \"Tq\"},",
       std::string(kKeyMap) + ", {\"kind\": \"size\", \"name\": \"Tq\"},");
   EXPECT_EQ(manifestError(text),
-            "line 38, column 17: prologue[0].params[2].kind: the param kind "
+            "prologue[0].params[2].kind: the param kind "
             "'tensor_map' requires version 3 (this manifest has version 2)");
   EXPECT_EQ(manifestError(editText(text, "\"version\": 2", "\"version\": 3")),
-            "invalid manifest: prologue[0].params[2]: a tensor map of 'key' "
+            "prologue[0].params[2]: a tensor map of 'key' "
             "but no memref param of the same kernel passes 'key'");
   EXPECT_EQ(manifestError(editV3("\"version\": 3", "\"version\": 4")),
-            "line 2, column 46: version: unsupported manifest version 4 (this "
+            "version: unsupported manifest version 4 (this "
             "reader supports versions 1, 2 and 3)");
 }
 
@@ -162,71 +162,71 @@ TEST(ManifestV3Test, ParamErrors) {
   EXPECT_EQ(manifestError(editKey("{\"kind\": \"tensor_map\", \"operand\": "
                                   "\"mask\", \"box\": [1, 1, 64, 32], "
                                   "\"swizzle\": 128}")),
-            "line 23, column 39: params[4].operand: unknown operand 'mask' "
+            "params[4].operand: unknown operand 'mask' "
             "(expected query, key, value or output)");
   EXPECT_EQ(manifestError(editKey("{\"kind\": \"tensor_map\", \"operand\": "
                                   "\"key\", \"box\": [1, 1, 300, 32], "
                                   "\"swizzle\": 128}")),
-            "line 23, column 60: params[4].box[2]: 300 (expected 1 .. 256)");
+            "params[4].box[2]: 300 (expected 1 .. 256)");
   EXPECT_EQ(manifestError(editKey("{\"kind\": \"tensor_map\", \"operand\": "
                                   "\"key\", \"box\": [1, 0, 64, 32], "
                                   "\"swizzle\": 128}")),
-            "line 23, column 57: params[4].box[1]: 0 (expected 1 .. 256)");
+            "params[4].box[1]: 0 (expected 1 .. 256)");
   EXPECT_EQ(manifestError(editKey("{\"kind\": \"tensor_map\", \"operand\": "
                                   "\"key\", \"box\": [1, 1, 64, 32.5], "
                                   "\"swizzle\": 128}")),
-            "line 23, column 64: params[4].box[3]: expected an integer, found "
+            "params[4].box[3]: expected an integer, found "
             "a number with a fraction");
   EXPECT_EQ(manifestError(editKey("{\"kind\": \"tensor_map\", \"operand\": "
                                   "\"key\", \"box\": 64, \"swizzle\": 128}")),
-            "line 23, column 53: params[4].box: expected an array, found a "
+            "params[4].box: expected an array, found a "
             "number");
   EXPECT_EQ(manifestError(editKey("{\"kind\": \"tensor_map\", \"operand\": "
                                   "\"key\", \"box\": [1, 1, 64, 32], "
                                   "\"swizzle\": 16}")),
-            "line 23, column 80: params[4].swizzle: 16 (expected 0, 32, 64 or "
+            "params[4].swizzle: 16 (expected 0, 32, 64 or "
             "128)");
   EXPECT_EQ(manifestError(editKey("{\"kind\": \"tensor_map\", \"operand\": "
                                   "\"key\", \"box\": [1, 1, 64, 32]}")),
-            "line 23, column 5: params[4]: missing key 'swizzle'");
+            "params[4]: missing key 'swizzle'");
   EXPECT_EQ(manifestError(editKey("{\"kind\": \"tensor_map\", \"operand\": "
                                   "\"key\", \"swizzle\": 128}")),
-            "line 23, column 5: params[4]: missing key 'box'");
+            "params[4]: missing key 'box'");
   EXPECT_EQ(manifestError(editKey("{\"kind\": \"tensor_map\", \"operand\": "
                                   "\"key\", \"rank\": 4, \"box\": [1, 1, 64, "
                                   "32], \"swizzle\": 128}")),
-            "line 23, column 54: params[4]: unknown key 'rank' (expected "
+            "params[4]: unknown key 'rank' (expected "
             "kind, operand, box, swizzle)");
 
   // The rules that need the operand and the element type.
   EXPECT_EQ(manifestError(editKey("{\"kind\": \"tensor_map\", \"operand\": "
                                   "\"key\", \"box\": [1, 64, 32], "
                                   "\"swizzle\": 128}")),
-            "invalid manifest: params[4]: the box has 3 entries but key has "
+            "params[4]: the box has 3 entries but key has "
             "rank 4");
   // f32: 64 elements of 4 bytes are more than a 128-byte swizzle span.
   EXPECT_EQ(manifestError(editKey("{\"kind\": \"tensor_map\", \"operand\": "
                                   "\"key\", \"box\": [1, 1, 64, 64], "
                                   "\"swizzle\": 128}")),
-            "invalid manifest: params[4]: the box's inner dimension is 64 "
+            "params[4]: the box's inner dimension is 64 "
             "elements of 4 bytes = 256 bytes, more than the 128-byte swizzle "
             "span");
   EXPECT_EQ(manifestError(editKey("{\"kind\": \"tensor_map\", \"operand\": "
                                   "\"key\", \"box\": [1, 1, 64, 16], "
                                   "\"swizzle\": 32}")),
-            "invalid manifest: params[4]: the box's inner dimension is 16 "
+            "params[4]: the box's inner dimension is 16 "
             "elements of 4 bytes = 64 bytes, more than the 32-byte swizzle "
             "span");
   EXPECT_EQ(manifestError(editKey("{\"kind\": \"tensor_map\", \"operand\": "
                                   "\"key\", \"box\": [1, 1, 64, 6], "
                                   "\"swizzle\": 0}")),
-            "invalid manifest: params[4]: the box's inner dimension is 6 "
+            "params[4]: the box's inner dimension is 6 "
             "elements of 4 bytes = 24 bytes, not a multiple of 16 bytes");
   // TMA moves 16-byte units with any swizzle.
   EXPECT_EQ(manifestError(editKey("{\"kind\": \"tensor_map\", \"operand\": "
                                   "\"key\", \"box\": [1, 1, 64, 2], "
                                   "\"swizzle\": 32}")),
-            "invalid manifest: params[4]: the box's inner dimension is 2 "
+            "params[4]: the box's inner dimension is 2 "
             "elements of 4 bytes = 8 bytes, not a multiple of 16 bytes");
   // Boxes that fit: 256 rows, no swizzle, 16-byte and 256-byte rows; the
   // same operand twice (two tile shapes).
@@ -251,12 +251,11 @@ TEST(ManifestV3Test, VerifyErrors) {
   Manifest manifest = makeExampleV3Manifest();
   manifest.params[4].operand = "mask";
   EXPECT_EQ(verifyError(manifest),
-            "params[4]: a tensor map of unknown operand 'mask' (expected "
+            "params[4].operand: unknown operand 'mask' (expected "
             "query, key, value or output)");
   manifest = makeExampleV3Manifest();
   manifest.params[4].box = {1, 1, 64, 512};
-  EXPECT_EQ(verifyError(manifest), "params[4]: box[3] is 512 (expected 1 .. "
-                                   "256)");
+  EXPECT_EQ(verifyError(manifest), "params[4].box[3]: 512 (expected 1 .. 256)");
   manifest = makeExampleV3Manifest();
   manifest.params[4].box = {1, 1, 64, 32, 1};
   EXPECT_EQ(verifyError(manifest),
@@ -264,7 +263,7 @@ TEST(ManifestV3Test, VerifyErrors) {
   manifest = makeExampleV3Manifest();
   manifest.params[5].swizzle = 256;
   EXPECT_EQ(verifyError(manifest),
-            "params[5]: swizzle 256 (expected 0, 32, 64 or 128)");
+            "params[5].swizzle: 256 (expected 0, 32, 64 or 128)");
   // bf16: 64 elements of 2 bytes fill a 128-byte span; 32 do not fill a
   // 32-byte one.
   manifest = makeExampleV3Manifest();

@@ -8,8 +8,10 @@
 
 #include "gtest/gtest.h"
 
+#include <csignal>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -250,6 +252,72 @@ TEST_F(NpyTest, RejectsUnsupportedHeaders) {
   std::string error;
   EXPECT_FALSE(readNpy(path, tensor, error));
   EXPECT_NE(error.find("unsupported format version 4.0"), std::string::npos);
+}
+
+/// Reads the .npy image `bytes` through a pipe, written by a thread that
+/// would block if the reader read past what the header announces.
+bool readThroughPipe(const std::string &bytes, HostTensor &out,
+                     std::string &error) {
+  int fds[2];
+  EXPECT_EQ(pipe(fds), 0);
+  std::thread writer([&] {
+    for (size_t done = 0; done < bytes.size();) {
+      ssize_t count = write(fds[1], bytes.data() + done, bytes.size() - done);
+      if (count <= 0)
+        break; // The reader closed the pipe (EPIPE).
+      done += size_t(count);
+    }
+    close(fds[1]);
+  });
+  bool read = readNpy("/dev/fd/" + std::to_string(fds[0]), out, error);
+  close(fds[0]);
+  writer.join();
+  return read;
+}
+
+TEST_F(NpyTest, DevicesPipesAndFifos) {
+  std::signal(SIGPIPE, SIG_IGN);
+  HostTensor tensor;
+  std::string error;
+  // The magic string comes first: a device fails after its first bytes.
+  for (std::string device : {"/dev/zero", "/dev/full", "/dev/urandom"}) {
+    EXPECT_FALSE(readNpy(device, tensor, error));
+    EXPECT_EQ(error, "'" + device + "' is not a .npy file (bad magic string)");
+  }
+  // A FIFO without a writer reads as empty instead of blocking.
+  std::string fifo = dir + "/f.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_FALSE(readNpy(fifo, tensor, error));
+  EXPECT_EQ(error, "'" + fifo + "' is not a .npy file (bad magic string)");
+  // A pipe: the announced data bytes, then a stop at the first byte more.
+  std::string image = makeNpy("{'descr': '<f4', 'fortran_order': False, "
+                              "'shape': (2,), }",
+                              floatBytes({1.5f, -2.0f}));
+  ASSERT_TRUE(readThroughPipe(image, tensor, error)) << error;
+  EXPECT_EQ(tensor.shape, std::vector<int64_t>{2});
+  EXPECT_EQ(tensor.get(1), -2.0);
+  EXPECT_FALSE(
+      readThroughPipe(image + std::string(1 << 22, 'x'), tensor, error));
+  EXPECT_NE(error.find("has bytes after the data: expected 8 data bytes"),
+            std::string::npos)
+      << error;
+  EXPECT_FALSE(
+      readThroughPipe(image.substr(0, image.size() - 2), tensor, error));
+  EXPECT_NE(error.find("expected 8 data bytes, found 6"), std::string::npos)
+      << error;
+  // A header that announces more than the memory: refused before reading.
+  EXPECT_FALSE(
+      readThroughPipe(makeNpy("{'descr': '<f4', 'fortran_order': False, "
+                              "'shape': (1000000, 1000000, 1000), }",
+                              ""),
+                      tensor, error));
+  EXPECT_NE(error.find("(1000000x1000000x1000xf32) needs 4e+06 GB, more than "
+                       "the "),
+            std::string::npos)
+      << error;
+  // A directory.
+  EXPECT_FALSE(readNpy(dir, tensor, error));
+  EXPECT_EQ(error, "cannot read '" + dir + "': Is a directory");
 }
 
 TEST_F(NpyTest, MissingFile) {

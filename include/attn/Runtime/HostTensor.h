@@ -4,24 +4,22 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A dense, row-major host tensor of f32/f16/bf16/i1 elements, the
-// conversions between float and the 16-bit float formats, the parser of
-// `SHAPExTYPE` tensor specs and a platform-independent random generator.
-//
-// This library is used by `attn-run` on every target, including a CUDA-only
-// build without LLVM or MLIR: it depends on the C++17 standard library only
-// and is compatible with -fno-exceptions (errors are returned, never thrown).
-//
-// Element data is stored in host byte order; the runner and the .npy reader
-// and writer assume a little-endian host.
+// A dense, row-major host tensor of f32/f16/bf16/i1 elements, the 16-bit
+// float conversions, `SHAPExTYPE` tensor specs, a platform-independent random
+// generator and the memory check of attn-run's inputs. Used by attn-run on
+// every target, the runner-only build included; errors are returned, never
+// thrown. Element data is in host byte order (the .npy files assume a
+// little-endian host).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTN_RUNTIME_HOSTTENSOR_H
 #define ATTN_RUNTIME_HOSTTENSOR_H
 
+#include <cinttypes>
 #include <cstddef>
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,22 +27,35 @@
 namespace attn {
 namespace runtime {
 
+/// The parts one after another, as `std::ostream <<` writes them: messages
+/// of strings and integers without a std::to_string for each.
+template <typename... Parts>
+std::string concat(const Parts &...parts) {
+  std::ostringstream stream;
+  (stream << ... << parts);
+  return stream.str();
+}
+
+/// printf into a std::string.
+std::string formatString(const char *format, ...)
+    __attribute__((format(printf, 1, 2)));
+
+/// "0x1f0".
+inline std::string formatHex(uint64_t value) {
+  return formatString("0x%" PRIx64, value);
+}
+
 /// The element types of the tensors `attn-run` reads and writes. I1 is stored
 /// as one byte per element (0 or 1), like numpy's bool.
 enum class ElementType { F32, F16, BF16, I1 };
 
-/// Returns "f32", "f16", "bf16" or "i1".
+/// "f32", "f16", "bf16" or "i1"; 4, 2, 2 or 1 bytes.
 const char *getTypeName(ElementType type);
-
-/// Returns the number of bytes one element occupies in memory (4, 2, 2, 1).
 size_t getElementBytes(ElementType type);
-
-/// Returns true for F32, F16 and BF16.
 bool isFloatType(ElementType type);
 
-/// IEEE binary16 <-> binary32. floatToHalf rounds to nearest, ties to even;
-/// overflow gives infinity, subnormals are exact or correctly rounded, NaN
-/// stays NaN (quiet, sign and top payload bits kept).
+/// IEEE binary16 <-> binary32 (the FP16 library). floatToHalf rounds to
+/// nearest, ties to even; overflow gives infinity, NaN a quiet NaN.
 float halfToFloat(uint16_t bits);
 uint16_t floatToHalf(float value);
 
@@ -53,62 +64,56 @@ uint16_t floatToHalf(float value);
 float bf16ToFloat(uint16_t bits);
 uint16_t floatToBF16(float value);
 
-/// A dense row-major (C order) tensor. `data` holds getNumElements() *
-/// getElementBytes(type) bytes.
+/// A dense row-major (C order) tensor.
 struct HostTensor {
   ElementType type = ElementType::F32;
   std::vector<int64_t> shape;
   std::vector<uint8_t> data;
 
-  /// Product of the dimensions (1 for a rank-0 shape).
   int64_t getNumElements() const;
-
-  /// Number of bytes the shape and type require.
   size_t getNumBytes() const;
-
-  /// Reads element `linearIndex` as a double (i1: 0 or 1). The value is the
-  /// stored one, i.e. after rounding to the element type.
+  /// The stored value of element `linearIndex` (i1: 0 or 1).
   double get(int64_t linearIndex) const;
-
-  /// Writes element `linearIndex`, rounding to the element type (through f32
-  /// for f16/bf16). For i1, any non-zero value (NaN included) stores true.
+  /// Rounds to the element type (through f32 for f16/bf16); i1 stores true
+  /// for anything but 0.
   void set(int64_t linearIndex, double value);
-
-  /// Returns e.g. "2x3x4xbf16".
+  /// E.g. "2x3x4xbf16".
   std::string getShapeString() const;
 };
 
-/// Formats a shape and type as "2x3x4xbf16" (just the type for rank 0).
+/// Formats a shape and type as "2x3x4xbf16" (a negative dimension as "?", just
+/// the type for rank 0).
 std::string formatShape(const std::vector<int64_t> &shape, ElementType type);
 
-/// Parses a type name ("f32", "f16", "bf16", "i1"). Returns false if unknown.
+/// False for an unknown type name.
 bool parseElementType(std::string_view name, ElementType &type);
 
-/// Parses a tensor spec such as `2x32x1024x128xbf16`: one or more positive
-/// integer dimensions and an element type, separated by 'x'. On failure
-/// returns false and sets `error` to a one-line message.
+/// Parses `2x32x1024x128xbf16`: positive dimensions and an element type.
 bool parseTensorSpec(std::string_view spec, std::vector<int64_t> &shape,
                      ElementType &type, std::string &error);
 
-/// Returns a zero-filled tensor of the given shape and type.
 HostTensor makeZeroTensor(std::vector<int64_t> shape, ElementType type);
 
-/// Returns a tensor filled with deterministic pseudo-random data that is the
-/// same on every platform and compiler (splitmix64, no <random>
-/// distributions). Float elements are uniform in [-1, 1), rounded to the
-/// element type, and never all zero; i1 elements are true with probability
-/// 0.75 and never all false.
+/// Pseudo-random data, the same on every platform (splitmix64): floats
+/// uniform in [-1, 1), i1 true with probability 0.75; never all zero.
 HostTensor makeRandomTensor(std::vector<int64_t> shape, ElementType type,
                             uint64_t seed);
 
-/// The splitmix64 generator used by makeRandomTensor and selectCheckRows.
+/// Fails with "<what> needs N GB, more than the M GB ..." when `bytes`
+/// exceed what this process may allocate: the host's physical memory, its
+/// address space limit (RLIMIT_AS, `ulimit -v`) less the address space in
+/// use, or its cgroup's memory limit (memory.max), whichever is smallest.
+/// Allocating past them would abort the process.
+bool checkFitsInMemory(double bytes, const std::string &what,
+                       std::string &error);
+
+/// The splitmix64 generator of makeRandomTensor and selectCheckRows.
 class SplitMix64 {
 public:
   explicit SplitMix64(uint64_t seed) : state(seed) {}
   uint64_t next();
-  /// Uniform in [0, 1) with 53 random bits.
+  /// Uniform in [0, 1) (53 bits); uniform in [0, bound), unbiased.
   double nextUnit();
-  /// Uniform in [0, bound) for bound >= 1 (unbiased).
   uint64_t nextBelow(uint64_t bound);
 
 private:

@@ -4,9 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A reader and a writer for the numpy .npy format
-// (https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html),
-// limited to the element types of attn-run:
+// The numpy .npy format for the element types of attn-run:
 //
 //   descr          element type   note
 //   '<f4'          f32
@@ -17,9 +15,8 @@
 //                                 returns dtype 'V2', view it with
 //                                 `.view(ml_dtypes.bfloat16)`
 //
-// Format versions 1.0, 2.0 and 3.0 are read; C order only; rank >= 1. The
-// writer produces version 1.0 (2.0 if the header does not fit) with the
-// header padded so that the data starts at a multiple of 64 bytes.
+// Versions 1.0, 2.0 and 3.0 are read (C order, rank >= 1); the writer writes
+// 1.0 (2.0 for a header that does not fit) with the data 64-byte aligned.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,23 +30,23 @@
 namespace attn {
 namespace runtime {
 
-/// Reads the .npy file at `path` into `out`. On failure returns false, sets
-/// `error` to a one-line message naming the file, and leaves `out` unchanged.
+/// Reads the .npy file at `path` into `out`: the magic string and the header
+/// first, then exactly the data bytes the header announces, once they pass
+/// checkFitsInMemory, so that a device (/dev/zero), a pipe or a FIFO without
+/// a writer gives an error after a few bytes. On failure returns false, sets
+/// `error` to a one-line message naming the file, and leaves `out`
+/// unchanged.
 bool readNpy(const std::string &path, HostTensor &out, std::string &error);
 
-/// Parses an in-memory .npy image (the whole file contents). `name` is used
-/// in error messages only.
+/// readNpy of an image in memory; `name` is for the messages.
 bool parseNpy(const uint8_t *bytes, size_t size, const std::string &name,
               HostTensor &out, std::string &error);
 
-/// Writes `tensor` to `path` as a .npy file. The file is written to a
-/// temporary file next to `path` and renamed over it, so `path` never holds a
-/// partially written file; on failure the temporary is removed, false is
-/// returned and `error` is set.
+/// Writes `tensor` to `path` (writeWholeFile: never a partial file).
 bool writeNpy(const std::string &path, const HostTensor &tensor,
               std::string &error);
 
-/// Returns the whole .npy image of `tensor` (header and data).
+/// The whole .npy image of `tensor`.
 std::vector<uint8_t> serializeNpy(const HostTensor &tensor);
 
 } // namespace runtime

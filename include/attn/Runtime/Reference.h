@@ -27,13 +27,15 @@ namespace runtime {
 
 /// Causal masking: key j is visible from query i when j <= i (TopLeft) or
 /// j <= i + Tk - Tq (BottomRight).
-enum class CausalKind { None, TopLeft, BottomRight };
+enum class CausalMode { None, TopLeft, BottomRight };
+using CausalKind = CausalMode;
 
-/// One attention problem. Shapes: query B x Hq x Tq x D, key B x Hkv x Tk x D,
-/// value B x Hkv x Tk x Dv; the optional mask has rank 2 (Tq' x Tk') or 4
-/// (B' x H' x Tq' x Tk') where each dimension is 1 or the full size. A float
-/// mask is added to the score (-inf removes the key); an i1 mask keeps the
-/// key where true. Mask and causal combine.
+/// "top_left", "bottom_right" (nullptr for None).
+const char *getCausalName(CausalMode mode);
+
+/// One attention problem (SPEC.md section 1): the optional mask has rank 2
+/// or 4, each dimension 1 or the full size; a float mask is added to the
+/// score, an i1 mask keeps the key where true; mask and causal combine.
 struct AttentionProblem {
   const HostTensor *query = nullptr;
   const HostTensor *key = nullptr;
@@ -43,66 +45,53 @@ struct AttentionProblem {
   CausalKind causal = CausalKind::None;
 };
 
-/// Checks shapes, element types, data sizes and the scale. On failure
-/// returns false and sets `error` to a one-line message naming the operand
-/// and the expected shape.
+/// Checks shapes, element types, data sizes and the scale, naming the
+/// operand and the expected shape.
 bool validateProblem(const AttentionProblem &problem, std::string &error);
 
-/// Number of output rows, B * Hq * Tq, of a valid problem.
+/// B * Hq * Tq.
 int64_t getNumRows(const AttentionProblem &problem);
 
-/// Computes output rows in float64. Row r = ((b * Hq) + h) * Tq + i. `out`
-/// receives rows.size() * Dv values, row after row. A row whose keys are all
-/// masked out (by causal, an i1 mask, or -inf biases) is zero; NaN and Inf in
-/// the inputs propagate as IEEE arithmetic does, within the rows that see
-/// them. The problem must be valid.
+/// Output rows r = ((b * Hq) + h) * Tq + i in float64, Dv values each, of a
+/// valid problem. A row whose keys are all masked out is zero; NaN and Inf
+/// propagate as IEEE arithmetic does, within the rows that see them.
 void referenceRows(const AttentionProblem &problem,
                    const std::vector<int64_t> &rows, std::vector<double> &out);
 
-/// Returns all rows when numRows <= maxRows; otherwise a sorted sample of
-/// maxRows distinct rows that always holds the first and the last row (only
-/// the first when maxRows == 1), the same for the same arguments on every
-/// platform.
+/// All rows when numRows <= maxRows; else maxRows distinct rows, sorted,
+/// with the first and the last, the same on every platform.
 std::vector<int64_t> selectCheckRows(int64_t numRows, int64_t maxRows,
                                      uint64_t seed);
 
-/// Pass thresholds of the comparison: relative L2 error over the checked
-/// values and the largest absolute error.
+/// Pass thresholds: relative L2 error and largest absolute error.
 struct Tolerance {
-  double relL2;
-  double maxAbs;
+  double relL2, maxAbs;
 };
 
-/// Returns the tolerance for outputs of `type`; `tf32` applies to f32 only.
+/// The tolerance for outputs of `type` (`tf32`: f32 only).
 Tolerance getTolerance(ElementType type, bool tf32);
 
 /// The outcome of compareRows.
 struct CheckResult {
   bool pass = false;
-  /// ||out - ref||_2 / ||ref||_2 over the values whose reference is finite
-  /// (the absolute norm when ||ref||_2 == 0).
-  double relL2 = 0.0;
-  /// max |out - ref| over the same values.
-  double maxAbs = 0.0;
+  /// ||out - ref|| / ||ref|| and max |out - ref| over the values whose
+  /// reference is finite (the absolute norm when ||ref|| == 0).
+  double relL2 = 0.0, maxAbs = 0.0;
   int64_t checkedRows = 0;
-  /// Values whose reference is NaN or +-Inf and whose output is not the same
-  /// kind of non-finite value.
-  int64_t nanMismatches = 0;
-  /// Values whose output is NaN or Inf while the reference is finite.
-  int64_t nonFiniteOutputs = 0;
+  /// Non-finite references the output does not match, and non-finite
+  /// outputs of finite references.
+  int64_t nanMismatches = 0, nonFiniteOutputs = 0;
   /// Why the check failed; empty on PASS.
   std::string reason;
 };
 
-/// Compares rows of `output` (B x Hq x Tq x Dv, row r starting at element
-/// r * dv) with `reference` as filled by referenceRows for the same `rows`.
+/// Compares `rows` of `output` with referenceRows' values for them.
 CheckResult compareRows(const HostTensor &output,
                         const std::vector<int64_t> &rows,
                         const std::vector<double> &reference, int64_t dv,
                         Tolerance tol);
 
-/// Returns `check: PASS rel_l2=1.234e-05 max_abs=6.000e-05` or
-/// `check: FAIL rel_l2=... max_abs=... (<reason>)`.
+/// `check: PASS rel_l2=1.234e-05 max_abs=6.000e-05`, or FAIL (reason).
 std::string formatCheckLine(const CheckResult &result);
 
 } // namespace runtime

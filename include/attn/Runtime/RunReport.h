@@ -12,18 +12,10 @@
 //   check: sampled 1000 of N rows                       (--check, large N)
 //   check: PASS rel_l2=... max_abs=...                  (--check, always last)
 //
-// --check compares every row with the float64 reference when
-// B*Hq*Tq <= 4096, else 1000 rows chosen by selectCheckRows from --seed.
-//
-// --bench reports the median of the timed runs. FLOPs are counted as
-// FlashAttention does, 2*B*Hq*Tq*Tk*(D+Dv), halved for causal masking when
-// Tq == Tk; bytes are Q, K, V, the mask and O, each moved once. floor_ms is
-// the larger of FLOPs / peak flops and bytes / bandwidth of the device.
-//
-// MLIR-free (C++17 and the runtime library only), so that the runner-only
-// attn-run (ATTN_RUNNER_ONLY) prints exactly what the full one prints. The
-// JSON is written as llvm::json writes it: one line, keys sorted, doubles
-// with 17 significant digits, non-finite numbers as null.
+// --bench reports the median of the timed runs and the roofline floor of
+// Explain.h. MLIR-free, so that the runner-only attn-run prints what the
+// full one prints. The JSON is one line, keys sorted, integral numbers as
+// integers, others in the shortest form that reads back, non-finite as null.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,9 +39,8 @@ constexpr int64_t kCheckAllRowsLimit = 4096;
 /// Rows checked in larger problems.
 constexpr int64_t kCheckSampledRows = 1000;
 
-/// The seed of the random data of input `index` (0-based): splitmix64 of
-/// `seed` mixed with the index, so that every input gets different data and
-/// the same command line always gives the same data.
+/// The seed of the random data of input `index`: each input different, the
+/// same for the same command line.
 uint64_t deriveInputSeed(uint64_t seed, unsigned index);
 
 /// The outcome of --check.
@@ -60,39 +51,27 @@ struct CheckReport {
   bool sampled = false;
 };
 
-/// Compares `output` with the float64 reference of `problem` (all rows, or
+/// Compares `output` with the float64 reference (all rows, or
 /// kCheckSampledRows rows chosen from `seed`).
 CheckReport checkOutput(const AttentionProblem &problem,
                         const HostTensor &output, bool tf32, uint64_t seed);
 
 /// What the roofline floor of --bench assumes about the device.
 struct DeviceInfo {
-  /// A one-line description of the device and of its peak rates.
-  std::string description;
-  /// Peak floating-point operations per second.
-  double peakFlops = 0.0;
-  /// Peak memory bandwidth in bytes per second.
-  double bytesPerSecond = 0.0;
+  std::string description; // one line, with the peak rates
+  double peakFlops = 0.0, bytesPerSecond = 0.0;
 };
 
 /// The outcome of --bench.
 struct BenchReport {
   unsigned iterations = 0;
-  double medianMs = 0.0;
-  double minMs = 0.0;
-  double flops = 0.0;
-  double bytes = 0.0;
-  double tflops = 0.0;
-  double flopFloorMs = 0.0;
-  double memoryFloorMs = 0.0;
-  double floorMs = 0.0;
+  double medianMs = 0.0, minMs = 0.0, flops = 0.0, bytes = 0.0, tflops = 0.0;
+  double flopFloorMs = 0.0, memoryFloorMs = 0.0, floorMs = 0.0;
   DeviceInfo device;
 };
 
-/// FLOPs of one forward pass (see the file comment).
+/// getAttentionFlops and getAttentionBytes of the problem (Explain.h).
 double countFlops(const AttentionProblem &problem);
-
-/// Bytes of Q, K, V, the mask and the output.
 double countBytes(const AttentionProblem &problem, const HostTensor &output);
 
 /// Summarizes the times (ms) of the timed runs.
@@ -108,9 +87,8 @@ struct ExplainResult {
 
 /// Everything one run reports.
 struct RunSummary {
-  std::string function;
-  std::string target;
-  /// Per input: its label ("q", "k", "q/k/v", ...), shape, type and source
+  std::string function, target;
+  /// Per input: label ("q", "k", "q/k/v", ...), shape, type and source
   /// ("random" or the .npy path).
   struct Argument {
     std::string label;

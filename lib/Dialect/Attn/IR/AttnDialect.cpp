@@ -8,6 +8,7 @@
 
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Runtime/Facts.inc"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/STLExtras.h"
@@ -39,12 +40,10 @@ std::optional<unsigned> mlir::attn::parseCudaChip(StringRef chip) {
 /// The CUDA chips of sm_80 and newer that LLVM 22's NVPTX backend knows
 /// (`llc -march=nvptx64 -mcpu=help`). A name outside it makes the backend
 /// fall back to a generic processor and abort in instruction selection, so
-/// the verifier refuses it first.
+/// the verifier refuses it first. The list is python/attn_mlir/facts.json's,
+/// which the Python package checks its arguments against too.
 static constexpr llvm::StringLiteral kKnownCudaChips[] = {
-    "sm_80",   "sm_86",   "sm_87",   "sm_88",   "sm_89",   "sm_90",   "sm_90a",
-    "sm_100",  "sm_100a", "sm_100f", "sm_101",  "sm_101a", "sm_101f", "sm_103",
-    "sm_103a", "sm_103f", "sm_110",  "sm_110a", "sm_110f", "sm_120",  "sm_120a",
-    "sm_120f", "sm_121",  "sm_121a", "sm_121f"};
+    ATTN_KNOWN_CUDA_CHIPS};
 
 bool mlir::attn::isKnownCudaChip(StringRef chip) {
   return llvm::is_contained(kKnownCudaChips, chip);
