@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs what building and testing attn-mlir needs on Debian 12, then
 # configures and builds it. Safe to run any number of times: each step is
-# skipped when its result is already there. Sourced by main.sh and test.sh.
+# skipped when its result is already there. Sourced by main.sh, test.sh and
+# fuzz.sh. ATTN_BUILD: the build folder (default build/); ATTN_SANITIZE=ON:
+# configure it with ASan and UBSan (docs/Testing.md); ATTN_TARGETS: what to
+# build (default: all mlir-doc).
 set -euo pipefail
 
 ATTN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -11,7 +14,7 @@ LLVM_PREFIX=/usr/lib/llvm-22
 DEB_PACKAGES=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22
               lld-22 ninja-build cmake ccache libgtest-dev python3-numpy zlib1g-dev
               libzstd-dev python3-venv python3-setuptools python3-pip
-              nlohmann-json3-dev libfp16-dev)
+              nlohmann-json3-dev libfp16-dev libclang-rt-22-dev)
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
@@ -38,6 +41,8 @@ if [ ! -f "$ATTN_BUILD/build.ninja" ]; then
     -DLLVM_USE_LINKER=lld \
     -DMLIR_DIR=$LLVM_PREFIX/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=$LLVM_PREFIX/bin/lit \
-    -DCMAKE_INSTALL_PREFIX="$ATTN_BUILD/install"
+    -DCMAKE_INSTALL_PREFIX="$ATTN_BUILD/install" \
+    -DATTN_SANITIZE="${ATTN_SANITIZE:-OFF}"
 fi
-cmake --build "$ATTN_BUILD" -j "$(nproc)" --target all mlir-doc
+# shellcheck disable=SC2086 # a list of targets
+cmake --build "$ATTN_BUILD" -j "$(nproc)" --target ${ATTN_TARGETS:-all mlir-doc}

@@ -114,6 +114,10 @@ uint16_t attn::runtime::floatToBF16(float value) {
 //===----------------------------------------------------------------------===//
 
 int64_t HostTensor::getNumElements() const {
+  // A zero dimension empties the tensor whatever the others are, and their
+  // product may not fit in int64 (a .npy file of shape (2^62, 4, 0)).
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end())
+    return 0;
   int64_t count = 1;
   for (int64_t dim : shape)
     count *= dim;

@@ -143,6 +143,15 @@ TEST(ElementTypeTest, NamesAndSizes) {
   EXPECT_EQ(getElementBytes(ElementType::I1), 1u);
 }
 
+// Found by attn-fuzz-npy: a .npy file may hold such a shape, and the
+// product of its other dimensions overflows int64 (UBSan).
+TEST(HostTensorTest, AZeroDimensionMakesAnEmptyTensor) {
+  HostTensor empty;
+  empty.shape = {999999999999999, 999999999999999, 0};
+  EXPECT_EQ(empty.getNumElements(), 0);
+  EXPECT_EQ(empty.getNumBytes(), 0u);
+}
+
 TEST(HostTensorTest, GetSetRoundsToTheElementType) {
   HostTensor f16 = makeZeroTensor({2, 3}, ElementType::F16);
   EXPECT_EQ(f16.data.size(), 12u);

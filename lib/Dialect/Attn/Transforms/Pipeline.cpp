@@ -556,8 +556,10 @@ struct AttnPipelinePass
           << phase << "'";
       return signalPassFailure();
     }
-    if (numStages < 0) {
-      getOperation().emitError("--attn-pipeline: num-stages must be >= 0");
+    if (numStages < 0 || numStages > kMaxNumStages) {
+      getOperation().emitError("--attn-pipeline: num-stages must be 0 to ")
+          << kMaxNumStages << " (the #attn.config bound), got "
+          << static_cast<int64_t>(numStages);
       return signalPassFailure();
     }
     IRRewriter rewriter(&getContext());

@@ -75,6 +75,11 @@ FailureOr<scf::ForOp> mlir::attn::expandPipelinedLoop(RewriterBase &rewriter,
   if (!stagesAttr)
     return emitOpErrorAtLoc(loop, "has no ") << kPipelineStagesAttrName;
   int64_t numStages = stagesAttr.getInt();
+  // The schedule annotates loops of 2 .. kMaxNumStages stages; other counts
+  // would make scf::pipelineForLoop build unbounded prologues.
+  if (numStages < 2 || numStages > kMaxNumStages)
+    return loop.emitOpError("needs ") << kPipelineStagesAttrName << " 2 to "
+                                      << kMaxNumStages << ", got " << numStages;
   bool ahead = loop->hasAttr(kScoresAheadAttrName);
   if (ahead && numStages != 3)
     return emitOpErrorAtLoc(loop, "with ") << kScoresAheadAttrName << " needs "
