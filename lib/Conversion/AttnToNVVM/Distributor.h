@@ -62,11 +62,11 @@ struct Buffer {
   bool swizzle = false;
   /// Shared buffers (not core-matrix): the bytes that pad each row.
   int64_t padBytes = 16;
-  /// A row-padded tile that tensor copies load (TensorCopy.cpp, V of tf32
-  /// `P V` with `tensor-copies=all`): TMA writes shared memory from 128-byte
-  /// aligned addresses, so its base is aligned at run time in the region of
-  /// the swizzled tiles, past the start of its views: every access goes
-  /// through the base (sharedAddress), none through the views.
+  /// A row-padded tile that tensor copies load (TensorCopy.cpp: V of tf32
+  /// `P V`): TMA writes shared memory from 128-byte aligned addresses, so
+  /// its base is aligned at run time in the region of the swizzled tiles,
+  /// past the start of its views: every access goes through the base
+  /// (sharedAddress), none through the views.
   bool realigned = false;
   /// A single tf32 Q tile that one tensor copy per 128-byte atom loads in
   /// the 128-byte swizzle (selectRowTensorCopies; also `swizzle`, not

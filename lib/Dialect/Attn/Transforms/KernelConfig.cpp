@@ -51,8 +51,8 @@ static Defaults getDefaults(Type elementType, int64_t headDim,
   int64_t wideStages = ieee ? 1 : 2;
   // 16-bit on sm_90a at head dims 64 and 128 (rows of whole 128-byte
   // atoms), with or without a mask tensor: 64x64, 4 warps of 16 rows, two
-  // stages, both products on wgmma (--convert-attn-to-nvvm's wgmma-16bit):
-  // 1.2-1.5x faster than the mma.sync configs below at T = 512-16384
+  // stages, both products on wgmma: 1.2-1.5x faster than the mma.sync
+  // configs below at T = 512-16384
   // (bench/results/2026-12-02-h200-wgmma-16bit.log).
   if (!wide && target == "sm_90a" && (headDim == 64 || headDim == 128) &&
       (valueHeadDim == 64 || valueHeadDim == 128))

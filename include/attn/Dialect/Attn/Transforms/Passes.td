@@ -254,7 +254,8 @@ def AttnPipeline : Pass<"attn-pipeline", "func::FuncOp"> {
     }
     ```
 
-    On sm_90a with `wgmma`, `S'` is issued asynchronously and waited for
+    On sm_90a, where the loop's `Q K^T` runs on wgmma (16-row warps in whole
+    warpgroups), `S'` is issued asynchronously and waited for
     only before `S = S'`, so the tensor cores compute the next block's
     scores while the warps run this block's softmax and `P V` (which stays
     on `mma.sync`). Such a loop can come first in a chain (its loads run on
