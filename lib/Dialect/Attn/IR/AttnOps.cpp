@@ -53,6 +53,14 @@ bool AttentionOp::isIEEEPrecision() {
 std::optional<CausalKind> AttentionOp::getCausalKind() { return getCausal(); }
 
 LogicalResult AttentionOp::verify() {
+  // Attributes the op does not define change nothing it computes: a
+  // misspelled or unsupported one would be silently ignored.
+  DictionaryAttr unknown = (*this)->getDiscardableAttrDictionary();
+  if (!unknown.empty())
+    return emitOpError() << "does not know attribute '"
+                         << unknown.begin()->getName().getValue()
+                         << "' (its attributes: scale, causal, precision)";
+
   RankedTensorType qType = getQuery().getType();
   RankedTensorType kType = getKey().getType();
   RankedTensorType vType = getValue().getType();
