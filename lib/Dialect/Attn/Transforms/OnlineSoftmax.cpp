@@ -482,6 +482,9 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
 
 LogicalResult mlir::attn::expandBlockAttention(RewriterBase &rewriter,
                                                BlockAttentionOp op) {
+  if (op.hasVariant())
+    return op.emitOpError("window, softcap, score_mod and mask_mod are not "
+                          "expanded yet");
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   // Block buffers are `memref.alloca`s in the program body: the program grid
