@@ -131,7 +131,7 @@ private:
       return false;
     ElementType type;
     if (!parseElementType(value.getString(), type) ||
-        (!allowI1 && type == ElementType::I1))
+        !(isFloatType(type) || (allowI1 && type == ElementType::I1)))
       return fail(value, path,
                   "unknown element type '" + value.getString() +
                       (allowI1 ? "' (expected f32, f16, bf16 or i1)"

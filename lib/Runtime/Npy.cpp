@@ -32,6 +32,10 @@ static const char *getDescr(ElementType type) {
     return "<V2";
   case ElementType::I1:
     return "|b1";
+  case ElementType::I32:
+    return "<i4";
+  case ElementType::I64:
+    return "<i8";
   }
   return "";
 }
@@ -43,6 +47,10 @@ static bool parseDescr(std::string_view descr, ElementType &type) {
     type = ElementType::F16;
   else if (descr == "|b1")
     type = ElementType::I1;
+  else if (descr == "<i4")
+    type = ElementType::I32;
+  else if (descr == "<i8")
+    type = ElementType::I64;
   else if (descr == "<V2" || descr == "|V2" || descr == "bfloat16")
     type = ElementType::BF16;
   else
@@ -252,8 +260,8 @@ static bool parseNpyHeader(const uint8_t *bytes, size_t size,
   }
   if (!parseDescr(descr, type)) {
     error = ".npy file " + quoted + " has unsupported dtype '" + descr +
-            "' (expected '<f4' for f32, '<f2' for f16, '<V2' for bf16 or "
-            "'|b1' for i1)";
+            "' (expected '<f4' for f32, '<f2' for f16, '<V2' for bf16, "
+            "'|b1' for i1, '<i4' for i32 or '<i8' for i64)";
     return false;
   }
   if (fortranOrder) {

@@ -95,7 +95,9 @@ double attn::runtime::getPeakTflops(const std::string &chip,
     }
     break;
   case ElementType::I1:
-    note = "no peak FLOP/s for i1 inputs";
+  case ElementType::I32:
+  case ElementType::I64:
+    note = std::string("no peak FLOP/s for ") + getTypeName(type) + " inputs";
     return 0.0;
   }
   char buffer[160];

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A dense, row-major host tensor of f32/f16/bf16/i1 elements, the
+// A dense, row-major host tensor of f32/f16/bf16/i1/i32/i64 elements, the
 // conversions between float and the 16-bit float formats, the parser of
 // `SHAPExTYPE` tensor specs and a platform-independent random generator.
 //
@@ -30,13 +30,15 @@ namespace attn {
 namespace runtime {
 
 /// The element types of the tensors `attn-run` reads and writes. I1 is stored
-/// as one byte per element (0 or 1), like numpy's bool.
-enum class ElementType { F32, F16, BF16, I1 };
+/// as one byte per element (0 or 1), like numpy's bool. I32 and I64 are the
+/// integer tensors a score_mod or mask_mod reads (document ids, ...).
+enum class ElementType { F32, F16, BF16, I1, I32, I64 };
 
-/// Returns "f32", "f16", "bf16" or "i1".
+/// Returns "f32", "f16", "bf16", "i1", "i32" or "i64".
 const char *getTypeName(ElementType type);
 
-/// Returns the number of bytes one element occupies in memory (4, 2, 2, 1).
+/// Returns the number of bytes one element occupies in memory (4, 2, 2, 1,
+/// 4, 8).
 size_t getElementBytes(ElementType type);
 
 /// Returns true for F32, F16 and BF16.
@@ -67,12 +69,16 @@ struct HostTensor {
   size_t getNumBytes() const;
 
   /// Reads element `linearIndex` as a double (i1: 0 or 1). The value is the
-  /// stored one, i.e. after rounding to the element type.
+  /// stored one, i.e. after rounding to the element type (i64 values past
+  /// 2^53 are rounded to a double; getInteger reads them exactly).
   double get(int64_t linearIndex) const;
 
   /// Writes element `linearIndex`, rounding to the element type (through f32
   /// for f16/bf16). For i1, any non-zero value (NaN included) stores true.
   void set(int64_t linearIndex, double value);
+
+  /// Reads element `linearIndex` of an I1, I32 or I64 tensor exactly.
+  int64_t getInteger(int64_t linearIndex) const;
 
   /// Returns e.g. "2x3x4xbf16".
   std::string getShapeString() const;
@@ -81,7 +87,8 @@ struct HostTensor {
 /// Formats a shape and type as "2x3x4xbf16" (just the type for rank 0).
 std::string formatShape(const std::vector<int64_t> &shape, ElementType type);
 
-/// Parses a type name ("f32", "f16", "bf16", "i1"). Returns false if unknown.
+/// Parses a type name ("f32", "f16", "bf16", "i1", "i32", "i64"). Returns
+/// false if unknown.
 bool parseElementType(std::string_view name, ElementType &type);
 
 /// Parses a tensor spec such as `2x32x1024x128xbf16`: one or more positive
@@ -97,7 +104,8 @@ HostTensor makeZeroTensor(std::vector<int64_t> shape, ElementType type);
 /// same on every platform and compiler (splitmix64, no <random>
 /// distributions). Float elements are uniform in [-1, 1), rounded to the
 /// element type, and never all zero; i1 elements are true with probability
-/// 0.75 and never all false.
+/// 0.75 and never all false; i32 and i64 elements are uniform in [0, 4) (few
+/// distinct values, such as document ids), and never all zero.
 HostTensor makeRandomTensor(std::vector<int64_t> shape, ElementType type,
                             uint64_t seed);
 
