@@ -161,3 +161,51 @@ func.func @document(%q: memref<?x4x?x64xf16>, %k: memref<?x2x?x64xf16>, %v: memr
     } : memref<?x4x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> mask memref<?x?xf16> captures memref<?x?xi32> outs memref<?x4x?x64xf16>
   return
 }
+
+// -----
+
+// A mask_mod of index arithmetic and compares is classified per block on
+// intervals: rows i in [r0, r1] (r1 the last valid row), keys j in
+// [c0, c1] (c1 = min(c0 + 31, Tk - 1)). Prefix-LM, j < 20 || j <= i:
+//   may keep = c0 < 20 || c0 <= r1,   may drop = c1 >= 20 && c1 > r0.
+// A block it cannot keep is skipped; a whole block it cannot drop runs
+// without the mask_mod.
+// CHECK-LABEL: func @prefix_lm
+// CHECK:         %[[P:.*]] = arith.constant 20 : index
+// CHECK:         %[[R0:.*]] = arith.muli %{{.*}}, %c64 : index
+// CHECK:         %[[R63:.*]] = arith.addi %[[R0]], %c63 : index
+// CHECK:         %[[R1:.*]] = arith.minsi %[[R63]], %{{.*}} : index
+// CHECK:         scf.for
+// Whole blocks:
+// CHECK:         scf.for %[[KB:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:           %[[C0:.*]] = arith.muli %[[KB]], %c32 : index
+// CHECK:           %[[C1:.*]] = arith.minsi
+// CHECK:           %[[T1:.*]] = arith.cmpi slt, %[[C0]], %[[P]] : index
+// CHECK:           %[[F1:.*]] = arith.cmpi sge, %[[C1]], %[[P]] : index
+// CHECK:           %[[T2:.*]] = arith.cmpi sle, %[[C0]], %[[R1]] : index
+// CHECK:           %[[F2:.*]] = arith.cmpi sgt, %[[C1]], %[[R0]] : index
+// CHECK:           %[[KEEP:.*]] = arith.ori %[[T1]], %[[T2]] : i1
+// CHECK:           %[[DROP:.*]] = arith.andi %[[F1]], %[[F2]] : i1
+// CHECK:           scf.if %[[KEEP]] {
+// CHECK:             scf.if %[[DROP]] {
+// CHECK:               arith.cmpi sle
+// CHECK:               arith.ori
+// CHECK:               arith.select
+// CHECK:             } else {
+// CHECK-NEXT:        }
+// CHECK:             math.exp2
+// Key tail:
+// CHECK:         scf.for
+// CHECK:           scf.if
+func.func @prefix_lm(%q: memref<?x4x?x64xf16>, %k: memref<?x2x?x64xf16>, %v: memref<?x2x?x64xf16>, %o: memref<?x4x?x64xf16>, %b: index, %h: index, %qb: index) {
+  %prefix = arith.constant 20 : index
+  attn.block_attention ins(%q, %k, %v) outs(%o) at [%b, %h, %qb] {config = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 1, target = "cpu">, scale = 0.125 : f32}
+    mask_mod {
+    ^bb0(%bb: index, %hh: index, %i: index, %j: index):
+      %in = arith.cmpi slt, %j, %prefix : index
+      %seen = arith.cmpi sle, %j, %i : index
+      %keep = arith.ori %in, %seen : i1
+      attn.yield %keep : i1
+    } : memref<?x4x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> outs memref<?x4x?x64xf16>
+  return
+}

@@ -28,6 +28,19 @@
 // intrinsic for (libm on the host, std:: in the reference).
 // RUN: attn-run %s -e prefix_erf --input=1x2x50x16xf32 --input=1x2x60x16xf32 --input=1x2x60x16xf32 --check | FileCheck %s --check-prefix=PASS
 
+// mask_mods of index arithmetic are classified per block on intervals:
+// blocks they remove are skipped, whole blocks they keep run unmasked
+// (prefix-LM without causal, chunks of 24 keys, block sizes that cut
+// across both).
+// RUN: attn-run %s -e prefix_chunked --input=1x2x200x16xf32 --input=1x2x200x16xf32 --input=1x2x200x16xf32 --check --block-m=16 --block-n=8 | FileCheck %s --check-prefix=PASS
+// RUN: attn-run %s -e prefix_chunked --input=2x2x77x16xf32 --input=2x2x150x16xf32 --input=2x2x150x16xf32 --check --block-m=32 --block-n=16 --num-stages=2 | FileCheck %s --check-prefix=PASS
+// RUN: attn-run %s -e chunked --input=1x2x200x16xf16 --input=1x2x200x16xf16 --input=1x2x200x16xf16 --check --block-m=16 --block-n=8 | FileCheck %s --check-prefix=PASS
+// RUN: attn-run %s -e chunked --input=1x2x100x16xf16 --input=1x2x130x16xf16 --input=1x2x130x16xf16 --check --block-m=8 --block-n=16 | FileCheck %s --check-prefix=PASS
+
+// A constant tensor from above the op (per-head biases), read with an index
+// computed in the region.
+// RUN: attn-run %s -e constant_table --input=1x4x33x16xf16 --input=1x4x33x16xf16 --input=1x4x33x16xf16 --check | FileCheck %s --check-prefix=PASS
+
 func.func @sliding(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>) -> tensor<?x4x?x64xbf16> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<bottom_right>, window = #attn.window<left = 40, right = 0>, softcap = 0.5 : f32} : tensor<?x4x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> -> tensor<?x4x?x64xbf16>
   return %o : tensor<?x4x?x64xbf16>
@@ -118,4 +131,46 @@ func.func @prefix_erf(%q: tensor<?x2x?x16xf32>, %k: tensor<?x2x?x16xf32>, %v: te
          }
          : tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32> -> tensor<?x2x?x16xf32>
   return %o : tensor<?x2x?x16xf32>
+}
+
+func.func @constant_table(%q: tensor<1x4x33x16xf16>, %k: tensor<1x4x33x16xf16>, %v: tensor<1x4x33x16xf16>) -> tensor<1x4x33x16xf16> {
+  %table = arith.constant dense<[[0.0, -1.0, 2.0, 0.5], [1.0, 1.0, -3.0, 0.0]]> : tensor<2x4xf32>
+  %o = attn.attention %q, %k, %v score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %c2 = arith.constant 2 : index
+    %parity = arith.remui %j, %c2 : index
+    %bias = tensor.extract %table[%parity, %h] : tensor<2x4xf32>
+    %t = arith.addf %s, %bias : f32
+    attn.yield %t : f32
+  } : tensor<1x4x33x16xf16>, tensor<1x4x33x16xf16>, tensor<1x4x33x16xf16> -> tensor<1x4x33x16xf16>
+  return %o : tensor<1x4x33x16xf16>
+}
+
+func.func @prefix_chunked(%q: tensor<?x2x?x16xf32>, %k: tensor<?x2x?x16xf32>, %v: tensor<?x2x?x16xf32>) -> tensor<?x2x?x16xf32> {
+  %prefix = arith.constant 20 : index
+  %o = attn.attention %q, %k, %v {precision = #attn.precision<ieee>} mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %in = arith.cmpi slt, %j, %prefix : index
+    %seen = arith.cmpi sle, %j, %i : index
+    %c50 = arith.constant 50 : index
+    %i50 = arith.floordivsi %i, %c50 : index
+    %j50 = arith.floordivsi %j, %c50 : index
+    %same = arith.cmpi eq, %i50, %j50 : index
+    %near = arith.andi %seen, %same : i1
+    %keep = arith.ori %in, %near : i1
+    attn.yield %keep : i1
+  } : tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32> -> tensor<?x2x?x16xf32>
+  return %o : tensor<?x2x?x16xf32>
+}
+
+func.func @chunked(%q: tensor<?x2x?x16xf16>, %k: tensor<?x2x?x16xf16>, %v: tensor<?x2x?x16xf16>) -> tensor<?x2x?x16xf16> {
+  %o = attn.attention %q, %k, %v mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c24 = arith.constant 24 : index
+    %ci = arith.floordivsi %i, %c24 : index
+    %cj = arith.floordivsi %j, %c24 : index
+    %keep = arith.cmpi eq, %ci, %cj : index
+    attn.yield %keep : i1
+  } : tensor<?x2x?x16xf16>, tensor<?x2x?x16xf16>, tensor<?x2x?x16xf16> -> tensor<?x2x?x16xf16>
+  return %o : tensor<?x2x?x16xf16>
 }

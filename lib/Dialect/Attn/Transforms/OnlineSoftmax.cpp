@@ -364,6 +364,15 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
     auto ifOp = scf::IfOp::create(b, loc, live, /*withElseRegion=*/false);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
   }
+  if (classifyMaskMod) {
+    // A mask_mod classified per block: a block whose pairs it all drops is
+    // skipped (its loads stay ahead for the pipeliner), and a whole block
+    // whose pairs it all keeps needs no mask (see buildScores).
+    auto [canKeep, canDrop] = buildModClass(col0);
+    auto ifOp = scf::IfOp::create(b, loc, canKeep, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    modCanDrop = canDrop;
+  }
   if (loadsUnderCheck)
     loadTiles();
   if (masked && liveFlag && !userMask()) {
@@ -373,6 +382,7 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
   } else {
     buildScores(col0, masked);
   }
+  modCanDrop = Value();
 
   Value negInf = f32Const(-std::numeric_limits<double>::infinity());
   Value zeroF = f32Const(0.0);

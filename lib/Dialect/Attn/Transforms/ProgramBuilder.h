@@ -112,10 +112,21 @@ private:
   /// S = c * Q K^T, with the masks on masked blocks.
   void buildScores(Value col0, bool masked) {
     buildContraction();
-    if (op.hasVariant())
-      buildVariantScores(col0, masked);
-    else
+    if (!op.hasVariant()) {
       buildScoreScaleAndMasks(col0, masked);
+      return;
+    }
+    if (masked || !modCanDrop) {
+      buildVariantScores(col0, masked);
+      return;
+    }
+    // A block every row sees whole: the mask_mod's class picks its scores.
+    auto ifOp = scf::IfOp::create(b, loc, modCanDrop, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    buildVariantScores(col0, /*masked=*/true);
+    b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+    buildVariantScores(col0, /*masked=*/false);
   }
   /// The scores of an op with variants, per element in SPEC.md section
   /// 1.1's order: scale, softcap, bias, score_mod; on masked blocks, -inf
@@ -124,6 +135,13 @@ private:
   /// The value region `region` (score_mod or mask_mod) yields for `args`,
   /// its ops cloned at the insertion point of `nb`.
   Value inlineModifier(OpBuilder &nb, Region &region, ValueRange args);
+  /// For a mask_mod of index arithmetic and compares (classifyMaskMod):
+  /// whether it may keep and whether it may drop some (valid row, key) pair
+  /// of the block at col0, from the region evaluated on the block's row and
+  /// key intervals.
+  std::pair<Value, Value> buildModClass(Value col0);
+  /// Whether buildModClass handles every op of `region`.
+  static bool isClassifiable(Region &region);
   /// S = Q K^T.
   void buildContraction();
   /// S = c * S (unless folded), with the masks on masked blocks.
@@ -260,6 +278,12 @@ private:
   /// Tq - 1 and Tk - 1: with variants, the regions read rows and keys
   /// clamped to them (padded rows and tail keys are masked or unused).
   Value lastRowIndex, lastKeyIndex;
+  /// The program's last valid row, min(row0 + block_m, Tq) - 1.
+  Value lastValidRow;
+  /// Whether the mask_mod is classified per block (buildModClass); while a
+  /// step is built, whether the mask_mod may drop a pair of its block.
+  bool classifyMaskMod = false;
+  Value modCanDrop;
   /// With a block map: the class of the current block (i8).
   Value pendingClass;
   /// Building a causal map row's loops (CausalRowScope); their diagonal

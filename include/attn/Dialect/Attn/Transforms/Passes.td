@@ -84,7 +84,10 @@ def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
     and the window, bounds in closed form from the query block
     (`affine.max` / `affine.min` of it, Tq and Tk; see
     `buildKeyBlockRange`), and runs the blocks every row sees entirely
-    without a mask (none under a mask tensor or a `mask_mod`). Its scores
+    without a mask. A `mask_mod` of index arithmetic and compares is
+    evaluated on each block's row and key intervals: blocks it removes
+    are skipped, whole blocks it keeps run unmasked; under any other
+    `mask_mod` or a mask tensor every block is masked. Its scores
     follow SPEC.md section 1.1 per element, the regions inlined:
     `s = scale * Q K^T`, `softcap * tanh(s / softcap)`, `+ bias`,
     `score_mod(s, b, h, i, j)`, then `S = log2(e) * s` (a softcap or a
