@@ -81,29 +81,6 @@ static double getHostClockGHz() {
   return 3.0;
 }
 
-/// Calls `_mlir_ciface_F(result, args...)` for 1 to 4 arguments.
-static void callEntry(void *function, void *result,
-                      const std::vector<void *> &args) {
-  using Fn1 = void (*)(void *, void *);
-  using Fn2 = void (*)(void *, void *, void *);
-  using Fn3 = void (*)(void *, void *, void *, void *);
-  using Fn4 = void (*)(void *, void *, void *, void *, void *);
-  switch (args.size()) {
-  case 1:
-    reinterpret_cast<Fn1>(function)(result, args[0]);
-    return;
-  case 2:
-    reinterpret_cast<Fn2>(function)(result, args[0], args[1]);
-    return;
-  case 3:
-    reinterpret_cast<Fn3>(function)(result, args[0], args[1], args[2]);
-    return;
-  case 4:
-    reinterpret_cast<Fn4>(function)(result, args[0], args[1], args[2], args[3]);
-    return;
-  }
-}
-
 namespace {
 class CPUBackend : public Backend {
 public:
@@ -126,7 +103,9 @@ private:
                      const std::vector<const rt::HostTensor *> &arguments);
 
   std::unique_ptr<ExecutionEngine> engine;
-  void *function = nullptr;
+  /// The engine's packed wrapper of `_mlir_ciface_F(result, args...)`: one
+  /// array of pointers to the arguments, so any number of them.
+  void (*function)(void **) = nullptr;
   unsigned numArguments = 0;
 };
 } // namespace
@@ -263,7 +242,7 @@ llvm::Error CPUBackend::compile(ModuleOp module, EntryFunction &entry,
   });
 
   // Looking the function up links the object: unresolved symbols show here.
-  llvm::Expected<void *> address = engine->lookup(cifaceName);
+  llvm::Expected<void (*)(void **)> address = engine->lookupPacked(cifaceName);
   if (!address)
     return makeError(prefix + "cannot link the JIT-compiled code: " +
                      toOneLine(address.takeError()));
@@ -271,9 +250,6 @@ llvm::Error CPUBackend::compile(ModuleOp module, EntryFunction &entry,
     engine->initialize();
   function = *address;
   numArguments = entry.getNumArguments();
-  if (numArguments < 1 || numArguments > 4)
-    return makeError(prefix + "unexpected number of arguments " +
-                     Twine(numArguments));
   return llvm::Error::success();
 }
 
@@ -294,7 +270,11 @@ CPUBackend::call(const std::vector<const rt::HostTensor *> &arguments,
   for (MemRefDescriptor &descriptor : descriptors)
     addresses.push_back(descriptor.getAddress());
   resultDesc.clear();
-  callEntry(function, resultDesc.getAddress(), addresses);
+  void *resultAddress = resultDesc.getAddress();
+  std::vector<void *> packed = {&resultAddress};
+  for (void *&address : addresses)
+    packed.push_back(&address);
+  function(packed.data());
   return llvm::Error::success();
 }
 

@@ -21,6 +21,13 @@ namespace rt = ::attn::runtime;
 static constexpr const char *kSupported =
     "attn-run executes functions made of one attn.attention";
 
+/// Appends `name` to a '/'-separated label.
+static void appendLabel(std::string &label, StringRef name) {
+  if (!label.empty())
+    label += "/";
+  label += name.str();
+}
+
 StringRef mlir::attn::runner::getRoleLabel(OperandRole role) {
   switch (role) {
   case OperandRole::Query:
@@ -44,6 +51,10 @@ std::optional<rt::ElementType> mlir::attn::runner::getRuntimeType(Type type) {
     return rt::ElementType::BF16;
   if (type.isInteger(1))
     return rt::ElementType::I1;
+  if (type.isInteger(32))
+    return rt::ElementType::I32;
+  if (type.isInteger(64))
+    return rt::ElementType::I64;
   return std::nullopt;
 }
 
@@ -61,13 +72,11 @@ RankedTensorType EntryFunction::getResultType() {
 
 std::string EntryFunction::getArgumentLabel(unsigned index) const {
   std::string label;
-  for (unsigned role = 0; role < 4; ++role) {
-    if (roleArguments[role] != static_cast<int>(index))
-      continue;
-    if (!label.empty())
-      label += "/";
-    label += getRoleLabel(static_cast<OperandRole>(role)).str();
-  }
+  for (unsigned role = 0; role < 4; ++role)
+    if (roleArguments[role] == static_cast<int>(index))
+      appendLabel(label, getRoleLabel(static_cast<OperandRole>(role)));
+  if (index < regionReaders.size() && !regionReaders[index].empty())
+    appendLabel(label, regionReaders[index]);
   return label;
 }
 
@@ -140,7 +149,31 @@ static llvm::Expected<EntryFunction> analyzeFunction(func::FuncOp func) {
   EntryFunction entry;
   entry.func = func;
   entry.attention = attention;
+  for (BlockArgument arg : func.getArguments())
+    if (!isa<RankedTensorType>(arg.getType()))
+      return makeError("argument #" + Twine(arg.getArgNumber()) + " of '" +
+                       name +
+                       "' is not a ranked tensor; attn-run passes "
+                       "tensors only");
   SmallVector<bool> used(func.getNumArguments(), false);
+  // The arguments the regions read (tensors, through tensor.extract).
+  entry.regionReaders.resize(func.getNumArguments());
+  for (const std::pair<Region *, StringRef> &regionReader :
+       {std::pair<Region *, StringRef>{&attention.getScoreMod(), "score_mod"},
+        {&attention.getMaskMod(), "mask_mod"}}) {
+    StringRef reader = regionReader.second;
+    regionReader.first->walk([&](Operation *op) {
+      for (Value operand : op->getOperands()) {
+        auto arg = dyn_cast<BlockArgument>(operand);
+        if (!arg || arg.getOwner() != &func.getBody().front() ||
+            StringRef(entry.regionReaders[arg.getArgNumber()])
+                .ends_with(reader))
+          continue;
+        appendLabel(entry.regionReaders[arg.getArgNumber()], reader);
+        used[arg.getArgNumber()] = true;
+      }
+    });
+  }
   for (OpOperand &operand : attention->getOpOperands()) {
     // Operand order of the op: query, key, value, then the optional mask.
     auto role = static_cast<OperandRole>(operand.getOperandNumber());

@@ -134,6 +134,9 @@ rt::AttentionProblem RunInputs::getProblem() const {
   problem.mask = get(OperandRole::Mask);
   problem.scale = scale;
   problem.causal = causal;
+  problem.windowLeft = windowLeft;
+  problem.windowRight = windowRight;
+  problem.softcap = softcap;
   return problem;
 }
 
@@ -181,6 +184,12 @@ mlir::attn::runner::prepareInputs(EntryFunction &entry,
   inputs.roleArguments = entry.roleArguments;
   inputs.scale = entry.getScale();
   inputs.causal = entry.getCausal();
+  if (WindowAttr window = entry.attention.getWindowAttr()) {
+    inputs.windowLeft = window.getLeft();
+    inputs.windowRight = window.getRight();
+  }
+  if (std::optional<APFloat> softcap = entry.attention.getSoftcap())
+    inputs.softcap = softcap->convertToDouble();
   rt::AttentionProblem problem = inputs.getProblem();
   std::string error;
   if (!rt::validateProblem(problem, error))

@@ -9,6 +9,7 @@
 #include "attn/Runner/Diagnostics.h"
 #include "attn/Runner/EntryFunction.h"
 #include "attn/Runner/Inputs.h"
+#include "attn/Runner/RegionEval.h"
 #include "attn/Runner/Report.h"
 #include "attn/Runtime/ManifestRun.h"
 #include "attn/Runtime/Npy.h"
@@ -117,9 +118,18 @@ llvm::Expected<bool> mlir::attn::runner::runModule(ModuleOp module,
   }
 
   rt::AttentionProblem problem = inputs->getProblem();
-  if (options.check)
+  if (options.check) {
+    // The reference evaluates the op's regions as written.
+    llvm::Expected<std::shared_ptr<Modifiers>> modifiers =
+        Modifiers::compile(*entry);
+    if (!modifiers)
+      return modifiers.takeError();
+    (*modifiers)->bind(inputs->arguments, problem);
     summary.check =
         checkOutput(problem, result, entry->usesTF32(), options.seed);
+    if (!(*modifiers)->getError().empty())
+      return makeError("--check: " + (*modifiers)->getError());
+  }
 
   if (options.bench) {
     rt::HostTensor scratch =

@@ -66,8 +66,8 @@ double attn::runtime::getPeakTflops(const std::string &chip,
            "; the floor counts bytes only";
     return 0.0;
   }
-  if (type == ElementType::I1) {
-    note = "no peak FLOP/s for i1 inputs";
+  if (!isFloatType(type)) {
+    note = std::string("no peak FLOP/s for ") + getTypeName(type) + " inputs";
     return 0.0;
   }
   bool half = type != ElementType::F32, ieee = precision == PrecisionMode::IEEE;

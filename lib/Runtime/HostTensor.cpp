@@ -44,6 +44,10 @@ const char *attn::runtime::getTypeName(ElementType type) {
     return "bf16";
   case ElementType::I1:
     return "i1";
+  case ElementType::I32:
+    return "i32";
+  case ElementType::I64:
+    return "i64";
   }
   return "?";
 }
@@ -51,18 +55,22 @@ const char *attn::runtime::getTypeName(ElementType type) {
 size_t attn::runtime::getElementBytes(ElementType type) {
   switch (type) {
   case ElementType::F32:
+  case ElementType::I32:
     return 4;
   case ElementType::F16:
   case ElementType::BF16:
     return 2;
   case ElementType::I1:
     return 1;
+  case ElementType::I64:
+    return 8;
   }
   return 0;
 }
 
 bool attn::runtime::isFloatType(ElementType type) {
-  return type != ElementType::I1;
+  return type == ElementType::F32 || type == ElementType::F16 ||
+         type == ElementType::BF16;
 }
 
 bool attn::runtime::parseElementType(std::string_view name, ElementType &type) {
@@ -74,6 +82,10 @@ bool attn::runtime::parseElementType(std::string_view name, ElementType &type) {
     type = ElementType::BF16;
   else if (name == "i1")
     type = ElementType::I1;
+  else if (name == "i32")
+    type = ElementType::I32;
+  else if (name == "i64")
+    type = ElementType::I64;
   else
     return false;
   return true;
@@ -145,9 +157,28 @@ double HostTensor::get(int64_t linearIndex) const {
     return type == ElementType::F16 ? halfToFloat(bits) : bf16ToFloat(bits);
   }
   case ElementType::I1:
-    return *ptr ? 1.0 : 0.0;
+  case ElementType::I32:
+  case ElementType::I64:
+    return static_cast<double>(getInteger(linearIndex));
   }
   return 0.0;
+}
+
+int64_t HostTensor::getInteger(int64_t linearIndex) const {
+  assert(linearIndex >= 0 && linearIndex < getNumElements() &&
+         "element index out of range");
+  const uint8_t *ptr = data.data() + linearIndex * getElementBytes(type);
+  if (type == ElementType::I32) {
+    int32_t value;
+    std::memcpy(&value, ptr, sizeof(value));
+    return value;
+  }
+  if (type == ElementType::I64) {
+    int64_t value;
+    std::memcpy(&value, ptr, sizeof(value));
+    return value;
+  }
+  return *ptr ? 1 : 0;
 }
 
 void HostTensor::set(int64_t linearIndex, double value) {
@@ -171,6 +202,16 @@ void HostTensor::set(int64_t linearIndex, double value) {
   case ElementType::I1:
     *ptr = value != 0.0 ? 1 : 0;
     return;
+  case ElementType::I32: {
+    auto narrowed = static_cast<int32_t>(value);
+    std::memcpy(ptr, &narrowed, sizeof(narrowed));
+    return;
+  }
+  case ElementType::I64: {
+    auto narrowed = static_cast<int64_t>(value);
+    std::memcpy(ptr, &narrowed, sizeof(narrowed));
+    return;
+  }
   }
 }
 
@@ -344,12 +385,15 @@ HostTensor attn::runtime::makeRandomTensor(std::vector<int64_t> shape,
   bool anyNonZero = false;
   for (int64_t i = 0; i < numElements; ++i) {
     double unit = rng.nextUnit();
-    double value =
-        type == ElementType::I1 ? (unit < 0.75 ? 1.0 : 0.0) : 2.0 * unit - 1.0;
+    double value = 2.0 * unit - 1.0;
+    if (type == ElementType::I1)
+      value = unit < 0.75 ? 1.0 : 0.0;
+    else if (!isFloatType(type))
+      value = std::floor(4.0 * unit);
     tensor.set(i, value);
     anyNonZero = anyNonZero || tensor.get(i) != 0.0;
   }
   if (!anyNonZero && numElements > 0)
-    tensor.set(0, type == ElementType::I1 ? 1.0 : 0.5);
+    tensor.set(0, isFloatType(type) ? 0.5 : 1.0);
   return tensor;
 }

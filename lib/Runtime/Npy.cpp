@@ -46,6 +46,10 @@ static const char *getDescr(ElementType type) {
     return "<V2";
   case ElementType::I1:
     return "|b1";
+  case ElementType::I32:
+    return "<i4";
+  case ElementType::I64:
+    return "<i8";
   }
   return "";
 }
@@ -54,7 +58,8 @@ static bool parseDescr(std::string_view descr, ElementType &type) {
   if (descr == "|V2" || descr == "bfloat16")
     descr = "<V2";
   for (ElementType candidate :
-       {ElementType::F32, ElementType::F16, ElementType::BF16, ElementType::I1})
+       {ElementType::F32, ElementType::F16, ElementType::BF16, ElementType::I1,
+        ElementType::I32, ElementType::I64})
     if (descr == getDescr(candidate)) {
       type = candidate;
       return true;
@@ -263,8 +268,8 @@ static bool readNpyFrom(Source &source, const std::string &name,
   }
   if (!parseDescr(descr, tensor.type)) {
     error = ".npy file " + quoted + " has unsupported dtype '" + descr +
-            "' (expected '<f4' for f32, '<f2' for f16, '<V2' for bf16 or "
-            "'|b1' for i1)";
+            "' (expected '<f4' for f32, '<f2' for f16, '<V2' for bf16, "
+            "'|b1' for i1, '<i4' for i32 or '<i8' for i64)";
     return false;
   }
   if (fortranOrder) {

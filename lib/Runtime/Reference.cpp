@@ -122,6 +122,19 @@ bool attn::runtime::validateProblem(const AttentionProblem &problem,
     error = std::string("scale must be finite and > 0, got ") + buffer;
     return false;
   }
+  if (problem.windowLeft < -1 || problem.windowRight < -1) {
+    error = "window left and right must be >= -1, got " +
+            std::to_string(problem.windowLeft) + " and " +
+            std::to_string(problem.windowRight);
+    return false;
+  }
+  if (!std::isfinite(problem.softcap) || problem.softcap < 0.0) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof(buffer), "%g", problem.softcap);
+    error =
+        std::string("softcap must be finite and > 0 (0: none), got ") + buffer;
+    return false;
+  }
   return true;
 }
 
@@ -188,15 +201,20 @@ void attn::runtime::referenceRows(const AttentionProblem &problem,
 
     // Scores of the visible keys and their maximum. NaN scores are left out
     // of the maximum; they still reach the sum below and make it NaN.
+    const int64_t off = problem.causal == CausalKind::BottomRight ? tk - tq : 0;
     int64_t lastVisible = tk - 1;
-    if (problem.causal == CausalKind::TopLeft)
-      lastVisible = std::min(lastVisible, i);
-    else if (problem.causal == CausalKind::BottomRight)
-      lastVisible = std::min(lastVisible, i + tk - tq);
-    const int64_t end = std::max<int64_t>(lastVisible + 1, 0);
+    if (problem.causal != CausalKind::None)
+      lastVisible = std::min(lastVisible, i + off);
+    if (problem.windowRight >= 0)
+      lastVisible = std::min(lastVisible, i + off + problem.windowRight);
+    const int64_t begin =
+        problem.windowLeft >= 0
+            ? std::clamp<int64_t>(i + off - problem.windowLeft, 0, tk)
+            : 0;
+    const int64_t end = std::max<int64_t>(lastVisible + 1, begin);
     bool anyVisible = false;
     double maxScore = negInf;
-    for (int64_t j = 0; j < end; ++j) {
+    for (int64_t j = begin; j < end; ++j) {
       visible[j] = 0;
       double bias = 0.0;
       if (mask) {
@@ -207,11 +225,21 @@ void attn::runtime::referenceRows(const AttentionProblem &problem,
         if (mask->type != ElementType::I1)
           bias = m;
       }
+      if (problem.maskMod && !problem.maskMod(b, h, i, j))
+        continue;
       double dot = 0.0;
       const double *key = slice.keys.data() + j * d;
       for (int64_t c = 0; c < d; ++c)
         dot += query[c] * key[c];
-      scores[j] = problem.scale * dot + bias;
+      double s = problem.scale * dot;
+      if (problem.softcap > 0.0)
+        s = problem.softcap * std::tanh(s / problem.softcap);
+      s += bias;
+      if (problem.scoreMod)
+        s = problem.scoreMod(s, b, h, i, j);
+      if (s == negInf)
+        continue; // A kept key whose final score is -inf counts as masked.
+      scores[j] = s;
       visible[j] = 1;
       anyVisible = true;
       if (scores[j] > maxScore)
@@ -222,7 +250,7 @@ void attn::runtime::referenceRows(const AttentionProblem &problem,
 
     double sum = 0.0;
     std::fill(accumulator.begin(), accumulator.end(), 0.0);
-    for (int64_t j = 0; j < end; ++j) {
+    for (int64_t j = begin; j < end; ++j) {
       if (!visible[j])
         continue;
       double weight = std::exp(scores[j] - maxScore);
@@ -297,6 +325,8 @@ Tolerance attn::runtime::getTolerance(ElementType type, bool tf32) {
     return {1e-2, 5e-2};
   case ElementType::F32:
   case ElementType::I1:
+  case ElementType::I32:
+  case ElementType::I64:
     break;
   }
   return tf32 ? Tolerance{2e-3, 1e-2} : Tolerance{1e-5, 1e-4};

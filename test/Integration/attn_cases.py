@@ -46,6 +46,129 @@ def random_case(rng, index, max_work=3e7):
     return case
 
 
+# The variants of SPEC.md section 1.1 (the variant sweep): windows
+# (left, right; -1 unbounded), softcaps, score_mods and mask_mods, each
+# written as the region below.
+WINDOWS_LEFT = [-1, 0, 1, 5, 16, 40, 129, 500]
+WINDOWS_RIGHT = [-1, 0, 2, 16, 64]
+SOFTCAPS = [0.5, 2.0, 20.0]
+SCORE_MODS = ["alibi", "neg_inf", "branchy"]
+MASK_MODS = ["document", "document_i64", "prefix_lm", "chunked", "dilated"]
+
+
+def random_variant_case(rng, index, max_work=1e7):
+    """A random case (random_case's axes) with at least one variant: a
+    window, a softcap, a score_mod and a mask_mod, each with some
+    probability; masks tensors stay in about half of them."""
+    case = random_case(rng, index, max_work)
+    case["name"] = f"variant{index}"
+    if rng.random() < 0.5:
+        case["mask"] = None
+    while True:
+        case["window"] = ((rng.choice(WINDOWS_LEFT), rng.choice(WINDOWS_RIGHT))
+                          if rng.random() < 0.5 else None)
+        case["softcap"] = rng.choice(SOFTCAPS) if rng.random() < 0.35 else None
+        case["score_mod"] = rng.choice(SCORE_MODS) if rng.random() < 0.4 else None
+        case["mask_mod"] = rng.choice(MASK_MODS) if rng.random() < 0.4 else None
+        if any(case[k] for k in VARIANT_KEYS):
+            return case
+
+
+VARIANT_KEYS = ("window", "softcap", "score_mod", "mask_mod")
+
+
+def _score_mod_region(case, slopes_type):
+    body = {
+        # ALiBi: s + slopes[h] * (j - i).
+        "alibi": f"""
+      %slope = tensor.extract %slopes[%h] : {slopes_type}
+      %d = arith.subi %j, %i : index
+      %di = arith.index_cast %d : index to i64
+      %df = arith.sitofp %di : i64 to f32
+      %bias = arith.mulf %slope, %df : f32
+      %t = arith.addf %s, %bias : f32""",
+        # -inf for keys with (i + 2j) % 5 == 0 and for whole rows i % 11 == 3
+        # (kept keys whose final score is -inf count as masked).
+        "neg_inf": """
+      %c0 = arith.constant 0 : index
+      %c2 = arith.constant 2 : index
+      %c3 = arith.constant 3 : index
+      %c5 = arith.constant 5 : index
+      %c11 = arith.constant 11 : index
+      %j2 = arith.muli %j, %c2 : index
+      %sum = arith.addi %i, %j2 : index
+      %r = arith.remui %sum, %c5 : index
+      %key = arith.cmpi eq, %r, %c0 : index
+      %ri = arith.remui %i, %c11 : index
+      %row = arith.cmpi eq, %ri, %c3 : index
+      %drop = arith.ori %key, %row : i1
+      %ninf = arith.constant 0xFF800000 : f32
+      %t = arith.select %drop, %ninf, %s : f32""",
+        # s > 0 ? 2 tanh(s) : s * (1 + h / 4), through scf.if.
+        "branchy": """
+      %zero = arith.constant 0.0 : f32
+      %pos = arith.cmpf ogt, %s, %zero : f32
+      %t = scf.if %pos -> f32 {
+        %th = math.tanh %s : f32
+        %two = arith.constant 2.0 : f32
+        %y = arith.mulf %th, %two : f32
+        scf.yield %y : f32
+      } else {
+        %hi = arith.index_cast %h : index to i32
+        %hf = arith.sitofp %hi : i32 to f32
+        %quarter = arith.constant 0.25 : f32
+        %one = arith.constant 1.0 : f32
+        %f = math.fma %hf, %quarter, %one : f32
+        %y = arith.mulf %s, %f : f32
+        scf.yield %y : f32
+      }""",
+    }[case["score_mod"]]
+    return ("score_mod {\n    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):"
+            + body + "\n      attn.yield %t : f32\n    }")
+
+
+def _mask_mod_region(case, doc_type):
+    doc_elt = doc_type.split("x")[-1][:-1] if doc_type else None
+    body = {
+        # Packed sequences: the same document id.
+        "document": f"""
+      %di = tensor.extract %doc[%b, %i] : {doc_type}
+      %dj = tensor.extract %doc[%b, %j] : {doc_type}
+      %keep = arith.cmpi eq, %di, %dj : {doc_elt}""",
+        # Prefix-LM: the first `prefix` keys for every row, causal after.
+        "prefix_lm": """
+      %in = arith.cmpi slt, %j, %prefix : index
+      %seen = arith.cmpi sle, %j, %i : index
+      %keep = arith.ori %in, %seen : i1""",
+        # Chunked attention: chunks of 24 rows and keys.
+        "chunked": """
+      %c24 = arith.constant 24 : index
+      %ci = arith.floordivsi %i, %c24 : index
+      %cj = arith.floordivsi %j, %c24 : index
+      %keep = arith.cmpi eq, %ci, %cj : index""",
+        # Dilated: every third key around the row.
+        "dilated": """
+      %d = arith.subi %j, %i : index
+      %c3 = arith.constant 3 : index
+      %r = arith.remsi %d, %c3 : index
+      %c0 = arith.constant 0 : index
+      %keep = arith.cmpi eq, %r, %c0 : index""",
+    }[case["mask_mod"].replace("_i64", "")]
+    return ("mask_mod {\n    ^bb0(%b: index, %h: index, %i: index, %j: index):"
+            + body + "\n      attn.yield %keep : i1\n    }")
+
+
+def captures(case):
+    """The extra arguments the regions read, in order: (name, shape, elt)."""
+    out = []
+    if case.get("score_mod") == "alibi":
+        out.append(("slopes", [case["hq"]], "f32"))
+    if (case.get("mask_mod") or "").startswith("document"):
+        elt = "i64" if case["mask_mod"].endswith("i64") else "i32"
+        out.append(("doc", [case["b"], max(case["tq"], case["tk"])], elt))
+    return out
+
+
 def _elt(case):
     return case["dtype"].split("-")[0]
 
@@ -81,6 +204,11 @@ def mlir_text(case):
         attrs.append(f"causal = #attn.causal<{case['causal']}>")
     if case["dtype"] == "f32-ieee":
         attrs.append("precision = #attn.precision<ieee>")
+    if case.get("window"):
+        left, right = case["window"]
+        attrs.append(f"window = #attn.window<left = {left}, right = {right}>")
+    if case.get("softcap"):
+        attrs.append(f"softcap = {case['softcap']} : f32")
     attr = (" {" + ", ".join(attrs) + "}") if attrs else ""
     args = [f"%q: {qt}", f"%k: {kt}", f"%v: {vt}"]
     operands = "%q, %k, %v"
@@ -94,8 +222,19 @@ def mlir_text(case):
         args.append(f"%m: {mt}")
         operands += " mask(%m)"
         types += f", {mt}"
-    return (f"func.func @{case['name']}({', '.join(args)}) -> {ot} {{\n"
-            f"  %o = attn.attention {operands}{attr} : {types} -> {ot}\n"
+    capture_types = {}
+    for name, shape, celt in captures(case):
+        capture_types[name] = _tensor_type(shape, celt, set(range(len(shape))), dyn)
+        args.append(f"%{name}: {capture_types[name]}")
+    regions = ""
+    if case.get("score_mod"):
+        regions += " " + _score_mod_region(case, capture_types.get("slopes"))
+    if case.get("mask_mod"):
+        regions += " " + _mask_mod_region(case, capture_types.get("doc"))
+    prefix = ("  %prefix = arith.constant 7 : index\n"
+              if case.get("mask_mod") == "prefix_lm" else "")
+    return (f"func.func @{case['name']}({', '.join(args)}) -> {ot} {{\n{prefix}"
+            f"  %o = attn.attention {operands}{attr}{regions} : {types} -> {ot}\n"
             f"  return %o : {ot}\n}}\n")
 
 
@@ -184,7 +323,24 @@ def write_case(case, workdir):
     if case["mask"] is not None:
         files["m"] = base + ".m.npy"
         _save(files["m"], _mask_array(case, rng), elt)
+    for name, shape, celt in captures(case):
+        files[name] = f"{base}.{name}.npy"
+        np.save(files[name], _capture_array(name, shape, celt, rng))
     return base + ".mlir", files
+
+
+def _capture_array(name, shape, elt, rng):
+    if name == "slopes":
+        # ALiBi's slopes: 2^(-8 (h + 1) / H).
+        h = shape[0]
+        return (2.0 ** (-8.0 * (np.arange(h) + 1) / h)).astype(np.float32)
+    # Document ids of packed sequences of random lengths, per batch.
+    doc = np.zeros(shape, dtype=np.int64 if elt == "i64" else np.int32)
+    for b in range(shape[0]):
+        starts = np.sort(rng.choice(np.arange(1, shape[1]) if shape[1] > 1 else [0],
+                                    size=min(3, max(shape[1] - 1, 0)), replace=False))
+        doc[b] = np.searchsorted(starts, np.arange(shape[1]), side="right") + 10 * b
+    return doc
 
 
 def attn_run_args(case, mlir, files, target="cpu"):
@@ -196,6 +352,8 @@ def attn_run_args(case, mlir, files, target="cpu"):
     args.append(f"--input={b}x{hkv}x{tk}x{dv}x{elt}")
     if "m" in files:
         args.append("--input=@" + files["m"])
+    for name, _, _ in captures(case):
+        args.append("--input=@" + files[name])
     if case["block"]:
         args += [f"--block-m={case['block'][0]}", f"--block-n={case['block'][1]}"]
     if case.get("stages"):
@@ -205,7 +363,8 @@ def attn_run_args(case, mlir, files, target="cpu"):
 
 def describe(case):
     keys = ("dtype", "b", "hq", "hkv", "tq", "tk", "d", "dv", "causal", "mask", "pattern", "dynamic", "nan_row", "block", "stages", "seed")
-    return " ".join(f"{k}={case.get(k)}" for k in keys)
+    text = " ".join(f"{k}={case.get(k)}" for k in keys)
+    return text + "".join(f" {k}={case[k]}" for k in VARIANT_KEYS if case.get(k))
 
 
 def _case(index, **kw):

@@ -6,9 +6,10 @@
 //
 // attn-run executes one func.func made of a single `attn.attention` whose
 // operands are the function's arguments and whose result the function
-// returns (arith.constant ops may appear too). This file selects that
-// function in a module, checks its shape, and records which argument feeds
-// which operand of the attention op.
+// returns (arith.constant ops may appear too); the function's other
+// arguments are the tensors its score_mod and mask_mod regions read. This
+// file selects that function in a module, checks its shape, and records
+// which argument feeds which operand of the attention op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +26,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir {
 namespace attn {
@@ -46,6 +48,9 @@ struct EntryFunction {
   /// For each role (indexed by OperandRole): the function argument that
   /// feeds it, or -1 for an absent mask.
   std::array<int, 4> roleArguments = {-1, -1, -1, -1};
+  /// Per argument: the regions that read it ("score_mod", "mask_mod",
+  /// "score_mod/mask_mod"), or empty.
+  std::vector<std::string> regionReaders;
 
   StringRef getName() { return func.getSymName(); }
   unsigned getNumArguments() { return func.getNumArguments(); }
@@ -53,8 +58,9 @@ struct EntryFunction {
   RankedTensorType getResultType();
   bool hasMask() const { return roleArguments[3] >= 0; }
 
-  /// A short name for argument `index`: "q", "k", "v", "mask", or e.g.
-  /// "q/k/v" when one argument feeds several operands.
+  /// A short name for argument `index`: "q", "k", "v", "mask", the regions
+  /// that read it ("score_mod"), or e.g. "q/k/v" when one argument feeds
+  /// several operands.
   std::string getArgumentLabel(unsigned index) const;
 
   /// The op's scale (its attribute or 1/sqrt(D)), causal kind and whether

@@ -56,11 +56,15 @@ struct RunInputs {
   std::array<int, 4> roleArguments = {-1, -1, -1, -1};
   double scale = 1.0;
   ::attn::runtime::CausalKind causal = ::attn::runtime::CausalKind::None;
+  /// The op's window (-1: unbounded) and softcap (0: none).
+  int64_t windowLeft = -1, windowRight = -1;
+  double softcap = 0.0;
   /// The result: B x Hq x Tq x Dv of the query's element type.
   std::vector<int64_t> resultShape;
   ::attn::runtime::ElementType resultType = ::attn::runtime::ElementType::F32;
 
-  /// The attention problem; it points into `arguments`.
+  /// The attention problem (without the regions, see RegionEval.h); it
+  /// points into `arguments`.
   ::attn::runtime::AttentionProblem getProblem() const;
   /// Pointers to `arguments`, in argument order.
   std::vector<const ::attn::runtime::HostTensor *> getArgumentPointers() const;

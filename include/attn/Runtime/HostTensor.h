@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A dense, row-major host tensor of f32/f16/bf16/i1 elements, the 16-bit
+// A dense, row-major host tensor of f32/f16/bf16/i1/i32/i64 elements, the 16-bit
 // float conversions, `SHAPExTYPE` tensor specs, a platform-independent random
 // generator and the memory check of attn-run's inputs. Used by attn-run on
 // every target, the runner-only build included; errors are returned, never
@@ -46,10 +46,11 @@ inline std::string formatHex(uint64_t value) {
 }
 
 /// The element types of the tensors `attn-run` reads and writes. I1 is stored
-/// as one byte per element (0 or 1), like numpy's bool.
-enum class ElementType { F32, F16, BF16, I1 };
+/// as one byte per element (0 or 1), like numpy's bool. I32 and I64 are the
+/// integer tensors a score_mod or mask_mod reads (document ids, ...).
+enum class ElementType { F32, F16, BF16, I1, I32, I64 };
 
-/// "f32", "f16", "bf16" or "i1"; 4, 2, 2 or 1 bytes.
+/// "f32", "f16", "bf16", "i1", "i32" or "i64"; 4, 2, 2, 1, 4 or 8 bytes.
 const char *getTypeName(ElementType type);
 size_t getElementBytes(ElementType type);
 bool isFloatType(ElementType type);
@@ -77,6 +78,8 @@ struct HostTensor {
   /// Rounds to the element type (through f32 for f16/bf16); i1 stores true
   /// for anything but 0.
   void set(int64_t linearIndex, double value);
+  /// Element `linearIndex` of an I1, I32 or I64 tensor, exactly.
+  int64_t getInteger(int64_t linearIndex) const;
   /// E.g. "2x3x4xbf16".
   std::string getShapeString() const;
 };
@@ -95,7 +98,8 @@ bool parseTensorSpec(std::string_view spec, std::vector<int64_t> &shape,
 HostTensor makeZeroTensor(std::vector<int64_t> shape, ElementType type);
 
 /// Pseudo-random data, the same on every platform (splitmix64): floats
-/// uniform in [-1, 1), i1 true with probability 0.75; never all zero.
+/// uniform in [-1, 1), i1 true with probability 0.75, i32/i64 uniform in
+/// [0, 4) (few distinct values, as document ids); never all zero.
 HostTensor makeRandomTensor(std::vector<int64_t> shape, ElementType type,
                             uint64_t seed);
 

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // An independent float64 implementation of the semantics of
-// `attn.attention` (SPEC.md section 1), used by `attn-run --check`. It
+// `attn.attention` (SPEC.md sections 1 and 1.1), used by `attn-run --check`. It
 // shares no code with the compiler: it evaluates the formula row by row,
 // directly from the stored input values, with no tiling and no online
 // softmax. Also here: the choice of rows to check, the tolerances, and the
@@ -19,6 +19,7 @@
 #include "attn/Runtime/HostTensor.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,14 @@ const char *getCausalName(CausalMode mode);
 /// One attention problem (SPEC.md section 1): the optional mask has rank 2
 /// or 4, each dimension 1 or the full size; a float mask is added to the
 /// score, an i1 mask keeps the key where true; mask and causal combine.
+///
+/// The variants of SPEC.md section 1.1: a window keeps key j for query i when
+/// i + off - windowLeft <= j <= i + off + windowRight (off = Tk - Tq under
+/// BottomRight causal, else 0; -1 leaves a side unbounded); softcap > 0 turns
+/// a score s into softcap * tanh(s / softcap) before the bias; scoreMod(s, b,
+/// h, i, j) gives the final score and maskMod(b, h, i, j) whether the key is
+/// kept (the caller evaluates the op's regions). A kept key whose final
+/// score is -inf counts as masked.
 struct AttentionProblem {
   const HostTensor *query = nullptr;
   const HostTensor *key = nullptr;
@@ -43,6 +52,11 @@ struct AttentionProblem {
   const HostTensor *mask = nullptr;
   double scale = 1.0;
   CausalKind causal = CausalKind::None;
+  int64_t windowLeft = -1, windowRight = -1;
+  double softcap = 0.0;
+  std::function<double(double s, int64_t b, int64_t h, int64_t i, int64_t j)>
+      scoreMod = {};
+  std::function<bool(int64_t b, int64_t h, int64_t i, int64_t j)> maskMod = {};
 };
 
 /// Checks shapes, element types, data sizes and the scale, naming the

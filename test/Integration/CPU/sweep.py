@@ -5,6 +5,7 @@
     sweep.py --attn-run PATH [--count 300] [--seed 1] [--jobs 2] [--workdir DIR]
     sweep.py --attn-run PATH --manifests KDIR [--jobs 8] [--workdir DIR]   (GPU host)
     sweep.py ... --scores-ahead    (every case with two stages and --scores-ahead)
+    sweep.py --attn-run PATH --variants [--count 300] [--seed 1] ...
 
 --matrix runs the fixed matrix (every dtype, head dim, sequence-length pair,
 causal alignment, mask kind and rank, GQA/MQA, NaN rows, block sizes).
@@ -21,6 +22,11 @@ PTX and launch manifests where MLIR is), and each of its cases is one
 attn-run (ATTN_RUNNER_ONLY), with the same inputs as on the host (the
 random Q, K, V from the case's seed; masks and NaN rows as .npy files).
 A case whose kernel did not compile fails.
+
+--variants draws the cases with the variants of SPEC.md section 1.1 mixed
+in (sliding windows, softcaps, ALiBi and other score_mods, document,
+prefix-LM, chunked and dilated mask_mods; see attn_cases.random_variant_case)
+on top of the random axes above.
 """
 
 import argparse
@@ -76,6 +82,9 @@ def main():
     parser.add_argument("--manifests", metavar="KDIR",
                         help="run the cases of KDIR/cases.json (bench/compile_gpu_cases.py) "
                              "from their PTX and launch manifests on the GPU")
+    parser.add_argument("--variants", action="store_true",
+                        help="random cases with windows, softcaps, score_mods "
+                             "and mask_mods")
     parser.add_argument("--scores-ahead", action="store_true",
                         help="compile every case with two stages and --scores-ahead "
                              "(the next key block's scores first)")
@@ -91,7 +100,12 @@ def main():
         cases = attn_cases.matrix_cases()
     else:
         rng = random.Random(args.seed)
-        cases = [attn_cases.random_case(rng, i, args.max_work) for i in range(args.count)]
+        if args.variants:
+            cases = [attn_cases.random_variant_case(rng, i, min(args.max_work, 1e7))
+                     for i in range(args.count)]
+        else:
+            cases = [attn_cases.random_case(rng, i, args.max_work)
+                     for i in range(args.count)]
     passed, failed = 0, []
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         futures = [pool.submit(run_case, args.attn_run, c, args.workdir, args.target,
@@ -106,8 +120,11 @@ def main():
         print(f"FAIL {case['name']}: {attn_cases.describe(case)}\n  {last}\n  repro: {' '.join(cmd)}")
     counts = {}
     for case in cases:
-        for key in ("dtype", "causal", "mask"):
-            counts[(key, case[key])] = counts.get((key, case[key]), 0) + 1
+        for key in ("dtype", "causal", "mask") + attn_cases.VARIANT_KEYS:
+            value = case.get(key)
+            if key == "window" and value:
+                value = "set"
+            counts[(key, value)] = counts.get((key, value), 0) + 1
     print("coverage: " + ", ".join(f"{k}={v}:{n}" for (k, v), n in sorted(counts.items(), key=str)))
     print(f"sweep: {passed} passed, {len(failed)} failed")
     return 1 if failed else 0

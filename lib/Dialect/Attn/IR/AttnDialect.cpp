@@ -9,6 +9,10 @@
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Runtime/Facts.inc"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/STLExtras.h"
@@ -100,6 +104,19 @@ KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (blockN % 8 != 0)
     return emitError() << "expects block_n to be a multiple of 8 on " << target
                        << ", got " << blockN;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// WindowAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult WindowAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 int64_t left, int64_t right) {
+  if (left < -1 || right < -1)
+    return emitError() << "expects window left and right >= -1 (-1: "
+                          "unbounded), got "
+                       << left << " and " << right;
   return success();
 }
 

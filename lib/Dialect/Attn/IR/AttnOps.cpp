@@ -6,6 +6,11 @@
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -35,6 +40,106 @@ static bool compatible(int64_t a, int64_t b) {
   return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
 }
 
+/// Checks a finite positive f32 attribute (`scale`, `softcap`).
+static LogicalResult verifyPositive(Operation *op, StringRef name,
+                                    std::optional<APFloat> value) {
+  if (!value)
+    return success();
+  double v = value->convertToDouble();
+  if (!std::isfinite(v) || !(v > 0.0))
+    return op->emitOpError()
+           << "expects '" << name << "' to be a finite positive f32, got "
+           << formatScale(v);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// score_mod and mask_mod regions
+//===----------------------------------------------------------------------===//
+
+static bool isScalar(Type type) {
+  return isa<IntegerType, IndexType, FloatType>(type);
+}
+
+/// Verifies the `score_mod` (`isScore`) or `mask_mod` region of `op`: one
+/// block with the arguments (s: f32,) b, h, i, j: index, ending in attn.yield
+/// of an f32 or an i1; pure scalar ops only; values from above the op read as
+/// scalars or, element by element, from tensors (`tensor.extract`, problem
+/// level) or from the op's `captures` buffers (`memref.load`, block level).
+static LogicalResult verifyModifier(Operation *op, Region &region, bool isScore,
+                                    bool blockLevel, ValueRange captures = {}) {
+  if (region.empty())
+    return success();
+  StringRef name = isScore ? "score_mod" : "mask_mod";
+  auto error = [&]() {
+    return op->emitOpError() << "expects '" << name << "' ";
+  };
+  if (!region.hasOneBlock())
+    return error() << "to have one block, got " << region.getBlocks().size();
+  Block &block = region.front();
+  Builder b(op->getContext());
+  SmallVector<Type> expected(4, b.getIndexType());
+  if (isScore)
+    expected.insert(expected.begin(), b.getF32Type());
+  if (TypeRange(block.getArgumentTypes()) != TypeRange(expected)) {
+    std::string got;
+    llvm::raw_string_ostream os(got);
+    llvm::interleaveComma(block.getArgumentTypes(), os);
+    return error() << "block arguments (" << (isScore ? "s: f32, " : "")
+                   << "b: index, h: index, i: index, j: index), got (" << got
+                   << ")";
+  }
+  auto yield = dyn_cast<YieldOp>(block.back());
+  if (!yield)
+    return error() << "to end in attn.yield";
+  Type yieldType = isScore ? Type(b.getF32Type()) : Type(b.getI1Type());
+  if (yield.getValue().getType() != yieldType)
+    return error() << "to yield " << yieldType << ", got "
+                   << yield.getValue().getType();
+
+  StringRef reads = blockLevel ? "memref.load" : "tensor.extract";
+  WalkResult result = region.walk([&](Operation *inner) {
+    bool allowed =
+        isa<arith::ArithDialect, math::MathDialect>(inner->getDialect()) ||
+        isa<scf::IfOp, scf::YieldOp, YieldOp>(inner) ||
+        (blockLevel ? isa<memref::LoadOp>(inner)
+                    : isa<tensor::ExtractOp>(inner));
+    if (!allowed) {
+      error() << "to hold only pure arith, math, " << reads
+              << " and scf.if ops, got '" << inner->getName() << "'";
+      return WalkResult::interrupt();
+    }
+    for (OpOperand &operand : inner->getOpOperands()) {
+      Value value = operand.get();
+      if (region.isAncestor(value.getParentRegion()))
+        continue;
+      // A value from above the op: a scalar, or the tensor or buffer that
+      // the op reads an element of.
+      bool isSource = operand.getOperandNumber() == 0 &&
+                      isa<tensor::ExtractOp, memref::LoadOp>(inner);
+      if (isScalar(value.getType()) ||
+          (isSource && !blockLevel && isa<RankedTensorType>(value.getType())) ||
+          (isSource && blockLevel && llvm::is_contained(captures, value)))
+        continue;
+      error() << "to read values defined above the op as scalars or, through "
+              << reads << ", as "
+              << (blockLevel ? "the op's captures" : "ranked tensors")
+              << "; got " << value.getType() << " in '" << inner->getName()
+              << "'";
+      return WalkResult::interrupt();
+    }
+    for (Type type : inner->getResultTypes()) {
+      if (isScalar(type))
+        continue;
+      error() << "to compute on scalars, got " << type << " from '"
+              << inner->getName() << "'";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 //===----------------------------------------------------------------------===//
 // AttentionOp
 //===----------------------------------------------------------------------===//
@@ -53,6 +158,15 @@ bool AttentionOp::isIEEEPrecision() {
 std::optional<CausalKind> AttentionOp::getCausalKind() { return getCausal(); }
 
 LogicalResult AttentionOp::verify() {
+  // Attributes the op does not define change nothing it computes: a
+  // misspelled or unsupported one would be silently ignored.
+  DictionaryAttr unknown = (*this)->getDiscardableAttrDictionary();
+  if (!unknown.empty())
+    return emitOpError() << "does not know attribute '"
+                         << unknown.begin()->getName().getValue()
+                         << "' (its attributes: scale, causal, precision, "
+                            "window, softcap)";
+
   RankedTensorType qType = getQuery().getType();
   RankedTensorType kType = getKey().getType();
   RankedTensorType vType = getValue().getType();
@@ -198,14 +312,9 @@ LogicalResult AttentionOp::verify() {
     }
   }
 
-  // Scale: finite and positive.
-  if (std::optional<APFloat> scale = getScale()) {
-    double s = scale->convertToDouble();
-    if (!std::isfinite(s) || !(s > 0.0))
-      return emitOpError() << "expects 'scale' to be a finite positive f32, "
-                              "got "
-                           << formatScale(s);
-  }
+  if (failed(verifyPositive(*this, "scale", getScale())) ||
+      failed(verifyPositive(*this, "softcap", getSoftcap())))
+    return failure();
 
   // Precision only means something for f32 inputs.
   if (getPrecision() && !elementType.isF32())
@@ -213,6 +322,14 @@ LogicalResult AttentionOp::verify() {
                          << elementType << " 'query'";
 
   return success();
+}
+
+LogicalResult AttentionOp::verifyRegions() {
+  if (failed(verifyModifier(*this, getScoreMod(), /*isScore=*/true,
+                            /*blockLevel=*/false)))
+    return failure();
+  return verifyModifier(*this, getMaskMod(), /*isScore=*/false,
+                        /*blockLevel=*/false);
 }
 
 //===----------------------------------------------------------------------===//
@@ -246,7 +363,15 @@ LogicalResult BlockAttentionOp::verify() {
   if (getValue().getType().getDimSize(3) != getOutput().getType().getDimSize(3))
     return emitOpError() << "expects 'value' and 'output' to share the head "
                             "dim Dv";
-  return success();
+  return verifyPositive(*this, "softcap", getSoftcap());
+}
+
+LogicalResult BlockAttentionOp::verifyRegions() {
+  if (failed(verifyModifier(*this, getScoreMod(), /*isScore=*/true,
+                            /*blockLevel=*/true, getCaptures())))
+    return failure();
+  return verifyModifier(*this, getMaskMod(), /*isScore=*/false,
+                        /*blockLevel=*/true, getCaptures());
 }
 
 #define GET_OP_CLASSES

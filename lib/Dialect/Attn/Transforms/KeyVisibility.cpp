@@ -1,10 +1,9 @@
-//===- KeyVisibility.cpp - which keys a query row sees -----------*- C++
-//-*-===//
+//===- KeyVisibility.cpp - which keys a query row sees ---------*- C++ -*-===//
 //
 // Part of the attn-mlir project.
 //
 // The block IR of SPEC.md section 1's masking: the key tail, the causal
-// diagonal and the user mask, shared by the scores of
+// diagonal, the window and the user mask, shared by the scores of
 // `--attn-online-softmax` and the block classes of `--attn-mask-block-map`.
 //
 //===----------------------------------------------------------------------===//
@@ -25,15 +24,31 @@ Value KeyVisibility::buildVisible(OpBuilder &b, Location loc, Value i, Value j,
   // against the row's limit, j < min(Tk, i + off + 1), which is hoisted out of
   // the key loop with the row (one ISETP and FSEL a score on the diagonal
   // blocks, not two and an AND).
+  // A window's right side joins the same compare when there is no causal
+  // limit (under causal it cannot see further); its left side is one more
+  // compare against the row's first key, i + off - L.
   Value limit = keyLen;
   if (causalOffset) {
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     Value last = arith::AddIOp::create(
         b, loc, i, b.createOrFold<arith::AddIOp>(loc, causalOffset, one));
     limit = arith::MinSIOp::create(b, loc, keyLen, last);
+  } else if (windowRight >= 0) {
+    Value after = arith::ConstantIndexOp::create(b, loc, windowRight + 1);
+    Value last = arith::AddIOp::create(
+        b, loc, i, b.createOrFold<arith::AddIOp>(loc, windowOffset, after));
+    limit = arith::MinSIOp::create(b, loc, keyLen, last);
   }
   Value keep =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, j, limit);
+  if (windowLeft >= 0) {
+    Value left = arith::ConstantIndexOp::create(b, loc, windowLeft);
+    Value first = arith::AddIOp::create(
+        b, loc, i, b.createOrFold<arith::SubIOp>(loc, windowOffset, left));
+    keep = arith::AndIOp::create(
+        b, loc, keep,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, j, first));
+  }
   if (!mask)
     return keep;
   // Clamp so that padded rows and tail keys read inside the mask.

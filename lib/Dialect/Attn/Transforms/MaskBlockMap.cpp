@@ -174,8 +174,10 @@ struct AttnMaskBlockMapPass
 
   void runOnOperation() override {
     SmallVector<BlockAttentionOp> programs;
+    // Programs with variants read their mask per element (the block
+    // classes would leave out the window and mask_mod).
     getOperation().walk([&](BlockAttentionOp op) {
-      if (op.getMask() && !op.getBlockMap())
+      if (op.getMask() && !op.getBlockMap() && !op.hasVariant())
         programs.push_back(op);
     });
     IRRewriter rewriter(&getContext());

@@ -26,6 +26,7 @@
 
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -113,7 +114,7 @@ void ProgramBuilder::build() {
   // kernels were 1.4% faster at T = 512 but 1.1-8.3% slower at T = 2048 to
   // 16384, where ptxas then scheduled the unmasked loop's HMMA and LDSM in
   // another order (bench/results/2026-12-01-h200-causal-live-check-ab.log).
-  bool causalLiveCheck = op.getCausal() && !op.getMask() &&
+  bool causalLiveCheck = op.getCausal() && !op.getMask() && !op.hasVariant() &&
                          elementType == f32 &&
                          op.getConfig().getTarget() != "cpu";
   // Exact f32 keeps one flag for both, as it was (see buildStep): a second,
@@ -137,7 +138,7 @@ void ProgramBuilder::build() {
     if (!ieee)
       causalRowQkLiveFlag = allocBuffer({}, b.getI1Type());
   }
-  if (op.getMask()) {
+  if (userMask()) {
     if (!op.getBlockMap())
       liveFlag = allocBuffer({}, b.getI1Type());
     addTile = allocBuffer({blockM, blockN}, f32);
@@ -149,6 +150,14 @@ void ProgramBuilder::build() {
   fill(lRow, f32Const(0.0));
   fill(accTile, f32Const(0.0));
 
+  if (op.hasVariant())
+    buildVariantLoops();
+  else
+    buildKeyLoops(rows, bn);
+  buildEpilogue(rows);
+}
+
+void ProgramBuilder::buildKeyLoops(Value rows, Value bn) {
   // Key blocks to visit. numBlocks = ceil(Tk / block_n); full blocks (no key
   // tail) = floor(Tk / block_n).
   Value numBlocks = arith::CeilDivSIOp::create(b, loc, keyLen, bn);
@@ -182,8 +191,8 @@ void ProgramBuilder::build() {
   if (op.getBlockMap())
     triOffset = causalOffset ? causalOffset : zero;
   visibility.mask = op.getMask();
-  visibility.batch = batch;
-  visibility.head = head;
+  visibility.batch = op.getBatch();
+  visibility.head = op.getHead();
   // A user mask can remove any key of any block: then every block is masked.
   // (Whole blocks that need no causal or tail mask: below unmaskedBound.)
   Value unmaskedBound = arith::MinSIOp::create(b, loc, numUnmasked, numVisit);
@@ -192,10 +201,7 @@ void ProgramBuilder::build() {
   // Loop 1: blocks that need no mask. Loop 2: diagonal and tail blocks (and
   // every block under a user mask).
   auto loop = [&](Value lb, Value ub, bool masked) {
-    auto forOp = scf::ForOp::create(b, loc, lb, ub, one);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(forOp.getBody()->getTerminator());
-    buildStep(forOp.getInductionVar(), masked);
+    buildKeyLoop(lb, ub, masked);
   };
   if (!op.getMask())
     loop(zero, numUnmasked, /*masked=*/false);
@@ -243,9 +249,19 @@ void ProgramBuilder::build() {
   } else {
     loop(numUnmasked, numVisit, /*masked=*/true);
   }
+}
 
-  // Epilogue: O = acc * (1 / l), one division per row; rows with no
-  // visible key (l == 0, acc == 0) give 0.
+void ProgramBuilder::buildKeyLoop(Value lb, Value ub, bool masked) {
+  auto forOp = scf::ForOp::create(b, loc, lb, ub, index(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(forOp.getBody()->getTerminator());
+  buildStep(forOp.getInductionVar(), masked);
+}
+
+void ProgramBuilder::buildEpilogue(Value rows) {
+  // O = acc * (1 / l), one division per row; rows with no visible key
+  // (l == 0, acc == 0) give 0.
+  Value batch = op.getBatch(), head = op.getHead();
   Value zeroF = f32Const(0.0), oneF = f32Const(1.0);
   generic(ValueRange{lRow}, ValueRange{lRow}, {map(1, {0}), map(1, {0})},
           {IteratorType::parallel},
@@ -348,6 +364,15 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
     auto ifOp = scf::IfOp::create(b, loc, live, /*withElseRegion=*/false);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
   }
+  if (classifyMaskMod) {
+    // A mask_mod classified per block: a block whose pairs it all drops is
+    // skipped (its loads stay ahead for the pipeliner), and a whole block
+    // whose pairs it all keeps needs no mask (see buildScores).
+    auto [canKeep, canDrop] = buildModClass(col0);
+    auto ifOp = scf::IfOp::create(b, loc, canKeep, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    modCanDrop = canDrop;
+  }
   if (loadsUnderCheck)
     loadTiles();
   if (masked && liveFlag && !userMask()) {
@@ -357,6 +382,7 @@ void ProgramBuilder::buildStep(Value kb, bool masked) {
   } else {
     buildScores(col0, masked);
   }
+  modCanDrop = Value();
 
   Value negInf = f32Const(-std::numeric_limits<double>::infinity());
   Value zeroF = f32Const(0.0);

@@ -45,7 +45,10 @@ public:
     Value mask = op.getMask();
     floatMask =
         mask && !cast<MemRefType>(mask.getType()).getElementType().isInteger(1);
-    foldScale = scaleLog2e > 0.0;
+    // A softcap or a score_mod needs the scores in natural units: S is
+    // scaled before them and the exponent takes log2(e) * S.
+    transformScores = op.getSoftcap() || !op.getScoreMod().empty();
+    foldScale = scaleLog2e > 0.0 && !transformScores;
   }
 
   void build();
@@ -92,14 +95,53 @@ private:
   void loadTile(Value source, Value b0, Value b1, Value row0, OpFoldResult rows,
                 Value tile, bool padded);
 
+  /// The loops over key blocks (with `rows` valid query rows, bn =
+  /// block_n): unmasked blocks, then diagonal, tail and user-mask blocks.
+  void buildKeyLoops(Value rows, Value bn);
+  /// The same for an op with variants (window, softcap, score_mod,
+  /// mask_mod): the blocks of buildKeyBlockRange, the full ones unmasked
+  /// (none under a mask tensor or a mask_mod). In ProgramVariants.cpp.
+  void buildVariantLoops();
+  /// One loop over key blocks [lb, ub).
+  void buildKeyLoop(Value lb, Value ub, bool masked);
+  /// O = acc / l, stored to the output.
+  void buildEpilogue(Value rows);
   /// One step of the key loop over block `kb`; `masked` blocks apply the
   /// tail, causal and user masks.
   void buildStep(Value kb, bool masked);
   /// S = c * Q K^T, with the masks on masked blocks.
   void buildScores(Value col0, bool masked) {
     buildContraction();
-    buildScoreScaleAndMasks(col0, masked);
+    if (!op.hasVariant()) {
+      buildScoreScaleAndMasks(col0, masked);
+      return;
+    }
+    if (masked || !modCanDrop) {
+      buildVariantScores(col0, masked);
+      return;
+    }
+    // A block every row sees whole: the mask_mod's class picks its scores.
+    auto ifOp = scf::IfOp::create(b, loc, modCanDrop, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    buildVariantScores(col0, /*masked=*/true);
+    b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+    buildVariantScores(col0, /*masked=*/false);
   }
+  /// The scores of an op with variants, per element in SPEC.md section
+  /// 1.1's order: scale, softcap, bias, score_mod; on masked blocks, -inf
+  /// where the tail, causal, window, mask or mask_mod removes the key.
+  void buildVariantScores(Value col0, bool masked);
+  /// The value region `region` (score_mod or mask_mod) yields for `args`,
+  /// its ops cloned at the insertion point of `nb`.
+  Value inlineModifier(OpBuilder &nb, Region &region, ValueRange args);
+  /// For a mask_mod of index arithmetic and compares (classifyMaskMod):
+  /// whether it may keep and whether it may drop some (valid row, key) pair
+  /// of the block at col0, from the region evaluated on the block's row and
+  /// key intervals.
+  std::pair<Value, Value> buildModClass(Value col0);
+  /// Whether buildModClass handles every op of `region`.
+  static bool isClassifiable(Region &region);
   /// S = Q K^T.
   void buildContraction();
   /// S = c * S (unless folded), with the masks on masked blocks.
@@ -193,8 +235,9 @@ private:
     ProgramBuilder &builder;
     State saved;
   };
-  /// Whether the steps apply the user's mask (not in a causal row's loops).
-  bool userMask() { return op.getMask() && !causalRow; }
+  /// Whether the steps apply the user's mask with block checks and terms
+  /// (not in a causal row's loops; variants read it per element).
+  bool userMask() { return op.getMask() && !causalRow && !op.hasVariant(); }
 
   OpBuilder &b;
   Location loc;
@@ -204,7 +247,7 @@ private:
   /// c = scale * log2(e); whether it is folded into the exponent (then a
   /// float mask's term t is added as t / c, see buildScoreScaleAndMasks).
   double scaleLog2e;
-  bool foldScale, floatMask;
+  bool foldScale, floatMask, transformScores;
 
   // Values shared by the steps.
   Value kvHead, row0, queryLen, keyLen, causalOffset;
@@ -232,6 +275,15 @@ private:
   Value addTile;
   /// Which keys a row sees (its mask sizes are read per step).
   KeyVisibility visibility;
+  /// Tq - 1 and Tk - 1: with variants, the regions read rows and keys
+  /// clamped to them (padded rows and tail keys are masked or unused).
+  Value lastRowIndex, lastKeyIndex;
+  /// The program's last valid row, min(row0 + block_m, Tq) - 1.
+  Value lastValidRow;
+  /// Whether the mask_mod is classified per block (buildModClass); while a
+  /// step is built, whether the mask_mod may drop a pair of its block.
+  bool classifyMaskMod = false;
+  Value modCanDrop;
   /// With a block map: the class of the current block (i8).
   Value pendingClass;
   /// Building a causal map row's loops (CausalRowScope); their diagonal

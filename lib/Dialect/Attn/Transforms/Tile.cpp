@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir {
@@ -29,7 +31,8 @@ using namespace mlir::attn;
 static Value toBuffer(RewriterBase &rewriter, Location loc, Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
-  strides.back() = 1;
+  if (!strides.empty())
+    strides.back() = 1;
   auto layout = StridedLayoutAttr::get(rewriter.getContext(),
                                        ShapedType::kDynamic, strides);
   auto bufferType =
@@ -49,6 +52,19 @@ FailureOr<Value> mlir::attn::tileAttention(RewriterBase &rewriter,
   Value key = toBuffer(rewriter, loc, op.getKey());
   Value value = toBuffer(rewriter, loc, op.getValue());
   Value mask = op.getMask() ? toBuffer(rewriter, loc, op.getMask()) : Value();
+  // The tensors the regions read become read-only buffers too (the
+  // programs' captures), each once.
+  SmallVector<Value> captures;
+  IRMapping buffers;
+  for (Region *region : {&op.getScoreMod(), &op.getMaskMod()}) {
+    region->walk([&](tensor::ExtractOp extract) {
+      Value tensor = extract.getTensor();
+      if (buffers.contains(tensor))
+        return;
+      buffers.map(tensor, toBuffer(rewriter, loc, tensor));
+      captures.push_back(buffers.lookup(tensor));
+    });
+  }
 
   // The output buffer: B x Hq x Tq x Dv, dynamic sizes taken from the query.
   RankedTensorType resultType = op.getOutput().getType();
@@ -81,16 +97,31 @@ FailureOr<Value> mlir::attn::tileAttention(RewriterBase &rewriter,
   }
 
   FloatAttr scale = rewriter.getF32FloatAttr(op.getScaleValue());
+  BlockAttentionOp program;
   auto grid = scf::ForallOp::create(
       rewriter, loc, ArrayRef<OpFoldResult>{batch, heads, numQueryBlocks},
       ValueRange{}, std::nullopt,
       [&](OpBuilder &b, Location bodyLoc, ValueRange ivs) {
-        BlockAttentionOp::create(b, bodyLoc, query, key, value, mask,
-                                 /*block_map=*/Value(), output, ivs[0], ivs[1],
-                                 ivs[2], config, scale, op.getCausalAttr(),
-                                 op.getPrecisionAttr());
+        program = BlockAttentionOp::create(
+            b, bodyLoc, query, key, value, mask,
+            /*block_map=*/Value(), captures, output, ivs[0], ivs[1], ivs[2],
+            config, scale, op.getCausalAttr(), op.getPrecisionAttr(),
+            op.getWindowAttr(), op.getSoftcapAttr());
         scf::InParallelOp::create(b, bodyLoc);
       });
+  // The regions, reading the captured buffers where they read the tensors.
+  for (auto [from, to] : {std::pair{&op.getScoreMod(), &program.getScoreMod()},
+                          {&op.getMaskMod(), &program.getMaskMod()}}) {
+    if (from->empty())
+      continue;
+    rewriter.cloneRegionBefore(*from, *to, to->end());
+    to->walk([&](tensor::ExtractOp extract) {
+      rewriter.setInsertionPoint(extract);
+      rewriter.replaceOpWithNewOp<memref::LoadOp>(
+          extract, buffers.lookup(extract.getTensor()), extract.getIndices());
+    });
+  }
+  rewriter.setInsertionPointAfter(grid);
   // The grid carries the config too: GPU lowerings read the program shape
   // (warps, block sizes) and the matmul precision from it once the programs
   // have been expanded.
@@ -107,6 +138,12 @@ FailureOr<Value> mlir::attn::tileAttention(RewriterBase &rewriter,
 /// The config of `op` for `target`, or null after an error on `op`.
 static KernelConfigAttr selectConfig(AttentionOp op, StringRef target,
                                      const KernelConfigOverrides &overrides) {
+  if (op.hasVariant() && target != "cpu") {
+    op.emitError() << "window, softcap, score_mod and mask_mod are not yet "
+                      "supported on "
+                   << target;
+    return nullptr;
+  }
   // The GPU's shared-memory tiles hold whole 16-element chunks of a row.
   if (isKnownCudaChip(target)) {
     auto check = [&](int64_t dim, StringRef name, StringRef operand) {

@@ -52,6 +52,27 @@ def Attn_PrecisionAttr : EnumAttr<Attn_Dialect, Attn_PrecisionKind,
 }
 
 //===----------------------------------------------------------------------===//
+// Sliding window
+//===----------------------------------------------------------------------===//
+
+def Attn_WindowAttr : AttrDef<Attn_Dialect, "Window"> {
+  let mnemonic = "window";
+  let summary = "the keys a query row sees around its diagonal";
+  let description = [{
+    Query i sees key j when `i + off - left <= j <= i + off + right`, with
+    `off` the causal offset (`Tk - Tq` under
+    `#attn.causal<bottom_right>`, else 0). -1 leaves that side unbounded.
+
+    ```mlir
+    #attn.window<left = 1024, right = 0>
+    ```
+  }];
+  let parameters = (ins "int64_t":$left, "int64_t":$right);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Kernel config
 //===----------------------------------------------------------------------===//
 

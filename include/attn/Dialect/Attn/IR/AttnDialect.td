@@ -21,7 +21,13 @@ def Attn_Dialect : Dialect {
     (NVVM) or the host (LLVM).
   }];
   let useDefaultAttributePrinterParser = 1;
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  // The score_mod and mask_mod regions hold arith, math, scf and tensor ops
+  // (memref at block level).
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 class Attn_Op<string mnemonic, list<Trait> traits = []>

@@ -37,7 +37,15 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
     - `causal`: `#attn.causal<top_left>` (key j visible from query i when
       `j <= i`) or `#attn.causal<bottom_right>` (`j <= i + Tk - Tq`);
     - `precision` (f32 inputs only): `#attn.precision<tf32>` (default) or
-      `#attn.precision<ieee>`.
+      `#attn.precision<ieee>`;
+    - `window`: `#attn.window<left = L, right = R>` keeps key j for query i
+      when `i + off - L <= j <= i + off + R`, with `off = Tk - Tq` under
+      `#attn.causal<bottom_right>`, else 0; `L` or `R` = -1 leaves that side
+      unbounded;
+    - `softcap` (f32, finite and positive): scores become
+      `softcap * tanh(s / softcap)`.
+
+    Any other attribute is an error.
 
     The optional `mask` has rank 2 (`Tq x Tk`) or 4 (`B x Hq x Tq x Tk`), each
     dimension either 1 or equal to the one it broadcasts to. A float mask is
@@ -45,7 +53,34 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
     it is true. Mask and `causal` combine. A row whose keys are all masked out
     yields zeros.
 
-    Example:
+    Two optional regions modify the scores and the kept keys, FlexAttention's
+    `score_mod` and `mask_mod`, each one block with exactly these arguments,
+    ending in `attn.yield`:
+
+    - `score_mod(s: f32, b: index, h: index, i: index, j: index)` yields the
+      score (f32) of key `j` for query row `i` of batch `b`, query head `h`;
+    - `mask_mod(b: index, h: index, i: index, j: index)` yields whether the
+      key is kept (i1).
+
+    They hold pure scalar ops only (arith, math, `tensor.extract`, `scf.if`,
+    `arith.select`) and may read values defined above the op: scalars, and
+    ranked tensors through `tensor.extract` (such as ALiBi slopes or the
+    document ids of packed sequences).
+
+    For key j of query i, in order:
+
+    ```
+    s = scale * dot(Q[b,h,i,:], K[b,g(h),j,:])
+    s = softcap * tanh(s / softcap)         (with softcap)
+    s = s + bias(b,h,i,j)                   (a float mask)
+    s = score_mod(s, b, h, i, j)            (with score_mod)
+    ```
+
+    The key is kept when every one of `causal`, `window`, an `i1` mask and
+    `mask_mod` keeps it; a kept key whose final score is `-inf` counts as
+    masked.
+
+    Examples:
 
     ```mlir
     %o = attn.attention %q, %k, %v {causal = #attn.causal<top_left>, scale = 0.125 : f32}
@@ -54,6 +89,30 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
     %o2 = attn.attention %q, %k, %v mask(%m)
            : tensor<2x8x77x64xf16>, tensor<2x8x90x64xf16>, tensor<2x8x90x64xf16>,
              tensor<1x1x77x90xi1> -> tensor<2x8x77x64xf16>
+    // A causal sliding window of 1024 keys, soft-capped scores, ALiBi
+    // (slopes[h] * (j - i)) and a document mask of packed sequences.
+    %o3 = attn.attention %q, %k, %v {causal = #attn.causal<bottom_right>,
+                                     window = #attn.window<left = 1024, right = 0>,
+                                     softcap = 50.0 : f32}
+           score_mod {
+           ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+             %slope = tensor.extract %slopes[%h] : tensor<32xf32>
+             %d = arith.subi %j, %i : index
+             %di = arith.index_cast %d : index to i64
+             %df = arith.sitofp %di : i64 to f32
+             %bias = arith.mulf %slope, %df : f32
+             %t = arith.addf %s, %bias : f32
+             attn.yield %t : f32
+           }
+           mask_mod {
+           ^bb0(%b: index, %h: index, %i: index, %j: index):
+             %di = tensor.extract %doc[%b, %i] : tensor<?x?xi32>
+             %dj = tensor.extract %doc[%b, %j] : tensor<?x?xi32>
+             %same = arith.cmpi eq, %di, %dj : i32
+             attn.yield %same : i1
+           }
+           : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>
+           -> tensor<?x32x?x128xbf16>
     ```
   }];
 
@@ -64,17 +123,22 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
     Optional<RankedTensorOf<[Attn_MaskElement]>>:$mask,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<Attn_CausalAttr>:$causal,
-    OptionalAttr<Attn_PrecisionAttr>:$precision
+    OptionalAttr<Attn_PrecisionAttr>:$precision,
+    OptionalAttr<Attn_WindowAttr>:$window,
+    OptionalAttr<F32Attr>:$softcap
   );
   let results = (outs RankedTensorOf<[Attn_FloatElement]>:$output);
+  let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
 
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`mask` `(` $mask^ `)`)? attr-dict `:`
+    $query `,` $key `,` $value (`mask` `(` $mask^ `)`)? attr-dict
+    (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)? `:`
     type($query) `,` type($key) `,` type($value) (`,` type($mask)^)?
     `->` type($output)
   }];
 
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 
   let extraClassDeclaration = [{
     /// The scale applied to Q.K^T: the `scale` attribute or 1/sqrt(D).
@@ -86,6 +150,11 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
     int64_t getHeadDim() { return getQuery().getType().getDimSize(3); }
     int64_t getValueHeadDim() { return getValue().getType().getDimSize(3); }
     Type getElementType() { return getQuery().getType().getElementType(); }
+    /// Whether the op has a window, a softcap or a modifier region.
+    bool hasVariant() {
+      return getWindow() || getSoftcap() || !getScoreMod().empty() ||
+             !getMaskMod().empty();
+    }
   }];
 }
 
@@ -113,6 +182,11 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
     `Tk`; -inf elsewhere), 2 otherwise. Dimensions 0 and 1 have size 1 where the
     mask broadcasts over batch or heads (index 0 is read there).
 
+    `window`, `softcap` and the `score_mod` / `mask_mod` regions are those
+    of `attn.attention`. The tensors the regions read become read-only
+    buffers, listed as `captures`, and the regions read them with
+    `memref.load` (their only other ops: pure arith and math, `scf.if`).
+
     The loop over key/value blocks is not explicit yet: `--attn-online-softmax`
     expands this op into it, since only the online softmax makes splitting
     the key sequence exact.
@@ -133,23 +207,53 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
     Arg<MemRefRankOf<[Attn_FloatElement], [4]>, "", [MemRead]>:$value,
     Arg<Optional<MemRefOf<[Attn_MaskElement]>>, "", [MemRead]>:$mask,
     Arg<Optional<MemRefRankOf<[I8], [4]>>, "", [MemRead]>:$block_map,
+    Arg<Variadic<AnyMemRef>, "", [MemRead]>:$captures,
     Arg<MemRefRankOf<[Attn_FloatElement], [4]>, "", [MemWrite]>:$output,
     Index:$batch, Index:$head, Index:$query_block,
     Attn_KernelConfigAttr:$config,
     F32Attr:$scale,
     OptionalAttr<Attn_CausalAttr>:$causal,
-    OptionalAttr<Attn_PrecisionAttr>:$precision
+    OptionalAttr<Attn_PrecisionAttr>:$precision,
+    OptionalAttr<Attn_WindowAttr>:$window,
+    OptionalAttr<F32Attr>:$softcap
   );
+  let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
 
   let assemblyFormat = [{
     `ins` `(` $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
-    (`block_map` `(` $block_map^ `)`)? `)`
+    (`block_map` `(` $block_map^ `)`)? (`captures` `(` $captures^ `)`)? `)`
     `outs` `(` $output `)` `at` `[` $batch `,` $head `,` $query_block `]`
-    attr-dict `:` type($query) `,` type($key) `,` type($value)
-    (`mask` type($mask)^)? (`block_map` type($block_map)^)? `outs` type($output)
+    attr-dict (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
+    `:` type($query) `,` type($key) `,` type($value)
+    (`mask` type($mask)^)? (`block_map` type($block_map)^)?
+    (`captures` type($captures)^)? `outs` type($output)
   }];
 
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+
+  let extraClassDeclaration = [{
+    /// Whether the op has a window, a softcap or a modifier region.
+    bool hasVariant() {
+      return getWindow() || getSoftcap() || !getScoreMod().empty() ||
+             !getMaskMod().empty();
+    }
+  }];
+}
+
+def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator,
+    ParentOneOf<["AttentionOp", "BlockAttentionOp"]>]> {
+  let summary = "the value of a score_mod or mask_mod region";
+  let description = [{
+    Ends a `score_mod` region with the modified score (f32) or a `mask_mod`
+    region with whether the key is kept (i1).
+
+    ```mlir
+    attn.yield %s : f32
+    ```
+  }];
+  let arguments = (ins AnyType:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
 }
 
 #endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

@@ -79,6 +79,21 @@ def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
     any size (fused, scores past about `2^32` made rows of NaN); that costs
     0-1.3% on the seed's kernels, 5-6% on f16 head dim 64.
 
+    A program with variants (`window`, `softcap`, `score_mod`,
+    `mask_mod`) visits only the key blocks its rows can see under causal
+    and the window, bounds in closed form from the query block
+    (`affine.max` / `affine.min` of it, Tq and Tk; see
+    `buildKeyBlockRange`), and runs the blocks every row sees entirely
+    without a mask. A `mask_mod` of index arithmetic and compares is
+    evaluated on each block's row and key intervals: blocks it removes
+    are skipped, whole blocks it keeps run unmasked; under any other
+    `mask_mod` or a mask tensor every block is masked. Its scores
+    follow SPEC.md section 1.1 per element, the regions inlined:
+    `s = scale * Q K^T`, `softcap * tanh(s / softcap)`, `+ bias`,
+    `score_mod(s, b, h, i, j)`, then `S = log2(e) * s` (a softcap or a
+    `score_mod` keeps the scale out of the exponent), `-inf` where the tail,
+    causal, the window, the mask or the `mask_mod` removes the key.
+
     The reference max is updated lazily: a row keeps `m` until its block
     max exceeds it by more than 8 in exp2 units (`8 / c` on unscaled
     scores), so `P <= 2^8` and `alpha` is exactly 1 for the rows that keep
@@ -107,6 +122,7 @@ def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
     the rows before `Q K^T`, which runs under the flag too.
   }];
   let dependentDialects = [
+    "::mlir::affine::AffineDialect",
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect"

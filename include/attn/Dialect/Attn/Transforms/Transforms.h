@@ -61,7 +61,8 @@ void populateAttnTilePatterns(RewritePatternSet &patterns, StringRef target,
                               const KernelConfigOverrides &overrides);
 
 /// Which keys a query row sees inside a program (SPEC.md section 1): the key
-/// tail, the causal diagonal and the user mask, as block IR shared by
+/// tail, the causal diagonal, the window and the user mask, as block IR shared
+/// by
 /// `--attn-online-softmax` (the scores) and `--attn-mask-block-map` (the
 /// classification of mask blocks), so both read the same terms.
 struct KeyVisibility {
@@ -69,6 +70,12 @@ struct KeyVisibility {
   Value queryLen, keyLen;
   /// Query i sees key j only when j <= i + causalOffset (null: no causal).
   Value causalOffset;
+  /// A window (SPEC.md section 1.1): query i sees key j only when
+  /// i + windowOffset - windowLeft <= j <= i + windowOffset + windowRight;
+  /// -1 leaves a side unbounded. windowOffset is the causal offset under
+  /// causal, else 0 (null when both sides are unbounded).
+  Value windowOffset;
+  int64_t windowLeft = -1, windowRight = -1;
   /// The user mask (null: none), its sizes, and the batch and query head
   /// its broadcast dimensions (size 1) do not index.
   Value mask;
@@ -89,6 +96,20 @@ struct KeyVisibility {
 /// null without causal).
 Value buildCausalOffset(OpBuilder &b, Location loc, BlockAttentionOp op,
                         Value queryLen, Value keyLen);
+
+/// The key blocks a program of `op` visits under its causal limit and
+/// window, in closed form from its query block (affine.max / affine.min of
+/// the query block, Tq and Tk): every key a row of the program sees lies in
+/// blocks [start, end); every row sees every key of the blocks in
+/// [fullStart, fullEnd) (no key tail, causal or window cut), which are
+/// clamped so that start <= fullStart <= fullEnd and, for start <= end,
+/// fullEnd <= end. A mask tensor or a mask_mod is not looked at.
+struct KeyBlockRange {
+  Value start, fullStart, fullEnd, end;
+};
+KeyBlockRange buildKeyBlockRange(OpBuilder &b, Location loc,
+                                 BlockAttentionOp op, Value queryLen,
+                                 Value keyLen);
 
 /// Discardable attribute of `--attn-mask-block-map`: on the grid that
 /// classifies the mask's blocks (the config of the programs it serves), and
