@@ -15,8 +15,8 @@ func.func @g(%q: tensor<?x?x?x16xf32>, %k: tensor<?x?x?x16xf32>, %v: tensor<?x?x
 // RUN: ulimit -v 1500000
 // RUN: not attn-run %s --target=cpu --input=1x1x40000000x16xf32 --input=1x1x1x16xf32 \
 // RUN:   --input=1x1x1x16xf32 2>&1 | FileCheck %s --check-prefix=MLIR
-// MLIR: attn-run: input #0 (q): 1x1x40000000x16xf32 needs 2.56 GB, more than the {{[0-9.]+}} GB of address space this process may still map (ulimit -v)
+// MLIR: attn-run: error: input #0 (q): 1x1x40000000x16xf32 needs 2.56 GB, more than the {{[0-9.]+}} GB of address space this process may still map (ulimit -v)
 
 // RUN: not attn-run %t/g.json --input=1x1x40000000x16xf32 --input=1x1x1x16xf32 \
 // RUN:   --input=1x1x1x16xf32 2>&1 | FileCheck %s --check-prefix=MANIFEST
-// MANIFEST: attn-run: the inputs and the result (1x1x40000000x16xf32) needs 5.12 GB, more than the {{[0-9.]+}} GB of address space this process may still map (ulimit -v)
+// MANIFEST: attn-run: error: the inputs and the result (1x1x40000000x16xf32) needs 5.12 GB, more than the {{[0-9.]+}} GB of address space this process may still map (ulimit -v)

@@ -9,18 +9,18 @@ func.func @attn(%q: tensor<1x2x5x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2
 
 // RUN: not attn-run %s --input=@/dev/zero --input=random --input=random 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=ZERO
-// ZERO: attn-run: input #0 (q): '/dev/zero' is not a .npy file (bad magic string)
+// ZERO: attn-run: error: input #0 (q): '/dev/zero' is not a .npy file (bad magic string)
 
 // RUN: not attn-run %s --input=random --input=@/dev/full --input=random 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=FULL
-// FULL: attn-run: input #1 (k): '/dev/full' is not a .npy file (bad magic string)
+// FULL: attn-run: error: input #1 (k): '/dev/full' is not a .npy file (bad magic string)
 
 // RUN: not attn-run %s --input=random --input=random --input=@/dev/urandom 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=URANDOM
-// URANDOM: attn-run: input #2 (v): '/dev/urandom' is not a .npy file (bad magic string)
+// URANDOM: attn-run: error: input #2 (v): '/dev/urandom' is not a .npy file (bad magic string)
 
 // A FIFO that no process writes reads as empty.
 // RUN: rm -f %t.fifo && mkfifo %t.fifo
 // RUN: not attn-run %s --input=@%t.fifo --input=random --input=random 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=NOWRITER
-// NOWRITER: attn-run: input #0 (q): '{{.*}}.fifo' is not a .npy file (bad magic string)
+// NOWRITER: attn-run: error: input #0 (q): '{{.*}}.fifo' is not a .npy file (bad magic string)
