@@ -3,24 +3,24 @@
 
 // The extra arguments are counted and named by the regions that read them.
 // RUN: not attn-run %s -e alibi --input=1x4x8x16xf32 --input=1x4x8x16xf32 --input=1x4x8x16xf32 2>&1 | FileCheck %s --check-prefix=COUNT
-// COUNT: attn-run: function 'alibi' takes 4 inputs (q: tensor<1x4x8x16xf32>, k: tensor<1x4x8x16xf32>, v: tensor<1x4x8x16xf32>, score_mod: tensor<4xf32>), got 3 --input values
+// COUNT: attn-run: error: function 'alibi' takes 4 inputs (q: tensor<1x4x8x16xf32>, k: tensor<1x4x8x16xf32>, v: tensor<1x4x8x16xf32>, score_mod: tensor<4xf32>), got 3 --input values
 // RUN: not attn-run %s -e alibi --input=1x4x8x16xf32 --input=1x4x8x16xf32 --input=1x4x8x16xf32 --input=4xi32 2>&1 | FileCheck %s --check-prefix=TYPE
-// TYPE: attn-run: input #3 (score_mod): got 4xi32, but the function takes tensor<4xf32> (element type i32, expected f32)
+// TYPE: attn-run: error: input #3 (score_mod): got 4xi32, but the function takes tensor<4xf32> (element type i32, expected f32)
 
 // A region that reads outside its tensor: the reference says where.
 // RUN: not attn-run %s -e out_of_bounds --input=1x4x8x16xf32 --input=1x4x8x16xf32 --input=1x4x8x16xf32 --input=4xf32 --check 2>&1 | FileCheck %s --check-prefix=BOUNDS
-// BOUNDS: attn-run: --check: a region reads element 4 of dimension 0 of a tensor of 4
+// BOUNDS: attn-run: error: --check: a region reads element 4 of dimension 0 of a tensor of 4
 
 // An op the reference cannot evaluate (the kernel can).
 // RUN: not attn-run %s -e ctlz --input=1x1x8x16xf32 --input=1x1x8x16xf32 --input=1x1x8x16xf32 --check 2>&1 | FileCheck %s --check-prefix=OP
-// OP: attn-run: the reference cannot evaluate 'math.ctlz' in a mask_mod
+// OP: attn-run: error: the reference cannot evaluate 'math.ctlz' in a mask_mod
 // Without --check it runs.
 // RUN: attn-run %s -e ctlz --input=1x1x8x16xf32 --input=1x1x8x16xf32 --input=1x1x8x16xf32 | FileCheck %s --check-prefix=RAN
 // RAN: attn-run: ctlz on cpu
 
 // Arguments are tensors.
 // RUN: not attn-run %s -e scalar --input=1x1x8x16xf32 --input=1x1x8x16xf32 --input=1x1x8x16xf32 --input=1xf32 2>&1 | FileCheck %s --check-prefix=SCALAR
-// SCALAR: attn-run: argument #3 of 'scalar' is not a ranked tensor; attn-run passes tensors only
+// SCALAR: attn-run: error: argument #3 of 'scalar' is not a ranked tensor; attn-run passes tensors only
 
 // The GPU path refuses the variants, with one error at the op.
 // RUN: not attn-translate --attn-to-ptx --chip=sm_90a -e alibi %s -o %t.ptx 2>&1 | FileCheck %s --check-prefix=CUDA
