@@ -12,16 +12,18 @@
 //   start = max(0, floor((r0 + off - L) / bn)),
 //   end   = min(ceil(Tk / bn), floor((r1 + off + U) / bn) + 1),
 // and the blocks every row sees entirely run unmasked:
-//   fullStart = ceil((r1 + off - L) / bn),
+//   fullStart = min(floor(Tk / bn), ceil((r1 + off - L) / bn)),
 //   fullEnd   = min(floor(Tk / bn), floor((r0 + off + U + 1) / bn)),
-// clamped into [start, end]: loops [start, fullStart) masked,
+// clamped into [start, end] (fullStart also to floor(Tk / bn): the left
+// edge's blocks are whole and load K and V without a tail): loops
+// [start, fullStart) masked,
 // [fullStart, fullEnd) unmasked, [fullEnd, end) masked.
 
 // Causal bottom_right (off = Tk - Tq) with a window of 100 keys to the left;
 // block_m = 64, block_n = 32; s0 = Tq, s1 = Tk.
 // CHECK-DAG:   #[[START:.*]] = affine_map<(d0)[s0, s1] -> (0, (d0 * 64 - s0 + s1 - 100) floordiv 32)>
 // CHECK-DAG:   #[[END:.*]] = affine_map<(d0)[s0, s1] -> (s1 ceildiv 32, (d0 * 64 - s0 + s1 + 63) floordiv 32 + 1, (s1 - 1) floordiv 32 + 1)>
-// CHECK-DAG:   #[[FULL_START:.*]] = affine_map<(d0)[s0, s1] -> ((d0 * 64 - s0 + s1 - 37) ceildiv 32, (s1 - 101) ceildiv 32)>
+// CHECK-DAG:   #[[FULL_START:.*]] = affine_map<(d0)[s0, s1] -> (s1 floordiv 32, (d0 * 64 - s0 + s1 - 37) ceildiv 32, (s1 - 101) ceildiv 32)>
 // CHECK-DAG:   #[[FULL_END:.*]] = affine_map<(d0)[s0, s1] -> (s1 floordiv 32, (d0 * 64 - s0 + s1 + 1) floordiv 32)>
 // CHECK-LABEL: func @causal_window
 // CHECK-SAME:    %[[QB:[a-z0-9]+]]: index) {
@@ -35,9 +37,12 @@
 // CHECK:         %[[FS:.*]] = arith.maxsi %[[S]], %[[FS1]]
 // CHECK:         %[[FE1:.*]] = arith.minsi %[[FE0]], %[[E]]
 // CHECK:         %[[FE:.*]] = arith.maxsi %[[FS]], %[[FE1]]
-// Left edge blocks: the causal limit (j < min(Tk, i + off + 1)) and the
-// window's first key (j >= i + off - 100), one compare each.
+// Left edge blocks: whole K and V tiles (no tail), the causal limit
+// (j < min(Tk, i + off + 1)) and the window's first key
+// (j >= i + off - 100), one compare each.
 // CHECK:         scf.for %{{.*}} = %[[S]] to %[[FS]]
+// CHECK-NEXT:      arith.muli
+// CHECK-NEXT:      memref.subview %{{.*}} [1, 1, 32, 64] [1, 1, 1, 1] : memref<?x2x?x64xf16> to memref<32x64xf16
 // CHECK:           linalg.generic
 // CHECK:             arith.cmpi slt
 // CHECK:             arith.cmpi sge
@@ -60,7 +65,7 @@ func.func @causal_window(%q: memref<?x4x?x64xf16>, %k: memref<?x2x?x64xf16>, %v:
 // A window on both sides without causal (off = 0): 16 keys left, 8 right.
 // CHECK-DAG:   #[[START:.*]] = affine_map<(d0)[s0, s1] -> (0, d0 * 2 - 1)>
 // CHECK-DAG:   #[[END:.*]] = affine_map<(d0)[s0, s1] -> (s1 ceildiv 32, d0 * 2 + 3, (s0 + 7) floordiv 32 + 1)>
-// CHECK-DAG:   #[[FULL_START:.*]] = affine_map<(d0)[s0, s1] -> ((d0 * 64 + 47) ceildiv 32, (s0 - 17) ceildiv 32)>
+// CHECK-DAG:   #[[FULL_START:.*]] = affine_map<(d0)[s0, s1] -> (s1 floordiv 32, (d0 * 64 + 47) ceildiv 32, (s0 - 17) ceildiv 32)>
 // CHECK-DAG:   #[[FULL_END:.*]] = affine_map<(d0)[s0, s1] -> (s1 floordiv 32, d0 * 2)>
 // CHECK-LABEL: func @window_both_sides
 // CHECK:         affine.max #[[START]]
@@ -84,13 +89,13 @@ func.func @window_both_sides(%q: memref<?x4x?x64xf16>, %k: memref<?x2x?x64xf16>,
 // -----
 
 // softcap and an ALiBi score_mod: every block's scores in natural units,
-//   s = 30 * tanh(0.125 * (Q K^T) / 30) + slopes[h] * (j - i),
+//   s = 30 * tanh((0.125 / 30) * (Q K^T)) + slopes[h] * (j - i),
 // then S = log2(e) * s for the exponent (the scale is not folded).
 // CHECK-LABEL: func @softcap_alibi
 // CHECK-SAME:    %[[SLOPES:[a-z0-9]+]]: memref<4xf32>, %{{[a-z0-9]+}}: index, %[[H:[a-z0-9]+]]: index
 // CHECK-DAG:     %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
 // CHECK-DAG:     %[[CAP:.*]] = arith.constant 3.000000e+01 : f32
-// CHECK-DAG:     %[[SCALE:.*]] = arith.constant 1.250000e-01 : f32
+// CHECK-DAG:     %[[SCALE_CAP:.*]] = arith.constant 0.00416666688 : f32
 // Full blocks.
 // CHECK:         scf.for
 // CHECK:         scf.for
@@ -98,8 +103,7 @@ func.func @window_both_sides(%q: memref<?x4x?x64xf16>, %k: memref<?x2x?x64xf16>,
 // CHECK:           ^bb0(%[[QK:[a-z0-9_]+]]: f32):
 // CHECK:             %[[IC:.*]] = arith.minsi
 // CHECK:             %[[JC:.*]] = arith.minsi
-// CHECK:             %[[SS:.*]] = arith.mulf %[[QK]], %[[SCALE]] : f32
-// CHECK:             %[[D:.*]] = arith.divf %[[SS]], %[[CAP]] : f32
+// CHECK:             %[[D:.*]] = arith.mulf %[[QK]], %[[SCALE_CAP]] : f32
 // CHECK:             %[[T:.*]] = math.tanh %[[D]] : f32
 // CHECK:             %[[C:.*]] = arith.mulf %[[CAP]], %[[T]] : f32
 // CHECK:             %[[SLOPE:.*]] = memref.load %[[SLOPES]][%[[H]]] : memref<4xf32>

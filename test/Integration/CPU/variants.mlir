@@ -6,6 +6,11 @@
 // tails of two block sizes.
 // RUN: attn-run %s -e sliding --input=2x4x129x64xbf16 --input=2x2x200x64xbf16 --input=2x2x200x64xbf16 --check | FileCheck %s --check-prefix=PASS
 // RUN: attn-run %s -e sliding --input=1x4x77x64xbf16 --input=1x2x77x64xbf16 --input=1x2x77x64xbf16 --check --block-m=16 --block-n=8 --num-stages=3 | FileCheck %s --check-prefix=PASS
+// Two stages, where the left edge's and the unmasked loops are empty and
+// the last loop holds every block: the chain of pipelined loops is the last
+// two (the left edge's loop does not load the others' first blocks).
+// RUN: attn-run %s -e wide_window --input=2x4x64x64xf32 --input=2x2x64x64xf32 --input=2x2x64x16xf32 --check --block-m=64 --block-n=32 --num-stages=2 | FileCheck %s --check-prefix=PASS
+// RUN: attn-run %s -e wide_window --input=1x4x100x64xf32 --input=1x2x300x64xf32 --input=1x2x300x16xf32 --check --block-m=16 --block-n=16 --num-stages=2 | FileCheck %s --check-prefix=PASS
 
 // ALiBi (slopes[h]) and a document mask (doc[b, i] == doc[b, j]): the
 // function's extra arguments, i32 ids random in [0, 4) or from a .npy file.
@@ -173,4 +178,9 @@ func.func @chunked(%q: tensor<?x2x?x16xf16>, %k: tensor<?x2x?x16xf16>, %v: tenso
     attn.yield %keep : i1
   } : tensor<?x2x?x16xf16>, tensor<?x2x?x16xf16>, tensor<?x2x?x16xf16> -> tensor<?x2x?x16xf16>
   return %o : tensor<?x2x?x16xf16>
+}
+
+func.func @wide_window(%q: tensor<?x4x?x64xf32>, %k: tensor<?x2x?x64xf32>, %v: tensor<?x2x?x16xf32>) -> tensor<?x4x?x16xf32> {
+  %o = attn.attention %q, %k, %v {precision = #attn.precision<ieee>, window = #attn.window<left = 500, right = 2>} : tensor<?x4x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x16xf32> -> tensor<?x4x?x16xf32>
+  return %o : tensor<?x4x?x16xf32>
 }

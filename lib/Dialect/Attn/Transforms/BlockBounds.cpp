@@ -15,11 +15,13 @@
 //
 //   start     = max(0, floor((r0 + off - L) / bn))
 //   end       = min(ceil(Tk / bn), floor((r1 + off + U) / bn) + 1)
-//   fullStart = ceil((r1 + off - L) / bn)
+//   fullStart = min(floor(Tk / bn), ceil((r1 + off - L) / bn))
 //   fullEnd   = min(floor(Tk / bn), floor((r0 + off + U + 1) / bn))
 //
 // (r1 is a minimum, and floor and ceil are monotone: each bound is one
-// affine.min or affine.max over the query block, Tq and Tk.)
+// affine.min or affine.max over the query block, Tq and Tk.) fullStart
+// stops at the key tail's block, so that the blocks before it are whole:
+// their loop loads K and V without a tail.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,13 +57,16 @@ KeyBlockRange mlir::attn::buildKeyBlockRange(OpBuilder &b, Location loc,
   AffineExpr lastRows[] = {qb * bm + (bm - 1), tq - 1};
   SmallVector<AffineExpr> start = {getAffineConstantExpr(0, ctx)};
   SmallVector<AffineExpr> end = {tk.ceilDiv(bn)};
-  SmallVector<AffineExpr> fullStart, fullEnd = {tk.floorDiv(bn)};
+  // Blocks before fullStart are whole (no key tail), blocks from fullEnd on
+  // may be the tail's.
+  SmallVector<AffineExpr> fullStart = {tk.floorDiv(bn)},
+                          fullEnd = {tk.floorDiv(bn)};
   if (left >= 0) {
     start.push_back((firstRow + off - left).floorDiv(bn));
     for (AffineExpr lastRow : lastRows)
       fullStart.push_back((lastRow + off - left).ceilDiv(bn));
   } else {
-    fullStart.push_back(getAffineConstantExpr(0, ctx));
+    fullStart = {getAffineConstantExpr(0, ctx)};
   }
   if (upper) {
     for (AffineExpr lastRow : lastRows)

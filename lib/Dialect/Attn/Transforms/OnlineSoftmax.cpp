@@ -251,11 +251,12 @@ void ProgramBuilder::buildKeyLoops(Value rows, Value bn) {
   }
 }
 
-void ProgramBuilder::buildKeyLoop(Value lb, Value ub, bool masked) {
+void ProgramBuilder::buildKeyLoop(Value lb, Value ub, bool masked,
+                                  std::optional<bool> partial) {
   auto forOp = scf::ForOp::create(b, loc, lb, ub, index(1));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(forOp.getBody()->getTerminator());
-  buildStep(forOp.getInductionVar(), masked);
+  buildStep(forOp.getInductionVar(), masked, partial.value_or(masked));
 }
 
 void ProgramBuilder::buildEpilogue(Value rows) {
@@ -304,17 +305,17 @@ void ProgramBuilder::buildContraction() {
       });
 }
 
-void ProgramBuilder::buildStep(Value kb, bool masked) {
+void ProgramBuilder::buildStep(Value kb, bool masked, bool partial) {
   Value col0 = arith::MulIOp::create(b, loc, kb, index(blockN));
   OpFoldResult cols = b.getIndexAttr(blockN);
-  if (masked)
+  if (partial)
     cols = arith::MinSIOp::create(b, loc, index(blockN),
                                   arith::SubIOp::create(b, loc, keyLen, col0))
                .getResult();
   // K and V blocks of the KV head (GQA); zero past Tk on masked blocks.
   auto loadTiles = [&] {
-    loadTile(op.getKey(), op.getBatch(), kvHead, col0, cols, kTile, masked);
-    loadTile(op.getValue(), op.getBatch(), kvHead, col0, cols, vTile, masked);
+    loadTile(op.getKey(), op.getBatch(), kvHead, col0, cols, kTile, partial);
+    loadTile(op.getValue(), op.getBatch(), kvHead, col0, cols, vTile, partial);
   };
 
   // Under a user mask, a block whose keys are all masked out for every row

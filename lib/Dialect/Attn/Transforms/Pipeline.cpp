@@ -470,6 +470,7 @@ FailureOr<int64_t> mlir::attn::scheduleKeyLoops(RewriterBase &rewriter,
   DenseMap<Operation *, Value> slotBases;
   DenseSet<Operation *> chained;
   SmallVector<ChainGuard> guards;
+  SmallVector<std::pair<scf::ForOp, scf::ForOp>> links;
   for (auto &[loop, loads] : candidates) {
     if (chaining == LoopChaining::None)
       break;
@@ -483,6 +484,16 @@ FailureOr<int64_t> mlir::attn::scheduleKeyLoops(RewriterBase &rewriter,
                       .getElementTypeBitWidth() != 32;
          })))
       continue;
+    links.push_back({before, loop});
+  }
+  // A chain is two loops: the guard of the first one's loads is the second
+  // one's bounds and tail. Of three chainable loops (a window's left edge,
+  // the unmasked blocks, the tail), the last two chain.
+  for (auto [before, loop] : links) {
+    if (llvm::any_of(
+            links, [&, loop = loop](auto link) { return link.first == loop; }))
+      continue;
+    auto &loads = candidates[loop];
     extendLoads(rewriter, before, candidates[before], loop, loads, guards,
                 /*firstBlockOnly=*/ahead.contains(before));
     if (auto it = ahead.find(before); it != ahead.end())

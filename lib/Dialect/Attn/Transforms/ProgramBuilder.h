@@ -102,13 +102,16 @@ private:
   /// mask_mod): the blocks of buildKeyBlockRange, the full ones unmasked
   /// (none under a mask tensor or a mask_mod). In ProgramVariants.cpp.
   void buildVariantLoops();
-  /// One loop over key blocks [lb, ub).
-  void buildKeyLoop(Value lb, Value ub, bool masked);
+  /// One loop over key blocks [lb, ub); `partial` (default: `masked`)
+  /// when one of them may be the key tail's block.
+  void buildKeyLoop(Value lb, Value ub, bool masked,
+                    std::optional<bool> partial = std::nullopt);
   /// O = acc / l, stored to the output.
   void buildEpilogue(Value rows);
   /// One step of the key loop over block `kb`; `masked` blocks apply the
-  /// tail, causal and user masks.
-  void buildStep(Value kb, bool masked);
+  /// tail, causal and user masks; `partial` ones load K and V zero-padded
+  /// past Tk.
+  void buildStep(Value kb, bool masked, bool partial);
   /// S = c * Q K^T, with the masks on masked blocks.
   void buildScores(Value col0, bool masked) {
     buildContraction();

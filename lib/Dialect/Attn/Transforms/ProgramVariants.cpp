@@ -66,7 +66,9 @@ void ProgramBuilder::buildVariantLoops() {
     buildKeyLoop(range.start, range.end, /*masked=*/true);
     return;
   }
-  buildKeyLoop(range.start, range.fullStart, /*masked=*/true);
+  // The window's left edge: whole blocks (fullStart <= floor(Tk / bn)).
+  buildKeyLoop(range.start, range.fullStart, /*masked=*/true,
+               /*partial=*/false);
   buildKeyLoop(range.fullStart, range.fullEnd, /*masked=*/false);
   buildKeyLoop(range.fullEnd, range.end, /*masked=*/true);
 }
@@ -286,6 +288,9 @@ void ProgramBuilder::buildVariantScores(Value col0, bool masked) {
   Value biasFactor = f32Const(foldScale ? log2e / scaleLog2e : 1.0);
   std::optional<APFloat> softcap = op.getSoftcap();
   Value cap = softcap ? f32Const(softcap->convertToDouble()) : Value();
+  Value scaleOverCap = softcap ? f32Const(op.getScale().convertToDouble() /
+                                          softcap->convertToDouble())
+                               : Value();
   Region &scoreMod = op.getScoreMod(), &maskMod = op.getMaskMod();
   generic(ValueRange{}, ValueRange{sTile}, {map(2, {0, 1})},
           {IteratorType::parallel, IteratorType::parallel},
@@ -300,15 +305,17 @@ void ProgramBuilder::buildVariantScores(Value col0, bool masked) {
               ic = arith::MinSIOp::create(nb, l, i, lastRowIndex);
               jc = arith::MinSIOp::create(nb, l, j, lastKeyIndex);
             }
-            if (transformScores)
-              s = arith::MulFOp::create(nb, l, s, scale);
-            else if (!foldScale)
-              s = arith::MulFOp::create(nb, l, s, f32Const(scaleLog2e));
+            // softcap * tanh(scale * s / softcap) with scale / softcap as
+            // one factor: no division per score.
             if (cap)
               s = arith::MulFOp::create(
                   nb, l, cap,
-                  math::TanhOp::create(nb, l,
-                                       arith::DivFOp::create(nb, l, s, cap)));
+                  math::TanhOp::create(
+                      nb, l, arith::MulFOp::create(nb, l, s, scaleOverCap)));
+            else if (transformScores)
+              s = arith::MulFOp::create(nb, l, s, scale);
+            else if (!foldScale)
+              s = arith::MulFOp::create(nb, l, s, f32Const(scaleLog2e));
             if (bias)
               s = arith::AddFOp::create(
                   nb, l, s, arith::MulFOp::create(nb, l, bias, biasFactor));
