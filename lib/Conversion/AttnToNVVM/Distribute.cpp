@@ -178,6 +178,42 @@ LogicalResult Distributor::classify() {
   return success();
 }
 
+Value Distributor::emitFastTanh(Value x) {
+  return LLVM::InlineAsmOp::create(
+             b, loc, x.getType(), ValueRange{x}, "tanh.approx.f32 $0, $1;",
+             "=f,f", /*has_side_effects=*/false, /*is_align_stack=*/false,
+             LLVM::tailcallkind::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(b.getContext(),
+                                       LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
+}
+
+Value Distributor::emitExactTanh(Value x) {
+  Type f32 = x.getType();
+  auto constant = [&](double value) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+  };
+  Value negative =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, constant(0));
+  Value magnitude = arith::SelectOp::create(
+      b, loc, negative, arith::NegFOp::create(b, loc, x), x);
+  Value scaled = arith::MulFOp::create(b, loc, magnitude,
+                                       constant(2.0 * 1.4426950408889634));
+  Value power =
+      LLVM::CallIntrinsicOp::create(
+          b, loc, f32, b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
+          ValueRange{scaled})
+          .getResult(0);
+  Value one = constant(1.0);
+  Value result = arith::SubFOp::create(
+      b, loc, one,
+      arith::DivFOp::create(b, loc, constant(2.0),
+                            arith::AddFOp::create(b, loc, power, one)));
+  return arith::SelectOp::create(b, loc, negative,
+                                 arith::NegFOp::create(b, loc, result), result);
+}
+
 SmallVector<Value> Distributor::cloneBody(linalg::GenericOp op, ValueRange args,
                                           ArrayRef<Value> indices) {
   IRMapping mapping;
@@ -198,6 +234,17 @@ SmallVector<Value> Distributor::cloneBody(linalg::GenericOp op, ValueRange args,
           b, loc, f32, b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
           ValueRange{x});
       mapping.map(exp2.getResult(), call.getResult(0));
+      continue;
+    }
+    // tanh (a softcap) on the special-function unit as well: one
+    // tanh.approx.f32 (relative error 2^-11, the order of the 16-bit and
+    // tf32 inputs' rounding) instead of libdevice's tanhf and its registers.
+    // `precision = ieee`: 1 - 2 / (2^(2 log2(e) |x|) + 1) with the sign of
+    // x, on ex2.approx (relative error 2^-22) and an IEEE division.
+    if (auto tanh = dyn_cast<math::TanhOp>(inner);
+        tanh && tanh.getType() == f32) {
+      Value x = mapping.lookupOrDefault(tanh.getOperand());
+      mapping.map(tanh.getResult(), ieee ? emitExactTanh(x) : emitFastTanh(x));
       continue;
     }
     // fma as one FFMA (llvm.intr.fma), not libdevice's __nv_fmaf.

@@ -402,6 +402,10 @@ private:
   /// shared fills, barriers, wgmma or ieee contractions), so that each warp
   /// may take its own decision.
   bool isWarpUniformFlag(linalg::GenericOp op);
+  /// tanh of an f32 (a softcap): tanh.approx.f32, or for exact f32
+  /// kernels from ex2.approx and an IEEE division (Distribute.cpp).
+  Value emitFastTanh(Value x);
+  Value emitExactTanh(Value x);
   /// Clones the body of `op` with `args` for its block arguments and
   /// `indices` for linalg.index; returns the yielded values.
   SmallVector<Value> cloneBody(linalg::GenericOp op, ValueRange args,

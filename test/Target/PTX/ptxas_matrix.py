@@ -4,8 +4,8 @@
     ptxas_matrix.py --attn-translate PATH --ptxas PATH --workdir DIR [--chip sm_90a]
 
 Matrix: {f32 tf32, f32 ieee, f16, bf16} x head dim {16, 64, 128, 256} x
-four variants (plain MHA; causal top_left + GQA 4:1; bottom_right + rank-4
-float mask; i1 rank-2 mask + MQA), plus D != Dv and the benchmark's ten
+five variants (plain MHA; causal top_left + GQA 4:1; bottom_right + rank-4
+float mask; i1 rank-2 mask + MQA; bottom_right + a window and a softcap), plus D != Dv and the benchmark's ten
 kernels (dynamic head count; the seed's), all with the default kernel
 config (on sm_90a the 16-bit kernels on wgmma and the f32 tf32 ones at
 head dims 64 and 128 load K and V by TMA tensor copies:
@@ -28,10 +28,12 @@ VARIANTS = {
     "gqa_causal": dict(hq=8, hkv=2, causal="top_left", mask=None),
     "br_floatmask": dict(hq=4, hkv=4, causal="bottom_right", mask=("f", "1x?x?x?")),
     "mqa_boolmask": dict(hq=8, hkv=1, causal=None, mask=("i1", "?x?")),
+    "window_softcap": dict(hq=8, hkv=2, causal="bottom_right", mask=None,
+                           window=(256, 0), softcap=30.0),
 }
 
 
-def function(name, dtype, d, dv, hq, hkv, causal, mask):
+def function(name, dtype, d, dv, hq, hkv, causal, mask, window=None, softcap=None):
     elt = dtype.split("-")[0]
     t = lambda h, dd: f"tensor<?x{h}x?x{dd}x{elt}>"  # noqa: E731
     args = [f"%q: {t(hq, d)}", f"%k: {t(hkv, d)}", f"%v: {t(hkv, dv)}"]
@@ -47,6 +49,10 @@ def function(name, dtype, d, dv, hq, hkv, causal, mask):
         attrs.append(f"causal = #attn.causal<{causal}>")
     if dtype == "f32-ieee":
         attrs.append("precision = #attn.precision<ieee>")
+    if window:
+        attrs.append(f"window = #attn.window<left = {window[0]}, right = {window[1]}>")
+    if softcap:
+        attrs.append(f"softcap = {softcap} : f32")
     attr = " {" + ", ".join(attrs) + "}" if attrs else ""
     return (f"func.func @{name}({', '.join(args)}) -> {t(hq, dv)} {{\n"
             f"  %o = attn.attention {operands}{attr} : {types} -> {t(hq, dv)}\n"

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <cmath>
 #include <cstdio>
@@ -322,6 +323,17 @@ LogicalResult AttentionOp::verify() {
                          << elementType << " 'query'";
 
   return success();
+}
+
+SmallVector<Value> AttentionOp::getCapturedTensors() {
+  SetVector<Value> tensors;
+  for (Region *region : {&getScoreMod(), &getMaskMod()})
+    region->walk([&](tensor::ExtractOp extract) {
+      Value tensor = extract.getTensor();
+      if (!getOperation()->isAncestor(tensor.getParentRegion()->getParentOp()))
+        tensors.insert(tensor);
+    });
+  return tensors.takeVector();
 }
 
 LogicalResult AttentionOp::verifyRegions() {

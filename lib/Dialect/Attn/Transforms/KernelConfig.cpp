@@ -63,11 +63,12 @@ static Defaults getDefaults(Type elementType, int64_t headDim,
     // live range of the block map (--attn-online-softmax), so the blocks a
     // causal mask tensor removes are not loaded (before the range, one
     // stage, whose loads sit under the skip branch, was 2-13% faster). At
-    // D > 128 64x16, two stages, fits without spills.
+    // D > 128 64x16 fits without spills with two stages for 16-bit and one
+    // for f32 (two spill 16 bytes with a window and softcap).
     if (wide && maxDim <= 128)
       return {64, 32, 4, wideStages};
     if (maxDim > 128)
-      return {64, 16, 4, 2};
+      return {64, 16, 4, wide ? 1 : 2};
     // 16-bit: 64x64 at D <= 64; at D <= 128 128x32 with three stages, as
     // without a mask: with the block map 128-row programs pay (H200, causal
     // mask tensor, 16k tokens, T = 1024 and 4096, i1 and f16 masks: two

@@ -56,14 +56,9 @@ FailureOr<Value> mlir::attn::tileAttention(RewriterBase &rewriter,
   // programs' captures), each once.
   SmallVector<Value> captures;
   IRMapping buffers;
-  for (Region *region : {&op.getScoreMod(), &op.getMaskMod()}) {
-    region->walk([&](tensor::ExtractOp extract) {
-      Value tensor = extract.getTensor();
-      if (buffers.contains(tensor))
-        return;
-      buffers.map(tensor, toBuffer(rewriter, loc, tensor));
-      captures.push_back(buffers.lookup(tensor));
-    });
+  for (Value tensor : op.getCapturedTensors()) {
+    buffers.map(tensor, toBuffer(rewriter, loc, tensor));
+    captures.push_back(buffers.lookup(tensor));
   }
 
   // The output buffer: B x Hq x Tq x Dv, dynamic sizes taken from the query.
@@ -138,12 +133,6 @@ FailureOr<Value> mlir::attn::tileAttention(RewriterBase &rewriter,
 /// The config of `op` for `target`, or null after an error on `op`.
 static KernelConfigAttr selectConfig(AttentionOp op, StringRef target,
                                      const KernelConfigOverrides &overrides) {
-  if (op.hasVariant() && target != "cpu") {
-    op.emitError() << "window, softcap, score_mod and mask_mod are not yet "
-                      "supported on "
-                   << target;
-    return nullptr;
-  }
   // The GPU's shared-memory tiles hold whole 16-element chunks of a row.
   if (isKnownCudaChip(target)) {
     auto check = [&](int64_t dim, StringRef name, StringRef operand) {
@@ -158,10 +147,13 @@ static KernelConfigAttr selectConfig(AttentionOp op, StringRef target,
         !check(op.getValueHeadDim(), "Dv", "value"))
       return nullptr;
   }
+  // A variant masks per element like a mask tensor, and a window's left
+  // edge adds a third key loop: they take the mask tensor's configs (at
+  // head dim 256 the 16-bit kernels' 64x32 blocks spill with three loops).
   KernelConfigAttr config = selectKernelConfig(
       [&] { return op.emitError("the kernel config: "); }, op.getContext(),
       op.getElementType(), op.getHeadDim(), op.getValueHeadDim(),
-      static_cast<bool>(op.getMask()), op.isIEEEPrecision(), target, overrides);
+      op.getMask() || op.hasVariant(), op.isIEEEPrecision(), target, overrides);
   // A key block is the k of P V: 16 for the 16-bit MMAs (m16n8k16, wgmma's
   // k16), 8 for tf32's.
   if (config && target != "cpu" && !op.getElementType().isF32() &&

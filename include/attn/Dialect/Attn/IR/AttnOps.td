@@ -155,6 +155,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
       return getWindow() || getSoftcap() || !getScoreMod().empty() ||
              !getMaskMod().empty();
     }
+    /// The tensors defined above the op that its regions read
+    /// (tensor.extract), each once, score_mod's first, in the order the
+    /// programs take them as captures.
+    SmallVector<Value> getCapturedTensors();
   }];
 }
 
