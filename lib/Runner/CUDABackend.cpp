@@ -153,6 +153,7 @@ private:
 
   std::unique_ptr<rt::KernelRunner> runner;
   std::array<int, 4> roleArguments = {-1, -1, -1, -1};
+  std::vector<int> captureArguments;
   unsigned numArguments = 0;
   bool compiled = false;
 };
@@ -174,6 +175,7 @@ llvm::Error CUDABackend::compile(ModuleOp module, EntryFunction &entry,
     return makeError("loading the kernel of '" + entry.getName() + "' on " +
                      device.getName() + " failed: " + error);
   roleArguments = entry.roleArguments;
+  captureArguments = entry.captureArguments;
   numArguments = entry.getNumArguments();
   compiled = true;
   return llvm::Error::success();
@@ -195,6 +197,13 @@ llvm::Expected<rt::AttentionProblem> CUDABackend::getProblem(
   problem.key = get(OperandRole::Key);
   problem.value = get(OperandRole::Value);
   problem.mask = get(OperandRole::Mask);
+  for (int index : captureArguments) {
+    if (index < 0)
+      return makeError("a region reads a tensor the function computes; the "
+                       "GPU kernel takes the tensors its regions read as "
+                       "arguments");
+    problem.captures.push_back(arguments[index]);
+  }
   return problem;
 }
 

@@ -174,6 +174,12 @@ static llvm::Expected<EntryFunction> analyzeFunction(func::FuncOp func) {
       }
     });
   }
+  for (Value tensor : attention.getCapturedTensors()) {
+    auto arg = dyn_cast<BlockArgument>(tensor);
+    entry.captureArguments.push_back(
+        arg && arg.getOwner() == &func.getBody().front() ? arg.getArgNumber()
+                                                         : -1);
+  }
   for (OpOperand &operand : attention->getOpOperands()) {
     // Operand order of the op: query, key, value, then the optional mask.
     auto role = static_cast<OperandRole>(operand.getOperandNumber());

@@ -60,11 +60,13 @@ bool KernelRunner::upload(const AttentionProblem &problem,
 
   // Each distinct host tensor once: q = k = v share one buffer.
   std::map<const HostTensor *, CUdeviceptr> uploaded;
-  const std::pair<const char *, const HostTensor *> inputs[] = {
+  std::vector<std::pair<std::string, const HostTensor *>> inputs = {
       {"query", problem.query},
       {"key", problem.key},
       {"value", problem.value},
       {"mask", problem.mask}};
+  for (size_t i = 0; i < problem.captures.size(); ++i)
+    inputs.push_back({"capture" + std::to_string(i), problem.captures[i]});
   for (const auto &[name, tensor] : inputs) {
     if (!tensor)
       continue;

@@ -136,6 +136,13 @@ const OperandSpec *Manifest::getOperand(std::string_view name) const {
                             : nullptr;
 }
 
+const CaptureSpec *Manifest::getCapture(std::string_view name) const {
+  for (size_t i = 0; i < captures.size(); ++i)
+    if (name == "capture" + std::to_string(i))
+      return &captures[i];
+  return nullptr;
+}
+
 const WorkspaceSpec *Manifest::getWorkspace(std::string_view name) const {
   for (const WorkspaceSpec &workspace : workspaces)
     if (workspace.name == name)
@@ -305,11 +312,26 @@ std::string attn::runtime::serializeManifest(const Manifest &manifest) {
   if (manifest.mask)
     root["mask"] = {{"element_type", getTypeName(manifest.mask->elementType)},
                     {"shape", manifest.mask->shape}};
+  for (const CaptureSpec &capture : manifest.captures)
+    root["captures"].push_back(
+        {{"element_type", getTypeName(capture.elementType)},
+         {"shape", capture.shape}});
   const ManifestAttributes &attributes = manifest.attributes;
   root["attributes"] = {
       {"scale", attributes.scale ? Json(*attributes.scale) : Json()},
       {"causal", nameOrNull(getCausalName(attributes.causal))},
       {"precision", nameOrNull(getPrecisionName(attributes.precision))}};
+  // Written only when set, so that a kernel without them has the manifest
+  // it always had.
+  if (attributes.window)
+    root["attributes"]["window"] = {{"left", attributes.window->first},
+                                    {"right", attributes.window->second}};
+  if (attributes.softcap)
+    root["attributes"]["softcap"] = *attributes.softcap;
+  if (attributes.scoreMod)
+    root["attributes"]["score_mod"] = true;
+  if (attributes.maskMod)
+    root["attributes"]["mask_mod"] = true;
   const KernelConfig &config = manifest.config;
   Json &configJson = root["config"] = {{"block_m", config.blockM},
                                        {"block_n", config.blockN},
@@ -607,27 +629,13 @@ void ManifestReader::read(const Json &root, Manifest &out) {
   if (error.empty() && (version < 1 || version > Manifest::kVersion))
     fail("version", "unsupported manifest version " + std::to_string(version) +
                         " (this reader supports versions 1, 2 and 3)");
-  object(root, "",
-         {"format",
-          "version",
-          "kernel",
-          "ptx",
-          "chip",
-          "function",
-          "element_type",
-          "query",
-          "key",
-          "value",
-          "output",
-          "mask",
-          "attributes",
-          "config",
-          "block",
-          "grid",
-          "shared_memory_bytes",
-          "params",
-          "workspace",
-          "prologue"});
+  object(root, "", {"format",       "version",    "kernel",
+                    "ptx",          "chip",       "function",
+                    "element_type", "query",      "key",
+                    "value",        "output",     "mask",
+                    "captures",     "attributes", "config",
+                    "block",        "grid",       "shared_memory_bytes",
+                    "params",       "workspace",  "prologue"});
   for (const char *key : {"workspace", "prologue"})
     if (root.contains(key))
       needsVersion(2, key, std::string("the key '") + key + "'");
@@ -647,9 +655,25 @@ void ManifestReader::read(const Json &root, Manifest &out) {
     out.mask->elementType = elementType(member(mask, "element_type", "mask"),
                                         "mask.element_type", true);
   }
+  const Json &captures = member(root, "captures", "", false);
+  for (const Json &capture :
+       captures.is_null()
+           ? captures
+           : expect(captures, Json::value_t::array, "captures")) {
+    std::string path = at("captures", out.captures.size());
+    CaptureSpec &spec = out.captures.emplace_back();
+    spec.shape = shape(capture, path, {"element_type", "shape"});
+    static const char *const names[] = {"f32",   nullptr, nullptr,
+                                        nullptr, "i32",   "i64"};
+    spec.elementType = ElementType(oneOf(member(capture, "element_type", path),
+                                         path + ".element_type", "element type",
+                                         names, "f32, i32 or i64"));
+  }
   const Json &attributes = member(root, "attributes", "", false);
   if (!attributes.is_null())
-    object(attributes, "attributes", {"scale", "causal", "precision"});
+    object(attributes, "attributes",
+           {"scale", "causal", "precision", "window", "softcap", "score_mod",
+            "mask_mod"});
   const Json &scale = member(attributes, "scale", "", false);
   if (!scale.is_null() && !scale.is_number())
     fail("attributes.scale", "expected a number, found " + describe(scale));
@@ -665,6 +689,36 @@ void ManifestReader::read(const Json &root, Manifest &out) {
     out.attributes.precision =
         PrecisionMode(oneOf(precision, "attributes.precision", "precision",
                             kPrecisionNames, "null, tf32 or ieee"));
+  if (const Json &window = member(attributes, "window", "", false);
+      !window.is_null()) {
+    object(window, "attributes.window", {"left", "right"});
+    int64_t left = integer(member(window, "left", "attributes.window"),
+                           "attributes.window.left");
+    int64_t right = integer(member(window, "right", "attributes.window"),
+                            "attributes.window.right");
+    for (auto [side, value] : {std::pair{"left", left}, {"right", right}})
+      if (value < -1)
+        fail(std::string("attributes.window.") + side,
+             "expected -1 (unbounded) or a key count >= 0, found " +
+                 std::to_string(value));
+    out.attributes.window = {left, right};
+  }
+  if (const Json &softcap = member(attributes, "softcap", "", false);
+      !softcap.is_null()) {
+    if (!softcap.is_number() || !(softcap.get<double>() > 0))
+      fail("attributes.softcap",
+           "expected a number > 0, found " + describe(softcap));
+    else
+      out.attributes.softcap = softcap.get<double>();
+  }
+  for (auto [key, field] : {std::pair{"score_mod", &out.attributes.scoreMod},
+                            {"mask_mod", &out.attributes.maskMod}}) {
+    const Json &flag = member(attributes, key, "", false);
+    if (!flag.is_null())
+      *field =
+          expect(flag, Json::value_t::boolean, std::string("attributes.") + key)
+              .get<bool>();
+  }
   const Json &config = member(root, "config", "", false);
   if (!config.is_null())
     expect(config, Json::value_t::object, "config");

@@ -399,7 +399,11 @@ static bool checkOperands(const Manifest &manifest,
                      it->second.strides.size(),
                      " strides but the kernel takes a rank-", param.rank,
                      " memref");
-    else if (param.operand == "mask" ||
+    else if (manifest.getCapture(param.operand) &&
+             !it->second.strides.empty() && it->second.strides.back() != 1)
+      error = concat(what, "stride ", it->second.strides.back(),
+                     " in its last dimension; the kernel reads it with 1");
+    else if (param.operand == "mask" || manifest.getCapture(param.operand) ||
              checkVectorLayout(manifest, param.operand, it->second, error))
       continue;
     return false;

@@ -23,11 +23,11 @@ using namespace attn::runtime;
 namespace {
 /// One operand of the kernel and the --input value given for it.
 struct Input {
-  Input(const char *label, std::vector<int64_t> compiled, ElementType type)
-      : label(label), compiled(std::move(compiled)), type(type) {}
+  Input(std::string label, std::vector<int64_t> compiled, ElementType type)
+      : label(std::move(label)), compiled(std::move(compiled)), type(type) {}
 
-  /// "q", "k", "v", "mask".
-  const char *label;
+  /// "q", "k", "v", "mask", "capture0", ...
+  std::string label;
   /// The compiled shape (-1: dynamic) and element type.
   std::vector<int64_t> compiled;
   ElementType type;
@@ -137,6 +137,14 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   std::string ptx;
   if (!readManifestFile(options.manifestPath, manifest, error))
     return false;
+  if (options.check &&
+      (manifest.attributes.scoreMod || manifest.attributes.maskMod)) {
+    error = "--check: kernel '" + manifest.kernel +
+            "' has a score_mod or mask_mod region, which its manifest does "
+            "not carry; check it with the attn-run built with MLIR, which "
+            "evaluates the regions";
+    return false;
+  }
   if (!readWholeFile(manifest.getPtxPath(), ptx, error)) {
     error = "cannot read '" + manifest.getPtxPath() + "': " + error;
     return false;
@@ -150,6 +158,9 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   if (manifest.mask)
     inputs.push_back(
         {"mask", manifest.mask->shape, manifest.mask->elementType});
+  for (size_t i = 0; i < manifest.captures.size(); ++i)
+    inputs.push_back({"capture" + std::to_string(i), manifest.captures[i].shape,
+                      manifest.captures[i].elementType});
   std::string name =
       manifest.function.empty() ? manifest.kernel : manifest.function;
   if (options.inputs.size() != inputs.size()) {
@@ -214,8 +225,16 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   problem.key = &inputs[1].tensor;
   problem.value = &inputs[2].tensor;
   problem.mask = manifest.mask ? &inputs[3].tensor : nullptr;
+  for (size_t i = inputs.size() - manifest.captures.size(); i < inputs.size();
+       ++i)
+    problem.captures.push_back(&inputs[i].tensor);
   problem.scale = manifest.attributes.scale.value_or(1.0 / std::sqrt(sizes.D));
   problem.causal = manifest.attributes.causal;
+  if (manifest.attributes.window) {
+    problem.windowLeft = manifest.attributes.window->first;
+    problem.windowRight = manifest.attributes.window->second;
+  }
+  problem.softcap = manifest.attributes.softcap.value_or(0.0);
   if (!validateProblem(problem, error)) {
     error = "the inputs do not fit attn.attention: " + error;
     return false;

@@ -197,14 +197,22 @@ bool ManifestVerifier::params(const std::vector<KernelParam> &list,
     case KernelParam::Kind::MemRef:
       break;
     }
-    if (!contains({"query", "key", "value", "mask", "output"}, param.operand))
+    const CaptureSpec *capture = manifest.getCapture(param.operand);
+    if (!capture &&
+        !contains({"query", "key", "value", "mask", "output"}, param.operand))
       return fail(path, ".operand: unknown operand '", param.operand,
-                  "' (expected query, key, value, mask or output)");
+                  "' (expected query, key, value, mask or output",
+                  manifest.captures.empty()
+                      ? std::string()
+                      : concat(", or capture0 to capture",
+                               manifest.captures.size() - 1),
+                  ")");
     if (!seen.insert(param.operand).second)
       return fail(path, ": operand '", param.operand, "' is passed twice");
     if (param.operand == "mask" && !manifest.mask)
       return fail(path, ": operand 'mask' but the manifest has no mask");
-    size_t rank = param.operand == "mask"
+    size_t rank = capture ? capture->shape.size()
+                  : param.operand == "mask"
                       ? manifest.mask->shape.size()
                       : manifest.getOperand(param.operand)->shape.size();
     if (param.rank != rank)
@@ -291,6 +299,19 @@ bool ManifestVerifier::verify() {
   if (manifest.mask && !seen.count("mask"))
     return fail("params: the manifest has a mask but no memref param passes "
                 "it");
+  for (size_t i = 0; i < manifest.captures.size(); ++i) {
+    const CaptureSpec &capture = manifest.captures[i];
+    if (capture.elementType != ElementType::F32 &&
+        capture.elementType != ElementType::I32 &&
+        capture.elementType != ElementType::I64)
+      return fail("captures[", i, "].element_type: '",
+                  getTypeName(capture.elementType), "' (expected f32, i32 or ",
+                  "i64)");
+    if (!shape(capture.shape, "captures[" + std::to_string(i) + "]"))
+      return false;
+    if (!seen.count("capture" + std::to_string(i)))
+      return fail("params: no memref param passes 'capture", i, "'");
+  }
   for (size_t i = 0; i < manifest.prologue.size(); ++i) {
     const PrologueKernel &kernel = manifest.prologue[i];
     std::string path = "prologue[" + std::to_string(i) + "]";

@@ -13,14 +13,17 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
 using namespace mlir::attn;
 namespace rt = ::attn::runtime;
 
-/// The runtime's name for a float or i1 element type.
+/// The runtime's name for an element type of the op's tensors.
 static rt::ElementType toRuntimeType(Type type) {
   if (type.isF16())
     return rt::ElementType::F16;
@@ -28,6 +31,10 @@ static rt::ElementType toRuntimeType(Type type) {
     return rt::ElementType::BF16;
   if (type.isInteger(1))
     return rt::ElementType::I1;
+  if (type.isInteger(32))
+    return rt::ElementType::I32;
+  if (type.isInteger(64))
+    return rt::ElementType::I64;
   return rt::ElementType::F32;
 }
 
@@ -38,11 +45,12 @@ static std::vector<int64_t> toShape(RankedTensorType type) {
   return shape;
 }
 
-/// A fresh module with one function `name(q, k, v[, mask]) -> o` around a
-/// copy of `op`: one kernel argument per operand, whatever the original
-/// function shared or reordered.
-static OwningOpRef<ModuleOp> buildCanonicalModule(AttentionOp op,
-                                                  StringRef name) {
+/// A fresh module with one function `name(q, k, v[, mask], captures...) ->
+/// o` around a copy of `op`: one kernel argument per operand and per tensor
+/// its regions read, whatever the original function shared or reordered.
+/// Scalars the regions read from above must be constants (cloned in).
+static FailureOr<OwningOpRef<ModuleOp>> buildCanonicalModule(AttentionOp op,
+                                                             StringRef name) {
   OpBuilder b(op.getContext());
   Location loc = op.getLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
@@ -51,14 +59,34 @@ static OwningOpRef<ModuleOp> buildCanonicalModule(AttentionOp op,
                               op.getValue().getType()};
   if (op.getMask())
     inputs.push_back(op.getMask().getType());
+  SmallVector<Value> captured = op.getCapturedTensors();
+  for (Value tensor : captured)
+    inputs.push_back(tensor.getType());
   auto func = func::FuncOp::create(
       b, loc, name, b.getFunctionType(inputs, {op.getOutput().getType()}));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
+  IRMapping mapping;
+  unsigned numOperands = op->getNumOperands();
+  for (auto [i, tensor] : llvm::enumerate(captured))
+    mapping.map(tensor, entry->getArgument(numOperands + i));
+  SetVector<Value> above;
+  getUsedValuesDefinedAbove(op->getRegions(), above);
+  for (Value value : above) {
+    if (mapping.contains(value))
+      continue;
+    Operation *def = value.getDefiningOp();
+    if (!def || !def->hasTrait<OpTrait::ConstantLike>())
+      return op.emitOpError("reads a value from above that is neither a "
+                            "tensor nor a constant; the GPU kernel takes "
+                            "tensors only: ")
+             << value;
+    b.clone(*def, mapping);
+  }
   // Operands by position, not by value: the original may pass one value as
   // several operands (self-attention).
-  Operation *copy = b.clone(*op);
-  for (unsigned i = 0, e = copy->getNumOperands(); i < e; ++i)
+  Operation *copy = b.clone(*op, mapping);
+  for (unsigned i = 0; i < numOperands; ++i)
     copy->setOperand(i, entry->getArgument(i));
   func::ReturnOp::create(b, loc, copy->getResults());
   return module;
@@ -98,7 +126,11 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
                            "to a kernel, found ")
            << ops.size();
   AttentionOp op = ops.front();
-  OwningOpRef<ModuleOp> work = buildCanonicalModule(op, funcName);
+  FailureOr<OwningOpRef<ModuleOp>> canonical =
+      buildCanonicalModule(op, funcName);
+  if (failed(canonical))
+    return failure();
+  OwningOpRef<ModuleOp> work = std::move(*canonical);
 
   // Stage 1: attn-mlir's own passes, down to a gpu.module of kernels.
   AttnToNVVMOptions pipelineOptions;
@@ -162,6 +194,12 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
     manifest.attributes.precision = *precision == PrecisionKind::IEEE
                                         ? rt::PrecisionMode::IEEE
                                         : rt::PrecisionMode::TF32;
+  if (WindowAttr window = op.getWindowAttr())
+    manifest.attributes.window = {window.getLeft(), window.getRight()};
+  if (std::optional<APFloat> softcap = op.getSoftcap())
+    manifest.attributes.softcap = softcap->convertToDouble();
+  manifest.attributes.scoreMod = !op.getScoreMod().empty();
+  manifest.attributes.maskMod = !op.getMaskMod().empty();
   manifest.config.blockM = config.getBlockM();
   manifest.config.blockN = config.getBlockN();
   manifest.config.numWarps = config.getNumWarps();
@@ -178,6 +216,13 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   int64_t maskRank =
       op.getMask() ? cast<RankedTensorType>(op.getMask().getType()).getRank()
                    : 0;
+  // The tensors the regions read, after the operands.
+  int32_t numOperands = static_cast<int32_t>(op->getNumOperands());
+  for (Value tensor : op.getCapturedTensors()) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    manifest.captures.push_back(
+        rt::CaptureSpec{toRuntimeType(type.getElementType()), toShape(type)});
+  }
   // Kernel arguments to manifest params (Outline.cpp's attn.kernel_args).
   auto toParams = [&](gpu::GPUFuncOp f) {
     static const char *roles[] = {"query", "key", "value", "mask"};
@@ -203,6 +248,11 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
       } else if (hostArg <= -2) {
         auto name = cast<StringAttr>(workspaces[-2 - hostArg]);
         params.push_back(rt::KernelParam::workspace(name.str(), 4));
+      } else if (hostArg >= numOperands) {
+        int64_t index = hostArg - numOperands;
+        params.push_back(rt::KernelParam::memref(
+            "capture" + std::to_string(index),
+            static_cast<unsigned>(manifest.captures[index].shape.size())));
       } else {
         params.push_back(rt::KernelParam::memref(roles[hostArg],
                                                  hostArg == 3 ? maskRank : 4));

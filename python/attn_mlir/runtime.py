@@ -341,7 +341,7 @@ class Kernel:
             ctypes.c_size_t(m.shared_memory_bytes)), "cuOccupancyMaxActiveBlocksPerMultiprocessor")
         return blocks.value
 
-    def __call__(self, q, k, v, mask=None, out=None, stream=None):
+    def __call__(self, q, k, v, mask=None, out=None, stream=None, captures=()):
         """Runs the kernel on CUDA tensors of the manifest's element types
         (strides with a contiguous last dim; query, key, value and `out` 16-byte
         aligned, every other stride a multiple of 16 bytes, so a (B, T, H, D)
@@ -360,10 +360,11 @@ class Kernel:
         key = (q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(), q.dtype,
                k.dtype, v.dtype, q.device,
                None if mask is None else (mask.shape, mask.stride(), mask.dtype),
-               None if out is None else (out.shape, out.stride(), out.dtype))
+               None if out is None else (out.shape, out.stride(), out.dtype),
+               tuple((c.shape, c.stride(), c.dtype) for c in captures))
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plan(q, k, v, mask, out)
+            plan = self._plan(q, k, v, mask, out, captures)
             if len(self._plans) >= 64:
                 self._plans.clear()
             self._plans[key] = plan
@@ -375,7 +376,7 @@ class Kernel:
         if stream is None:
             stream = _current_stream(torch, q.device)
         pointers = (q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-                    0 if mask is None else mask.data_ptr())
+                    0 if mask is None else mask.data_ptr()) + tuple(c.data_ptr() for c in captures)
         launch = _launch()
         with self._lock:
             # Everything a launch reads is written before the first launch, and
@@ -387,8 +388,10 @@ class Kernel:
                 plan.bound = None
                 workspaces = (self._workspaces_for(torch, q.device, stream, external,
                                                    plan.workspaces) if plan.workspaces else ())
-                self._bind(torch, plan, pointers, (q, k, v, out, mask) + workspaces, q.device,
-                           stream, external)
+                workspaces = tuple(workspaces) + (None,) * (len(self.manifest.workspaces)
+                                                          - len(workspaces))
+                self._bind(torch, plan, pointers, (q, k, v, out, mask) + workspaces
+                           + tuple(captures), q.device, stream, external)
                 plan.bound = (pointers, stream, self._epoch)
             for sub in plan.prologue:
                 _check(launch(*sub.launch), "cuLaunchKernel")
@@ -511,9 +514,25 @@ class Kernel:
         _copy_to_device(buffer.data_ptr(), data, stream)
         return buffer
 
-    def _plan(self, q, k, v, mask, out):
+    def _plan(self, q, k, v, mask, out, captures=()):
         """The launch plan of one operand layout (see __call__)."""
         m = self.manifest
+        specs = m.data.get("captures", [])
+        if len(captures) != len(specs):
+            raise ValueError(f"captures: the kernel reads {len(specs)} tensors in its regions "
+                             f"({', '.join(c['element_type'] for c in specs) or 'none'}), "
+                             f"got {len(captures)}")
+        for i, (t, spec) in enumerate(zip(captures, specs)):
+            expected = _TORCH_DTYPE.get(spec["element_type"])
+            if str(t.dtype) != expected:
+                raise ValueError(f"capture{i}: dtype {t.dtype}, but the kernel reads "
+                                 f"{spec['element_type']} ({expected})")
+            if getattr(t, "device", None) != getattr(q, "device", None):
+                raise ValueError(f"capture{i}: on {t.device}, expected q's device {q.device}")
+            if len(t.shape) != len(spec["shape"]) or any(
+                    s >= 0 and s != d for s, d in zip(spec["shape"], t.shape)):
+                raise ValueError(f"capture{i}: shape {tuple(t.shape)}, the kernel was compiled "
+                                 f"for {spec['shape']} (-1: any)")
         for name, t in (("query", q), ("key", k), ("value", v), ("output", out), ("mask", mask)):
             if t is None:
                 continue
@@ -532,6 +551,7 @@ class Kernel:
         if out is not None and tuple(out.shape) != out_shape:
             raise ValueError(f"output: shape {tuple(out.shape)}, expected {out_shape}")
         tensors = dict(query=q, key=k, value=v, output=out, mask=mask)
+        tensors.update((f"capture{i}", t) for i, t in enumerate(captures))
         grid = m.grid_for(sizes)
         if grid[0] * grid[1] * grid[2] == 0:  # an empty problem: nothing runs
             values, pointers, _ = _pack(m, m.params, tensors, sizes, out_shape, None)
@@ -555,7 +575,16 @@ _OPERAND_NAMES = {i: name for name, i in _OPERAND_INDEX.items()}
 _VECTOR_OPERANDS = ("query", "key", "value", "output")
 _ELEMENT_BYTES = ELEMENT_BYTES
 # The torch dtype of each manifest element type.
-_TORCH_DTYPE = {"f32": "torch.float32", "f16": "torch.float16", "bf16": "torch.bfloat16", "i1": "torch.bool"}
+_TORCH_DTYPE = {"f32": "torch.float32", "f16": "torch.float16", "bf16": "torch.bfloat16", "i1": "torch.bool",
+                "i32": "torch.int32", "i64": "torch.int64"}
+
+
+def _operand_index(m, operand):
+    """The position of `operand`'s tensor in a call's tensors: query, key,
+    value, output, mask, the workspaces, then the captures."""
+    if operand.startswith("capture"):
+        return 5 + len(m.workspaces) + int(operand[len("capture"):])
+    return _OPERAND_INDEX[operand]
 
 
 def _fill_pointers(plan, tensors):
@@ -615,6 +644,6 @@ def _pack(m, params, tensors, sizes, out_shape, workspace_shapes):
                 raise ValueError(f"{operand}: the kernel moves 16-byte vectors: every stride but the "
                                  f"last must be a multiple of 16 bytes, got strides {strides} of "
                                  f"{nbytes}-byte elements")
-        pointers.append((len(values), _OPERAND_INDEX[operand]))
+        pointers.append((len(values), _operand_index(m, operand)))
         values += [0, 0, 0] + list(shape) + list(strides)
     return values, pointers, maps

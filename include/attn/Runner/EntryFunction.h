@@ -51,6 +51,9 @@ struct EntryFunction {
   /// Per argument: the regions that read it ("score_mod", "mask_mod",
   /// "score_mod/mask_mod"), or empty.
   std::vector<std::string> regionReaders;
+  /// AttentionOp::getCapturedTensors as function arguments (-1: a tensor
+  /// the function computes): the kernel's capture0, capture1, ...
+  std::vector<int> captureArguments;
 
   StringRef getName() { return func.getSymName(); }
   unsigned getNumArguments() { return func.getNumArguments(); }

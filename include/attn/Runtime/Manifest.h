@@ -53,12 +53,26 @@ struct MaskSpec {
   std::vector<int64_t> shape;
 };
 
+/// A tensor the op's score_mod / mask_mod regions read (SPEC section 1.1):
+/// f32, i32 or i64, passed after the operands as "capture0", "capture1", ...
+struct CaptureSpec {
+  ElementType elementType = ElementType::F32;
+  std::vector<int64_t> shape;
+};
+
 /// The attributes of the attn op the kernel was compiled from.
 struct ManifestAttributes {
   /// Absent: the op's default, 1/sqrt(D).
   std::optional<double> scale;
   CausalMode causal = CausalMode::None;
   PrecisionMode precision = PrecisionMode::Default;
+  /// `window`'s (left, right), -1 unbounded; absent: no window.
+  std::optional<std::pair<int64_t, int64_t>> window;
+  /// Absent: no softcap.
+  std::optional<double> softcap;
+  /// Whether the op has a score_mod / mask_mod region. The regions are not
+  /// in the manifest: a runner without MLIR cannot evaluate them.
+  bool scoreMod = false, maskMod = false;
 };
 
 /// The kernel config (0: not stated). Other members of "config" are kept in
@@ -186,6 +200,7 @@ struct Manifest {
   ElementType elementType = ElementType::F32;
   OperandSpec query, key, value, output;
   std::optional<MaskSpec> mask;
+  std::vector<CaptureSpec> captures; // "captures", absent when empty
   ManifestAttributes attributes;
   KernelConfig config;
   unsigned block[3] = {1, 1, 1};
@@ -209,6 +224,8 @@ struct Manifest {
   std::string getPtxPath() const;
   /// "query", "key", "value" or "output" (nullptr otherwise).
   const OperandSpec *getOperand(std::string_view name) const;
+  /// The capture an operand name ("capture0", ...) passes, or nullptr.
+  const CaptureSpec *getCapture(std::string_view name) const;
   unsigned getNumParamSlots() const;
 };
 

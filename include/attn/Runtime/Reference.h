@@ -57,6 +57,9 @@ struct AttentionProblem {
   std::function<double(double s, int64_t b, int64_t h, int64_t i, int64_t j)>
       scoreMod = {};
   std::function<bool(int64_t b, int64_t h, int64_t i, int64_t j)> maskMod = {};
+  /// The tensors the regions read, as a kernel takes them (capture0, ...);
+  /// the reference reads them through the callbacks.
+  std::vector<const HostTensor *> captures;
 };
 
 /// Checks shapes, element types, data sizes and the scale, naming the

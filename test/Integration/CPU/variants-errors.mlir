@@ -22,12 +22,15 @@
 // RUN: not attn-run %s -e scalar --input=1x1x8x16xf32 --input=1x1x8x16xf32 --input=1x1x8x16xf32 --input=1xf32 2>&1 | FileCheck %s --check-prefix=SCALAR
 // SCALAR: attn-run: error: argument #3 of 'scalar' is not a ranked tensor; attn-run passes tensors only
 
-// The GPU path refuses the variants, with one error at the op.
-// RUN: not attn-translate --attn-to-ptx --chip=sm_90a -e alibi %s -o %t.ptx 2>&1 | FileCheck %s --check-prefix=CUDA
-// RUN: not attn-opt --attn-to-nvvm="chip=sm_80" %s -o %t.mlir 2>&1 | FileCheck %s --check-prefix=NVVM
-// CUDA: variants-errors.mlir:{{[0-9]+}}:8: error: window, softcap, score_mod and mask_mod are not yet supported on sm_90a
-// CUDA-NOT: error
-// NVVM: error: window, softcap, score_mod and mask_mod are not yet supported on sm_80
+// The GPU path compiles the regions; a runner without MLIR runs their
+// kernels but cannot check them (the manifest does not carry the regions).
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: attn-translate --attn-to-ptx --chip=sm_90a -e alibi %s -o %t/alibi.ptx
+// RUN: not attn-run %t/alibi.json --input=1x4x8x16xf32 --input=1x4x8x16xf32 --input=1x4x8x16xf32 --input=4xf32 --check 2>&1 | FileCheck %s --check-prefix=RUNNER
+// RUNNER: attn-run: error: --check: kernel 'alibi_kernel' has a score_mod or mask_mod region, which its manifest does not carry; check it with the attn-run built with MLIR, which evaluates the regions
+// A scalar read from above that is not a constant has no kernel argument.
+// RUN: not attn-translate --attn-to-ptx --chip=sm_90a -e scalar_above %s -o %t/s.ptx 2>&1 | FileCheck %s --check-prefix=SCALAR-GPU
+// SCALAR-GPU: error: 'attn.attention' op reads a value from above that is neither a tensor nor a constant; the GPU kernel takes tensors only
 
 func.func @alibi(%q: tensor<1x4x8x16xf32>, %k: tensor<1x4x8x16xf32>, %v: tensor<1x4x8x16xf32>, %slopes: tensor<4xf32>) -> tensor<1x4x8x16xf32> {
   %o = attn.attention %q, %k, %v score_mod {
@@ -72,6 +75,17 @@ func.func @scalar(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %v: tensor
   ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
     %t = arith.addf %s, %bias : f32
     attn.yield %t : f32
+  } : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>
+  return %o : tensor<1x1x8x16xf32>
+}
+
+func.func @scalar_above(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %v: tensor<1x1x8x16xf32>, %t: tensor<1xf32>) -> tensor<1x1x8x16xf32> {
+  %c0 = arith.constant 0 : index
+  %x = tensor.extract %t[%c0] : tensor<1xf32>
+  %o = attn.attention %q, %k, %v score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %y = arith.addf %s, %x : f32
+    attn.yield %y : f32
   } : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>
   return %o : tensor<1x1x8x16xf32>
 }
