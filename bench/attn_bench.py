@@ -38,6 +38,11 @@ Workloads:
   SDPA's flash (FlashAttention-2), cuDNN, efficient and math backends (math
   only where its T x T scores fit in memory).
 
+- variants: causal sliding windows of 256, 1024 and 4096 keys and a causal
+  softcap of 50, bf16 D128 and f16 D64, T = 4k, 16k, 32k: attn-mlir
+  against FlexAttention (its first call, the compile, timed too) and our
+  causal kernel, FLOPs over the kept pairs (variants_workload()).
+
 FLOPs as FlashAttention counts them (4*B*H*T*T*D, halved for causal), except
 on the seed workload, counted as the seed does (no halving). Timing: the
 providers of one shape interleaved (measure(): warm-up calls round-robin for
@@ -255,6 +260,77 @@ def modern_workload(kernels, seqlens):
                     torch.cuda.empty_cache()
 
 
+# The variants (SPEC section 1.1) against FlexAttention: causal sliding
+# windows of W keys and a causal softcap, as attn_mlir.torch users and Flex
+# users write them. (name, window left or None, softcap or None).
+VARIANTS = [("window 256", 256, None), ("window 1024", 1024, None),
+            ("window 4096", 4096, None), ("softcap 50", None, 50.0)]
+
+
+def kept_pairs(t, left):
+    """Query-key pairs a causal (top-left) row set keeps: sum over rows i of
+    min(i, left) + 1."""
+    if left is None or left >= t:
+        return t * (t + 1) // 2
+    return (left + 1) * (left + 2) // 2 + (t - left - 1) * (left + 1)
+
+
+def variants_workload(kernels, seqlens):
+    """Each variant of VARIANTS at bf16 D128 and f16 D64, 16k tokens per
+    batch (B = 16384 / T, or 1), against FlexAttention (torch.compile'd
+    flex_attention with its BlockMask; its first call, the compile, timed
+    as well) and our own causal kernel at the same shape. FLOPs count the
+    kept pairs only (4 * B * H * D * pairs), for every provider, so the
+    causal kernel's TFLOP/s is the ceiling a window's should approach. The
+    reference of the error column is Flex's output."""
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    flex = torch.compile(flex_attention, dynamic=False)
+    for dtype_name, dtype, d in (("bf16", torch.bfloat16, 128), ("f16", torch.float16, 64)):
+        h = 2048 // d
+        causal_kernel = Kernel(os.path.join(kernels, f"{dtype_name}_d{d}_causal.json"))
+        for variant, left, cap in VARIANTS:
+            name = f"{dtype_name}_d{d}_{variant.replace(' ', '')}"
+            kernel = Kernel(os.path.join(kernels, name + ".json"))
+
+            def mask_mod(b, hh, qi, kv, left=left):
+                keep = qi >= kv
+                return keep & (qi - kv <= left) if left is not None else keep
+
+            score_mod = None
+            if cap is not None:
+                def score_mod(s, b, hh, qi, kv, cap=cap):
+                    return cap * torch.tanh(s / cap)
+            for t in seqlens:
+                b = max(1, 16384 // t)
+                shape = f"{dtype_name} D{d} {variant} T{t} (B{b} H{h})"
+                q, k, v = (torch.randn(b, h, t, d, device="cuda", dtype=dtype) for _ in range(3))
+                block_mask = create_block_mask(mask_mod, None, None, t, t, device="cuda")
+                torch.cuda.synchronize()
+                t0 = datetime.datetime.now()
+                ref = flex(q, k, v, score_mod=score_mod, block_mask=block_mask)
+                torch.cuda.synchronize()
+                first_call_s = (datetime.datetime.now() - t0).total_seconds()
+                flops = 4 * b * h * d * kept_pairs(t, left)
+                out = torch.empty_like(q)
+                meta = dict(t=t, b=b, h=h, d=d, dtype=dtype_name, causal=True, variant=variant,
+                            flex_first_call_s=first_call_s)
+                providers = [
+                    ("attn-mlir", lambda: kernel(q, k, v, out=out)),
+                    ("attn-mlir (causal)", lambda: causal_kernel(q, k, v, out=out)),
+                    ("flex attention",
+                     lambda: flex(q, k, v, score_mod=score_mod, block_mask=block_mask)),
+                ]
+                rows = measure("variants", shape, providers, ref, flops, meta)
+                # The causal kernel's time over the causal pairs, its own ceiling.
+                row = rows["attn-mlir (causal)"]
+                if row.get("ms"):
+                    row["tflops"] = 4 * b * h * d * kept_pairs(t, None) / row["ms"] / 1e9
+                    row["rel_err"] = None
+                print(f"variants | {shape} | flex first call {first_call_s:.1f} s", flush=True)
+                del q, k, v, out, ref, block_mask
+                torch.cuda.empty_cache()
+
+
 def markdown(rows):
     lines = ["| workload | shape | provider | ms | TFLOP/s | rel err |", "|---|---|---|---|---|---|"]
     for r in rows:
@@ -287,7 +363,7 @@ def main():
                     help="where the md, json and png files go (default bench/results)")
     ap.add_argument("--tag", help="the device in the file names (default from its name: h200)")
     ap.add_argument("--quick", action="store_true", help="fewer sequence lengths")
-    ap.add_argument("--only", choices=("seed", "modern"), help="one workload")
+    ap.add_argument("--only", choices=("seed", "modern", "variants"), help="one workload")
     ap.add_argument("--order", choices=("shuffled", "fixed"), default="shuffled",
                     help="the order of the providers in each timed round (measure())")
     args = ap.parse_args()
@@ -296,11 +372,13 @@ def main():
     import_torch()
     import triton
 
-    if args.only != "modern":
+    if args.only in (None, "seed"):
         seed_workload(args.kernels, args.seed_dir, (128, 256, 512))
-    if args.only != "seed":
+    if args.only in (None, "modern"):
         modern_workload(args.kernels, (1024, 4096, 16384) if args.quick
                         else (512, 1024, 2048, 4096, 8192, 16384))
+    if args.only in (None, "variants"):
+        variants_workload(args.kernels, (4096, 16384) if args.quick else (4096, 16384, 32768))
     device = torch.cuda.get_device_name()
     versions = dict(torch=torch.__version__, triton=triton.__version__,
                     cuda=torch.version.cuda, python=platform.python_version())

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Compiles the GPU check cases to PTX + manifests on a machine with MLIR.
 
-    compile_gpu_cases.py --attn-translate PATH --out DIR [--random 200] [--configs 40] [--seed 1]
+    compile_gpu_cases.py --attn-translate PATH --out DIR [--random 200] [--configs 40] [--variants 100] [--seed 1]
                          [--default-block M,N,W] [--translate-arg ARG ...]
 
 Takes the execution matrix of test/Integration/attn_cases.py (the one the
-CPU path runs in CI) plus `--random` random cases and `--configs` cases
-with the non-default configs of CONFIG_BLOCKS, compiles each distinct
+CPU path runs in CI) plus `--random` random cases, `--configs` cases
+with the non-default configs of CONFIG_BLOCKS and `--variants` cases with
+windows, softcaps and regions, compiles each distinct
 function once with attn-translate for sm_90a, and writes DIR/cases.json
 (each case: its kernel, shapes, causal, mask kind, NaN row, seed) for
 gpu_check.py to run on the GPU machine, which has no MLIR.
@@ -59,6 +60,14 @@ def config_cases(count, seed=7):
     return cases
 
 
+def variant_cases(count, seed=11):
+    """`count` random cases of the variant sweep's generator (windows,
+    softcaps, score_mods, mask_mods; its own stream)."""
+    rng = random.Random(seed)
+    return [dict(attn_cases.random_variant_case(rng, i, 5e8), name=f"v{i}")
+            for i in range(count)]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--attn-translate", required=True)
@@ -66,6 +75,9 @@ def main():
     ap.add_argument("--random", type=int, default=200)
     ap.add_argument("--configs", type=int, default=40,
                     help="cases with a config of CONFIG_BLOCKS (block sizes, warps, stages)")
+    ap.add_argument("--variants", type=int, default=100,
+                    help="random cases with windows, softcaps, score_mods and mask_mods "
+                         "(SPEC section 1.1)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--chip", default="sm_90a")
     ap.add_argument("--translate-arg", action="append", default=[],
@@ -84,6 +96,7 @@ def main():
     cases = attn_cases.matrix_cases()
     cases += [dict(attn_cases.random_case(rng, i, 5e8), name=f"r{i}") for i in range(args.random)]
     cases += config_cases(args.configs)
+    cases += variant_cases(args.variants)
     jobs = {}
     default_block = tuple(int(x) for x in args.default_block.split(",")) if args.default_block else None
     for case in cases:

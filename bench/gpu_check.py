@@ -81,20 +81,67 @@ def make_inputs(case, gen):
     return q, k, v, mask
 
 
-def reference(case, q, k, v, mask, scale):
-    """SPEC section 1 in float64: masked keys are removed from the sum."""
+def make_captures(case):
+    """The tensors the case's regions read (attn_cases.captures: ALiBi
+    slopes, document ids), made as the CPU sweep makes them."""
+    if not case.get("score_mod") and not case.get("mask_mod"):
+        return {}
+    rng = np.random.default_rng(case["seed"])
+    return {name: torch.from_numpy(np.ascontiguousarray(
+                attn_cases._capture_array(name, shape, elt, rng))).to("cuda")
+            for name, shape, elt in attn_cases.captures(case)}
+
+
+def modify(case, s, keep, captures):
+    """SPEC section 1.1's score_mod and mask_mod of attn_cases' regions, in
+    float64: (s, keep) over (B, Hq, Tq, Tk)."""
+    tq, tk = s.shape[-2], s.shape[-1]
+    i = torch.arange(tq, device=s.device)[:, None]
+    j = torch.arange(tk, device=s.device)[None, :]
+    h = torch.arange(s.shape[1], device=s.device)[None, :, None, None].double()
+    score_mod = case.get("score_mod")
+    if score_mod == "alibi":
+        s = s + captures["slopes"].double()[None, :, None, None] * (j - i)
+    elif score_mod == "neg_inf":
+        s = s.masked_fill(((i + 2 * j) % 5 == 0) | (i % 11 == 3), -math.inf)
+    elif score_mod == "branchy":
+        s = torch.where(s > 0, 2 * torch.tanh(s), s * (1 + h / 4))
+    mask_mod = (case.get("mask_mod") or "").replace("_i64", "")
+    if mask_mod == "document":
+        doc = captures["doc"]
+        keep = keep & (doc[:, None, :tq, None] == doc[:, None, None, :tk])
+    elif mask_mod == "prefix_lm":
+        keep = keep & ((j < 7) | (j <= i))
+    elif mask_mod == "chunked":
+        keep = keep & (torch.div(i, 24, rounding_mode="floor") == torch.div(j, 24, rounding_mode="floor"))
+    elif mask_mod == "dilated":
+        keep = keep & ((j - i) % 3 == 0)
+    return s, keep
+
+
+def reference(case, q, k, v, mask, scale, captures=None):
+    """SPEC section 1 (with 1.1's window and softcap) in float64: masked
+    keys are removed from the sum."""
     hq, hkv, tq, tk = case["hq"], case["hkv"], case["tq"], case["tk"]
     g = hq // hkv
     qd = q.double()
     kd = k.double().repeat_interleave(g, dim=1)
     vd = v.double().repeat_interleave(g, dim=1)
     s = (qd @ kd.transpose(-1, -2)) * scale
+    if case.get("softcap"):
+        s = case["softcap"] * torch.tanh(s / case["softcap"])
     keep = torch.ones(tq, tk, dtype=torch.bool, device=q.device)
+    off = tk - tq if case["causal"] == "bottom_right" else 0
+    i = torch.arange(tq, device=q.device)[:, None]
+    j = torch.arange(tk, device=q.device)[None, :]
     if case["causal"]:
-        off = 0 if case["causal"] == "top_left" else tk - tq
-        i = torch.arange(tq, device=q.device)[:, None]
-        j = torch.arange(tk, device=q.device)[None, :]
         keep = j <= i + off
+    if case.get("window"):  # SPEC section 1.1
+        left, right = case["window"]
+        if left >= 0:
+            keep = keep & (j >= i + off - left)
+        if right >= 0:
+            keep = keep & (j <= i + off + right)
     keep = keep.expand(s.shape)
     if mask is not None:
         m = mask if mask.dim() == 4 else mask[None, None]
@@ -103,6 +150,8 @@ def reference(case, q, k, v, mask, scale):
         else:
             keep = keep & (m != -math.inf)
             s = s + m.double().masked_fill(m == -math.inf, 0)
+    s, keep = modify(case, s, keep, captures or {})
+    keep = keep & (s != -math.inf)  # a kept key whose final score is -inf
     s = s.masked_fill(~keep, -math.inf)
     empty = ~keep.any(-1, keepdim=True)
     mx = s.amax(-1, keepdim=True).masked_fill(empty, 0)
@@ -157,21 +206,25 @@ def main():
             kernel = kernels[case["kernel"]]
             gen = torch.Generator(device="cuda").manual_seed(case["seed"])
             q, k, v, mask = make_inputs(case, gen)
+            captures = make_captures(case)
             out = torch.full((case["b"], case["hq"], case["tq"], case["dv"]), float("nan"),
                              dtype=q.dtype, device="cuda")
             if case["seed"] % 2:  # the output in (B, T, H, Dv) storage too
                 out = out.transpose(1, 2).contiguous().transpose(1, 2)
-            kernel(q, k, v, mask, out=out)
+            kernel(q, k, v, mask, out=out, captures=list(captures.values()))
             torch.cuda.synchronize()
             scale = kernel.manifest.attributes["scale"]
-            ok, rel, mx, nanmis = compare(out, reference(case, q, k, v, mask, scale), TOL[case["dtype"]])
+            ok, rel, mx, nanmis = compare(out, reference(case, q, k, v, mask, scale, captures),
+                                          TOL[case["dtype"]])
             row.update(ok=ok, rel_l2=rel, max_abs=mx, nan_mismatch=nanmis)
         except Exception as e:  # report and go on
             row.update(ok=False, error=f"{type(e).__name__}: {e}")
         results.append(row)
         if not row["ok"]:
             desc = " ".join(f"{k}={case[k]}" for k in ("dtype", "b", "hq", "hkv", "tq", "tk", "d", "dv",
-                                                       "causal", "mask", "nan_row", "block"))
+                                                       "causal", "mask", "nan_row", "block",
+                                                       "window", "softcap", "score_mod", "mask_mod")
+                            if case.get(k) is not None)
             print(f"FAIL {case['name']} [{desc}] {row.get('error') or row}", flush=True)
     passed = sum(r["ok"] for r in results)
     if args.out:

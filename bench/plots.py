@@ -4,7 +4,8 @@ per implementation, like Triton's perf_report).
 `figures(rows)` groups the rows (pure Python, tested in CI by
 python/tests/test_bench_plots.py); `write_plots(rows, prefix, device)`
 draws them with matplotlib's Agg backend: one PNG per (dtype, head dim,
-causal) of the modern sweep, one for the seed workload, and an overview
+causal) of the modern sweep, one per (dtype, head dim, variant) of the
+variants, one for the seed workload, and an overview
 grid of all of them. `pivot_markdown(rows)` gives the same data as tables.
 """
 
@@ -12,6 +13,7 @@ import os
 
 # Line order and styles: ours first.
 PROVIDER_ORDER = ["attn-mlir", "attn-mlir (mask tensor)", "attn-mlir (causal)",
+                  "flex attention",
                   "sdpa flash (FA2)", "sdpa cudnn", "sdpa efficient", "sdpa math",
                   "seed triton (tf32)", "triton tuned (causal)", "triton tuned (mask tensor)",
                   "torch manual (tf32)", "sdpa (mask tensor)",
@@ -23,24 +25,38 @@ def _provider_key(name):
 
 
 def figure_key(row):
-    """("seed",) or ("modern", dtype, d, causal) for a row with metadata."""
+    """("seed",), ("modern", dtype, d, causal) or ("variants", dtype, d,
+    variant) for a row with metadata."""
     if row["workload"] == "seed":
         return ("seed",)
+    if row["workload"] == "variants":
+        return ("variants", row["dtype"], row["d"], row["variant"])
     return ("modern", row["dtype"], row["d"], row["causal"])
 
 
 def figure_title(key):
     if key == ("seed",):
         return "seed workload: fp32, B=32 H=96 D=128, causal (FLOPs as the seed counts)"
-    _, dtype, d, causal = key
-    return f"{dtype}, head dim {d}, {'causal' if causal else 'full'} (16k tokens per batch)"
+    kind, dtype, d, what = key
+    if kind == "variants":
+        return f"{dtype}, head dim {d}, {what} (16k tokens per batch, FLOPs of the kept pairs)"
+    return f"{dtype}, head dim {d}, {'causal' if what else 'full'} (16k tokens per batch)"
 
 
 def figure_name(key):
     if key == ("seed",):
         return "seed"
-    _, dtype, d, causal = key
-    return f"{dtype}-d{d}-{'causal' if causal else 'full'}"
+    kind, dtype, d, what = key
+    if kind == "variants":
+        return f"{dtype}-d{d}-{what.replace(' ', '-')}"
+    return f"{dtype}-d{d}-{'causal' if what else 'full'}"
+
+
+def _figure_order(key):
+    """Modern sweep (dtype, head dim, full before causal), variants, seed."""
+    if key == ("seed",):
+        return (2,)
+    return ({"modern": 0, "variants": 1}[key[0]], key[1], key[2], str(key[3]))
 
 
 def figures(rows):
@@ -54,7 +70,7 @@ def figures(rows):
         series = out.setdefault(figure_key(row), {})
         series.setdefault(row["provider"], []).append((row["t"], row["tflops"]))
     ordered = {}
-    for key in sorted(out, key=lambda k: (k == ("seed",), k[1:] if k != ("seed",) else ())):
+    for key in sorted(out, key=_figure_order):
         ordered[key] = {p: sorted(out[key][p]) for p in sorted(out[key], key=_provider_key)}
     return ordered
 
