@@ -38,10 +38,12 @@ Workloads:
   SDPA's flash (FlashAttention-2), cuDNN, efficient and math backends (math
   only where its T x T scores fit in memory).
 
-- variants: causal sliding windows of 256, 1024 and 4096 keys and a causal
-  softcap of 50, bf16 D128 and f16 D64, T = 4k, 16k, 32k: attn-mlir
-  against FlexAttention (its first call, the compile, timed too) and our
-  causal kernel, FLOPs over the kept pairs (variants_workload()).
+- variants: causal sliding windows of 256, 1024 and 4096 keys, a causal
+  softcap of 50, causal ALiBi, prefix-LM (1024) and causal document masks
+  (packed documents of 256..4096 tokens), bf16 D128 and f16 D64, T = 4k,
+  16k, 32k: attn-mlir against FlexAttention (its first call, the compile,
+  timed too), FlashAttention-2 where it has the variant and is installed,
+  and our causal kernel, FLOPs over the kept pairs (variants_workload()).
 
 FLOPs as FlashAttention counts them (4*B*H*T*T*D, halved for causal), except
 on the seed workload, counted as the seed does (no halving). Timing: the
@@ -263,11 +265,25 @@ def modern_workload(kernels, seqlens):
 # The variants (SPEC section 1.1) against FlexAttention: causal sliding
 # windows of W keys and a causal softcap, as attn_mlir.torch users and Flex
 # users write them. (name, window left or None, softcap or None).
-VARIANTS = [("window 256", 256, None), ("window 1024", 1024, None),
-            ("window 4096", 4096, None), ("softcap 50", None, 50.0)]
+PREFIX = 1024  # compile_bench_kernels.py's prefix-LM prefix
 
 
-def kept_pairs(t, left):
+def doc_ids(b, t, generator):
+    """Packed documents: per batch row, consecutive ids over random lengths
+    of 256..4096 tokens (the last one cut at t); (B, T) int32 on the GPU,
+    and the pairs a causal document mask keeps."""
+    ids, pairs = torch.empty(b, t, dtype=torch.int32), 0
+    for row in range(b):
+        pos, doc = 0, 0
+        while pos < t:
+            n = min(int(torch.randint(256, 4097, (1,), generator=generator)), t - pos)
+            ids[row, pos:pos + n] = doc
+            pairs += n * (n + 1) // 2
+            pos, doc = pos + n, doc + 1
+    return ids.cuda(), pairs
+
+
+def causal_pairs(t, left=None):
     """Query-key pairs a causal (top-left) row set keeps: sum over rows i of
     min(i, left) + 1."""
     if left is None or left >= t:
@@ -275,56 +291,89 @@ def kept_pairs(t, left):
     return (left + 1) * (left + 2) // 2 + (t - left - 1) * (left + 1)
 
 
+def variants(h, t, b, generator):
+    """(name, kernel suffix, Flex score_mod, Flex mask_mod, our captures,
+    kept pairs per (batch, head)) for each variant at (h, t, b)."""
+    causal = lambda bb, hh, qi, kv: qi >= kv  # noqa: E731
+    out = []
+    for left in (256, 1024, 4096):
+        out.append((f"window {left}", f"window{left}", None,
+                    lambda bb, hh, qi, kv, left=left: (qi >= kv) & (qi - kv <= left), (),
+                    causal_pairs(t, left)))
+    out.append(("softcap 50", "softcap50", lambda s, bb, hh, qi, kv: 50.0 * torch.tanh(s / 50.0),
+                causal, (), causal_pairs(t)))
+    slopes = torch.exp2(-8.0 * torch.arange(1, h + 1, device="cuda", dtype=torch.float32) / h)
+    out.append(("alibi", "alibi", lambda s, bb, hh, qi, kv: s + slopes[hh] * (kv - qi), causal,
+                (slopes,), causal_pairs(t)))
+    prefix_pairs = min(PREFIX, t) ** 2 + causal_pairs(t) - causal_pairs(min(PREFIX, t))
+    out.append(("prefix-lm 1024", "prefixlm", None,
+                lambda bb, hh, qi, kv: (kv <= qi) | (kv < PREFIX), (), prefix_pairs))
+    doc, pairs = doc_ids(b, t, generator)
+    out.append(("document", "document", None,
+                lambda bb, hh, qi, kv: (qi >= kv) & (doc[bb, qi] == doc[bb, kv]), (doc,),
+                pairs / b))
+    return out
+
+
 def variants_workload(kernels, seqlens):
-    """Each variant of VARIANTS at bf16 D128 and f16 D64, 16k tokens per
+    """Each variant of variants() at bf16 D128 and f16 D64, 16k tokens per
     batch (B = 16384 / T, or 1), against FlexAttention (torch.compile'd
-    flex_attention with its BlockMask; its first call, the compile, timed
-    as well) and our own causal kernel at the same shape. FLOPs count the
-    kept pairs only (4 * B * H * D * pairs), for every provider, so the
-    causal kernel's TFLOP/s is the ceiling a window's should approach. The
-    reference of the error column is Flex's output."""
+    flex_attention with its BlockMask, built outside the timing; its first
+    call, the compile, timed as well), FlashAttention-2's window_size and
+    softcap where the flash_attn package is installed, and our own causal
+    kernel at the same shape. FLOPs count the kept pairs only
+    (4 * B * H * D * pairs), for every provider, so the causal kernel's
+    TFLOP/s is the ceiling a window's should approach. The reference of the
+    error column is Flex's output."""
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    try:
+        from flash_attn import flash_attn_func
+    except ImportError:
+        flash_attn_func = None
+    # Every variant and shape is a compile of its own (a new mask_mod is a
+    # new guard): lift dynamo's recompile limit, past which it runs Flex
+    # eagerly (T x T scores).
+    torch._dynamo.config.recompile_limit = 1 << 16
+    torch._dynamo.config.accumulated_recompile_limit = 1 << 16
     flex = torch.compile(flex_attention, dynamic=False)
+    generator = torch.Generator().manual_seed(0)
     for dtype_name, dtype, d in (("bf16", torch.bfloat16, 128), ("f16", torch.float16, 64)):
         h = 2048 // d
         causal_kernel = Kernel(os.path.join(kernels, f"{dtype_name}_d{d}_causal.json"))
-        for variant, left, cap in VARIANTS:
-            name = f"{dtype_name}_d{d}_{variant.replace(' ', '')}"
-            kernel = Kernel(os.path.join(kernels, name + ".json"))
-
-            def mask_mod(b, hh, qi, kv, left=left):
-                keep = qi >= kv
-                return keep & (qi - kv <= left) if left is not None else keep
-
-            score_mod = None
-            if cap is not None:
-                def score_mod(s, b, hh, qi, kv, cap=cap):
-                    return cap * torch.tanh(s / cap)
-            for t in seqlens:
-                b = max(1, 16384 // t)
+        for t in seqlens:
+            b = max(1, 16384 // t)
+            for variant, suffix, score_mod, mask_mod, captures, pairs in variants(h, t, b,
+                                                                                  generator):
+                kernel = Kernel(os.path.join(kernels, f"{dtype_name}_d{d}_{suffix}.json"))
                 shape = f"{dtype_name} D{d} {variant} T{t} (B{b} H{h})"
                 q, k, v = (torch.randn(b, h, t, d, device="cuda", dtype=dtype) for _ in range(3))
-                block_mask = create_block_mask(mask_mod, None, None, t, t, device="cuda")
+                block_mask = create_block_mask(mask_mod, b, None, t, t, device="cuda")
                 torch.cuda.synchronize()
                 t0 = datetime.datetime.now()
                 ref = flex(q, k, v, score_mod=score_mod, block_mask=block_mask)
                 torch.cuda.synchronize()
                 first_call_s = (datetime.datetime.now() - t0).total_seconds()
-                flops = 4 * b * h * d * kept_pairs(t, left)
+                flops = 4 * b * h * d * pairs
                 out = torch.empty_like(q)
                 meta = dict(t=t, b=b, h=h, d=d, dtype=dtype_name, causal=True, variant=variant,
                             flex_first_call_s=first_call_s)
                 providers = [
-                    ("attn-mlir", lambda: kernel(q, k, v, out=out)),
+                    ("attn-mlir", lambda: kernel(q, k, v, out=out, captures=captures)),
                     ("attn-mlir (causal)", lambda: causal_kernel(q, k, v, out=out)),
                     ("flex attention",
                      lambda: flex(q, k, v, score_mod=score_mod, block_mask=block_mask)),
                 ]
+                fa2 = {"window": dict(window_size=(int(variant.split()[-1]), 0)),
+                       "softcap": dict(softcap=50.0)}.get(variant.split()[0])
+                if flash_attn_func and fa2:
+                    qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))
+                    providers.append(("flash-attn 2", lambda: flash_attn_func(
+                        qt, kt, vt, causal=True, **fa2).transpose(1, 2)))
                 rows = measure("variants", shape, providers, ref, flops, meta)
                 # The causal kernel's time over the causal pairs, its own ceiling.
                 row = rows["attn-mlir (causal)"]
                 if row.get("ms"):
-                    row["tflops"] = 4 * b * h * d * kept_pairs(t, None) / row["ms"] / 1e9
+                    row["tflops"] = 4 * b * h * d * causal_pairs(t) / row["ms"] / 1e9
                     row["rel_err"] = None
                 print(f"variants | {shape} | flex first call {first_call_s:.1f} s", flush=True)
                 del q, k, v, out, ref, block_mask
@@ -363,21 +412,25 @@ def main():
                     help="where the md, json and png files go (default bench/results)")
     ap.add_argument("--tag", help="the device in the file names (default from its name: h200)")
     ap.add_argument("--quick", action="store_true", help="fewer sequence lengths")
-    ap.add_argument("--only", choices=("seed", "modern", "variants"), help="one workload")
+    ap.add_argument("--only", help="a comma-separated list of the workloads to run "
+                    "(seed, modern, variants; default all)")
     ap.add_argument("--order", choices=("shuffled", "fixed"), default="shuffled",
                     help="the order of the providers in each timed round (measure())")
     args = ap.parse_args()
+    only = set(args.only.split(",")) if args.only else {"seed", "modern", "variants"}
+    if only - {"seed", "modern", "variants"}:
+        ap.error(f"--only: unknown workloads {sorted(only - {'seed', 'modern', 'variants'})}")
     global ORDER
     ORDER = args.order
     import_torch()
     import triton
 
-    if args.only in (None, "seed"):
+    if "seed" in only:
         seed_workload(args.kernels, args.seed_dir, (128, 256, 512))
-    if args.only in (None, "modern"):
+    if "modern" in only:
         modern_workload(args.kernels, (1024, 4096, 16384) if args.quick
                         else (512, 1024, 2048, 4096, 8192, 16384))
-    if args.only in (None, "variants"):
+    if "variants" in only:
         variants_workload(args.kernels, (4096, 16384) if args.quick else (4096, 16384, 32768))
     device = torch.cuda.get_device_name()
     versions = dict(torch=torch.__version__, triton=triton.__version__,

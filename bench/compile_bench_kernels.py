@@ -7,7 +7,8 @@
 One kernel per (dtype f16/bf16, head dim 64/128, causal or not) with every
 size dynamic, and the seed workload's two forms (f32, 96 heads, head dim
 128: the additive mask tensor as the seed passes it, and `causal`), and
-the variants' kernels (causal sliding windows, a causal softcap). The
+the variants' kernels (causal sliding windows, a causal softcap, ALiBi,
+prefix-LM and document masks). The
 .mlir sources are written next to the PTX and manifests.
 """
 
@@ -17,7 +18,37 @@ import subprocess
 import sys
 
 
-def function(name, elt, d, heads, causal, mask, window=None, softcap=None):
+# The variants' regions: ALiBi (slopes[h] * (j - i)), prefix-LM (keys
+# j <= i or j < 1024) and document masks (doc[b, i] == doc[b, j]); each with
+# the function arguments of its captured tensors.
+ALIBI = ("""score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %slope = tensor.extract %slopes[%h] : tensor<?xf32>
+    %d = arith.subi %j, %i : index
+    %di = arith.index_cast %d : index to i64
+    %df = arith.sitofp %di : i64 to f32
+    %bias = arith.mulf %slope, %df : f32
+    %t = arith.addf %s, %bias : f32
+    attn.yield %t : f32
+  }""", ["%slopes: tensor<?xf32>"])
+PREFIX_LM = ("""mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %p = arith.constant 1024 : index
+    %causal = arith.cmpi ule, %j, %i : index
+    %prefix = arith.cmpi ult, %j, %p : index
+    %keep = arith.ori %causal, %prefix : i1
+    attn.yield %keep : i1
+  }""", [])
+DOCUMENT = ("""mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %di = tensor.extract %doc[%b, %i] : tensor<?x?xi32>
+    %dj = tensor.extract %doc[%b, %j] : tensor<?x?xi32>
+    %keep = arith.cmpi eq, %di, %dj : i32
+    attn.yield %keep : i1
+  }""", ["%doc: tensor<?x?xi32>"])
+
+
+def function(name, elt, d, heads, causal, mask, window=None, softcap=None, region=None):
     t = f"tensor<?x{heads}x?x{d}x{elt}>"
     args = [f"%q: {t}", f"%k: {t}", f"%v: {t}"]
     types = f"{t}, {t}, {t}"
@@ -32,6 +63,9 @@ def function(name, elt, d, heads, causal, mask, window=None, softcap=None):
     if softcap is not None:
         attrs.append(f"softcap = {softcap} : f32")
     attr = " {" + ", ".join(attrs) + "}" if attrs else ""
+    if region:
+        attr += " " + region[0]
+        args += region[1]
     return (f"func.func @{name}({', '.join(args)}) -> {t} {{\n"
             f"  %o = attn.attention {operands}{attr} : {types} -> {t}\n"
             f"  return %o : {t}\n}}\n")
@@ -43,13 +77,18 @@ def kernels():
             for causal in (False, True):
                 name = f"{elt}_d{d}_{'causal' if causal else 'full'}"
                 yield name, function(name, elt, d, "?", causal, False)
-    # attn_bench.py's variants: causal sliding windows and a causal softcap.
+    # attn_bench.py's variants: causal sliding windows, a causal softcap,
+    # causal ALiBi, prefix-LM and causal document masks.
     for elt, d in (("bf16", 128), ("f16", 64)):
         for window in (256, 1024, 4096):
             name = f"{elt}_d{d}_window{window}"
             yield name, function(name, elt, d, "?", True, False, window=window)
         name = f"{elt}_d{d}_softcap50"
         yield name, function(name, elt, d, "?", True, False, softcap=50.0)
+        for variant, causal, region in (("alibi", True, ALIBI), ("prefixlm", False, PREFIX_LM),
+                                        ("document", True, DOCUMENT)):
+            name = f"{elt}_d{d}_{variant}"
+            yield name, function(name, elt, d, "?", causal, False, region=region)
     yield "seed_mask", function("seed_mask", "f32", 128, 96, False, True)
     yield "seed_causal", function("seed_causal", "f32", 128, 96, True, False)
 

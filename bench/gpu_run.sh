@@ -4,6 +4,9 @@
 #   bash bench/gpu_run.sh prepare   # here, after scripts/setup.sh: fills .carry
 #   bash bench/gpu_run.sh run       # on the GPU machine, carrying .carry;
 #                                       # results under $OUT (or /tmp/gpu-run)
+#   bash bench/gpu_run.sh variants  # likewise: attn_bench.py's variants
+#                                       # workload, a call of its own (every
+#                                       # point is a FlexAttention compile)
 # `prepare` runs prepare_gpu_run.sh (benchmark kernels, seed anchor, kernel
 # cache, runner-only attn-run), compiles the GPU matrix (473 cases) and the
 # lazy-rescale cases. `run` runs the matrix twice (gpu_check.py through the
@@ -62,13 +65,19 @@ run)
   step unit 60 bash "$ROOT/bench/gpu_unittests.sh" "$CARRY/bin"
   step torch 90 env ATTN_MLIR_CACHE_DIR="$CARRY/cache" python3 "$ROOT/python/tests/test_torch_gpu.py"
   step bench 380 python3 "$ROOT/bench/attn_bench.py" --kernels "$CARRY/bk" \
-    --seed-dir "$CARRY/anchors" --out "$RES"
+    --seed-dir "$CARRY/anchors" --out "$RES" --only seed,modern
   (cd "$RES" && tar czf "$OUTDIR/gpu-run.tgz" .)
   printf '%s\n' "${summary[@]}"
   exit "$failed"
   ;;
+variants)
+  OUTDIR="${OUT:-/tmp/gpu-run}"
+  mkdir -p "$OUTDIR"
+  timeout 560 python3 "$ROOT/bench/attn_bench.py" --kernels "$CARRY/bk" \
+    --seed-dir "$CARRY/anchors" --out "$OUTDIR" --only variants
+  ;;
 *)
-  echo "usage: bash bench/gpu_run.sh prepare|run" >&2
+  echo "usage: bash bench/gpu_run.sh prepare|run|variants" >&2
   exit 2
   ;;
 esac
