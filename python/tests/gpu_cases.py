@@ -116,6 +116,8 @@ VARIANT_CASES = [
     Variant("window_bottom_right_mqa_f32", "f32", 2, 2, 1, 77, 300, 64, 64, "bottom_right",
             window=(100, 0)),
     Variant("softcap_causal_bf16", "bf16", 2, 4, 4, 129, 129, 128, 128, True, softcap=2.0),
+    Variant("window_softcap_causal_bf16", "bf16", 1, 4, 4, 200, 200, 128, 128, True,
+            window=(32, 0), softcap=2.0),
     Variant("alibi_causal_gqa_f16", "f16", 2, 8, 2, 200, 200, 64, 64, True,
             captures=dict(slopes=("float32", ("hq",))), mods=_alibi),
     Variant("document_bf16", "bf16", 2, 4, 2, 257, 257, 64, 64, False,

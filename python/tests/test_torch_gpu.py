@@ -246,7 +246,7 @@ class TorchAttentionTest(unittest.TestCase):
         from attn_mlir.torch import attention
 
         # window and softcap: the custom op, one graph.
-        case = variant("softcap_causal_bf16")._replace(window=(32, 0))
+        case = variant("window_softcap_causal_bf16")
 
         @torch.compile(fullgraph=True)
         def f(q, k, v):
