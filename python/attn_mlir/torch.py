@@ -141,15 +141,15 @@ def _attention_impl(q, k, v, mask, causal, scale, window=None, softcap=None):
 
 @torch.library.custom_op("attn_mlir::attention", mutates_args=())
 def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                  mask: torch.Tensor | None, causal: str, scale: float, window_left: int,
-                  window_right: int, softcap: float) -> torch.Tensor:
+                  mask: torch.Tensor | None, causal: str, scale: float, window_left: int = -1,
+                  window_right: int = -1, softcap: float = 0.0) -> torch.Tensor:
     window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
     return _attention_impl(q, k, v, mask, causal or None, scale if scale > 0 else None, window,
                            softcap if softcap > 0 else None)
 
 
 @_attention_op.register_fake
-def _(q, k, v, mask, causal, scale, window_left, window_right, softcap):
+def _(q, k, v, mask, causal, scale, window_left=-1, window_right=-1, softcap=0.0):
     return q.new_empty(q.shape[0], q.shape[1], q.shape[2], v.shape[3])
 
 
