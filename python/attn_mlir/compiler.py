@@ -36,6 +36,7 @@ from .manifest import Manifest
 
 _ELEMENT_TYPES = ("f32", "f16", "bf16")
 _MASK_TYPES = _ELEMENT_TYPES + ("i1",)
+_CAPTURE_TYPES = ("i32", "i64", "f32")
 # The chips of sm_80 and newer that LLVM 22's NVPTX backend knows; the
 # dialect's verifier reads the same list (facts.json).
 KNOWN_CHIPS = tuple(FACTS["known_cuda_chips"])
@@ -68,7 +69,9 @@ def _dims(shape):
 @dataclasses.dataclass(frozen=True)
 class Signature:
     """One attention as the compiler sees it: shapes with None for dynamic
-    dims (B, H and T usually), element types, and the op's attributes."""
+    dims (B, H and T usually), element types, the op's attributes and its
+    score_mod / mask_mod regions (SPEC.md section 1.1; attn_mlir.mods
+    traces them from Python callables)."""
 
     dtype: str
     query: tuple
@@ -79,6 +82,15 @@ class Signature:
     causal: str = None          # None, "top_left" or "bottom_right"
     scale: float = None         # None: 1/sqrt(D)
     precision: str = None       # f32 only: None, "tf32" or "ieee"
+    window: tuple = None        # None or (left, right), -1: unbounded on that side
+    softcap: float = None       # None or > 0
+    # The regions' blocks (`^bb0(...): ... attn.yield ...`, as
+    # mods.trace writes them), reading the captured tensors as %cap0,
+    # %cap1, ...; `captures` holds their (element type, rank), in that
+    # order: the function's arguments after q, k, v and the mask.
+    score_mod: str = None
+    mask_mod: str = None
+    captures: tuple = ()
 
     def __post_init__(self):
         if self.dtype not in _ELEMENT_TYPES:
@@ -106,6 +118,27 @@ class Signature:
             raise ValueError(f"causal: expected None, 'top_left' or 'bottom_right', got {self.causal!r}")
         if self.precision not in (None, "tf32", "ieee"):
             raise ValueError(f"precision: expected None, 'tf32' or 'ieee', got {self.precision!r}")
+        if self.window is not None:
+            if not isinstance(self.window, tuple) or len(self.window) != 2 or any(
+                    isinstance(w, bool) or not isinstance(w, int) or w < -1 for w in self.window):
+                raise ValueError(f"window: expected a tuple (left, right) of integers >= -1 "
+                                 f"(-1: unbounded), got {self.window!r}")
+        if self.softcap is not None:
+            if isinstance(self.softcap, bool) or not isinstance(self.softcap, (int, float)) \
+                    or not math.isfinite(self.softcap) or not self.softcap > 0:
+                raise ValueError(f"softcap: expected a finite positive number, got {self.softcap!r}")
+        for name in ("score_mod", "mask_mod"):
+            body = getattr(self, name)
+            if body is not None and not (isinstance(body, str) and body.lstrip().startswith("^bb0(")
+                                         and "attn.yield" in body):
+                raise ValueError(f"{name}: expected the region's block as text (^bb0(...): ... "
+                                 f"attn.yield), got {body!r}")
+        if not isinstance(self.captures, tuple) or any(
+                not isinstance(c, tuple) or len(c) != 2 or c[0] not in _CAPTURE_TYPES
+                or isinstance(c[1], bool) or not isinstance(c[1], int) or c[1] < 1
+                for c in self.captures):
+            raise ValueError(f"captures: expected a tuple of (element type, rank) with a type of "
+                             f"{_CAPTURE_TYPES} and a rank >= 1, got {self.captures!r}")
 
     def mlir(self, name="attention"):
         """The function holding the one attn.attention op."""
@@ -120,6 +153,8 @@ class Signature:
             args.append(f"%m: {mt}")
             types.append(mt)
             operands += " mask(%m)"
+        for i, (element_type, rank) in enumerate(self.captures):
+            args.append(f"%cap{i}: tensor<{'?x' * rank}{element_type}>")
         attrs = []
         if self.causal:
             attrs.append(f"causal = #attn.causal<{self.causal}>")
@@ -127,9 +162,15 @@ class Signature:
             attrs.append(f"scale = {_float_literal(self.scale)} : f32")
         if self.precision:
             attrs.append(f"precision = #attn.precision<{self.precision}>")
+        if self.window is not None:
+            attrs.append(f"window = #attn.window<left = {self.window[0]}, right = {self.window[1]}>")
+        if self.softcap is not None:
+            attrs.append(f"softcap = {_float_literal(self.softcap)} : f32")
         attr = " {" + ", ".join(attrs) + "}" if attrs else ""
+        regions = "".join(f" {region} {{\n{body}  }}" for region, body in
+                          (("score_mod", self.score_mod), ("mask_mod", self.mask_mod)) if body)
         return (f"func.func @{name}({', '.join(args)}) -> {ot} {{\n"
-                f"  %o = attn.attention {operands}{attr} : {', '.join(types)} -> {ot}\n"
+                f"  %o = attn.attention {operands}{attr}{regions} : {', '.join(types)} -> {ot}\n"
                 f"  return %o : {ot}\n}}\n")
 
 

@@ -1,22 +1,40 @@
 """`attn_mlir.torch.attention`: attn-mlir kernels called from PyTorch.
 
-    out = attn_mlir.torch.attention(q, k, v, mask=None, causal=False, scale=None)
+    out = attn_mlir.torch.attention(q, k, v, mask=None, causal=False, scale=None,
+                                    window=None, softcap=None, score_mod=None, mask_mod=None)
 
 q: (B, Hq, Tq, D), k: (B, Hkv, Tk, D), v: (B, Hkv, Tk, Dv), CUDA tensors of
 one dtype (float32, float16, bfloat16), any strides whose last dimension is
 contiguous (a (B, T, H, D) tensor viewed as (B, H, T, D) needs no copy).
 mask: None, or a bool / float tensor of rank 2 or 4 broadcastable to
 (B, Hq, Tq, Tk). causal: False, True (PyTorch's is_causal: top-left), or
-"top_left" / "bottom_right". The kernel for each signature (dtype, heads,
-head dims, mask kind, causal, scale) is compiled once and cached on disk
-(attn_mlir.compiler); B and T are dynamic. Runs on the current stream.
-Registered as the custom op `attn_mlir::attention` so torch.compile graphs
-can call it.
+"top_left" / "bottom_right". The variants of SPEC.md section 1.1:
+window=(left, right) keeps keys i - left .. i + right of query i (-1:
+unbounded; shifted by Tk - Tq under "bottom_right"), softcap=c turns each
+score s into c * tanh(s / c), and score_mod(score, b, h, q_idx, kv_idx) /
+mask_mod(b, h, q_idx, kv_idx) are FlexAttention's callables, traced into the
+op's regions on each call (attn_mlir.mods: what they may use; the ready-made
+alibi, document, prefix_lm, sliding_window, causal_mask, and_masks and
+or_masks are here too). The tensors they index are the kernel's captures:
+int32, int64 or float32, on q's device, with a contiguous last dimension,
+and large enough for every index the callables read (the kernel does not
+check bounds).
+
+The kernel for each signature (dtype, heads, head dims, mask kind, causal,
+scale, window, softcap, the traced regions and the captures' types) is
+compiled once and cached on disk (attn_mlir.compiler); B, T and the
+captures' sizes are dynamic. Runs on the current stream. Without
+callables, attention is the custom op `attn_mlir::attention`, which
+torch.compile graphs call as one node; with score_mod or mask_mod it runs
+outside the graph (torch.compiler.disable: a graph break), since the
+callables are traced here, by calling them with proxies.
 """
 
 import torch
 
 from .compiler import Signature, compile as _compile
+from .mods import (alibi, and_masks, causal_mask, document, or_masks, prefix_lm,  # noqa: F401
+                   sliding_window, trace)
 from .runtime import Kernel
 
 _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
@@ -76,7 +94,7 @@ def _check(q, k, v, mask):
                                  f"(B, Hq, Tq, Tk) = {tuple(full)}")
 
 
-def _signature(q, k, v, mask, causal, scale):
+def _signature(q, k, v, mask, causal, scale, window=None, softcap=None, traced=None):
     if causal is True:
         causal = "top_left"
     elif causal is False:
@@ -86,15 +104,17 @@ def _signature(q, k, v, mask, causal, scale):
     if mask is not None:
         mask_dtype = "i1" if mask.dtype == torch.bool else _DTYPES[mask.dtype]
         mask_shape = tuple(1 if d == 1 else None for d in mask.shape)
+    regions = traced.signature_fields() if traced is not None else {}
     return Signature(_DTYPES[q.dtype], dyn(q), dyn(k), dyn(v), mask_dtype=mask_dtype,
-                     mask=mask_shape, causal=causal, scale=scale)
+                     mask=mask_shape, causal=causal, scale=scale, window=window,
+                     softcap=softcap, **regions)
 
 
-def _kernel_for(q, k, v, mask, causal, scale):
+def _kernel_for(q, k, v, mask, causal, scale, window=None, softcap=None, traced=None):
     """The loaded kernel for this call: looked up in memory by signature and
     device after the first call (a dict lookup), so only the first call of
     a signature pays for the compile cache's file checks (or the compile)."""
-    sig = _signature(q, k, v, mask, causal, scale)
+    sig = _signature(q, k, v, mask, causal, scale, window, softcap, traced)
     device = q.device.index if q.device.index is not None else torch.cuda.current_device()
     kernel = _resolved.get((sig, device))
     if kernel is not None:
@@ -104,28 +124,68 @@ def _kernel_for(q, k, v, mask, causal, scale):
     if kernel is None:
         with torch.cuda.device(device):  # load into this device's context
             kernel = _kernels[(artifact.directory, device)] = Kernel(artifact.manifest_path)
+    # The kernel takes the captures in the trace's order (mods.trace).
+    takes = [(c["element_type"], len(c["shape"])) for c in kernel.manifest.data.get("captures", [])]
+    if takes != list(sig.captures):
+        raise RuntimeError(f"the kernel {artifact.directory} takes the captures {takes}, the "
+                           f"trace gives {list(sig.captures)}")
     _resolved[(sig, device)] = kernel
     return kernel
 
 
-def _attention_impl(q, k, v, mask, causal, scale):
+def _attention_impl(q, k, v, mask, causal, scale, window=None, softcap=None):
     _check(q, k, v, mask)
     # A mask's broadcast dims (size 1) are read at index 0 by the kernel.
-    return _kernel_for(q, k, v, mask, causal, scale)(q, k, v, mask)
+    return _kernel_for(q, k, v, mask, causal, scale, window, softcap)(q, k, v, mask)
 
 
 @torch.library.custom_op("attn_mlir::attention", mutates_args=())
 def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                  mask: torch.Tensor | None, causal: str, scale: float) -> torch.Tensor:
-    return _attention_impl(q, k, v, mask, causal or None, scale if scale > 0 else None)
+                  mask: torch.Tensor | None, causal: str, scale: float, window_left: int = -1,
+                  window_right: int = -1, softcap: float = 0.0) -> torch.Tensor:
+    window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
+    return _attention_impl(q, k, v, mask, causal or None, scale if scale > 0 else None, window,
+                           softcap if softcap > 0 else None)
 
 
 @_attention_op.register_fake
-def _(q, k, v, mask, causal, scale):
+def _(q, k, v, mask, causal, scale, window_left=-1, window_right=-1, softcap=0.0):
     return q.new_empty(q.shape[0], q.shape[1], q.shape[2], v.shape[3])
 
 
-def _check_options(causal, scale):
+def _captures(traced, q):
+    """The captured tensors of `traced`, checked for the kernel: torch
+    tensors on q's device, not empty, with a last dimension of stride 1 (a
+    size-1 last dimension gets one: only its index 0 is read)."""
+    captures = []
+    for i, t in enumerate(traced.captures):
+        what = f"capture {i} (the {traced.capture_types[i][0]} tensor of shape {tuple(t.shape)})"
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{what}: expected a torch.Tensor, got {type(t).__name__}")
+        if t.device != q.device:
+            raise ValueError(f"{what}: expected q's device {q.device}, got {t.device}")
+        if t.numel() == 0:
+            raise ValueError(f"{what}: the kernel reads it, but it is empty")
+        if t.stride(-1) != 1:
+            if t.shape[-1] != 1:
+                raise ValueError(f"{what}: the last dimension must be contiguous (stride 1), "
+                                 f"got strides {t.stride()}: pass t.contiguous()")
+            t = t.as_strided(t.shape, t.stride()[:-1] + (1,))
+        captures.append(t)
+    return captures
+
+
+@torch.compiler.disable
+def _attention_mods(q, k, v, mask, causal, scale, window, softcap, score_mod, mask_mod):
+    traced = trace(score_mod, mask_mod)
+    captures = _captures(traced, q)
+    kernel = _kernel_for(q, k, v, mask, causal, scale, window, softcap, traced)
+    return kernel(q, k, v, mask, captures=captures)
+
+
+def _check_options(causal, scale, window=None, softcap=None):
+    """Checks the options; returns the window ((left, right), or None for no
+    window or (-1, -1)) and the softcap (a float or None)."""
     if scale is not None:
         if isinstance(scale, bool) or not isinstance(scale, (int, float)):
             raise TypeError(f"scale: expected a number or None, got {type(scale).__name__} "
@@ -135,14 +195,34 @@ def _check_options(causal, scale):
     if not (causal is None or isinstance(causal, bool)
             or (isinstance(causal, str) and causal in ("top_left", "bottom_right"))):
         raise ValueError(f"causal: expected a bool, 'top_left' or 'bottom_right', got {causal!r}")
+    if window is not None:
+        if not isinstance(window, (tuple, list)) or len(window) != 2 or any(
+                isinstance(w, bool) or not isinstance(w, int) or w < -1 for w in window):
+            raise ValueError(f"window: expected (left, right), integers >= -1 (-1: unbounded), "
+                             f"got {window!r}")
+        window = None if tuple(window) == (-1, -1) else (int(window[0]), int(window[1]))
+    if softcap is not None:
+        if isinstance(softcap, bool) or not isinstance(softcap, (int, float)):
+            raise TypeError(f"softcap: expected a number or None, got {type(softcap).__name__} "
+                            f"{softcap!r}")
+        if not (softcap > 0 and softcap != float("inf")):
+            raise ValueError(f"softcap: expected a finite positive number, got {softcap}")
+        softcap = float(softcap)
+    return window, softcap
 
 
-def attention(q, k, v, mask=None, causal=False, scale=None):
-    """Scaled dot-product attention through attn-mlir (see the module doc)."""
-    _check_options(causal, scale)
+def attention(q, k, v, mask=None, causal=False, scale=None, window=None, softcap=None,
+              score_mod=None, mask_mod=None):
+    """Scaled dot-product attention through attn-mlir, with the variants of
+    SPEC.md section 1.1 (see the module doc)."""
+    window, softcap = _check_options(causal, scale, window, softcap)
     _check(q, k, v, mask)
+    if score_mod is not None or mask_mod is not None:
+        return _attention_mods(q, k, v, mask, causal, scale, window, softcap, score_mod, mask_mod)
     name = "top_left" if causal is True else (causal or "")
-    return _attention_op(q, k, v, mask, name, float(scale) if scale else 0.0)
+    left, right = window or (-1, -1)
+    return _attention_op(q, k, v, mask, name, float(scale) if scale else 0.0, left, right,
+                         softcap or 0.0)
 
 
 def explain(q, k, v, mask=None, causal=False, scale=None, median_ms=None):

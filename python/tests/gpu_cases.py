@@ -1,6 +1,16 @@
 """The cases of test_torch_gpu.py, as data: the GPU test runs them through
 attn_mlir.torch.attention, and precompile.py compiles their kernels ahead of
-time on a machine with the compiler (the GPU machine has none)."""
+time on a machine with the compiler (the GPU machine has none).
+
+VARIANT_CASES add windows, softcaps and FlexAttention-style callables
+(SPEC section 1.1). Their callables come from factories taking the captured
+tensors and the torch functions: on the GPU, torch tensors and torch; in
+precompile.py, mods.TensorSpec stand-ins and TORCH_FUNCTIONS (which hand a
+traced argument to its `__torch_function__`, as torch does), so that both
+trace the same regions and find the same kernels."""
+
+import collections
+import math
 
 CASES = [
     # name, dtype, B, Hq, Hkv, Tq, Tk, D, Dv, causal, mask kind, strided
@@ -25,3 +35,157 @@ def signature_for(case):
     causal = "top_left" if causal is True else (causal or None)
     return Signature(dtype, (None, hq, None, d), (None, hkv, None, d), (None, hkv, None, dv),
                      mask_dtype=mask_dtype, mask=mask_shape, causal=causal)
+
+
+# captures: {name: (dtype, shape)}; mods(captures, torch) -> the score_mod /
+# mask_mod keyword arguments.
+Variant = collections.namedtuple(
+    "Variant", "name dtype b hq hkv tq tk d dv causal window softcap captures mods",
+    defaults=(None, None, {}, None))
+
+
+def _alibi(c, torch):
+    from attn_mlir.mods import alibi
+    return dict(score_mod=alibi(c["slopes"]))
+
+
+def _document(c, torch):
+    from attn_mlir.mods import document
+    return dict(mask_mod=document(c["doc"]))
+
+
+def _packed_document_causal(c, torch):
+    from attn_mlir.mods import and_masks, causal_mask, document
+    return dict(mask_mod=and_masks(causal_mask, document(c["doc"])))
+
+
+def _prefix_lm(c, torch):
+    from attn_mlir.mods import prefix_lm
+    return dict(mask_mod=prefix_lm(c["prefix"]))
+
+
+def _prefix_lm_constant(c, torch):
+    from attn_mlir.mods import prefix_lm
+    return dict(mask_mod=prefix_lm(40))
+
+
+def _combination(c, torch):
+    from attn_mlir.mods import alibi, document
+    return dict(score_mod=alibi(c["slopes"]), mask_mod=document(c["doc"]))
+
+
+def _flex_style(c, torch):
+    # As FlexAttention users write them: torch functions, abs, a Python
+    # constant, the head index in float arithmetic.
+    def relative_bias(score, b, h, q_idx, kv_idx):
+        bias = torch.where(abs(q_idx - kv_idx) < 16, 0.5, -0.25 * torch.exp(-(h + 1) / 4))
+        return 4.0 * torch.tanh(score / 4.0) + bias
+
+    def sliding_window_causal(b, h, q_idx, kv_idx):
+        return (q_idx >= kv_idx) & (q_idx - kv_idx <= 96)
+    return dict(score_mod=relative_bias, mask_mod=sliding_window_causal)
+
+
+def _empty_rows(c, torch):
+    # Rows q % 7 == 3 lose every key (a -inf score), rows keep one key in
+    # three (Python's modulo of a negative difference).
+    def neg_inf_rows(score, b, h, q_idx, kv_idx):
+        return torch.where(q_idx % 7 == 3, -math.inf, score)
+
+    def dilated(b, h, q_idx, kv_idx):
+        return (kv_idx - q_idx) % 3 == 0
+    return dict(score_mod=neg_inf_rows, mask_mod=dilated)
+
+
+def _document_weights(c, torch):
+    # A capture indexed by a value read from another; doc read by both.
+    doc, weights = c["doc"], c["weights"]
+
+    def per_document_bias(score, b, h, q_idx, kv_idx):
+        return score + weights[doc[b, kv_idx]]
+
+    def same_document(b, h, q_idx, kv_idx):
+        return doc[b, q_idx] == doc[b, kv_idx]
+    return dict(score_mod=per_document_bias, mask_mod=same_document)
+
+
+VARIANT_CASES = [
+    Variant("window_causal_gqa_bf16", "bf16", 2, 8, 2, 300, 300, 64, 64, True, window=(64, 0)),
+    Variant("window_two_sided_f16_tq_ne_tk", "f16", 1, 4, 4, 100, 700, 128, 128, False,
+            window=(50, 30)),
+    Variant("window_bottom_right_mqa_f32", "f32", 2, 2, 1, 77, 300, 64, 64, "bottom_right",
+            window=(100, 0)),
+    Variant("softcap_causal_bf16", "bf16", 2, 4, 4, 129, 129, 128, 128, True, softcap=2.0),
+    Variant("window_softcap_causal_bf16", "bf16", 1, 4, 4, 200, 200, 128, 128, True,
+            window=(32, 0), softcap=2.0),
+    Variant("alibi_causal_gqa_f16", "f16", 2, 8, 2, 200, 200, 64, 64, True,
+            captures=dict(slopes=("float32", ("hq",))), mods=_alibi),
+    Variant("document_bf16", "bf16", 2, 4, 2, 257, 257, 64, 64, False,
+            captures=dict(doc=("int32", ("b", "t"))), mods=_document),
+    Variant("packed_document_causal_f32_tq_ne_tk", "f32", 1, 4, 4, 100, 300, 64, 64, False,
+            captures=dict(doc=("int64", ("t",))), mods=_packed_document_causal),
+    Variant("prefix_lm_per_batch_f16", "f16", 2, 4, 4, 150, 150, 64, 64, False,
+            captures=dict(prefix=("int64", ("b",))), mods=_prefix_lm),
+    Variant("prefix_lm_window_bf16", "bf16", 1, 4, 2, 200, 200, 64, 64, False, window=(-1, 64),
+            mods=_prefix_lm_constant),
+    Variant("combination_bf16", "bf16", 2, 8, 2, 200, 333, 128, 128, "bottom_right",
+            window=(128, 0), softcap=5.0,
+            captures=dict(slopes=("float32", ("hq",)), doc=("int32", ("b", "t"))),
+            mods=_combination),
+    Variant("flex_style_f16", "f16", 2, 4, 1, 190, 190, 64, 64, False, mods=_flex_style),
+    Variant("empty_rows_f32", "f32", 1, 2, 2, 64, 64, 32, 32, False, mods=_empty_rows),
+    Variant("document_weights_bf16", "bf16", 2, 4, 4, 160, 160, 64, 64, True,
+            captures=dict(doc=("int32", ("b", "t")), weights=("float32", (4,))),
+            mods=_document_weights),
+]
+
+
+def capture_shape(case, shape):
+    """A capture's shape: "b", "hq" and "t" (max(Tq, Tk)) from the case."""
+    sizes = dict(b=case.b, hq=case.hq, t=max(case.tq, case.tk))
+    return tuple(sizes.get(d, d) for d in shape)
+
+
+class _TorchFunctions:
+    """torch's functions as the tracer meets them, without torch: a call
+    with a traced argument goes to its `__torch_function__`."""
+
+    def __getattr__(self, name):
+        def fn(*args, **kwargs):
+            for x in (*args, *kwargs.values()):
+                handler = getattr(type(x), "__torch_function__", None)
+                if handler is not None:
+                    return handler(fn, (), args, kwargs)
+            raise TypeError(f"torch.{name} without a traced argument needs torch")
+        fn.__name__ = name
+        return fn
+
+
+TORCH_FUNCTIONS = _TorchFunctions()
+
+
+def variant_options(case, captures, torch):
+    """The keyword arguments of attn_mlir.torch.attention for the case
+    (besides q, k, v): causal, window, softcap and the callables."""
+    options = dict(causal=case.causal, window=case.window, softcap=case.softcap)
+    if case.mods is not None:
+        options.update(case.mods(captures, torch))
+    return options
+
+
+def variant_signature_for(case):
+    """The Signature attn_mlir.torch derives for the case, traced with
+    stand-in captures."""
+    from attn_mlir.compiler import Signature
+    from attn_mlir.mods import TensorSpec, trace
+
+    captures = {name: TensorSpec(dtype, capture_shape(case, shape))
+                for name, (dtype, shape) in case.captures.items()}
+    options = variant_options(case, captures, TORCH_FUNCTIONS)
+    traced = trace(options.get("score_mod"), options.get("mask_mod"))
+    causal = "top_left" if case.causal is True else (case.causal or None)
+    window = None if case.window in (None, (-1, -1)) else case.window
+    softcap = float(case.softcap) if case.softcap else None
+    return Signature(case.dtype, (None, case.hq, None, case.d), (None, case.hkv, None, case.d),
+                     (None, case.hkv, None, case.dv), causal=causal, window=window,
+                     softcap=softcap, **traced.signature_fields())

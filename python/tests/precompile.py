@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Compiles the kernels of gpu_cases.py into a cache directory, ahead of
-time, for a GPU machine without the compiler:
+time, for a GPU machine without the compiler (this machine needs no torch:
+the variant cases trace with stand-in captures):
     precompile.py CACHE_DIR [--chip sm_90a]"""
 
 import argparse
@@ -11,12 +12,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 from attn_mlir.compiler import compile  # noqa: E402
-from gpu_cases import CASES, signature_for  # noqa: E402
+from gpu_cases import CASES, VARIANT_CASES, signature_for, variant_signature_for  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("cache")
 ap.add_argument("--chip", default="sm_90a")
 args = ap.parse_args()
-for case in CASES:
-    artifact = compile(signature_for(case), chip=args.chip, cache_dir=args.cache)
-    print(case[0], artifact.directory, "cached" if artifact.cached else "compiled")
+for name, sig in ([(case[0], signature_for(case)) for case in CASES]
+                  + [(case.name, variant_signature_for(case)) for case in VARIANT_CASES]):
+    artifact = compile(sig, chip=args.chip, cache_dir=args.cache)
+    print(name, artifact.directory, "cached" if artifact.cached else "compiled")

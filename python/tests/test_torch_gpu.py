@@ -1,8 +1,10 @@
 """attn_mlir.torch.attention on a GPU against float64 SDPA: odd shapes,
 GQA, masks with -inf and fully masked rows, strided (B, T, H, D) views,
-inside and outside torch.compile. Skips without torch or a GPU. On a GPU
-machine without the compiler, set ATTN_MLIR_CACHE_DIR to a cache filled by
-precompile.py."""
+inside and outside torch.compile; the variants (windows, softcaps,
+FlexAttention-style score_mod / mask_mod callables with captured tensors)
+against a float64 reference that calls the same callables on broadcast
+index tensors. Skips without torch or a GPU. On a GPU machine without the
+compiler, set ATTN_MLIR_CACHE_DIR to a cache filled by precompile.py."""
 
 import math
 import os
@@ -20,7 +22,7 @@ try:
 except ImportError:  # pragma: no cover
     HAVE_GPU = False
 
-from gpu_cases import CASES  # noqa: E402
+from gpu_cases import CASES, VARIANT_CASES, capture_shape, variant_options  # noqa: E402
 
 TOL = {"f32": 2e-3, "f16": 2e-3, "bf16": 1e-2}
 
@@ -66,6 +68,70 @@ def reference(case, q, k, v, mask):
     empty = ~keep.any(-1, keepdim=True)
     p = torch.exp(s - s.amax(-1, keepdim=True).masked_fill(empty, 0))
     return ((p @ vd) / p.sum(-1, keepdim=True)).masked_fill(empty, 0)
+
+
+def make_variant(case, gen, device="cuda"):
+    """q, k, v and the captured tensors of a variant case: ALiBi slopes
+    2^(-8 i / Hq), sorted document ids in [0, 4), prefix lengths in
+    [1, T), per-document weights."""
+    dt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[case.dtype]
+    rnd = lambda *s: (torch.rand(*s, generator=gen, device=device) * 2 - 1).to(dt)  # noqa: E731
+    q = rnd(case.b, case.hq, case.tq, case.d)
+    k, v = rnd(case.b, case.hkv, case.tk, case.d), rnd(case.b, case.hkv, case.tk, case.dv)
+    captures = {}
+    for name, (dtype, shape) in case.captures.items():
+        shape, dtype = capture_shape(case, shape), getattr(torch, dtype)
+        if name == "slopes":
+            t = 2.0 ** (-8.0 * torch.arange(1, shape[0] + 1, device=device) / shape[0])
+        elif name == "doc":
+            t = torch.randint(0, 4, shape, generator=gen, device=device).sort(-1).values
+        elif name == "prefix":
+            t = torch.randint(1, max(case.tq, case.tk), shape, generator=gen, device=device)
+        else:
+            t = torch.tensor([0.5, -1.0, 2.0, 0.25], device=device)
+        captures[name] = t.to(dtype)
+    return q, k, v, captures
+
+
+def variant_reference(case, q, k, v, options):
+    """SPEC section 1.1 in float64; the callables of `options` are called on
+    broadcast index tensors (b, h, q_idx, kv_idx of shapes (B,1,1,1),
+    (1,Hq,1,1), (1,1,Tq,1), (1,1,1,Tk)), as FlexAttention's reference calls
+    them."""
+    g = case.hq // case.hkv
+    qd, kd, vd = q.double(), k.double().repeat_interleave(g, 1), v.double().repeat_interleave(g, 1)
+    s = qd @ kd.transpose(-1, -2) / math.sqrt(case.d)
+    if case.softcap:
+        s = case.softcap * torch.tanh(s / case.softcap)
+    dev = q.device
+    b = torch.arange(case.b, device=dev)[:, None, None, None]
+    h = torch.arange(case.hq, device=dev)[None, :, None, None]
+    i = torch.arange(case.tq, device=dev)[None, None, :, None]
+    j = torch.arange(case.tk, device=dev)[None, None, None, :]
+    if options.get("score_mod"):
+        s = torch.as_tensor(options["score_mod"](s, b, h, i, j), dtype=torch.float64, device=dev)
+        s = s.broadcast_to(qd.shape[:3] + (case.tk,))
+    keep = torch.ones(s.shape, dtype=torch.bool, device=dev)
+    off = case.tk - case.tq if case.causal == "bottom_right" else 0
+    if case.causal:
+        keep &= j <= i + off
+    if case.window:
+        left, right = case.window
+        if left >= 0:
+            keep &= j >= i + off - left
+        if right >= 0:
+            keep &= j <= i + off + right
+    if options.get("mask_mod"):
+        keep &= torch.as_tensor(options["mask_mod"](b, h, i, j), device=dev)
+    keep &= s != -math.inf  # a kept key whose final score is -inf is masked
+    s = s.masked_fill(~keep, -math.inf)
+    empty = ~keep.any(-1, keepdim=True)
+    p = torch.exp(s - s.amax(-1, keepdim=True).masked_fill(empty, 0))
+    return ((p @ vd) / p.sum(-1, keepdim=True)).masked_fill(empty, 0)
+
+
+def variant(name):
+    return next(c for c in VARIANT_CASES if c.name == name)
 
 
 @unittest.skipUnless(HAVE_GPU, "needs PyTorch with a CUDA GPU")
@@ -128,6 +194,104 @@ class TorchAttentionTest(unittest.TestCase):
 
         case = CASES[0]
         self.check(case, lambda q, k, v, m, c: f(q, k, v, m, c) / 2.0)
+
+    def check_variant(self, case, fn=None, seed=11):
+        """Runs the case through attention (or `fn(q, k, v, options)`) and
+        compares with variant_reference over float64 copies of the float
+        captures."""
+        from attn_mlir.torch import attention
+
+        gen = torch.Generator(device="cuda").manual_seed(seed)
+        q, k, v, captures = make_variant(case, gen)
+        options = variant_options(case, captures, torch)
+        out = fn(q, k, v, options) if fn else attention(q, k, v, **options)
+        torch.cuda.synchronize()
+        wide = {n: t.double() if t.is_floating_point() else t for n, t in captures.items()}
+        ref = variant_reference(case, q, k, v, variant_options(case, wide, torch))
+        self.assertTrue(torch.isfinite(out).all(), case.name)
+        rel = ((out.double() - ref).norm() / ref.norm()).item()
+        print(f"{case.name}: rel_l2 {rel:.2e}")
+        self.assertLess(rel, TOL[case.dtype], case.name)
+        return out, ref
+
+    def test_variants(self):
+        for case in VARIANT_CASES:
+            with self.subTest(case=case.name):
+                self.check_variant(case)
+        # Rows whose every key is removed (a -inf score) are zero.
+        out, _ = self.check_variant(variant("empty_rows_f32"))
+        self.assertTrue((out[:, :, 3] == 0).all() and (out[:, :, 10] == 0).all())
+        self.assertTrue((out[:, :, 4] != 0).any())
+
+    def test_variant_memo(self):
+        # Another B, T and other capture contents and sizes: the same
+        # signature, so the kernel resolved before (no compile cache
+        # consulted), reading this call's captures.
+        import attn_mlir.torch as at
+
+        case = variant("combination_bf16")
+        self.check_variant(case)
+        real_compile = at._compile
+
+        def no_compile(*args, **kwargs):
+            raise AssertionError("compile cache consulted for a resolved signature")
+
+        at._compile = no_compile
+        try:
+            self.check_variant(case._replace(b=3, tq=90, tk=150), seed=5)
+        finally:
+            at._compile = real_compile
+
+    def test_variant_torch_compile(self):
+        from attn_mlir.torch import attention
+
+        # window and softcap: the custom op, one graph.
+        case = variant("window_softcap_causal_bf16")
+
+        @torch.compile(fullgraph=True)
+        def f(q, k, v):
+            return attention(q, k, v, causal=True, window=(32, 0), softcap=2.0) * 2.0
+
+        self.check_variant(case, lambda q, k, v, o: f(q, k, v) / 2.0)
+
+        # A score_mod: a graph break around the call.
+        def run(q, k, v, options):
+            score_mod = options["score_mod"]
+
+            @torch.compile
+            def g(q, k, v):
+                return attention(q, k, v, causal=True, score_mod=score_mod) * 2.0
+
+            return g(q, k, v) / 2.0
+
+        self.check_variant(variant("alibi_causal_gqa_f16"), run)
+
+    def test_variant_errors(self):
+        from attn_mlir.torch import alibi, attention, document
+        q = torch.randn(1, 2, 8, 64, device="cuda", dtype=torch.float16)
+        slopes = torch.ones(2, device="cuda")
+        with self.assertRaisesRegex(ValueError, r"capture 0 \(the f32 tensor of shape \(2,\)\): "
+                                    "expected q's device"):
+            attention(q, q, q, score_mod=alibi(slopes.cpu()))
+        with self.assertRaisesRegex(ValueError, "a captured float64 tensor"):
+            attention(q, q, q, score_mod=alibi(slopes.double()))
+        doc = torch.zeros(1, 16, 2, dtype=torch.int32, device="cuda")[..., 0]
+        with self.assertRaisesRegex(ValueError, "capture 0 .*: the last dimension must be contiguous"):
+            attention(q, q, q, mask_mod=document(doc))
+        with self.assertRaisesRegex(ValueError, "capture 0 .*: the kernel reads it, but it is empty"):
+            attention(q, q, q, mask_mod=document(doc[:, :0].contiguous()))
+        with self.assertRaisesRegex(ValueError, "window: expected"):
+            attention(q, q, q, window=(3,))
+        with self.assertRaisesRegex(ValueError, "softcap: expected a finite positive number"):
+            attention(q, q, q, softcap=-1.0)
+        with self.assertRaisesRegex(TypeError, "mask_mod: expected a callable"):
+            attention(q, q, q, mask_mod="causal")
+        with self.assertRaisesRegex(TypeError, "torch.cumsum is not supported"):
+            attention(q, q, q, score_mod=lambda s, b, h, qi, kv: torch.cumsum(s, 0))
+        with self.assertRaisesRegex(TypeError, "Python `if`"):
+            attention(q, q, q, mask_mod=lambda b, h, qi, kv: qi >= kv if qi > 3 else True)
+        with self.assertRaisesRegex(TypeError, "used whole"):
+            attention(q, q, q, score_mod=lambda s, b, h, qi, kv: s + slopes)
 
     def test_explain(self):
         from attn_mlir.torch import explain
