@@ -37,6 +37,7 @@
 #include "Distributor.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -245,6 +246,37 @@ SmallVector<Value> Distributor::cloneBody(linalg::GenericOp op, ValueRange args,
         tanh && tanh.getType() == f32) {
       Value x = mapping.lookupOrDefault(tanh.getOperand());
       mapping.map(tanh.getResult(), ieee ? emitExactTanh(x) : emitFastTanh(x));
+      continue;
+    }
+    // |x| of an integer as a select: NVVM's lowering has no absi of index.
+    if (auto abs = dyn_cast<math::AbsIOp>(inner)) {
+      Value x = mapping.lookupOrDefault(abs.getOperand());
+      Value zero =
+          arith::ConstantOp::create(b, loc, b.getZeroAttr(x.getType()));
+      Value negative =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, zero);
+      mapping.map(
+          abs.getResult(),
+          arith::SelectOp::create(b, loc, negative,
+                                  arith::SubIOp::create(b, loc, zero, x), x));
+      continue;
+    }
+    // fmod as libdevice's __nv_fmodf: NVVM has no frem.
+    if (auto rem = dyn_cast<arith::RemFOp>(inner);
+        rem && rem.getType() == f32) {
+      auto module = rem->getParentOfType<gpu::GPUModuleOp>();
+      auto fmod = module.lookupSymbol<LLVM::LLVMFuncOp>("__nv_fmodf");
+      if (!fmod) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(module.getBody());
+        fmod = LLVM::LLVMFuncOp::create(
+            b, loc, "__nv_fmodf", LLVM::LLVMFunctionType::get(f32, {f32, f32}));
+      }
+      auto call = LLVM::CallOp::create(
+          b, loc, fmod,
+          ValueRange{mapping.lookupOrDefault(rem.getLhs()),
+                     mapping.lookupOrDefault(rem.getRhs())});
+      mapping.map(rem.getResult(), call.getResult());
       continue;
     }
     // fma as one FFMA (llvm.intr.fma), not libdevice's __nv_fmaf.

@@ -87,3 +87,25 @@ func.func @regions(%q: tensor<?x8x?x64xf16>, %doc: tensor<?x?xi64>, %k: tensor<?
   } : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x64xf16>
   return %o : tensor<?x8x?x64xf16>
 }
+
+// math.absi of an index and arith.remf lower on the GPU: a compare and
+// select, and libdevice's __nv_fmodf (linked and inlined: no call left).
+// RUN: attn-translate --attn-to-ptx --chip=sm_90a %s -e abs_rem -o %t/abs_rem.ptx
+// RUN: FileCheck %s --check-prefix=ABSREM < %t/abs_rem.ptx
+// ABSREM: .entry abs_rem_kernel
+// ABSREM-NOT: call{{.*}}__nv_fmodf
+
+func.func @abs_rem(%q: tensor<?x4x?x64xf16>, %k: tensor<?x4x?x64xf16>, %v: tensor<?x4x?x64xf16>) -> tensor<?x4x?x64xf16> {
+  %o = attn.attention %q, %k, %v score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %d = arith.subi %j, %i : index
+    %a = math.absi %d : index
+    %ai = arith.index_cast %a : index to i64
+    %af = arith.sitofp %ai : i64 to f32
+    %c = arith.constant 3.0 : f32
+    %r = arith.remf %af, %c : f32
+    %t = arith.subf %s, %r : f32
+    attn.yield %t : f32
+  } : tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16> -> tensor<?x4x?x64xf16>
+  return %o : tensor<?x4x?x64xf16>
+}
