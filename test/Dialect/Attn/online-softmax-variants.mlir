@@ -172,14 +172,27 @@ func.func @document(%q: memref<?x4x?x64xf16>, %k: memref<?x2x?x64xf16>, %v: memr
 // intervals: rows i in [r0, r1] (r1 the last valid row), keys j in
 // [c0, c1] (c1 = min(c0 + 31, Tk - 1)). Prefix-LM, j < 20 || j <= i:
 //   may keep = c0 < 20 || c0 <= r1,   may drop = c1 >= 20 && c1 > r0.
-// A block it cannot keep is skipped; a whole block it cannot drop runs
-// without the mask_mod.
+// A scan of "may keep" over the bounds gives [first, last), into which
+// every loop bound is clamped; in the loops, a block it cannot keep is
+// skipped and a whole block it cannot drop runs without the mask_mod.
 // CHECK-LABEL: func @prefix_lm
 // CHECK:         %[[P:.*]] = arith.constant 20 : index
 // CHECK:         %[[R0:.*]] = arith.muli %{{.*}}, %c64 : index
 // CHECK:         %[[R63:.*]] = arith.addi %[[R0]], %c63 : index
 // CHECK:         %[[R1:.*]] = arith.minsi %[[R63]], %{{.*}} : index
-// CHECK:         scf.for
+// CHECK:         %[[SCAN:.*]]:2 = scf.for %[[SB:.*]] = %[[S:.*]] to %[[E:.*]] step %c1 iter_args(%[[F:.*]] = %[[E]], %[[L:.*]] = %[[S]])
+// CHECK:           %[[SC0:.*]] = arith.muli %[[SB]], %c32 : index
+// CHECK:           %[[ST1:.*]] = arith.cmpi slt, %[[SC0]], %[[P]] : index
+// CHECK:           %[[ST2:.*]] = arith.cmpi sle, %[[SC0]], %[[R1]] : index
+// CHECK:           %[[SKEEP:.*]] = arith.ori %[[ST1]], %[[ST2]] : i1
+// CHECK:           %[[SMIN:.*]] = arith.minsi %[[F]], %[[SB]] : index
+// CHECK:           arith.select %[[SKEEP]], %[[SMIN]], %[[F]] : index
+// CHECK:           %[[SNEXT:.*]] = arith.addi %[[SB]], %c1 : index
+// CHECK:           arith.select %[[SKEEP]], %[[SNEXT]], %[[L]] : index
+// CHECK:         %[[FIRST:.*]] = arith.maxsi %[[S]], %[[SCAN]]#0 : index
+// CHECK:         %[[LO:.*]] = arith.maxsi %[[S]], %[[FIRST]] : index
+// CHECK:         %[[START:.*]] = arith.minsi %[[LO]], %[[SCAN]]#1 : index
+// CHECK:         scf.for %{{.*}} = %[[START]] to
 // Whole blocks:
 // CHECK:         scf.for %[[KB:.*]] = %{{.*}} to %{{.*}} step
 // CHECK:           %[[C0:.*]] = arith.muli %[[KB]], %c32 : index

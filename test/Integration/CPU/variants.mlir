@@ -39,6 +39,11 @@
 // across both).
 // RUN: attn-run %s -e prefix_chunked --input=1x2x200x16xf32 --input=1x2x200x16xf32 --input=1x2x200x16xf32 --check --block-m=16 --block-n=8 | FileCheck %s --check-prefix=PASS
 // RUN: attn-run %s -e prefix_chunked --input=2x2x77x16xf32 --input=2x2x150x16xf32 --input=2x2x150x16xf32 --check --block-m=32 --block-n=16 --num-stages=2 | FileCheck %s --check-prefix=PASS
+// Unsigned compares are classified where both sides are non-negative
+// (prefix-LM written with ule/ult); i - j < 16 unsigned wraps for j > i and
+// keeps a band of 16 keys.
+// RUN: attn-run %s -e unsigned_mods --input=1x2x200x16xf32 --input=1x2x200x16xf32 --input=1x2x200x16xf32 --check --block-m=16 --block-n=8 | FileCheck %s --check-prefix=PASS
+// RUN: attn-run %s -e unsigned_mods --input=2x2x77x16xf32 --input=2x2x150x16xf32 --input=2x2x150x16xf32 --check --block-m=32 --block-n=16 --num-stages=2 | FileCheck %s --check-prefix=PASS
 // RUN: attn-run %s -e chunked --input=1x2x200x16xf16 --input=1x2x200x16xf16 --input=1x2x200x16xf16 --check --block-m=16 --block-n=8 | FileCheck %s --check-prefix=PASS
 // RUN: attn-run %s -e chunked --input=1x2x100x16xf16 --input=1x2x130x16xf16 --input=1x2x130x16xf16 --check --block-m=8 --block-n=16 | FileCheck %s --check-prefix=PASS
 
@@ -163,6 +168,24 @@ func.func @prefix_chunked(%q: tensor<?x2x?x16xf32>, %k: tensor<?x2x?x16xf32>, %v
     %same = arith.cmpi eq, %i50, %j50 : index
     %near = arith.andi %seen, %same : i1
     %keep = arith.ori %in, %near : i1
+    attn.yield %keep : i1
+  } : tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32> -> tensor<?x2x?x16xf32>
+  return %o : tensor<?x2x?x16xf32>
+}
+
+func.func @unsigned_mods(%q: tensor<?x2x?x16xf32>, %k: tensor<?x2x?x16xf32>, %v: tensor<?x2x?x16xf32>) -> tensor<?x2x?x16xf32> {
+  %o = attn.attention %q, %k, %v {precision = #attn.precision<ieee>} mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %p = arith.constant 40 : index
+    %seen = arith.cmpi ule, %j, %i : index
+    %in = arith.cmpi ult, %j, %p : index
+    %prefix = arith.ori %seen, %in : i1
+    %d = arith.subi %i, %j : index
+    %c16 = arith.constant 16 : index
+    %band = arith.cmpi ult, %d, %c16 : index
+    %c100 = arith.constant 100 : index
+    %late = arith.cmpi uge, %i, %c100 : index
+    %keep = arith.select %late, %band, %prefix : i1
     attn.yield %keep : i1
   } : tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32> -> tensor<?x2x?x16xf32>
   return %o : tensor<?x2x?x16xf32>

@@ -66,6 +66,34 @@ void ProgramBuilder::buildVariantLoops() {
     buildKeyLoop(range.start, range.end, /*masked=*/true);
     return;
   }
+  if (classifyMaskMod) {
+    // The blocks the mask_mod may keep lie in [first, last): a scan of its
+    // class (index arithmetic only) over the bounds, so that the loops,
+    // and the pipeliner's loads a block ahead, leave out the blocks outside
+    // (prefix-LM: those right of the diagonal and the prefix).
+    auto scan = scf::ForOp::create(
+        b, loc, range.start, range.end, one, ValueRange{range.end, range.start},
+        [&](OpBuilder &nb, Location l, Value kb, ValueRange acc) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToEnd(nb.getInsertionBlock());
+          Value keep =
+              buildModClass(arith::MulIOp::create(b, l, kb, index(blockN)))
+                  .first;
+          Value first = arith::SelectOp::create(
+              b, l, keep, arith::MinSIOp::create(b, l, acc[0], kb), acc[0]);
+          Value last = arith::SelectOp::create(
+              b, l, keep, arith::AddIOp::create(b, l, kb, one), acc[1]);
+          scf::YieldOp::create(b, l, ValueRange{first, last});
+        });
+    // Every bound clamped into [first, last] keeps the loops in order.
+    Value first =
+        arith::MaxSIOp::create(b, loc, range.start, scan.getResult(0));
+    Value last = scan.getResult(1);
+    for (Value *bound :
+         {&range.start, &range.fullStart, &range.fullEnd, &range.end})
+      *bound = arith::MinSIOp::create(
+          b, loc, arith::MaxSIOp::create(b, loc, *bound, first), last);
+  }
   // The window's left edge: whole blocks (fullStart <= floor(Tk / bn)).
   buildKeyLoop(range.start, range.fullStart, /*masked=*/true,
                /*partial=*/false);
@@ -105,7 +133,9 @@ static bool isClassifiableOp(Operation *inner) {
     return llvm::is_contained(
         {arith::CmpIPredicate::eq, arith::CmpIPredicate::ne,
          arith::CmpIPredicate::slt, arith::CmpIPredicate::sle,
-         arith::CmpIPredicate::sgt, arith::CmpIPredicate::sge},
+         arith::CmpIPredicate::sgt, arith::CmpIPredicate::sge,
+         arith::CmpIPredicate::ult, arith::CmpIPredicate::ule,
+         arith::CmpIPredicate::ugt, arith::CmpIPredicate::uge},
         cmp.getPredicate());
   return false;
 }
@@ -232,7 +262,20 @@ std::pair<Value, Value> ProgramBuilder::buildModClass(Value col0) {
       }
     } else {
       auto compare = cast<arith::CmpIOp>(inner);
-      switch (compare.getPredicate()) {
+      // An unsigned compare is the signed one where both ranges are
+      // non-negative; elsewhere it may be either.
+      P predicate = compare.getPredicate();
+      Value unsignedUnknown;
+      if (predicate >= P::ult && predicate <= P::uge) {
+        Value zero = arith::ConstantOp::create(
+            b, loc, b.getZeroAttr(compare.getLhs().getType()));
+        unsignedUnknown = negate(
+            both(cmp(P::sge, x.first, zero), cmp(P::sge, y.first, zero)));
+        predicate =
+            static_cast<P>(static_cast<int>(predicate) -
+                           static_cast<int>(P::ult) + static_cast<int>(P::slt));
+      }
+      switch (predicate) {
       case P::slt:
         r = {cmp(P::slt, x.first, y.second), cmp(P::sge, x.second, y.first)};
         break;
@@ -253,11 +296,14 @@ std::pair<Value, Value> ProgramBuilder::buildModClass(Value col0) {
         Value differ = negate(both(
             both(cmp(P::eq, x.first, x.second), cmp(P::eq, y.first, y.second)),
             cmp(P::eq, x.first, y.first)));
-        r = compare.getPredicate() == P::eq ? Range{overlap, differ}
-                                            : Range{differ, overlap};
+        r = predicate == P::eq ? Range{overlap, differ}
+                               : Range{differ, overlap};
         break;
       }
       }
+      if (unsignedUnknown)
+        r = {either(r.first, unsignedUnknown),
+             either(r.second, unsignedUnknown)};
     }
     ranges[result] = r;
   }
