@@ -14,6 +14,8 @@ Measures, each as the median of --runs runs:
   first costs, in any process);
 - a fresh Python process doing `import attn_mlir.compiler` + a cached
   compile (interpreter startup included);
+the raw tool on each variant kernel of the benchmark (compile_bench_kernels.py:
+windows, softcap, ALiBi, prefix-LM, document masks; the issue's bar is 1 s),
 plus the stages of one cold compile (`attn-opt --attn-to-nvvm --mlir-timing`,
 the same pipeline: GpuModuleToBinaryPass is LLVM's O3 + NVPTX code
 generation) so a regression shows where it went. Writes <out>/<date>-compile-latency.md and prints it.
@@ -35,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 from attn_mlir.compiler import Signature, compile  # noqa: E402
+from compile_bench_kernels import kernels as bench_kernels  # noqa: E402
 
 SIG = Signature("bf16", (None, 16, None, 128), (None, 16, None, 128), (None, 16, None, 128),
                 causal="top_left")
@@ -76,6 +79,16 @@ def main():
         raw()  # page the binary in: the numbers are for a warm file cache
         rows.append(("attn-translate --attn-to-ptx (new process)", *median_ms(raw, args.runs)))
         rows.append(("attn-translate --version (process startup only)", *median_ms(startup, args.runs)))
+
+        for name, text in bench_kernels():
+            if not any(v in name for v in ("window", "softcap", "alibi", "prefixlm", "document")):
+                continue
+            vsrc = os.path.join(tmp, name + ".mlir")
+            with open(vsrc, "w") as f:
+                f.write(text)
+            rows.append((f"attn-translate --attn-to-ptx, variant {name}", *median_ms(
+                lambda: subprocess.run([translate, "--attn-to-ptx", vsrc, "-o", out], check=True),
+                args.runs)))
 
         counter = iter(range(10 ** 6))
 

@@ -72,9 +72,14 @@ run)
   ;;
 variants)
   OUTDIR="${OUT:-/tmp/gpu-run}"
-  mkdir -p "$OUTDIR"
+  RES=/tmp/gpu-run-variants
+  rm -rf "$RES" && mkdir -p "$RES" "$OUTDIR"
   timeout 560 python3 "$ROOT/bench/attn_bench.py" --kernels "$CARRY/bk" \
-    --seed-dir "$CARRY/anchors" --out "$OUTDIR" --only variants
+    --seed-dir "$CARRY/anchors" --out "$RES" --only variants > "$RES/variants.log" 2>&1
+  rc=$?
+  (cd "$RES" && tar czf "$OUTDIR/gpu-variants.tgz" .)
+  grep -v "^variants |" "$RES/variants.log" | tail -150
+  exit "$rc"
   ;;
 *)
   echo "usage: bash bench/gpu_run.sh prepare|run|variants" >&2
