@@ -103,7 +103,7 @@ func.func @value_head_dim(%q: memref<?x8x?x64xf16>, %v: memref<?x8x?x32xf16>, %o
 
 #cfg = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 2, target = "cpu">
 func.func @block_map_without_mask(%q: memref<?x8x?x64xf16>, %map: memref<1x1x?x?xi8>, %o: memref<?x8x?x64xf16>, %i: index) {
-  // expected-error @+1 {{expects 'block_map' only with a 'mask'}}
+  // expected-error @+1 {{expects 'block_map' only with a 'mask' or a 'mask_mod'}}
   attn.block_attention ins(%q, %q, %q block_map(%map)) outs(%o) at [%i, %i, %i] {config = #cfg, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16> block_map memref<1x1x?x?xi8> outs memref<?x8x?x64xf16>
   return
 }

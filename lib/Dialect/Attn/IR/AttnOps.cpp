@@ -367,8 +367,9 @@ LogicalResult BlockAttentionOp::verify() {
     auto maskType = cast<MemRefType>(mask.getType());
     if (maskType.getRank() != 2 && maskType.getRank() != 4)
       return emitOpError() << "expects 'mask' of rank 2 or 4, got " << maskType;
-  } else if (getBlockMap()) {
-    return emitOpError() << "expects 'block_map' only with a 'mask'";
+  } else if (getBlockMap() && getMaskMod().empty()) {
+    return emitOpError() << "expects 'block_map' only with a 'mask' or a "
+                            "'mask_mod'";
   }
   if (getQuery().getType().getDimSize(3) != getKey().getType().getDimSize(3))
     return emitOpError() << "expects 'query' and 'key' to share the head dim";

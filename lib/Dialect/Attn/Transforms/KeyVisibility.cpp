@@ -12,8 +12,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <limits>
+
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -49,7 +52,7 @@ Value KeyVisibility::buildVisible(OpBuilder &b, Location loc, Value i, Value j,
         b, loc, keep,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, j, first));
   }
-  if (!mask)
+  if (!mask && !maskMod)
     return keep;
   // Clamp so that padded rows and tail keys read inside the mask.
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
@@ -58,6 +61,11 @@ Value KeyVisibility::buildVisible(OpBuilder &b, Location loc, Value i, Value j,
       b, loc, i, arith::SubIOp::create(b, loc, queryLen, one));
   Value jc = arith::MinSIOp::create(b, loc, j,
                                     arith::SubIOp::create(b, loc, keyLen, one));
+  if (maskMod)
+    keep = arith::AndIOp::create(
+        b, loc, keep, inlineModifier(b, *maskMod, {batch, head, ic, jc}));
+  if (!mask)
+    return keep;
   Value full[] = {batch, head, ic, jc};
   SmallVector<Value> indices;
   int64_t rank = maskSizes.size();
@@ -99,6 +107,16 @@ Value KeyVisibility::buildTerm(OpBuilder &b, Location loc, Value i,
   Value negInf = arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(-std::numeric_limits<double>::infinity()));
   return arith::SelectOp::create(b, loc, keep, add, negInf);
+}
+
+Value mlir::attn::inlineModifier(OpBuilder &b, Region &region,
+                                 ValueRange args) {
+  Block &block = region.front();
+  IRMapping mapping;
+  mapping.map(block.getArguments(), args);
+  for (Operation &inner : block.without_terminator())
+    b.clone(inner, mapping);
+  return mapping.lookup(cast<YieldOp>(block.getTerminator()).getValue());
 }
 
 Value mlir::attn::buildCausalOffset(OpBuilder &b, Location loc,

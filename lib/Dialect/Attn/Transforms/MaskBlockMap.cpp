@@ -37,13 +37,24 @@ static bool isDefinedAbove(Value value, Operation *grid) {
 FailureOr<scf::ForallOp> mlir::attn::addMaskBlockMap(RewriterBase &rewriter,
                                                      BlockAttentionOp op) {
   Value mask = op.getMask();
-  if (!mask || op.getBlockMap())
-    return rewriter.notifyMatchFailure(op, "no mask, or a block map already");
+  // A mask_mod that reads data (not classifiable at compile time) is
+  // classified here too, with the causal limit and the window.
+  Region *maskMod = !mask && !op.getMaskMod().empty() &&
+                            !isClassifiableMaskMod(op.getMaskMod())
+                        ? &op.getMaskMod()
+                        : nullptr;
+  if ((!mask && !maskMod) || op.getBlockMap())
+    return rewriter.notifyMatchFailure(
+        op, "no mask or data-reading mask_mod, or a block map already");
   auto grid = dyn_cast<scf::ForallOp>(op->getParentOp());
   if (!grid || !grid->hasAttr(kConfigAttrName))
     return op.emitOpError("expects to be a program of a program grid");
   Value query = op.getQuery(), key = op.getKey();
-  for (Value v : {query, key, mask})
+  SmallVector<Value> inputs = {query, key};
+  if (mask)
+    inputs.push_back(mask);
+  llvm::append_range(inputs, op.getCaptures());
+  for (Value v : inputs)
     if (!isDefinedAbove(v, grid))
       return op.emitOpError("expects its inputs to be defined above the grid");
 
@@ -57,14 +68,20 @@ FailureOr<scf::ForallOp> mlir::attn::addMaskBlockMap(RewriterBase &rewriter,
   };
 
   // The map: MB x MH x NI x NJ bytes. MB and MH are 1 where the mask's type
-  // broadcasts (rank 2, or size 1), else the query's B and Hq.
-  auto maskType = cast<MemRefType>(mask.getType());
+  // broadcasts (rank 2, or size 1), else the query's B and Hq; for a
+  // mask_mod, B, and Hq where it reads its head argument.
   auto queryType = cast<MemRefType>(query.getType());
+  auto broadcasts = [&](int64_t d) {
+    if (maskMod)
+      return d == 1 && maskMod->getArgument(1).use_empty();
+    auto maskType = cast<MemRefType>(mask.getType());
+    return maskType.getRank() == 2 || maskType.getDimSize(d) == 1;
+  };
   SmallVector<int64_t> shape;
   SmallVector<Value> dynamicSizes;
   SmallVector<OpFoldResult> extents;
   for (int64_t d = 0; d < 2; ++d) {
-    bool broadcast = maskType.getRank() == 2 || maskType.getDimSize(d) == 1;
+    bool broadcast = broadcasts(d);
     if (broadcast || !queryType.isDynamicDim(d)) {
       int64_t size = broadcast ? 1 : queryType.getDimSize(d);
       shape.push_back(size);
@@ -100,8 +117,18 @@ FailureOr<scf::ForallOp> mlir::attn::addMaskBlockMap(RewriterBase &rewriter,
         visibility.causalOffset =
             buildCausalOffset(b, l, op, visibility.queryLen, visibility.keyLen);
         visibility.mask = mask;
-        for (int64_t d = 0; d < maskType.getRank(); ++d)
-          visibility.maskSizes.push_back(memref::DimOp::create(b, l, mask, d));
+        if (mask)
+          for (int64_t d = 0, e = cast<MemRefType>(mask.getType()).getRank();
+               d < e; ++d)
+            visibility.maskSizes.push_back(
+                memref::DimOp::create(b, l, mask, d));
+        visibility.maskMod = maskMod;
+        if (WindowAttr window = op.getWindowAttr()) {
+          visibility.windowOffset =
+              visibility.causalOffset ? visibility.causalOffset : cIndex(b, 0);
+          visibility.windowLeft = window.getLeft();
+          visibility.windowRight = window.getRight();
+        }
         visibility.batch = ivs[0];
         visibility.head = ivs[1];
         Value row0 = arith::MulIOp::create(b, l, ivs[2], cIndex(b, blockM));
@@ -174,10 +201,14 @@ struct AttnMaskBlockMapPass
 
   void runOnOperation() override {
     SmallVector<BlockAttentionOp> programs;
-    // Programs with variants read their mask per element (the block
-    // classes would leave out the window and mask_mod).
+    // Programs with variants and a mask tensor read it per element.
+    // So does a data-reading mask_mod without a mask tensor.
     getOperation().walk([&](BlockAttentionOp op) {
-      if (op.getMask() && !op.getBlockMap() && !op.hasVariant())
+      if (op.getBlockMap())
+        return;
+      bool dataMaskMod = !op.getMask() && !op.getMaskMod().empty() &&
+                         !isClassifiableMaskMod(op.getMaskMod());
+      if ((op.getMask() && !op.hasVariant()) || dataMaskMod)
         programs.push_back(op);
     });
     IRRewriter rewriter(&getContext());

@@ -365,6 +365,15 @@ void ProgramBuilder::buildStep(Value kb, bool masked, bool partial) {
     auto ifOp = scf::IfOp::create(b, loc, live, /*withElseRegion=*/false);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
   }
+  if (op.getBlockMap() && op.hasVariant()) {
+    // A data-reading mask_mod's block map: a removed block is skipped.
+    Value live = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne, loadBlockClass(kb),
+        arith::ConstantIntOp::create(
+            b, loc, static_cast<int64_t>(MaskBlockClass::Removed), 8));
+    auto ifOp = scf::IfOp::create(b, loc, live, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  }
   if (classifyMaskMod) {
     // A mask_mod classified per block: a block whose pairs it all drops is
     // skipped (its loads stay ahead for the pipeliner), and a whole block

@@ -135,16 +135,11 @@ private:
   /// 1.1's order: scale, softcap, bias, score_mod; on masked blocks, -inf
   /// where the tail, causal, window, mask or mask_mod removes the key.
   void buildVariantScores(Value col0, bool masked);
-  /// The value region `region` (score_mod or mask_mod) yields for `args`,
-  /// its ops cloned at the insertion point of `nb`.
-  Value inlineModifier(OpBuilder &nb, Region &region, ValueRange args);
   /// For a mask_mod of index arithmetic and compares (classifyMaskMod):
   /// whether it may keep and whether it may drop some (valid row, key) pair
   /// of the block at col0, from the region evaluated on the block's row and
   /// key intervals.
   std::pair<Value, Value> buildModClass(Value col0);
-  /// Whether buildModClass handles every op of `region`.
-  static bool isClassifiable(Region &region);
   /// S = Q K^T.
   void buildContraction();
   /// S = c * S (unless folded), with the masks on masked blocks.

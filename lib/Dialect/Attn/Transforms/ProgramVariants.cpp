@@ -57,28 +57,31 @@ void ProgramBuilder::buildVariantLoops() {
   lastValidRow = arith::MinSIOp::create(
       b, loc, arith::AddIOp::create(b, loc, row0, index(blockM - 1)),
       lastRowIndex);
-  classifyMaskMod = isClassifiable(op.getMaskMod());
+  classifyMaskMod = isClassifiableMaskMod(op.getMaskMod());
 
   KeyBlockRange range = buildKeyBlockRange(b, loc, op, queryLen, keyLen);
-  // A mask tensor or a mask_mod can remove any key: every visited block is
-  // masked, unless the mask_mod's class says it keeps all of a block.
-  if (op.getMask() || (!op.getMaskMod().empty() && !classifyMaskMod)) {
-    buildKeyLoop(range.start, range.end, /*masked=*/true);
-    return;
-  }
-  if (classifyMaskMod) {
-    // The blocks the mask_mod may keep lie in [first, last): a scan of its
-    // class (index arithmetic only) over the bounds, so that the loops,
-    // and the pipeliner's loads a block ahead, leave out the blocks outside
-    // (prefix-LM: those right of the diagonal and the prefix).
+  // A classified mask_mod, or a data-reading one's block map
+  // (--attn-mask-block-map), says which blocks may keep a key. They lie in
+  // [first, last): a scan over the bounds, so that the loops, and the
+  // pipeliner's loads a block ahead, leave out the blocks outside
+  // (prefix-LM: those right of the diagonal and the prefix; documents: those
+  // of other documents).
+  if (classifyMaskMod || (op.getBlockMap() && !op.getMask())) {
+    Value removed = arith::ConstantIntOp::create(
+        b, loc, static_cast<int64_t>(MaskBlockClass::Removed), 8);
     auto scan = scf::ForOp::create(
         b, loc, range.start, range.end, one, ValueRange{range.end, range.start},
         [&](OpBuilder &nb, Location l, Value kb, ValueRange acc) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToEnd(nb.getInsertionBlock());
           Value keep =
-              buildModClass(arith::MulIOp::create(b, l, kb, index(blockN)))
-                  .first;
+              classifyMaskMod
+                  ? buildModClass(
+                        arith::MulIOp::create(b, l, kb, index(blockN)))
+                        .first
+                  : arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne,
+                                          loadBlockClass(kb), removed)
+                        .getResult();
           Value first = arith::SelectOp::create(
               b, l, keep, arith::MinSIOp::create(b, l, acc[0], kb), acc[0]);
           Value last = arith::SelectOp::create(
@@ -93,6 +96,12 @@ void ProgramBuilder::buildVariantLoops() {
          {&range.start, &range.fullStart, &range.fullEnd, &range.end})
       *bound = arith::MinSIOp::create(
           b, loc, arith::MaxSIOp::create(b, loc, *bound, first), last);
+  }
+  // A mask tensor or a data-reading mask_mod can remove any key: every
+  // visited block is masked (a removed one skipped: buildStep).
+  if (op.getMask() || (!op.getMaskMod().empty() && !classifyMaskMod)) {
+    buildKeyLoop(range.start, range.end, /*masked=*/true);
+    return;
   }
   // The window's left edge: whole blocks (fullStart <= floor(Tk / bn)).
   buildKeyLoop(range.start, range.fullStart, /*masked=*/true,
@@ -140,7 +149,7 @@ static bool isClassifiableOp(Operation *inner) {
   return false;
 }
 
-bool ProgramBuilder::isClassifiable(Region &region) {
+bool mlir::attn::isClassifiableMaskMod(Region &region) {
   if (region.empty())
     return false;
   WalkResult result = region.walk([](Operation *inner) {
@@ -308,16 +317,6 @@ std::pair<Value, Value> ProgramBuilder::buildModClass(Value col0) {
     ranges[result] = r;
   }
   return get(cast<YieldOp>(block.getTerminator()).getValue());
-}
-
-Value ProgramBuilder::inlineModifier(OpBuilder &nb, Region &region,
-                                     ValueRange args) {
-  Block &block = region.front();
-  IRMapping mapping;
-  mapping.map(block.getArguments(), args);
-  for (Operation &inner : block.without_terminator())
-    nb.clone(inner, mapping);
-  return mapping.lookup(cast<YieldOp>(block.getTerminator()).getValue());
 }
 
 void ProgramBuilder::buildVariantScores(Value col0, bool masked) {

@@ -81,6 +81,9 @@ struct KeyVisibility {
   Value mask;
   SmallVector<Value> maskSizes;
   Value batch, head;
+  /// A mask_mod (null: none), evaluated at (batch, head, i, j) clamped to
+  /// the last row and key.
+  Region *maskMod = nullptr;
 
   /// Whether query row `i` sees key `j`; for a float mask, also its value
   /// (extended to f32) in `*bias` when `bias` is not null. Rows and keys
@@ -91,6 +94,15 @@ struct KeyVisibility {
   /// float mask) where the key is visible, else -inf.
   Value buildTerm(OpBuilder &b, Location loc, Value i, Value j) const;
 };
+
+/// The value `region` (a score_mod or mask_mod) yields for `args`, its ops
+/// cloned at the insertion point of `b`.
+Value inlineModifier(OpBuilder &b, Region &region, ValueRange args);
+
+/// Whether the mask_mod `region` reads only index arithmetic and compares,
+/// which `--attn-online-softmax` classifies per block on intervals at
+/// compile time; a mask_mod that is not gets a per-launch block map.
+bool isClassifiableMaskMod(Region &region);
 
 /// The causal offset of `op` (0 for top_left, Tk - Tq for bottom_right;
 /// null without causal).
