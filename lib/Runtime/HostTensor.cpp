@@ -34,38 +34,17 @@ std::string attn::runtime::formatString(const char *format, ...) {
 // Element types
 //===----------------------------------------------------------------------===//
 
+// Indexed by ElementType.
+static const char *const kTypeNames[] = {"f32", "f16", "bf16",
+                                         "i1",  "i32", "i64"};
+static const size_t kTypeBytes[] = {4, 2, 2, 1, 4, 8};
+
 const char *attn::runtime::getTypeName(ElementType type) {
-  switch (type) {
-  case ElementType::F32:
-    return "f32";
-  case ElementType::F16:
-    return "f16";
-  case ElementType::BF16:
-    return "bf16";
-  case ElementType::I1:
-    return "i1";
-  case ElementType::I32:
-    return "i32";
-  case ElementType::I64:
-    return "i64";
-  }
-  return "?";
+  return kTypeNames[static_cast<int>(type)];
 }
 
 size_t attn::runtime::getElementBytes(ElementType type) {
-  switch (type) {
-  case ElementType::F32:
-  case ElementType::I32:
-    return 4;
-  case ElementType::F16:
-  case ElementType::BF16:
-    return 2;
-  case ElementType::I1:
-    return 1;
-  case ElementType::I64:
-    return 8;
-  }
-  return 0;
+  return kTypeBytes[static_cast<int>(type)];
 }
 
 bool attn::runtime::isFloatType(ElementType type) {
@@ -74,21 +53,12 @@ bool attn::runtime::isFloatType(ElementType type) {
 }
 
 bool attn::runtime::parseElementType(std::string_view name, ElementType &type) {
-  if (name == "f32")
-    type = ElementType::F32;
-  else if (name == "f16")
-    type = ElementType::F16;
-  else if (name == "bf16")
-    type = ElementType::BF16;
-  else if (name == "i1")
-    type = ElementType::I1;
-  else if (name == "i32")
-    type = ElementType::I32;
-  else if (name == "i64")
-    type = ElementType::I64;
-  else
-    return false;
-  return true;
+  for (int i = 0; i < kNumElementTypes; ++i)
+    if (name == kTypeNames[i]) {
+      type = ElementType(i);
+      return true;
+    }
+  return false;
 }
 
 //===----------------------------------------------------------------------===//
@@ -140,44 +110,45 @@ size_t HostTensor::getNumBytes() const {
   return static_cast<size_t>(getNumElements()) * getElementBytes(type);
 }
 
+template <typename T>
+static T load(const uint8_t *ptr) {
+  T value;
+  std::memcpy(&value, ptr, sizeof(T));
+  return value;
+}
+
+template <typename T>
+static void store(uint8_t *ptr, T value) {
+  std::memcpy(ptr, &value, sizeof(T));
+}
+
 double HostTensor::get(int64_t linearIndex) const {
   assert(linearIndex >= 0 && linearIndex < getNumElements() &&
          "element index out of range");
   const uint8_t *ptr = data.data() + linearIndex * getElementBytes(type);
   switch (type) {
-  case ElementType::F32: {
-    float value;
-    std::memcpy(&value, ptr, sizeof(value));
-    return value;
-  }
+  case ElementType::F32:
+    return load<float>(ptr);
   case ElementType::F16:
-  case ElementType::BF16: {
-    uint16_t bits;
-    std::memcpy(&bits, ptr, sizeof(bits));
-    return type == ElementType::F16 ? halfToFloat(bits) : bf16ToFloat(bits);
-  }
+    return halfToFloat(load<uint16_t>(ptr));
+  case ElementType::BF16:
+    return bf16ToFloat(load<uint16_t>(ptr));
   case ElementType::I1:
   case ElementType::I32:
   case ElementType::I64:
-    return static_cast<double>(getInteger(linearIndex));
+    break;
   }
-  return 0.0;
+  return static_cast<double>(getInteger(linearIndex));
 }
 
 int64_t HostTensor::getInteger(int64_t linearIndex) const {
   assert(linearIndex >= 0 && linearIndex < getNumElements() &&
          "element index out of range");
   const uint8_t *ptr = data.data() + linearIndex * getElementBytes(type);
-  if (type == ElementType::I32) {
-    int32_t value;
-    std::memcpy(&value, ptr, sizeof(value));
-    return value;
-  }
-  if (type == ElementType::I64) {
-    int64_t value;
-    std::memcpy(&value, ptr, sizeof(value));
-    return value;
-  }
+  if (type == ElementType::I32)
+    return load<int32_t>(ptr);
+  if (type == ElementType::I64)
+    return load<int64_t>(ptr);
   return *ptr ? 1 : 0;
 }
 
@@ -186,32 +157,18 @@ void HostTensor::set(int64_t linearIndex, double value) {
          "element index out of range");
   uint8_t *ptr = data.data() + linearIndex * getElementBytes(type);
   switch (type) {
-  case ElementType::F32: {
-    float narrowed = static_cast<float>(value);
-    std::memcpy(ptr, &narrowed, sizeof(narrowed));
-    return;
-  }
+  case ElementType::F32:
+    return store(ptr, static_cast<float>(value));
   case ElementType::F16:
-  case ElementType::BF16: {
-    float narrowed = static_cast<float>(value);
-    uint16_t bits = type == ElementType::F16 ? floatToHalf(narrowed)
-                                             : floatToBF16(narrowed);
-    std::memcpy(ptr, &bits, sizeof(bits));
-    return;
-  }
+    return store(ptr, floatToHalf(static_cast<float>(value)));
+  case ElementType::BF16:
+    return store(ptr, floatToBF16(static_cast<float>(value)));
   case ElementType::I1:
-    *ptr = value != 0.0 ? 1 : 0;
-    return;
-  case ElementType::I32: {
-    auto narrowed = static_cast<int32_t>(value);
-    std::memcpy(ptr, &narrowed, sizeof(narrowed));
-    return;
-  }
-  case ElementType::I64: {
-    auto narrowed = static_cast<int64_t>(value);
-    std::memcpy(ptr, &narrowed, sizeof(narrowed));
-    return;
-  }
+    return store<uint8_t>(ptr, value != 0.0 ? 1 : 0);
+  case ElementType::I32:
+    return store(ptr, static_cast<int32_t>(value));
+  case ElementType::I64:
+    return store(ptr, static_cast<int64_t>(value));
   }
 }
 

@@ -37,31 +37,17 @@ static constexpr size_t kMaxHeaderBytes = size_t(1) << 20;
 /// 2-byte void, which is what numpy.save writes for an ml_dtypes.bfloat16
 /// array.
 static const char *getDescr(ElementType type) {
-  switch (type) {
-  case ElementType::F32:
-    return "<f4";
-  case ElementType::F16:
-    return "<f2";
-  case ElementType::BF16:
-    return "<V2";
-  case ElementType::I1:
-    return "|b1";
-  case ElementType::I32:
-    return "<i4";
-  case ElementType::I64:
-    return "<i8";
-  }
-  return "";
+  static const char *const kDescrs[] = {"<f4", "<f2", "<V2",
+                                        "|b1", "<i4", "<i8"};
+  return kDescrs[static_cast<int>(type)];
 }
 
 static bool parseDescr(std::string_view descr, ElementType &type) {
   if (descr == "|V2" || descr == "bfloat16")
     descr = "<V2";
-  for (ElementType candidate :
-       {ElementType::F32, ElementType::F16, ElementType::BF16, ElementType::I1,
-        ElementType::I32, ElementType::I64})
-    if (descr == getDescr(candidate)) {
-      type = candidate;
+  for (int i = 0; i < kNumElementTypes; ++i)
+    if (descr == getDescr(ElementType(i))) {
+      type = ElementType(i);
       return true;
     }
   return false;
