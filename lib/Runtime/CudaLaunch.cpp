@@ -26,19 +26,18 @@ bool attn::runtime::prepareLaunch(
     const ProblemSizes &sizes, LaunchConfig &out, std::string &error,
     const TensorMapResolver &resolveTensorMap) {
   LaunchConfig config;
-  if (!evaluateGrid(manifest, sizes, config.grid, error) ||
-      !packParams(manifest, operands, sizes, config.params, error,
-                  resolveTensorMap))
-    return false;
-  std::copy(manifest.block, manifest.block + 3, config.block);
-  config.sharedMemoryBytes = unsigned(manifest.sharedMemoryBytes);
-  for (const PrologueKernel &kernel : manifest.prologue) {
-    LaunchConfig &launch = config.prologue.emplace_back();
-    if (!evaluateGrid(kernel, sizes, launch.grid, error))
+  config.prologue.resize(manifest.prologue.size());
+  // The main kernel, then the prologue kernels.
+  for (size_t i = 0; i <= manifest.prologue.size(); ++i) {
+    const KernelLaunch &kernel = i ? manifest.prologue[i - 1] : manifest;
+    LaunchConfig &launch = i ? config.prologue[i - 1] : config;
+    if (!(i ? evaluateGrid(kernel, sizes, launch.grid, error)
+            : evaluateGrid(manifest, sizes, launch.grid, error)))
       return false;
     if (!packParams(manifest, kernel.params, operands, sizes, launch.params,
                     error, resolveTensorMap)) {
-      error = "prologue kernel '" + kernel.kernel + "': " + error;
+      if (i)
+        error = "prologue kernel '" + kernel.kernel + "': " + error;
       return false;
     }
     std::copy(kernel.block, kernel.block + 3, launch.block);
@@ -254,15 +253,16 @@ bool ManifestKernel::load(const CudaDevice &device, const Manifest &manifest,
   // ELF (cubin) and fatbin images have no .entry text to check.
   bool ptx = image.find(".entry") != std::string::npos &&
              image.find(".target") != std::string::npos;
-  if (ptx &&
-      !checkPtxEntryParams(image, manifest.kernel, manifest.getNumParamSlots(),
-                           "manifest's params", error))
-    return false;
-  for (size_t i = 0; ptx && i < manifest.prologue.size(); ++i)
+  // The main kernel, then the prologue kernels.
+  std::vector<const KernelLaunch *> launches = {&manifest};
+  for (const PrologueKernel &kernel : manifest.prologue)
+    launches.push_back(&kernel);
+  for (size_t i = 0; ptx && i < launches.size(); ++i)
     if (!checkPtxEntryParams(
-            image, manifest.prologue[i].kernel,
-            manifest.prologue[i].getNumParamSlots(),
-            "manifest's prologue[" + std::to_string(i) + "].params", error))
+            image, launches[i]->kernel, launches[i]->getNumParamSlots(),
+            i ? "manifest's prologue[" + std::to_string(i - 1) + "].params"
+              : "manifest's params",
+            error))
       return false;
 
   ManifestKernel loaded;
@@ -272,19 +272,13 @@ bool ManifestKernel::load(const CudaDevice &device, const Manifest &manifest,
     error = "loading kernel '" + manifest.kernel + "': " + error;
     return false;
   }
-  size_t count = manifest.prologue.size() + 1;
-  loaded.kernels.resize(count);
-  loaded.resources.resize(count);
-  for (size_t i = 0; i < count; ++i) {
-    const PrologueKernel *prologue = i ? &manifest.prologue[i - 1] : nullptr;
-    if (!loadEntry(device, loaded.module,
-                   prologue ? prologue->kernel : manifest.kernel,
-                   prologue ? prologue->block : manifest.block,
-                   prologue ? prologue->sharedMemoryBytes
-                            : manifest.sharedMemoryBytes,
+  loaded.kernels.resize(launches.size());
+  loaded.resources.resize(launches.size());
+  for (size_t i = 0; i < launches.size(); ++i)
+    if (!loadEntry(device, loaded.module, launches[i]->kernel,
+                   launches[i]->block, launches[i]->sharedMemoryBytes,
                    loaded.kernels[i], loaded.resources[i], error))
       return false;
-  }
   out = std::move(loaded);
   return true;
 }

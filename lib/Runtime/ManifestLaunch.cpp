@@ -127,7 +127,7 @@ bool attn::runtime::evaluateGrid(const Manifest &manifest,
   return evaluateGridExprs(manifest.grid, sizes, grid, "", error);
 }
 
-bool attn::runtime::evaluateGrid(const PrologueKernel &kernel,
+bool attn::runtime::evaluateGrid(const KernelLaunch &kernel,
                                  const ProblemSizes &sizes, unsigned grid[3],
                                  std::string &error) {
   return evaluateGridExprs(kernel.grid, sizes, grid,

@@ -42,8 +42,7 @@ private:
   }
   bool gridExpr(const GridExpr &expr, const std::string &path);
   bool shape(const std::vector<int64_t> &shape, const std::string &name);
-  bool launch(const unsigned block[3], const GridExpr grid[3],
-              int64_t sharedMemoryBytes, const std::string &prefix);
+  bool launch(const KernelLaunch &kernel, const std::string &prefix);
   bool workspace(size_t index);
   bool tensorMap(const KernelParam &param, const std::string &path);
   bool params(const std::vector<KernelParam> &list, const std::string &path,
@@ -83,23 +82,23 @@ bool ManifestVerifier::shape(const std::vector<int64_t> &dims,
   return true;
 }
 
-bool ManifestVerifier::launch(const unsigned block[3], const GridExpr grid[3],
-                              int64_t sharedMemoryBytes,
+bool ManifestVerifier::launch(const KernelLaunch &kernel,
                               const std::string &prefix) {
   int64_t threads = 1;
   for (int i = 0; i < 3; ++i) {
-    if (block[i] < 1)
+    if (kernel.block[i] < 1)
       return fail(prefix, "block[", i, "] must be >= 1");
-    threads *= block[i];
+    threads *= kernel.block[i];
   }
   if (threads > 1024)
     return fail(prefix, "block has ", threads,
                 " threads (at most 1024 per block)");
   for (int i = 0; i < 3; ++i)
-    if (!gridExpr(grid[i], prefix + "grid[" + std::to_string(i) + "]"))
+    if (!gridExpr(kernel.grid[i], prefix + "grid[" + std::to_string(i) + "]"))
       return false;
-  return (sharedMemoryBytes >= 0 && sharedMemoryBytes <= INT32_MAX) ||
-         fail(prefix, "shared_memory_bytes is ", sharedMemoryBytes,
+  return (kernel.sharedMemoryBytes >= 0 &&
+          kernel.sharedMemoryBytes <= INT32_MAX) ||
+         fail(prefix, "shared_memory_bytes is ", kernel.sharedMemoryBytes,
               " (expected 0 .. 2^31-1)");
 }
 
@@ -282,7 +281,7 @@ bool ManifestVerifier::verify() {
       config.numStages < 0)
     return fail(
         "config: block_m, block_n, num_warps and num_stages must be >= 0");
-  if (!launch(manifest.block, manifest.grid, manifest.sharedMemoryBytes, ""))
+  if (!launch(manifest, ""))
     return false;
   for (size_t i = 0; i < manifest.workspaces.size(); ++i)
     if (!workspace(i))
@@ -318,8 +317,7 @@ bool ManifestVerifier::verify() {
     std::set<std::string> prologueSeen;
     if (kernel.kernel.empty())
       return fail(path, ".kernel: the entry name is empty");
-    if (!launch(kernel.block, kernel.grid, kernel.sharedMemoryBytes,
-                path + ".") ||
+    if (!launch(kernel, path + ".") ||
         !params(kernel.params, path + ".params", prologueSeen))
       return false;
   }

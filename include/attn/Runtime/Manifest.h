@@ -47,18 +47,14 @@ struct OperandSpec {
   std::vector<int64_t> shape;
 };
 
-/// The optional mask operand.
+/// The optional mask operand; also a tensor the op's score_mod / mask_mod
+/// regions read (CaptureSpec, SPEC section 1.1): f32, i32 or i64, passed
+/// after the operands as "capture0", "capture1", ...
 struct MaskSpec {
   ElementType elementType = ElementType::F32;
   std::vector<int64_t> shape;
 };
-
-/// A tensor the op's score_mod / mask_mod regions read (SPEC section 1.1):
-/// f32, i32 or i64, passed after the operands as "capture0", "capture1", ...
-struct CaptureSpec {
-  ElementType elementType = ElementType::F32;
-  std::vector<int64_t> shape;
-};
+using CaptureSpec = MaskSpec;
 
 /// The attributes of the attn op the kernel was compiled from.
 struct ManifestAttributes {
@@ -105,11 +101,6 @@ struct GridExpr {
   /// E.g. "ceil_div(Tq, 128)".
   std::string toString() const;
 
-  bool operator==(const GridExpr &other) const {
-    return kind == other.kind && value == other.value && name == other.name &&
-           operands == other.operands;
-  }
-  bool operator!=(const GridExpr &other) const { return !(*this == other); }
 };
 
 /// One entry of "params".
@@ -154,45 +145,28 @@ struct WorkspaceSpec {
   std::string name;
   int64_t elementBytes = 1;    // 1, 2, 4 or 8
   std::vector<GridExpr> shape; // each >= 1 when evaluated
-
-  bool operator==(const WorkspaceSpec &other) const {
-    return name == other.name && elementBytes == other.elementBytes &&
-           shape == other.shape;
-  }
-  bool operator!=(const WorkspaceSpec &other) const {
-    return !(*this == other);
-  }
 };
 
-/// A kernel of the same PTX module launched before the main one, on the same
-/// stream (version 2).
-struct PrologueKernel {
+/// How one kernel of the PTX module is launched: the main kernel (these
+/// members of the Manifest) or a prologue kernel, launched before it on the
+/// same stream (version 2).
+struct KernelLaunch {
   std::string kernel; // the PTX entry name
   unsigned block[3] = {1, 1, 1};
   GridExpr grid[3];
+  /// Dynamic shared memory bytes (without the PTX's static .shared ones).
   int64_t sharedMemoryBytes = 0;
   std::vector<KernelParam> params;
 
   unsigned getNumParamSlots() const;
-
-  bool operator==(const PrologueKernel &other) const {
-    return kernel == other.kernel &&
-           std::equal(block, block + 3, other.block) &&
-           std::equal(grid, grid + 3, other.grid) &&
-           sharedMemoryBytes == other.sharedMemoryBytes &&
-           params == other.params;
-  }
-  bool operator!=(const PrologueKernel &other) const {
-    return !(*this == other);
-  }
 };
+using PrologueKernel = KernelLaunch;
 
 /// A launch manifest (format "attn-mlir-manifest").
-struct Manifest {
+struct Manifest : KernelLaunch {
   static constexpr const char *kFormat = "attn-mlir-manifest";
   static constexpr int64_t kVersion = 3; // the newest
 
-  std::string kernel;   // the PTX entry name
   std::string ptx;      // relative to the manifest's directory, or absolute
   std::string chip;     // e.g. "sm_90a"
   std::string function; // the MLIR function (may be empty)
@@ -203,11 +177,6 @@ struct Manifest {
   std::vector<CaptureSpec> captures; // "captures", absent when empty
   ManifestAttributes attributes;
   KernelConfig config;
-  unsigned block[3] = {1, 1, 1};
-  GridExpr grid[3];
-  /// Dynamic shared memory bytes (without the PTX's static .shared ones).
-  int64_t sharedMemoryBytes = 0;
-  std::vector<KernelParam> params;
   std::vector<WorkspaceSpec> workspaces; // version 2: "workspace"
   std::vector<PrologueKernel> prologue;  // version 2: "prologue"
   /// Not serialized: the manifest file's directory (readManifestFile).
@@ -226,7 +195,6 @@ struct Manifest {
   const OperandSpec *getOperand(std::string_view name) const;
   /// The capture an operand name ("capture0", ...) passes, or nullptr.
   const CaptureSpec *getCapture(std::string_view name) const;
-  unsigned getNumParamSlots() const;
 };
 
 /// B, Hq, Hkv, Tq, Tk, D, Dv: the names of grid expressions and size params.
@@ -285,7 +253,8 @@ bool evaluateGridExpr(const GridExpr &expr, const ProblemSizes &sizes,
 /// limits (x < 2^31, y and z <= 65535).
 bool evaluateGrid(const Manifest &manifest, const ProblemSizes &sizes,
                   unsigned grid[3], std::string &error);
-bool evaluateGrid(const PrologueKernel &kernel, const ProblemSizes &sizes,
+/// A prologue kernel's, whose messages start "prologue kernel 'NAME': ".
+bool evaluateGrid(const KernelLaunch &kernel, const ProblemSizes &sizes,
                   unsigned grid[3], std::string &error);
 
 /// The shape of `workspace` and its bytes; fails unless every dimension is
