@@ -13,7 +13,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <numeric>
 
 using namespace attn::runtime;
 
@@ -418,20 +417,11 @@ void attn::runtime::getTensorByteSpan(const TensorArg &arg,
   endByte = (high + 1) * int64_t(elementBytes);
 }
 
-double attn::runtime::getMedian(std::vector<double> values) {
-  if (values.empty())
-    return 0.0;
-  std::sort(values.begin(), values.end());
-  size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle]
-                           : 0.5 * (values[middle - 1] + values[middle]);
-}
-
 bool attn::runtime::benchmark(const ManifestKernel &kernel,
                               const std::map<std::string, TensorArg> &operands,
                               const ProblemSizes &sizes,
                               const BenchmarkOptions &options,
-                              BenchmarkResult &result, std::string &error,
+                              std::vector<double> &timesMs, std::string &error,
                               CUstream stream) {
   if (!kernel.isLoaded() || options.iterations == 0) {
     error = kernel.isLoaded()
@@ -530,21 +520,13 @@ bool attn::runtime::benchmark(const ManifestKernel &kernel,
     error += " (while waiting for the benchmarked launches)";
     return false;
   }
-  BenchmarkResult measured;
-  measured.numInputCopies = numCopies;
-  measured.inputBytesPerCopy = bytesPerCopy;
+  std::vector<double> measured;
   for (unsigned i = 0; i < options.iterations; ++i) {
     float milliseconds = 0.0f;
     if (!CudaEvent::elapsedMs(starts[i], ends[i], milliseconds, error))
       return false;
-    measured.timesMs.push_back(milliseconds);
+    measured.push_back(milliseconds);
   }
-  const std::vector<double> &times = measured.timesMs;
-  measured.medianMs = getMedian(times);
-  measured.minMs = *std::min_element(times.begin(), times.end());
-  measured.maxMs = *std::max_element(times.begin(), times.end());
-  measured.meanMs =
-      std::accumulate(times.begin(), times.end(), 0.0) / times.size();
-  result = std::move(measured);
+  timesMs = std::move(measured);
   return true;
 }

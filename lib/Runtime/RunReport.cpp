@@ -67,20 +67,25 @@ double attn::runtime::countBytes(const AttentionProblem &problem,
   return problem.mask ? bytes + double(problem.mask->getNumBytes()) : bytes;
 }
 
-BenchReport attn::runtime::summarizeBench(std::vector<double> timesMs,
+double attn::runtime::getMedian(std::vector<double> values) {
+  if (values.empty())
+    return 0.0;
+  std::sort(values.begin(), values.end());
+  size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle]
+                           : 0.5 * (values[middle - 1] + values[middle]);
+}
+
+BenchReport attn::runtime::summarizeBench(const std::vector<double> &timesMs,
                                           const AttentionProblem &problem,
                                           const HostTensor &output,
                                           const DeviceInfo &device) {
   BenchReport report;
   report.iterations = timesMs.size();
   report.device = device;
-  if (!timesMs.empty()) {
-    std::sort(timesMs.begin(), timesMs.end());
-    size_t n = timesMs.size();
-    report.medianMs =
-        n % 2 ? timesMs[n / 2] : 0.5 * (timesMs[n / 2 - 1] + timesMs[n / 2]);
-    report.minMs = timesMs.front();
-  }
+  report.medianMs = getMedian(timesMs);
+  if (!timesMs.empty())
+    report.minMs = *std::min_element(timesMs.begin(), timesMs.end());
   report.flops = countFlops(problem);
   report.bytes = countBytes(problem, output);
   report.tflops = report.medianMs > 0.0

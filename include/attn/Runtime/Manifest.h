@@ -100,7 +100,6 @@ struct GridExpr {
   static const char *getOperatorName(Kind kind);
   /// E.g. "ceil_div(Tq, 128)".
   std::string toString() const;
-
 };
 
 /// One entry of "params".

@@ -74,8 +74,11 @@ struct BenchReport {
 double countFlops(const AttentionProblem &problem);
 double countBytes(const AttentionProblem &problem, const HostTensor &output);
 
+/// The median (mean of the middle two for an even count); 0 when empty.
+double getMedian(std::vector<double> values);
+
 /// Summarizes the times (ms) of the timed runs.
-BenchReport summarizeBench(std::vector<double> timesMs,
+BenchReport summarizeBench(const std::vector<double> &timesMs,
                            const AttentionProblem &problem,
                            const HostTensor &output, const DeviceInfo &device);
 
