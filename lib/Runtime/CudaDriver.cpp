@@ -120,13 +120,12 @@ bool CudaDevice::open(int ordinal, CudaDevice &out, std::string &error) {
   if (!api ||
       !check(*api, api->deviceGetCount(&count), "cuDeviceGetCount", error))
     return false;
-  if (count == 0 || ordinal < 0 || ordinal >= count) {
-    error = count == 0 ? "no CUDA device present"
-                       : "CUDA device " + std::to_string(ordinal) +
-                             " not present (" + std::to_string(count) +
-                             (count == 1 ? " device)" : " devices)");
-    return false;
-  }
+  if (count == 0 || ordinal < 0 || ordinal >= count)
+    return failWith(error, count == 0
+                               ? "no CUDA device present"
+                               : "CUDA device " + std::to_string(ordinal) +
+                                     " not present (" + std::to_string(count) +
+                                     (count == 1 ? " device)" : " devices)"));
   CudaDevice device;
   device.api = api;
   char name[256] = {0};
@@ -227,10 +226,8 @@ bool CudaDevice::allocate(uint64_t bytes, DeviceBuffer &out,
   CUdeviceptr pointer = 0;
   if (!makeCurrent(error))
     return false;
-  if (bytes == 0) {
-    error = "cannot allocate 0 bytes of device memory";
-    return false;
-  }
+  if (bytes == 0)
+    return failWith(error, "cannot allocate 0 bytes of device memory");
   if (!check(*api, api->memAlloc(&pointer, bytes),
              "cuMemAlloc_v2(" + formatBytes(bytes) + ")", error))
     return false;
@@ -352,10 +349,8 @@ bool DeviceBuffer::fill(uint8_t value, std::string &error) {
 
 bool CudaModule::getFunction(const std::string &name, CudaKernel &out,
                              std::string &error) const {
-  if (!owner) {
-    error = "cuModuleGetFunction: the module is not loaded";
-    return false;
-  }
+  if (!owner)
+    return failWith(error, "cuModuleGetFunction: the module is not loaded");
   CUfunction function = nullptr;
   if (!check(*api, api->moduleGetFunction(&function, owner.get(), name.c_str()),
              "cuModuleGetFunction(\"" + name + "\")", error))
@@ -395,10 +390,8 @@ bool CudaKernel::setMaxDynamicSharedMemory(int bytes,
 bool CudaKernel::launch(const unsigned grid[3], const unsigned block[3],
                         unsigned sharedMemoryBytes, CUstream stream,
                         void **args, std::string &error) const {
-  if (!function) {
-    error = "cuLaunchKernel: no kernel";
-    return false;
-  }
+  if (!function)
+    return failWith(error, "cuLaunchKernel: no kernel");
   CUresult result =
       api->launchKernel(function, grid[0], grid[1], grid[2], block[0], block[1],
                         block[2], sharedMemoryBytes, stream, args, nullptr);

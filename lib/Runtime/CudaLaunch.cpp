@@ -133,10 +133,9 @@ bool attn::runtime::getPtxEntryParamBytes(const std::string &ptx,
     if (open == std::string::npos || text[open] != '(')
       return true; // An entry without a parameter list.
     size_t close = text.find(')', open);
-    if (close == std::string::npos) {
-      error = "PTX entry '" + entry + "': unterminated parameter list";
-      return false;
-    }
+    if (close == std::string::npos)
+      return failWith(error,
+                      "PTX entry '" + entry + "': unterminated parameter list");
     std::string list = text.substr(open + 1, close - open - 1);
     if (list.find_first_not_of(kSpace) == std::string::npos)
       return true;
@@ -186,18 +185,15 @@ static bool checkPtxEntryParams(const std::string &ptx,
   std::vector<unsigned> paramBytes;
   if (!getPtxEntryParamBytes(ptx, entry, paramBytes, error))
     return false;
-  if (paramBytes.size() != expected) {
-    error = concat("the PTX entry '", entry, "' takes ", paramBytes.size(),
-                   " parameters but the ", what, " expand to ", expected);
-    return false;
-  }
+  if (paramBytes.size() != expected)
+    return failWith(error, "the PTX entry '", entry, "' takes ",
+                    paramBytes.size(), " parameters but the ", what,
+                    " expand to ", expected);
   for (size_t i = 0; i < paramBytes.size(); ++i)
-    if (paramBytes[i] != 8) {
-      error = concat("parameter ", i, " of the PTX entry '", entry, "' is ",
-                     paramBytes[i],
-                     " bytes, but every manifest parameter is 8 bytes");
-      return false;
-    }
+    if (paramBytes[i] != 8)
+      return failWith(error, "parameter ", i, " of the PTX entry '", entry,
+                      "' is ", paramBytes[i],
+                      " bytes, but every manifest parameter is 8 bytes");
   return true;
 }
 
@@ -234,21 +230,16 @@ static bool loadEntry(const CudaDevice &device, const CudaModule &module,
 bool ManifestKernel::load(const CudaDevice &device, const Manifest &manifest,
                           const std::string &image, ManifestKernel &out,
                           std::string &error) {
-  if (!device.isOpen()) {
-    error = "the CUDA device is not open";
-    return false;
-  }
-  if (!verifyManifest(manifest, error)) {
-    error = "invalid manifest: " + error;
-    return false;
-  }
+  if (!device.isOpen())
+    return failWith(error, "the CUDA device is not open");
+  if (!verifyManifest(manifest, error))
+    return failWith(error, "invalid manifest: " + error);
   if (!isChipCompatible(manifest.chip, device.getComputeCapabilityMajor(),
-                        device.getComputeCapabilityMinor())) {
-    error = "kernel '" + manifest.kernel + "' was compiled for " +
-            manifest.chip + ", which " + device.getName() + " (" +
-            device.getArchName() + ") cannot run";
-    return false;
-  }
+                        device.getComputeCapabilityMinor()))
+    return failWith(error, "kernel '" + manifest.kernel +
+                               "' was compiled for " + manifest.chip +
+                               ", which " + device.getName() + " (" +
+                               device.getArchName() + ") cannot run");
   // ELF (cubin) and fatbin images have no .entry text to check.
   bool ptx = image.find(".entry") != std::string::npos &&
              image.find(".target") != std::string::npos;
@@ -267,10 +258,9 @@ bool ManifestKernel::load(const CudaDevice &device, const Manifest &manifest,
   ManifestKernel loaded;
   loaded.device = &device;
   loaded.manifest = manifest;
-  if (!device.loadModule(image, loaded.module, error)) {
-    error = "loading kernel '" + manifest.kernel + "': " + error;
-    return false;
-  }
+  if (!device.loadModule(image, loaded.module, error))
+    return failWith(error,
+                    "loading kernel '" + manifest.kernel + "': " + error);
   loaded.kernels.resize(launches.size());
   loaded.resources.resize(launches.size());
   for (size_t i = 0; i < launches.size(); ++i)
@@ -296,18 +286,14 @@ bool ManifestKernel::readWorkspace(const std::string &name,
   const WorkspaceSpec *workspace = manifest.getWorkspace(name);
   std::vector<int64_t> shape;
   int64_t bytes;
-  if (!workspace) {
-    error = "the kernel has no workspace '" + name + "'";
-    return false;
-  }
+  if (!workspace)
+    return failWith(error, "the kernel has no workspace '" + name + "'");
   if (!evaluateWorkspace(*workspace, sizes, shape, bytes, error))
     return false;
-  if (getWorkspaceCapacity(name) < uint64_t(bytes)) {
-    error = "workspace '" + name +
-            "' was not written by a launch of these "
-            "sizes";
-    return false;
-  }
+  if (getWorkspaceCapacity(name) < uint64_t(bytes))
+    return failWith(error, "workspace '" + name +
+                               "' was not written by a launch of these "
+                               "sizes");
   out.resize(size_t(bytes));
   return workspaceBuffers.at(name).back().copyToHost(out.data(), out.size(),
                                                      error);
@@ -316,10 +302,8 @@ bool ManifestKernel::readWorkspace(const std::string &name,
 bool ManifestKernel::prepare(const std::map<std::string, TensorArg> &operands,
                              const ProblemSizes &sizes, LaunchConfig &out,
                              std::string &error) const {
-  if (!isLoaded()) {
-    error = "the kernel is not loaded";
-    return false;
-  }
+  if (!isLoaded())
+    return failWith(error, "the kernel is not loaded");
   std::map<std::string, TensorArg> withWorkspaces = operands;
   for (const WorkspaceSpec &workspace : manifest.workspaces) {
     std::vector<int64_t> shape;
@@ -356,15 +340,15 @@ bool ManifestKernel::prepare(const std::map<std::string, TensorArg> &operands,
 
 bool ManifestKernel::launch(LaunchConfig &config, CUstream stream,
                             std::string &error) const {
-  if (!isLoaded() || config.prologue.size() + 1 != kernels.size()) {
-    error = !isLoaded()
-                ? "the kernel is not loaded"
-                : "the launch has " + std::to_string(config.prologue.size()) +
-                      " prologue launches but kernel '" + manifest.kernel +
-                      "' has " + std::to_string(kernels.size() - 1) +
-                      " prologue kernels";
-    return false;
-  }
+  if (!isLoaded() || config.prologue.size() + 1 != kernels.size())
+    return failWith(error, !isLoaded()
+                               ? "the kernel is not loaded"
+                               : "the launch has " +
+                                     std::to_string(config.prologue.size()) +
+                                     " prologue launches but kernel '" +
+                                     manifest.kernel + "' has " +
+                                     std::to_string(kernels.size() - 1) +
+                                     " prologue kernels");
   for (size_t i = 0; i < kernels.size(); ++i) {
     LaunchConfig &launch = i + 1 < kernels.size() ? config.prologue[i] : config;
     const CudaKernel &kernel =
@@ -423,12 +407,11 @@ bool attn::runtime::benchmark(const ManifestKernel &kernel,
                               const BenchmarkOptions &options,
                               std::vector<double> &timesMs, std::string &error,
                               CUstream stream) {
-  if (!kernel.isLoaded() || options.iterations == 0) {
-    error = kernel.isLoaded()
-                ? "benchmark: the number of iterations must be >= 1"
-                : "benchmark: the kernel is not loaded";
-    return false;
-  }
+  if (!kernel.isLoaded() || options.iterations == 0)
+    return failWith(error,
+                    kernel.isLoaded()
+                        ? "benchmark: the number of iterations must be >= 1"
+                        : "benchmark: the kernel is not loaded");
   const Manifest &manifest = kernel.getManifest();
   const CudaDevice &device = kernel.getDevice();
   // The first input set: the caller's operands.

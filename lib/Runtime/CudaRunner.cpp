@@ -75,10 +75,8 @@ struct KernelRunner::DeviceTensors {
 bool KernelRunner::upload(const AttentionProblem &problem,
                           const HostTensor &output, DeviceTensors &out,
                           std::string &error) {
-  if (!kernel.isLoaded()) {
-    error = "no kernel is loaded";
-    return false;
-  }
+  if (!kernel.isLoaded())
+    return failWith(error, "no kernel is loaded");
   if (!device.makeCurrent(error) ||
       !inferSizes(kernel.getManifest(), problem, output, out.sizes, error))
     return false;
@@ -158,10 +156,8 @@ DeviceInfo KernelRunner::getDeviceInfo(ElementType type, bool tf32) const {
 bool KernelRunner::explain(const AttentionProblem &problem,
                            const HostTensor &output, double medianMs, bool tf32,
                            ExplainFacts &out, std::string &error) const {
-  if (!kernel.isLoaded()) {
-    error = "no kernel is loaded";
-    return false;
-  }
+  if (!kernel.isLoaded())
+    return failWith(error, "no kernel is loaded");
   const Manifest &manifest = kernel.getManifest();
   ExplainFacts facts;
   if (!inferSizes(manifest, problem, output, facts.sizes, error))
@@ -233,11 +229,10 @@ bool KernelRunner::explain(const AttentionProblem &problem,
   CUresult result = api.occupancyMaxActiveBlocksPerMultiprocessor(
       &blocks, kernel.getKernel().getFunction(), k.threadsPerBlock,
       size_t(k.dynamicSharedBytes));
-  if (result != CUDA_SUCCESS) {
-    error = formatCudaError(api, result,
-                            "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-    return false;
-  }
+  if (result != CUDA_SUCCESS)
+    return failWith(
+        error, formatCudaError(api, result,
+                               "cuOccupancyMaxActiveBlocksPerMultiprocessor"));
   k.activeBlocksPerSM = blocks;
   k.blockM = manifest.config.blockM;
   k.blockN = manifest.config.blockN;

@@ -777,15 +777,11 @@ bool attn::runtime::parseManifest(const std::string &text, Manifest &out,
 bool attn::runtime::readManifestFile(const std::string &path, Manifest &out,
                                      std::string &error) {
   std::string text;
-  if (!readWholeFile(path, text, error)) {
-    error = path + ": cannot open: " + error;
-    return false;
-  }
+  if (!readWholeFile(path, text, error))
+    return failWith(error, path + ": cannot open: " + error);
   Manifest manifest;
-  if (!parseManifest(text, manifest, error)) {
-    error = path + ": " + error;
-    return false;
-  }
+  if (!parseManifest(text, manifest, error))
+    return failWith(error, path + ": " + error);
   size_t slash = path.find_last_of('/');
   manifest.directory = slash == std::string::npos ? "."
                        : slash == 0               ? "/"

@@ -64,20 +64,16 @@ bool attn::runtime::evaluateGridExpr(const GridExpr &expr,
     return false;
   }
   int64_t lhs, rhs;
-  if (expr.operands.size() != 2) {
-    error = expr.toString() + ": expected 2 operands";
-    return false;
-  }
+  if (expr.operands.size() != 2)
+    return failWith(error, expr.toString() + ": expected 2 operands");
   if (!evaluateGridExpr(expr.operands[0], sizes, lhs, error) ||
       !evaluateGridExpr(expr.operands[1], sizes, rhs, error))
     return false;
   bool overflow = false;
   switch (expr.kind) {
   case GridExpr::Kind::CeilDiv:
-    if (rhs <= 0) {
-      error = concat(expr.toString(), ": division by ", rhs);
-      return false;
-    }
+    if (rhs <= 0)
+      return failWith(error, expr.toString(), ": division by ", rhs);
     value = lhs / rhs + (lhs % rhs != 0 && lhs > 0);
     return true;
   case GridExpr::Kind::Mul:
@@ -107,15 +103,12 @@ static bool evaluateGridExprs(const GridExpr exprs[3],
     int64_t value;
     std::string what =
         prefix + "grid." + "xyz"[i] + " = " + exprs[i].toString();
-    if (!evaluateGridExpr(exprs[i], sizes, value, error)) {
-      error = what + ": " + error + " (" + sizes.toString() + ")";
-      return false;
-    }
-    if (value < 1 || value > kLimits[i]) {
-      error = concat(what, " = ", value, " is out of range (1 .. ", kLimits[i],
-                     ") for ", sizes.toString());
-      return false;
-    }
+    if (!evaluateGridExpr(exprs[i], sizes, value, error))
+      return failWith(error,
+                      what + ": " + error + " (" + sizes.toString() + ")");
+    if (value < 1 || value > kLimits[i])
+      return failWith(error, what, " = ", value, " is out of range (1 .. ",
+                      kLimits[i], ") for ", sizes.toString());
     grid[i] = static_cast<unsigned>(value);
   }
   return true;
@@ -139,10 +132,8 @@ bool attn::runtime::evaluateWorkspace(const WorkspaceSpec &workspace,
                                       std::vector<int64_t> &shape,
                                       int64_t &bytes, std::string &error) {
   std::string prefix = "workspace '" + workspace.name + "': ";
-  if (workspace.shape.empty()) {
-    error = prefix + "the shape has no dimension";
-    return false;
-  }
+  if (workspace.shape.empty())
+    return failWith(error, prefix + "the shape has no dimension");
   std::vector<int64_t> dims;
   int64_t total = workspace.elementBytes;
   for (size_t i = 0; i < workspace.shape.size(); ++i) {
@@ -150,24 +141,19 @@ bool attn::runtime::evaluateWorkspace(const WorkspaceSpec &workspace,
     std::string what =
         prefix + "shape[" + std::to_string(i) + "] = " + expr.toString();
     int64_t value;
-    if (!evaluateGridExpr(expr, sizes, value, error)) {
-      error = what + ": " + error + " (" + sizes.toString() + ")";
-      return false;
-    }
-    if (value < 1) {
-      error =
-          concat(what, " = ", value, " must be >= 1 (", sizes.toString(), ")");
-      return false;
-    }
+    if (!evaluateGridExpr(expr, sizes, value, error))
+      return failWith(error,
+                      what + ": " + error + " (" + sizes.toString() + ")");
+    if (value < 1)
+      return failWith(error, what, " = ", value, " must be >= 1 (",
+                      sizes.toString(), ")");
     dims.push_back(value);
-    if (__builtin_mul_overflow(total, value, &total)) {
-      error =
-          concat(prefix, "shape ", formatDims(dims),
-                 (i + 1 < workspace.shape.size() ? "x..." : ""), " times ",
-                 workspace.elementBytes, " bytes per element overflows int64 (",
-                 sizes.toString(), ")");
-      return false;
-    }
+    if (__builtin_mul_overflow(total, value, &total))
+      return failWith(error, prefix, "shape ", formatDims(dims),
+                      (i + 1 < workspace.shape.size() ? "x..." : ""), " times ",
+                      workspace.elementBytes,
+                      " bytes per element overflows int64 (", sizes.toString(),
+                      ")");
   }
   shape = std::move(dims);
   bytes = total;
@@ -181,11 +167,9 @@ static bool checkOperandShape(const char *name,
                               std::string &error) {
   std::string context = " (compiled shape " + formatDims(compiled) +
                         ", actual " + formatDims(actual) + ")";
-  if (actual.size() != compiled.size()) {
-    error = concat(name, ": rank is ", actual.size(),
-                   " but the kernel takes rank ", compiled.size(), context);
-    return false;
-  }
+  if (actual.size() != compiled.size())
+    return failWith(error, name, ": rank is ", actual.size(),
+                    " but the kernel takes rank ", compiled.size(), context);
   for (size_t i = 0; i < actual.size(); ++i) {
     std::string dim = std::string(name) + ": dimension " + std::to_string(i) +
                       " is " + std::to_string(actual[i]);
@@ -209,16 +193,14 @@ bool attn::runtime::checkShapes(const Manifest &manifest,
       !checkOperandShape("value", manifest.value.shape, shapes.value, error) ||
       !checkOperandShape("output", manifest.output.shape, shapes.output, error))
     return false;
-  if (manifest.mask && !shapes.hasMask) {
-    error = "the kernel was compiled with a mask (" +
-            formatDims(manifest.mask->shape) + "x" +
-            getTypeName(manifest.mask->elementType) + ") but none was given";
-    return false;
-  }
-  if (!manifest.mask && shapes.hasMask) {
-    error = "a mask was given but the kernel was compiled without one";
-    return false;
-  }
+  if (manifest.mask && !shapes.hasMask)
+    return failWith(error, "the kernel was compiled with a mask (" +
+                               formatDims(manifest.mask->shape) + "x" +
+                               getTypeName(manifest.mask->elementType) +
+                               ") but none was given");
+  if (!manifest.mask && shapes.hasMask)
+    return failWith(error,
+                    "a mask was given but the kernel was compiled without one");
   if (shapes.hasMask &&
       !checkOperandShape("mask", manifest.mask->shape, shapes.mask, error))
     return false;
@@ -253,12 +235,10 @@ bool attn::runtime::checkShapes(const Manifest &manifest,
     return false;
   }
   const std::vector<int64_t> &q = shapes.query, &k = shapes.key;
-  if (q[1] % k[1] != 0) {
-    error =
-        concat("query has ", q[1], " heads, which is not a multiple of the ",
-               k[1], " heads of key and value");
-    return false;
-  }
+  if (q[1] % k[1] != 0)
+    return failWith(error, "query has ", q[1],
+                    " heads, which is not a multiple of the ", k[1],
+                    " heads of key and value");
   if (!shapes.hasMask)
     return true;
   const std::vector<int64_t> &m = shapes.mask;
@@ -341,26 +321,22 @@ static bool checkVectorLayout(const Manifest &manifest, const std::string &name,
   int64_t bytes = int64_t(getElementBytes(manifest.elementType));
   size_t rank = arg.strides.size();
   std::string what = "operand '" + name + "' ";
-  if (rank && arg.strides[rank - 1] != 1) {
-    error =
-        concat(what, "has stride ", arg.strides[rank - 1],
-               " in its last dimension; the kernel needs it contiguous (1)");
-    return false;
-  }
+  if (rank && arg.strides[rank - 1] != 1)
+    return failWith(
+        error, what, "has stride ", arg.strides[rank - 1],
+        " in its last dimension; the kernel needs it contiguous (1)");
   uint64_t start = arg.devicePtr + static_cast<uint64_t>(arg.offset * bytes);
   const char *vectors = "; the kernel moves 16-byte vectors and needs ";
-  if (start % 16 != 0) {
-    error = concat(what, "starts at ", formatHex(start), " (pointer + offset ",
-                   arg.offset, " elements)", vectors, "it 16-byte aligned");
-    return false;
-  }
+  if (start % 16 != 0)
+    return failWith(error, what, "starts at ", formatHex(start),
+                    " (pointer + offset ", arg.offset, " elements)", vectors,
+                    "it 16-byte aligned");
   for (size_t i = 0; i + 1 < rank; ++i)
-    if (arg.strides[i] * bytes % 16 != 0) {
-      error = concat(what, "has stride ", arg.strides[i], " in dimension ", i,
-                     " (", arg.strides[i] * bytes, " bytes)", vectors,
-                     "every stride but the last to be a multiple of 16 bytes");
-      return false;
-    }
+    if (arg.strides[i] * bytes % 16 != 0)
+      return failWith(error, what, "has stride ", arg.strides[i],
+                      " in dimension ", i, " (", arg.strides[i] * bytes,
+                      " bytes)", vectors,
+                      "every stride but the last to be a multiple of 16 bytes");
   return true;
 }
 
@@ -409,10 +385,8 @@ static bool checkOperands(const Manifest &manifest,
     return false;
   }
   for (const char *name : {"query", "key", "value", "output"})
-    if (!operands.count(name)) {
-      error = std::string("missing operand '") + name + "'";
-      return false;
-    }
+    if (!operands.count(name))
+      return failWith(error, std::string("missing operand '") + name + "'");
   OperandShapes shapes;
   shapes.query = operands.at("query").sizes;
   shapes.key = operands.at("key").sizes;
@@ -450,22 +424,20 @@ bool attn::runtime::packParams(const Manifest &manifest,
     const std::string &name =
         param.kind == KernelParam::Kind::Workspace ? param.name : param.operand;
     auto it = operands.find(name);
-    if (it == operands.end()) {
-      error = std::string(param.kind == KernelParam::Kind::Workspace
-                              ? "missing workspace '"
-                              : "missing operand '") +
-              name + "'";
-      return false;
-    }
+    if (it == operands.end())
+      return failWith(error,
+                      std::string(param.kind == KernelParam::Kind::Workspace
+                                      ? "missing workspace '"
+                                      : "missing operand '") +
+                          name + "'");
     if (param.kind == KernelParam::Kind::TensorMap) {
       uint64_t devicePtr = 0;
-      if (!resolveTensorMap) {
-        error = "kernel '" + manifest.kernel + "' takes a tensor map of '" +
-                name +
+      if (!resolveTensorMap)
+        return failWith(
+            error,
+            "kernel '" + manifest.kernel + "' takes a tensor map of '" + name +
                 "', which only a launch that encodes tensor maps can pass "
-                "(ManifestKernel::prepare)";
-        return false;
-      }
+                "(ManifestKernel::prepare)");
       if (!resolveTensorMap(param, it->second, devicePtr, error))
         return false;
       pack.appendPointer(name + ".tensor_map", devicePtr);

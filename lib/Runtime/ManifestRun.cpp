@@ -44,26 +44,21 @@ static bool checkInput(const std::vector<int64_t> &shape, ElementType type,
                        const Input &input, std::string &error) {
   std::string given = formatShape(shape, type);
   std::string expected = formatShape(input.compiled, input.type);
-  if (shape.size() != input.compiled.size()) {
-    error = concat("got ", given, " (rank ", shape.size(),
-                   "), but the kernel takes ", expected, " (rank ",
-                   input.compiled.size(), ")");
-    return false;
-  }
+  if (shape.size() != input.compiled.size())
+    return failWith(error, "got ", given, " (rank ", shape.size(),
+                    "), but the kernel takes ", expected, " (rank ",
+                    input.compiled.size(), ")");
   for (size_t dim = 0; dim < shape.size(); ++dim) {
-    if (input.compiled[dim] >= 0 && shape[dim] != input.compiled[dim]) {
-      error = concat("got ", given, ", but the kernel takes ", expected,
-                     " (dimension ", dim, " is ", shape[dim], ", expected ",
-                     input.compiled[dim], ")");
-      return false;
-    }
+    if (input.compiled[dim] >= 0 && shape[dim] != input.compiled[dim])
+      return failWith(error, "got ", given, ", but the kernel takes ", expected,
+                      " (dimension ", dim, " is ", shape[dim], ", expected ",
+                      input.compiled[dim], ")");
   }
-  if (type != input.type) {
-    error = "got " + given + ", but the kernel takes " + expected +
-            " (element type " + getTypeName(type) + ", expected " +
-            getTypeName(input.type) + ")";
-    return false;
-  }
+  if (type != input.type)
+    return failWith(error, "got " + given + ", but the kernel takes " +
+                               expected + " (element type " +
+                               getTypeName(type) + ", expected " +
+                               getTypeName(input.type) + ")");
   return true;
 }
 
@@ -72,10 +67,8 @@ static bool parseInput(const std::string &spec, Input &input,
                        std::string &error) {
   if (spec.rfind("@", 0) == 0) {
     input.source = spec.substr(1);
-    if (input.source.empty()) {
-      error = "'@' must be followed by the path of a .npy file";
-      return false;
-    }
+    if (input.source.empty())
+      return failWith(error, "'@' must be followed by the path of a .npy file");
     return readNpy(input.source, input.tensor, error) &&
            checkInput(input.tensor.shape, input.tensor.type, input, error);
   }
@@ -84,12 +77,12 @@ static bool parseInput(const std::string &spec, Input &input,
   input.tensor.type = input.type;
   if (spec == "random") {
     for (int64_t dim : input.compiled) {
-      if (dim < 0) {
-        error = "'random' needs a static shape, but the kernel takes " +
+      if (dim < 0)
+        return failWith(
+            error,
+            "'random' needs a static shape, but the kernel takes " +
                 formatShape(input.compiled, input.type) +
-                "; give SHAPExTYPE (such as 2x8x128x64xf16) or @file.npy";
-        return false;
-      }
+                "; give SHAPExTYPE (such as 2x8x128x64xf16) or @file.npy");
     }
     input.tensor.shape = input.compiled;
     return true;
@@ -109,46 +102,37 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
                                 std::ostream &os, bool &passed,
                                 std::string &error) {
   passed = true;
-  if (options.explain && !options.bench) {
-    error = kExplainNeedsBench;
-    return false;
-  }
-  if (options.bench && options.iterations == 0) {
-    error = "--iters must be at least 1";
-    return false;
-  }
+  if (options.explain && !options.bench)
+    return failWith(error, kExplainNeedsBench);
+  if (options.bench && options.iterations == 0)
+    return failWith(error, "--iters must be at least 1");
   std::string outputPath = options.output;
   if (!outputPath.empty() && outputPath[0] == '@')
     outputPath.erase(0, 1);
-  if (!options.output.empty() && outputPath.empty()) {
-    error = "--output needs a file name, as in --output=@o.npy";
-    return false;
-  }
+  if (!options.output.empty() && outputPath.empty())
+    return failWith(error, "--output needs a file name, as in --output=@o.npy");
   std::filesystem::path directory =
       std::filesystem::path(outputPath).parent_path();
   std::error_code ec;
-  if (!directory.empty() && !std::filesystem::is_directory(directory, ec)) {
-    error = "cannot write '" + outputPath + "': no directory '" +
-            directory.string() + "'";
-    return false;
-  }
+  if (!directory.empty() && !std::filesystem::is_directory(directory, ec))
+    return failWith(error, "cannot write '" + outputPath + "': no directory '" +
+                               directory.string() + "'");
 
   Manifest manifest;
   std::string ptx;
   if (!readManifestFile(options.manifestPath, manifest, error))
     return false;
   if (options.check &&
-      (manifest.attributes.scoreMod || manifest.attributes.maskMod)) {
-    error = "--check: kernel '" + manifest.kernel +
+      (manifest.attributes.scoreMod || manifest.attributes.maskMod))
+    return failWith(
+        error,
+        "--check: kernel '" + manifest.kernel +
             "' has a score_mod or mask_mod region, which its manifest does "
             "not carry; check it with the attn-run built with MLIR, which "
-            "evaluates the regions";
-    return false;
-  }
-  if (!readWholeFile(manifest.getPtxPath(), ptx, error)) {
-    error = "cannot read '" + manifest.getPtxPath() + "': " + error;
-    return false;
-  }
+            "evaluates the regions");
+  if (!readWholeFile(manifest.getPtxPath(), ptx, error))
+    return failWith(error,
+                    "cannot read '" + manifest.getPtxPath() + "': " + error);
 
   // The inputs, checked one by one, then together.
   std::vector<Input> inputs = {
@@ -174,10 +158,8 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
     return false;
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!parseInput(options.inputs[i], inputs[i], error)) {
-      error = concat("input #", i, " (", inputs[i].label, "): ", error);
-      return false;
-    }
+    if (!parseInput(options.inputs[i], inputs[i], error))
+      return failWith(error, "input #", i, " (", inputs[i].label, "): ", error);
   }
   OperandShapes shapes;
   shapes.query = inputs[0].tensor.shape;
@@ -189,10 +171,9 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   if (shapes.hasMask)
     shapes.mask = inputs[3].tensor.shape;
   ProblemSizes sizes;
-  if (!inferProblemSizes(manifest, shapes, sizes, error)) {
-    error = "the inputs do not fit kernel '" + name + "': " + error;
-    return false;
-  }
+  if (!inferProblemSizes(manifest, shapes, sizes, error))
+    return failWith(error,
+                    "the inputs do not fit kernel '" + name + "': " + error);
   double bytes = 0.0;
   for (const Input &input : inputs)
     bytes += double(input.tensor.getNumBytes());
@@ -235,10 +216,8 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
     problem.windowRight = manifest.attributes.window->second;
   }
   problem.softcap = manifest.attributes.softcap.value_or(0.0);
-  if (!validateProblem(problem, error)) {
-    error = "the inputs do not fit attn.attention: " + error;
-    return false;
-  }
+  if (!validateProblem(problem, error))
+    return failWith(error, "the inputs do not fit attn.attention: " + error);
   bool tf32 = manifest.elementType == ElementType::F32 &&
               manifest.attributes.precision != PrecisionMode::IEEE;
 

@@ -164,22 +164,21 @@ bool attn::runtime::getTensorMapEncoding(const KernelParam &param,
 bool attn::runtime::encodeTensorMap(const CudaDriverApi &api,
                                     const TensorMapEncoding &encoding,
                                     CUtensorMap &out, std::string &error) {
-  if (!api.tensorMapEncodeTiled) {
-    error = "the CUDA driver has no cuTensorMapEncodeTiled (CUDA 12 or newer "
-            "is needed)";
-    return false;
-  }
+  if (!api.tensorMapEncodeTiled)
+    return failWith(
+        error,
+        "the CUDA driver has no cuTensorMapEncodeTiled (CUDA 12 or newer "
+        "is needed)");
   CUresult result = api.tensorMapEncodeTiled(
       &out, encoding.dataType, encoding.rank,
       reinterpret_cast<void *>(static_cast<uintptr_t>(encoding.globalAddress)),
       encoding.globalDim, encoding.globalStrides, encoding.boxDim,
       encoding.elementStrides, encoding.interleave, encoding.swizzle,
       encoding.l2Promotion, encoding.oobFill);
-  if (result != CUDA_SUCCESS) {
-    error = formatCudaError(api, result, "cuTensorMapEncodeTiled") + " (" +
-            encoding.describe() + ")";
-    return false;
-  }
+  if (result != CUDA_SUCCESS)
+    return failWith(error,
+                    formatCudaError(api, result, "cuTensorMapEncodeTiled") +
+                        " (" + encoding.describe() + ")");
   return true;
 }
 
@@ -225,10 +224,8 @@ bool ManifestKernel::getTensorMap(
     return false;
   std::string prefix = "tensor map of '" + param.operand + "': ";
   CUtensorMap map;
-  if (!encodeTensorMap(device->getApi(), encoding, map, error)) {
-    error = prefix + error;
-    return false;
-  }
+  if (!encodeTensorMap(device->getApi(), encoding, map, error))
+    return failWith(error, prefix + error);
   TensorMapBytes bytes;
   static_assert(sizeof(bytes) == sizeof(map.opaque), "a CUtensorMap has 128 "
                                                      "bytes");
@@ -249,20 +246,17 @@ bool ManifestKernel::getTensorMap(
     // kernel on a non-blocking stream must not read the map before it lands.
     if (!owner.synchronize(message))
       return false;
-    if (buffer->get() % 64 != 0) {
-      message = "the device copy at " + formatHex(buffer->get()) +
-                " is not 64-byte aligned";
-      return false;
-    }
+    if (buffer->get() % 64 != 0)
+      return failWith(message, "the device copy at " +
+                                   formatHex(buffer->get()) +
+                                   " is not 64-byte aligned");
     entry.devicePtr = buffer->get();
     entry.owner = std::move(buffer);
     return true;
   };
   TensorMapCache::Entry entry;
-  if (!tensorMapCache.get(bytes, synchronize, upload, entry, error)) {
-    error = prefix + error;
-    return false;
-  }
+  if (!tensorMapCache.get(bytes, synchronize, upload, entry, error))
+    return failWith(error, prefix + error);
   keep.push_back(entry.owner);
   devicePtr = entry.devicePtr;
   return true;

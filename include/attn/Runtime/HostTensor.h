@@ -36,6 +36,14 @@ std::string concat(const Parts &...parts) {
   return stream.str();
 }
 
+/// Sets `error` to concat(parts...) and returns false: how a check of the
+/// runtime fails.
+template <typename... Parts>
+bool failWith(std::string &error, const Parts &...parts) {
+  error = concat(parts...);
+  return false;
+}
+
 /// printf into a std::string.
 std::string formatString(const char *format, ...)
     __attribute__((format(printf, 1, 2)));
