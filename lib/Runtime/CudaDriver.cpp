@@ -101,13 +101,10 @@ static bool check(const CudaDriverApi &api, CUresult result,
 }
 
 static std::string formatBytes(uint64_t bytes) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "%llu bytes",
-                static_cast<unsigned long long>(bytes));
+  std::string text = std::to_string(bytes) + " bytes";
   if (bytes >= (1ull << 30))
-    std::snprintf(buffer + std::strlen(buffer), 24, ", %.2f GiB",
-                  bytes / (1024.0 * 1024.0 * 1024.0));
-  return buffer;
+    text += formatString(", %.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return text;
 }
 
 //===----------------------------------------------------------------------===//
@@ -184,17 +181,14 @@ double CudaDevice::getMemoryBandwidthBytesPerSecond() const {
 }
 
 std::string CudaDevice::describe() const {
-  char buffer[512];
   int version = api ? api->driverVersion : 0;
-  std::snprintf(buffer, sizeof(buffer),
-                "%s (%s, %d SMs, %.1f MiB L2, %.1f GiB, %.2f TB/s est., "
-                "driver %d.%d)",
-                name.c_str(), getArchName().c_str(), multiprocessorCount,
-                l2CacheBytes / (1024.0 * 1024.0),
-                totalMemoryBytes / (1024.0 * 1024.0 * 1024.0),
-                getMemoryBandwidthBytesPerSecond() / 1e12, version / 1000,
-                version % 1000 / 10);
-  return buffer;
+  return formatString("%s (%s, %d SMs, %.1f MiB L2, %.1f GiB, %.2f TB/s est., "
+                      "driver %d.%d)",
+                      name.c_str(), getArchName().c_str(), multiprocessorCount,
+                      l2CacheBytes / (1024.0 * 1024.0),
+                      totalMemoryBytes / (1024.0 * 1024.0 * 1024.0),
+                      getMemoryBandwidthBytesPerSecond() / 1e12, version / 1000,
+                      version % 1000 / 10);
 }
 
 bool CudaDevice::makeCurrent(std::string &error) const {
@@ -397,13 +391,12 @@ bool CudaKernel::launch(const unsigned grid[3], const unsigned block[3],
                         block[2], sharedMemoryBytes, stream, args, nullptr);
   if (result == CUDA_SUCCESS)
     return true;
-  char details[256];
-  std::snprintf(details, sizeof(details),
-                "cuLaunchKernel(%s, grid %ux%ux%u, block %ux%ux%u, %u bytes "
-                "dynamic shared memory)",
-                name.c_str(), grid[0], grid[1], grid[2], block[0], block[1],
-                block[2], sharedMemoryBytes);
-  return check(*api, result, details, error);
+  return check(*api, result,
+               formatString("cuLaunchKernel(%s, grid %ux%ux%u, block "
+                            "%ux%ux%u, %u bytes dynamic shared memory)",
+                            name.c_str(), grid[0], grid[1], grid[2], block[0],
+                            block[1], block[2], sharedMemoryBytes),
+               error);
 }
 
 bool CudaEvent::record(CUstream stream, std::string &error) const {

@@ -72,14 +72,11 @@ double attn::runtime::getPeakTflops(const std::string &chip,
   }
   bool half = type != ElementType::F32, ieee = precision == PrecisionMode::IEEE;
   double tflops = half ? entry->f16 : ieee ? entry->f32 : entry->tf32;
-  char buffer[160];
-  std::snprintf(buffer, sizeof(buffer), "%s %s: %.1f TFLOP/s",
-                entry->name.c_str(),
-                half   ? "dense f16/bf16 tensor cores"
-                : ieee ? "fp32 FMA"
-                       : "dense tf32 tensor cores",
-                tflops);
-  note = buffer;
+  note = formatString("%s %s: %.1f TFLOP/s", entry->name.c_str(),
+                      half   ? "dense f16/bf16 tensor cores"
+                      : ieee ? "fp32 FMA"
+                             : "dense tf32 tensor cores",
+                      tflops);
   return tflops;
 }
 

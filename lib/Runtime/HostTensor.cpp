@@ -292,11 +292,9 @@ bool attn::runtime::checkFitsInMemory(double bytes, const std::string &what,
   lower(cgroup, "of memory its cgroup may use (memory.max)");
   if (limit <= 0.0 || bytes <= limit)
     return true;
-  char text[200];
-  std::snprintf(text, sizeof(text), " needs %.3g GB, more than the %.3g GB %s",
-                bytes * 1e-9, limit * 1e-9, kind);
-  error = what + text;
-  return false;
+  return failWith(error, what,
+                  formatString(" needs %.3g GB, more than the %.3g GB %s",
+                               bytes * 1e-9, limit * 1e-9, kind));
 }
 
 //===----------------------------------------------------------------------===//

@@ -27,15 +27,15 @@ const char *attn::runtime::getCausalName(CausalMode mode) {
 static bool checkTensor(const HostTensor *tensor, const char *name, size_t rank,
                         const char *layout, std::string &error) {
   if (!tensor)
-    return failWith(error, std::string("the ") + name + " tensor is missing");
+    return failWith(error, "the ", name, " tensor is missing");
   std::string shape = tensor->getShapeString();
   if (tensor->shape.size() != rank)
     return failWith(error, name, " has shape ", shape, ", expected rank ", rank,
                     " (", layout, ")");
   for (int64_t dim : tensor->shape) {
     if (dim < 1)
-      return failWith(error, std::string(name) + " has shape " + shape +
-                                 ", expected every dimension to be >= 1");
+      return failWith(error, name, " has shape ", shape,
+                      ", expected every dimension to be >= 1");
   }
   if (tensor->data.size() != tensor->getNumBytes())
     return failWith(error, name, " holds ", tensor->data.size(),
@@ -52,15 +52,13 @@ bool attn::runtime::validateProblem(const AttentionProblem &problem,
     return false;
   const HostTensor &q = *problem.query, &k = *problem.key, &v = *problem.value;
   if (!isFloatType(q.type))
-    return failWith(error, "query has element type " +
-                               std::string(getTypeName(q.type)) +
-                               ", expected f32, f16 or bf16");
+    return failWith(error, "query has element type ", getTypeName(q.type),
+                    ", expected f32, f16 or bf16");
   for (const HostTensor *t : {&k, &v}) {
     if (t->type != q.type)
-      return failWith(error, std::string(t == &k ? "key" : "value") +
-                                 " has element type " + getTypeName(t->type) +
-                                 ", expected " + getTypeName(q.type) +
-                                 " like the query");
+      return failWith(error, t == &k ? "key" : "value", " has element type ",
+                      getTypeName(t->type), ", expected ", getTypeName(q.type),
+                      " like the query");
   }
   int64_t b = q.shape[0], hq = q.shape[1], tq = q.shape[2], d = q.shape[3];
   if (k.shape[0] != b || k.shape[3] != d)
@@ -100,23 +98,15 @@ bool attn::runtime::validateProblem(const AttentionProblem &problem,
                         m.shape[i], ", expected 1 or ", want);
     }
   }
-  if (!std::isfinite(problem.scale) || problem.scale <= 0.0) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof(buffer), "%g", problem.scale);
-    error = std::string("scale must be finite and > 0, got ") + buffer;
-    return false;
-  }
+  if (!std::isfinite(problem.scale) || problem.scale <= 0.0)
+    return failWith(error, "scale must be finite and > 0, got ",
+                    formatString("%g", problem.scale));
   if (problem.windowLeft < -1 || problem.windowRight < -1)
-    return failWith(error, "window left and right must be >= -1, got " +
-                               std::to_string(problem.windowLeft) + " and " +
-                               std::to_string(problem.windowRight));
-  if (!std::isfinite(problem.softcap) || problem.softcap < 0.0) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof(buffer), "%g", problem.softcap);
-    error =
-        std::string("softcap must be finite and > 0 (0: none), got ") + buffer;
-    return false;
-  }
+    return failWith(error, "window left and right must be >= -1, got ",
+                    problem.windowLeft, " and ", problem.windowRight);
+  if (!std::isfinite(problem.softcap) || problem.softcap < 0.0)
+    return failWith(error, "softcap must be finite and > 0 (0: none), got ",
+                    formatString("%g", problem.softcap));
   return true;
 }
 
@@ -314,12 +304,6 @@ Tolerance attn::runtime::getTolerance(ElementType type, bool tf32) {
   return tf32 ? Tolerance{2e-3, 1e-2} : Tolerance{1e-5, 1e-4};
 }
 
-static std::string formatPhrase(const char *format, double a, double b) {
-  char buffer[96];
-  std::snprintf(buffer, sizeof(buffer), format, a, b);
-  return buffer;
-}
-
 CheckResult attn::runtime::compareRows(const HostTensor &output,
                                        const std::vector<int64_t> &rows,
                                        const std::vector<double> &reference,
@@ -381,19 +365,18 @@ CheckResult attn::runtime::compareRows(const HostTensor &output,
     add(std::to_string(result.nanMismatches) +
         " values that differ from a NaN/Inf reference");
   if (!(result.relL2 <= tol.relL2))
-    add(formatPhrase("rel_l2 %.1e > %.1e", result.relL2, tol.relL2));
+    add(formatString("rel_l2 %.1e > %.1e", result.relL2, tol.relL2));
   if (!(result.maxAbs <= tol.maxAbs))
-    add(formatPhrase("max_abs %.1e > %.1e", result.maxAbs, tol.maxAbs));
+    add(formatString("max_abs %.1e > %.1e", result.maxAbs, tol.maxAbs));
   result.pass = reason.empty();
   result.reason = reason;
   return result;
 }
 
 std::string attn::runtime::formatCheckLine(const CheckResult &result) {
-  char buffer[128];
-  std::snprintf(buffer, sizeof(buffer), "check: %s rel_l2=%.3e max_abs=%.3e",
-                result.pass ? "PASS" : "FAIL", result.relL2, result.maxAbs);
-  std::string line = buffer;
+  std::string line =
+      formatString("check: %s rel_l2=%.3e max_abs=%.3e",
+                   result.pass ? "PASS" : "FAIL", result.relL2, result.maxAbs);
   if (!result.pass)
     line += " (" + result.reason + ")";
   return line;

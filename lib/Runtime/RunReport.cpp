@@ -114,11 +114,8 @@ std::string attn::runtime::formatHeaderLine(const RunSummary &summary) {
 }
 
 std::string attn::runtime::formatBenchLine(const BenchReport &report) {
-  char line[160];
-  std::snprintf(line, sizeof(line),
-                "bench: median_ms=%.4g tflops=%.4g floor_ms=%.4g",
-                report.medianMs, report.tflops, report.floorMs);
-  return line;
+  return formatString("bench: median_ms=%.4g tflops=%.4g floor_ms=%.4g",
+                      report.medianMs, report.tflops, report.floorMs);
 }
 
 std::string attn::runtime::formatSampleLine(const CheckReport &report) {
