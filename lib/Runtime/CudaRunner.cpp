@@ -28,22 +28,6 @@ bool KernelRunner::load(const Manifest &manifest, const std::string &ptx,
   return ManifestKernel::load(device, manifest, ptx, kernel, error);
 }
 
-/// The problem sizes of `problem` with an output of `output`'s shape.
-static bool inferSizes(const Manifest &manifest,
-                       const AttentionProblem &problem,
-                       const HostTensor &output, ProblemSizes &sizes,
-                       std::string &error) {
-  OperandShapes shapes;
-  shapes.query = problem.query->shape;
-  shapes.key = problem.key->shape;
-  shapes.value = problem.value->shape;
-  shapes.output = output.shape;
-  shapes.hasMask = problem.mask != nullptr;
-  if (problem.mask)
-    shapes.mask = problem.mask->shape;
-  return inferProblemSizes(manifest, shapes, sizes, error);
-}
-
 /// `tensor` of `problem` as passed contiguous from `devicePtr`: a broadcast
 /// mask dimension is read with stride 0.
 static TensorArg makeOperand(const AttentionProblem &problem,
@@ -78,7 +62,8 @@ bool KernelRunner::upload(const AttentionProblem &problem,
   if (!kernel.isLoaded())
     return failWith(error, "no kernel is loaded");
   if (!device.makeCurrent(error) ||
-      !inferSizes(kernel.getManifest(), problem, output, out.sizes, error))
+      !inferProblemSizes(kernel.getManifest(), problem, output.shape, out.sizes,
+                         error))
     return false;
 
   // Each distinct host tensor once: q = k = v share one buffer.
@@ -160,7 +145,7 @@ bool KernelRunner::explain(const AttentionProblem &problem,
     return failWith(error, "no kernel is loaded");
   const Manifest &manifest = kernel.getManifest();
   ExplainFacts facts;
-  if (!inferSizes(manifest, problem, output, facts.sizes, error))
+  if (!inferProblemSizes(manifest, problem, output.shape, facts.sizes, error))
     return false;
   facts.type = manifest.elementType;
   facts.tf32 = tf32;

@@ -269,6 +269,21 @@ bool attn::runtime::inferProblemSizes(const Manifest &manifest,
   return true;
 }
 
+bool attn::runtime::inferProblemSizes(const Manifest &manifest,
+                                      const AttentionProblem &problem,
+                                      const std::vector<int64_t> &outputShape,
+                                      ProblemSizes &sizes, std::string &error) {
+  OperandShapes shapes;
+  shapes.query = problem.query->shape;
+  shapes.key = problem.key->shape;
+  shapes.value = problem.value->shape;
+  shapes.output = outputShape;
+  shapes.hasMask = problem.mask != nullptr;
+  if (problem.mask)
+    shapes.mask = problem.mask->shape;
+  return inferProblemSizes(manifest, shapes, sizes, error);
+}
+
 //===----------------------------------------------------------------------===//
 // Kernel parameters
 //===----------------------------------------------------------------------===//

@@ -39,27 +39,52 @@ struct Input {
 };
 } // namespace
 
-/// Checks a given shape and type against an operand's compiled ones.
-static bool checkInput(const std::vector<int64_t> &shape, ElementType type,
-                       const Input &input, std::string &error) {
-  std::string given = formatShape(shape, type);
-  std::string expected = formatShape(input.compiled, input.type);
-  if (shape.size() != input.compiled.size())
-    return failWith(error, "got ", given, " (rank ", shape.size(),
-                    "), but the kernel takes ", expected, " (rank ",
-                    input.compiled.size(), ")");
-  for (size_t dim = 0; dim < shape.size(); ++dim) {
-    if (input.compiled[dim] >= 0 && shape[dim] != input.compiled[dim])
-      return failWith(error, "got ", given, ", but the kernel takes ", expected,
-                      " (dimension ", dim, " is ", shape[dim], ", expected ",
-                      input.compiled[dim], ")");
-  }
-  if (type != input.type)
-    return failWith(error, "got " + given + ", but the kernel takes " +
-                               expected + " (element type " +
-                               getTypeName(type) + ", expected " +
-                               getTypeName(input.type) + ")");
+bool attn::runtime::checkRunFlags(const RunFlags &flags,
+                                  std::string &outputPath, std::string &error) {
+  if (flags.bench && flags.iterations == 0)
+    return failWith(error, "--iters must be at least 1");
+  if (flags.explain && !flags.bench)
+    return failWith(error, kExplainNeedsBench);
+  outputPath = flags.output;
+  if (!outputPath.empty() && outputPath[0] == '@')
+    outputPath.erase(0, 1);
+  if (!flags.output.empty() && outputPath.empty())
+    return failWith(error, "--output needs a file name, as in --output=@o.npy");
+  std::filesystem::path directory =
+      std::filesystem::path(outputPath).parent_path();
+  std::error_code ec;
+  if (!directory.empty() && !std::filesystem::is_directory(directory, ec))
+    return failWith(error, "cannot write '", outputPath, "': no directory '",
+                    directory.string(), "'");
   return true;
+}
+
+bool attn::runtime::checkInputShape(const std::vector<int64_t> &shape,
+                                    ElementType type,
+                                    const std::vector<int64_t> &dims,
+                                    const std::string &expectedType,
+                                    const std::string &taker,
+                                    std::string &error) {
+  std::string given = "got " + formatShape(shape, type);
+  if (shape.size() != dims.size())
+    return failWith(error, given, " (rank ", shape.size(), "), but ", taker,
+                    " (rank ", dims.size(), ")");
+  for (size_t dim = 0; dim < shape.size(); ++dim)
+    if (dims[dim] >= 0 && shape[dim] != dims[dim])
+      return failWith(error, given, ", but ", taker, " (dimension ", dim,
+                      " is ", shape[dim], ", expected ", dims[dim], ")");
+  if (getTypeName(type) != expectedType)
+    return failWith(error, given, ", but ", taker, " (element type ",
+                    getTypeName(type), ", expected ", expectedType, ")");
+  return true;
+}
+
+/// checkInputShape against an operand's compiled shape and type.
+static bool checkInput(const HostTensor &tensor, const Input &input,
+                       std::string &error) {
+  return checkInputShape(
+      tensor.shape, tensor.type, input.compiled, getTypeName(input.type),
+      "the kernel takes " + formatShape(input.compiled, input.type), error);
 }
 
 /// Reads an --input value; random data is left for later.
@@ -70,7 +95,7 @@ static bool parseInput(const std::string &spec, Input &input,
     if (input.source.empty())
       return failWith(error, "'@' must be followed by the path of a .npy file");
     return readNpy(input.source, input.tensor, error) &&
-           checkInput(input.tensor.shape, input.tensor.type, input, error);
+           checkInput(input.tensor, input, error);
   }
   input.isRandom = true;
   input.source = "random";
@@ -95,28 +120,16 @@ static bool parseInput(const std::string &spec, Input &input,
                "@file.npy or random";
     return false;
   }
-  return checkInput(input.tensor.shape, input.tensor.type, input, error);
+  return checkInput(input.tensor, input, error);
 }
 
 bool attn::runtime::runManifest(const ManifestRunOptions &options,
                                 std::ostream &os, bool &passed,
                                 std::string &error) {
   passed = true;
-  if (options.explain && !options.bench)
-    return failWith(error, kExplainNeedsBench);
-  if (options.bench && options.iterations == 0)
-    return failWith(error, "--iters must be at least 1");
-  std::string outputPath = options.output;
-  if (!outputPath.empty() && outputPath[0] == '@')
-    outputPath.erase(0, 1);
-  if (!options.output.empty() && outputPath.empty())
-    return failWith(error, "--output needs a file name, as in --output=@o.npy");
-  std::filesystem::path directory =
-      std::filesystem::path(outputPath).parent_path();
-  std::error_code ec;
-  if (!directory.empty() && !std::filesystem::is_directory(directory, ec))
-    return failWith(error, "cannot write '" + outputPath + "': no directory '" +
-                               directory.string() + "'");
+  std::string outputPath;
+  if (!checkRunFlags(options, outputPath, error))
+    return false;
 
   Manifest manifest;
   std::string ptx;
@@ -161,46 +174,8 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
     if (!parseInput(options.inputs[i], inputs[i], error))
       return failWith(error, "input #", i, " (", inputs[i].label, "): ", error);
   }
-  OperandShapes shapes;
-  shapes.query = inputs[0].tensor.shape;
-  shapes.key = inputs[1].tensor.shape;
-  shapes.value = inputs[2].tensor.shape;
-  shapes.output = {shapes.query[0], shapes.query[1], shapes.query[2],
-                   shapes.value[3]};
-  shapes.hasMask = manifest.mask.has_value();
-  if (shapes.hasMask)
-    shapes.mask = inputs[3].tensor.shape;
-  ProblemSizes sizes;
-  if (!inferProblemSizes(manifest, shapes, sizes, error))
-    return failWith(error,
-                    "the inputs do not fit kernel '" + name + "': " + error);
-  double bytes = 0.0;
-  for (const Input &input : inputs)
-    bytes += double(input.tensor.getNumBytes());
-  bytes += double(sizes.B) * sizes.Hq * sizes.Tq * sizes.Dv *
-           getElementBytes(manifest.elementType);
-  if (!checkFitsInMemory(bytes,
-                         "the inputs and the result (" +
-                             formatShape(shapes.output, manifest.elementType) +
-                             ")",
-                         error))
-    return false;
-
-#if ATTN_HAS_CUDA_DRIVER
-  KernelRunner runner;
-  if (!runner.open(options.device, error) || !runner.load(manifest, ptx, error))
-    return false;
-#else
-  error = "this attn-run was built without the CUDA driver header cuda.h "
-          "and cannot launch kernels (configure with CUDA_HOME set)";
-  return false;
-#endif
-
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i].isRandom)
-      inputs[i].tensor =
-          makeRandomTensor(inputs[i].tensor.shape, inputs[i].tensor.type,
-                           deriveInputSeed(options.seed, unsigned(i)));
+  // The problem points to the inputs; their random data comes once every
+  // check passed.
   AttentionProblem problem;
   problem.query = &inputs[0].tensor;
   problem.key = &inputs[1].tensor;
@@ -209,6 +184,39 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   for (size_t i = inputs.size() - manifest.captures.size(); i < inputs.size();
        ++i)
     problem.captures.push_back(&inputs[i].tensor);
+  const std::vector<int64_t> &q = problem.query->shape;
+  std::vector<int64_t> outputShape = {q[0], q[1], q[2],
+                                      problem.value->shape[3]};
+  ProblemSizes sizes;
+  if (!inferProblemSizes(manifest, problem, outputShape, sizes, error))
+    return failWith(error, "the inputs do not fit kernel '", name,
+                    "': ", error);
+  double bytes = 0.0;
+  for (const Input &input : inputs)
+    bytes += double(input.tensor.getNumBytes());
+  bytes += double(sizes.B) * sizes.Hq * sizes.Tq * sizes.Dv *
+           getElementBytes(manifest.elementType);
+  if (!checkFitsInMemory(bytes,
+                         "the inputs and the result (" +
+                             formatShape(outputShape, manifest.elementType) +
+                             ")",
+                         error))
+    return false;
+
+#if !ATTN_HAS_CUDA_DRIVER
+  return failWith(error,
+                  "this attn-run was built without the CUDA driver header "
+                  "cuda.h and cannot launch kernels (configure with CUDA_HOME "
+                  "set)");
+#else
+  KernelRunner runner;
+  if (!runner.open(options.device, error) || !runner.load(manifest, ptx, error))
+    return false;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].isRandom)
+      inputs[i].tensor =
+          makeRandomTensor(inputs[i].tensor.shape, inputs[i].tensor.type,
+                           deriveInputSeed(options.seed, unsigned(i)));
   problem.scale = manifest.attributes.scale.value_or(1.0 / std::sqrt(sizes.D));
   problem.causal = manifest.attributes.causal;
   if (manifest.attributes.window) {
@@ -227,7 +235,7 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   for (const Input &input : inputs)
     summary.arguments.push_back(
         {input.label, input.tensor.shape, input.tensor.type, input.source});
-  summary.resultShape = shapes.output;
+  summary.resultShape = outputShape;
   summary.resultType = manifest.elementType;
   summary.scale = problem.scale;
   summary.causal = problem.causal;
@@ -236,24 +244,21 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   if (!options.json)
     os << formatHeaderLine(summary) << "\n" << std::flush;
 
-  HostTensor result = makeZeroTensor(shapes.output, manifest.elementType);
-#if ATTN_HAS_CUDA_DRIVER
+  HostTensor result = makeZeroTensor(outputShape, manifest.elementType);
   if (!runner.run(problem, result, error))
     return false;
-#endif
   // Written before the check so that a failing result can be inspected.
   if (!outputPath.empty() && !writeNpy(outputPath, result, error))
     return false;
   if (options.check)
     summary.check = checkOutput(problem, result, tf32, options.seed);
-#if ATTN_HAS_CUDA_DRIVER
   if (options.bench) {
     std::vector<double> timesMs;
     if (!runner.time(problem, result, kCudaBenchWarmupRuns, options.iterations,
                      timesMs, error))
       return false;
     summary.bench =
-        summarizeBench(std::move(timesMs), problem, result,
+        summarizeBench(timesMs, problem, result,
                        runner.getDeviceInfo(manifest.elementType, tf32));
     if (options.explain) {
       ExplainResult explained;
@@ -264,13 +269,9 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
       summary.explain = std::move(explained);
     }
   }
-#endif
-
-  if (options.json)
-    os << formatJson(summary) << "\n";
-  else
-    os << formatResultLines(summary);
-  os << std::flush;
+  os << (options.json ? formatJson(summary) + "\n" : formatResultLines(summary))
+     << std::flush;
   passed = !summary.check || summary.check->result.pass;
   return true;
+#endif
 }

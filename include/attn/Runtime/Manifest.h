@@ -279,6 +279,13 @@ bool checkShapes(const Manifest &manifest, const OperandShapes &shapes,
 bool inferProblemSizes(const Manifest &manifest, const OperandShapes &shapes,
                        ProblemSizes &sizes, std::string &error);
 
+/// inferProblemSizes of the tensors of `problem` and an output of
+/// `outputShape`.
+bool inferProblemSizes(const Manifest &manifest,
+                       const AttentionProblem &problem,
+                       const std::vector<int64_t> &outputShape,
+                       ProblemSizes &sizes, std::string &error);
+
 /// A tensor in device memory: element (i0, ..) lives at devicePtr + (offset +
 /// sum_k i_k * strides[k]) * element bytes (a (B, T, H, D) tensor passes as
 /// (B, H, T, D) with permuted strides).
