@@ -156,7 +156,8 @@ int attn::runtime::countTensorCoreInstructions(const std::string &text,
   return countWord(text, "mma.sync") + countWord(text, "wgmma.mma_async");
 }
 
-std::string attn::runtime::findCudaTool(const std::string &tool) {
+/// `tool` on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin ("": none).
+static std::string findCudaTool(const std::string &tool) {
   const char *path = std::getenv("PATH"), *home = std::getenv("CUDA_HOME");
   std::string list = std::string(path ? path : "") + ":" +
                      (home ? std::string(home) + "/bin" : "") +

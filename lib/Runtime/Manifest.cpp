@@ -38,32 +38,8 @@ static const char *const kOperatorNames[] = {
 static const char *const kParamKinds[] = {"memref", "size", "workspace",
                                           "tensor_map"};
 
-const char *attn::runtime::getPrecisionName(PrecisionMode mode) {
-  return kPrecisionNames[static_cast<int>(mode)];
-}
-
 const char *GridExpr::getOperatorName(Kind kind) {
   return kOperatorNames[static_cast<int>(kind)];
-}
-
-GridExpr GridExpr::constant(int64_t value) {
-  GridExpr expr;
-  expr.value = value;
-  return expr;
-}
-
-GridExpr GridExpr::size(std::string name) {
-  GridExpr expr;
-  expr.kind = Kind::Size;
-  expr.name = std::move(name);
-  return expr;
-}
-
-GridExpr GridExpr::binary(Kind kind, GridExpr lhs, GridExpr rhs) {
-  GridExpr expr;
-  expr.kind = kind;
-  expr.operands = {std::move(lhs), std::move(rhs)};
-  return expr;
 }
 
 std::string GridExpr::toString() const {
@@ -75,38 +51,6 @@ std::string GridExpr::toString() const {
   for (size_t i = 0; i < operands.size(); ++i)
     text += (i ? ", " : "") + operands[i].toString();
   return text + ")";
-}
-
-KernelParam KernelParam::memref(std::string operand, unsigned rank) {
-  KernelParam param;
-  param.operand = std::move(operand);
-  param.rank = rank;
-  return param;
-}
-
-KernelParam KernelParam::size(std::string name) {
-  KernelParam param;
-  param.kind = Kind::Size;
-  param.name = std::move(name);
-  return param;
-}
-
-KernelParam KernelParam::workspace(std::string name, unsigned rank) {
-  KernelParam param;
-  param.kind = Kind::Workspace;
-  param.name = std::move(name);
-  param.rank = rank;
-  return param;
-}
-
-KernelParam KernelParam::tensorMap(std::string operand,
-                                   std::vector<int64_t> box, unsigned swizzle) {
-  KernelParam param;
-  param.kind = Kind::TensorMap;
-  param.operand = std::move(operand);
-  param.box = std::move(box);
-  param.swizzle = swizzle;
-  return param;
 }
 
 unsigned KernelLaunch::getNumParamSlots() const {
@@ -323,7 +267,7 @@ std::string attn::runtime::serializeManifest(const Manifest &manifest) {
   root["attributes"] = {
       {"scale", attributes.scale ? Json(*attributes.scale) : Json()},
       {"causal", nameOrNull(getCausalName(attributes.causal))},
-      {"precision", nameOrNull(getPrecisionName(attributes.precision))}};
+      {"precision", nameOrNull(kPrecisionNames[int(attributes.precision)])}};
   if (attributes.window)
     root["attributes"]["window"] = {{"left", attributes.window->first},
                                     {"right", attributes.window->second}};

@@ -51,22 +51,6 @@ CheckReport attn::runtime::checkOutput(const AttentionProblem &problem,
 // Bench
 //===----------------------------------------------------------------------===//
 
-/// The problem's sizes, for the roofline (Explain.h).
-static ProblemSizes getSizes(const AttentionProblem &problem) {
-  const std::vector<int64_t> &q = problem.query->shape, &k = problem.key->shape;
-  return {q[0], q[1], k[1], q[2], k[2], q[3], problem.value->shape[3]};
-}
-
-double attn::runtime::countFlops(const AttentionProblem &problem) {
-  return getAttentionFlops(getSizes(problem), problem.causal);
-}
-
-double attn::runtime::countBytes(const AttentionProblem &problem,
-                                 const HostTensor &output) {
-  double bytes = getAttentionBytes(getSizes(problem), output.type);
-  return problem.mask ? bytes + double(problem.mask->getNumBytes()) : bytes;
-}
-
 double attn::runtime::getMedian(std::vector<double> values) {
   if (values.empty())
     return 0.0;
@@ -86,8 +70,13 @@ BenchReport attn::runtime::summarizeBench(const std::vector<double> &timesMs,
   report.medianMs = getMedian(timesMs);
   if (!timesMs.empty())
     report.minMs = *std::min_element(timesMs.begin(), timesMs.end());
-  report.flops = countFlops(problem);
-  report.bytes = countBytes(problem, output);
+  // The roofline of Explain.h; the mask moves once, as stored.
+  const std::vector<int64_t> &q = problem.query->shape, &k = problem.key->shape;
+  ProblemSizes sizes = {
+      q[0], q[1], k[1], q[2], k[2], q[3], problem.value->shape[3]};
+  report.flops = getAttentionFlops(sizes, problem.causal);
+  report.bytes = getAttentionBytes(sizes, output.type) +
+                 (problem.mask ? double(problem.mask->getNumBytes()) : 0.0);
   report.tflops = report.medianMs > 0.0
                       ? report.flops / (report.medianMs * 1e-3) / 1e12
                       : 0.0;
@@ -113,25 +102,17 @@ std::string attn::runtime::formatHeaderLine(const RunSummary &summary) {
   return line;
 }
 
-std::string attn::runtime::formatBenchLine(const BenchReport &report) {
-  return formatString("bench: median_ms=%.4g tflops=%.4g floor_ms=%.4g",
-                      report.medianMs, report.tflops, report.floorMs);
-}
-
-std::string attn::runtime::formatSampleLine(const CheckReport &report) {
-  return "check: sampled " + std::to_string(report.result.checkedRows) +
-         " of " + std::to_string(report.totalRows) + " rows";
-}
-
 std::string attn::runtime::formatResultLines(const RunSummary &summary) {
   std::string text;
-  if (summary.bench)
-    text += formatBenchLine(*summary.bench) + "\n";
+  if (const std::optional<BenchReport> &bench = summary.bench)
+    text += formatString("bench: median_ms=%.4g tflops=%.4g floor_ms=%.4g\n",
+                         bench->medianMs, bench->tflops, bench->floorMs);
   if (summary.explain)
     text += formatExplainLines(summary.explain->facts, summary.explain->report);
   if (summary.check) {
     if (summary.check->sampled)
-      text += formatSampleLine(*summary.check) + "\n";
+      text += concat("check: sampled ", summary.check->result.checkedRows,
+                     " of ", summary.check->totalRows, " rows\n");
     text += formatCheckLine(summary.check->result) + "\n";
   }
   return text;

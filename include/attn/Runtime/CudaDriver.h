@@ -96,9 +96,6 @@ public:
   /// The device address (0 when empty).
   CUdeviceptr get() const { return owner ? pointer : 0; }
   uint64_t getSize() const { return owner ? size : 0; }
-  bool empty() const { return !owner; }
-  /// Frees the memory now (unless a copy holds it).
-  void reset() { owner.reset(); }
 
   /// Copies to or from byte `offset` of the buffer; fill: cuMemsetD8.
   bool copyFromHost(const void *source, uint64_t bytes, std::string &error,
@@ -131,7 +128,6 @@ struct KernelResources {
 /// A kernel of a loaded module: valid while its module lives.
 class CudaKernel {
 public:
-  bool isValid() const { return function != nullptr; }
   CUfunction getFunction() const { return function; }
   const std::string &getName() const { return name; }
 
@@ -190,7 +186,6 @@ public:
 
   bool isOpen() const { return context != nullptr; }
   const CudaDriverApi &getApi() const { return *api; }
-  CUdevice getDevice() const { return device; }
 
   /// E.g. "NVIDIA H200" and "sm_90".
   const std::string &getName() const { return name; }

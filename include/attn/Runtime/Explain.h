@@ -145,9 +145,6 @@ int estimateBlocksPerSM(const ExplainDevice &device,
 /// HMMA and HGMMA in SASS, mma.sync and wgmma.mma_async in PTX.
 int countTensorCoreInstructions(const std::string &text, bool sass);
 
-/// `tool` on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin ("": none).
-std::string findCudaTool(const std::string &tool);
-
 /// From the SASS of `ptxas -arch=<chip>` (`cuobjdump -sass`), else from the
 /// PTX, with `detail` saying why.
 TensorCoreEvidence findTensorCores(const std::string &ptx,

@@ -39,9 +39,6 @@ namespace runtime {
 /// `precision` of the attn op (Default: absent, which means tf32 for f32).
 enum class PrecisionMode { Default, TF32, IEEE };
 
-/// "tf32", "ieee" (nullptr for Default).
-const char *getPrecisionName(PrecisionMode mode);
-
 /// A tensor operand as compiled (-1: a dynamic dimension).
 struct OperandSpec {
   std::vector<int64_t> shape;
@@ -86,9 +83,15 @@ struct GridExpr {
   std::string name;               // Size: one of getSizeNames()
   std::vector<GridExpr> operands; // the binary kinds: two
 
-  static GridExpr constant(int64_t value);
-  static GridExpr size(std::string name);
-  static GridExpr binary(Kind kind, GridExpr lhs, GridExpr rhs);
+  static GridExpr constant(int64_t value) {
+    return {Kind::Constant, value, "", {}};
+  }
+  static GridExpr size(std::string name) {
+    return {Kind::Size, 1, std::move(name), {}};
+  }
+  static GridExpr binary(Kind kind, GridExpr lhs, GridExpr rhs) {
+    return {kind, 1, "", {std::move(lhs), std::move(rhs)}};
+  }
   static GridExpr ceilDiv(GridExpr lhs, GridExpr rhs) {
     return binary(Kind::CeilDiv, std::move(lhs), std::move(rhs));
   }
@@ -118,11 +121,20 @@ struct KernelParam {
   std::vector<int64_t> box;
   unsigned swizzle = 0;
 
-  static KernelParam memref(std::string operand, unsigned rank);
-  static KernelParam size(std::string name);
-  static KernelParam workspace(std::string name, unsigned rank);
+  static KernelParam memref(std::string operand, unsigned rank) {
+    return {Kind::MemRef, std::move(operand), rank, "", {}, 0};
+  }
+  static KernelParam size(std::string name) {
+    return {Kind::Size, "", 0, std::move(name), {}, 0};
+  }
+  static KernelParam workspace(std::string name, unsigned rank) {
+    return {Kind::Workspace, "", rank, std::move(name), {}, 0};
+  }
   static KernelParam tensorMap(std::string operand, std::vector<int64_t> box,
-                               unsigned swizzle);
+                               unsigned swizzle) {
+    return {Kind::TensorMap, std::move(operand), 0, "", std::move(box),
+            swizzle};
+  }
 
   /// The 8-byte kernel parameters it expands to: 3 + 2 * rank for a memref
   /// or a workspace, 1 for a size or a tensor map (a device pointer).
