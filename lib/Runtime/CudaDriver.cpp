@@ -48,11 +48,11 @@ static DriverState loadDriverOnce() {
   // Drivers before 12.8 have only the first cuEventElapsedTime, with the
   // same signature.
   std::string fallback = "cuEventElapsedTime";
-#define ATTN_CUDA_RESOLVE_ENTRY_POINT(member, symbol, symbolName)              \
-  if (!resolve(api.member, symbolName) &&                                      \
-      !(fallback + "_v2" == symbolName &&                                      \
+#define ATTN_CUDA_RESOLVE_ENTRY_POINT(member, symbol)                          \
+  if (!resolve(api.member, #symbol) &&                                         \
+      !(fallback + "_v2" == #symbol &&                                         \
         resolve(api.member, fallback.c_str()))) {                              \
-    state.error = std::string("libcuda.so.1 has no symbol ") + symbolName +    \
+    state.error = std::string("libcuda.so.1 has no symbol ") + #symbol +       \
                   " (the CUDA driver is too old)";                             \
     return state;                                                              \
   }
