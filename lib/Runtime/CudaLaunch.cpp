@@ -243,10 +243,7 @@ bool ManifestKernel::load(const CudaDevice &device, const Manifest &manifest,
   // ELF (cubin) and fatbin images have no .entry text to check.
   bool ptx = image.find(".entry") != std::string::npos &&
              image.find(".target") != std::string::npos;
-  // The main kernel, then the prologue kernels.
-  std::vector<const KernelLaunch *> launches = {&manifest};
-  for (const PrologueKernel &kernel : manifest.prologue)
-    launches.push_back(&kernel);
+  std::vector<const KernelLaunch *> launches = manifest.getKernels();
   for (size_t i = 0; ptx && i < launches.size(); ++i)
     if (!checkPtxEntryParams(
             image, launches[i]->kernel, launches[i]->getNumParamSlots(),

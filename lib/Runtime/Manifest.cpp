@@ -89,16 +89,18 @@ const WorkspaceSpec *Manifest::getWorkspace(std::string_view name) const {
 }
 
 bool Manifest::hasTensorMaps() const {
-  auto has = [](const std::vector<KernelParam> &list) {
-    for (const KernelParam &param : list)
-      if (param.kind == KernelParam::Kind::TensorMap)
-        return true;
-    return false;
-  };
-  bool found = has(params);
-  for (const PrologueKernel &kernel : prologue)
-    found |= has(kernel.params);
+  bool found = false;
+  for (const KernelLaunch *kernel : getKernels())
+    for (const KernelParam &param : kernel->params)
+      found |= param.kind == KernelParam::Kind::TensorMap;
   return found;
+}
+
+std::vector<const KernelLaunch *> Manifest::getKernels() const {
+  std::vector<const KernelLaunch *> kernels = {this};
+  for (const PrologueKernel &kernel : prologue)
+    kernels.push_back(&kernel);
+  return kernels;
 }
 
 int64_t Manifest::getVersion() const {
@@ -321,9 +323,10 @@ public:
   std::string error;
   int64_t version = 1;
 
-  bool fail(const std::string &path, const std::string &message) {
+  template <typename... Parts>
+  bool fail(const std::string &path, const Parts &...parts) {
     if (error.empty())
-      error = (path.empty() ? "" : path + ": ") + message;
+      error = (path.empty() ? "" : path + ": ") + concat(parts...);
     return false;
   }
   static std::string at(const std::string &path, const std::string &key) {
@@ -347,8 +350,7 @@ public:
         nullptr, Json::object(), Json::array(), "", false, 0, 0u, 0.0};
     if (value.type() == type)
       return value;
-    fail(path,
-         "expected " + describe(Json(type)) + ", found " + describe(value));
+    fail(path, "expected ", describe(Json(type)), ", found ", describe(value));
     return kEmpty[int(type)];
   }
   /// `value` if it is an object of only the `known` keys.
@@ -357,8 +359,7 @@ public:
     const Json &checked = expect(value, Json::value_t::object, path);
     for (auto it = checked.begin(); it != checked.end(); ++it)
       if (!contains(known, it.key()))
-        fail(path,
-             "unknown key '" + it.key() + "' (expected " + join(known) + ")");
+        fail(path, "unknown key '", it.key(), "' (expected ", join(known), ")");
     return checked;
   }
   /// Member `key` of `parent` (null when it is missing: an error if it is
@@ -370,7 +371,7 @@ public:
     if (it != parent.end())
       return *it;
     if (required && parent.is_object())
-      fail(path, std::string("missing key '") + key + "'");
+      fail(path, "missing key '", key, "'");
     return kNull;
   }
   int64_t integer(const Json &value, const std::string &path) {
@@ -391,7 +392,7 @@ public:
     int64_t number = integer(value, path);
     if (number >= 0 && number <= INT32_MAX)
       return unsigned(number);
-    fail(path, std::to_string(number) + " (expected 0 .. 2^31-1)");
+    fail(path, number, " (expected 0 .. 2^31-1)");
     return 0;
   }
   std::string string(const Json &parent, const char *key,
@@ -411,8 +412,7 @@ public:
     for (size_t i = 0; i < N; ++i)
       if (names[i] && name == names[i])
         return int(i);
-    fail(path, std::string("unknown ") + what + " '" + name + "' (expected " +
-                   expected + ")");
+    fail(path, "unknown ", what, " '", name, "' (expected ", expected, ")");
     return 0;
   }
   ElementType elementType(const Json &value, const std::string &path,
@@ -428,8 +428,7 @@ public:
     ElementType type = ElementType::F32;
     if (!parseElementType(name, type) ||
         std::find(allowed.begin(), allowed.end(), type) == allowed.end())
-      fail(path,
-           "unknown element type '" + name + "' (expected " + expected + ")");
+      fail(path, "unknown element type '", name, "' (expected ", expected, ")");
     return type;
   }
   std::vector<int64_t> integers(const Json &value, const std::string &path) {
@@ -461,9 +460,8 @@ public:
   void needsVersion(int64_t needed, const std::string &path,
                     const std::string &what) {
     if (version < needed)
-      fail(path, what + " requires version " + std::to_string(needed) +
-                     " (this manifest has version " + std::to_string(version) +
-                     ")");
+      fail(path, what, " requires version ", needed,
+           " (this manifest has version ", version, ")");
   }
   GridExpr gridExpr(const Json &value, const std::string &path);
   std::vector<KernelParam> params(const Json &parent, const std::string &path);
@@ -479,11 +477,11 @@ GridExpr ManifestReader::gridExpr(const Json &value, const std::string &path) {
     return GridExpr::size(value.get<std::string>());
   const char *operators = "ceil_div, mul, add, min or max";
   if (!value.is_object() || value.size() != 1) {
-    fail(path, std::string("expected an integer, a size name or an object "
-                           "with one key among ") +
-                   operators + ", found " +
-                   (value.is_object() ? std::to_string(value.size()) + " keys"
-                                      : describe(value)));
+    fail(path,
+         "expected an integer, a size name or an object with one key among ",
+         operators, ", found ",
+         value.is_object() ? std::to_string(value.size()) + " keys"
+                           : describe(value));
     return GridExpr();
   }
   std::string name = value.begin().key(), operandsPath = path + "." + name;
@@ -491,12 +489,12 @@ GridExpr ManifestReader::gridExpr(const Json &value, const std::string &path) {
       std::begin(kOperatorNames), std::end(kOperatorNames),
       [&](const char *candidate) { return candidate && name == candidate; });
   if (op == std::end(kOperatorNames))
-    fail(path, "unknown operator '" + name + "' (expected " + operators + ")");
+    fail(path, "unknown operator '", name, "' (expected ", operators, ")");
   const Json &operands =
       expect(value.front(), Json::value_t::array, operandsPath);
   if (operands.size() != 2) {
-    fail(operandsPath, "expected an array of 2 expressions, found " +
-                           std::to_string(operands.size()));
+    fail(operandsPath, "expected an array of 2 expressions, found ",
+         operands.size());
     return GridExpr();
   }
   return GridExpr::binary(GridExpr::Kind(op - std::begin(kOperatorNames)),
@@ -553,8 +551,7 @@ void ManifestReader::launch(const Json &parent, const std::string &path,
     const Json &dims =
         expect(member(parent, key, path), Json::value_t::array, at(path, key));
     if (dims.size() != 3)
-      fail(at(path, key),
-           "expected 3 dimensions, found " + std::to_string(dims.size()));
+      fail(at(path, key), "expected 3 dimensions, found ", dims.size());
     for (size_t i = 0; i < 3 && error.empty(); ++i) {
       if (key[0] == 'b')
         out.block[i] = count(dims[i], at(at(path, key), i));
@@ -574,12 +571,12 @@ void ManifestReader::read(const Json &root, Manifest &out) {
   // a list of unknown keys.
   std::string format = string(root, "format", "");
   if (error.empty() && format != Manifest::kFormat)
-    fail("format", "'" + format + "' is not an attn-mlir launch manifest " +
-                       "(expected '" + Manifest::kFormat + "')");
+    fail("format", "'", format, "' is not an attn-mlir launch manifest ",
+         "(expected '", Manifest::kFormat, "')");
   version = integer(member(root, "version", ""), "version");
   if (error.empty() && (version < 1 || version > Manifest::kVersion))
-    fail("version", "unsupported manifest version " + std::to_string(version) +
-                        " (this reader supports versions 1, 2 and 3)");
+    fail("version", "unsupported manifest version ", version,
+         " (this reader supports versions 1, 2 and 3)");
   object(root, "", {"format",       "version",    "kernel",
                     "ptx",          "chip",       "function",
                     "element_type", "query",      "key",
@@ -616,7 +613,7 @@ void ManifestReader::read(const Json &root, Manifest &out) {
             "mask_mod"});
   const Json &scale = member(attributes, "scale", "", false);
   if (!scale.is_null() && !scale.is_number())
-    fail("attributes.scale", "expected a number, found " + describe(scale));
+    fail("attributes.scale", "expected a number, found ", describe(scale));
   else if (!scale.is_null())
     out.attributes.scale = scale.get<double>();
   const Json &causal = member(attributes, "causal", "", false);
@@ -639,15 +636,14 @@ void ManifestReader::read(const Json &root, Manifest &out) {
     for (auto [side, value] : {std::pair{"left", left}, {"right", right}})
       if (value < -1)
         fail(std::string("attributes.window.") + side,
-             "expected -1 (unbounded) or a key count >= 0, found " +
-                 std::to_string(value));
+             "expected -1 (unbounded) or a key count >= 0, found ", value);
     out.attributes.window = {left, right};
   }
   if (const Json &softcap = member(attributes, "softcap", "", false);
       !softcap.is_null()) {
     if (!softcap.is_number() || !(softcap.get<double>() > 0))
-      fail("attributes.softcap",
-           "expected a number > 0, found " + describe(softcap));
+      fail("attributes.softcap", "expected a number > 0, found ",
+           describe(softcap));
     else
       out.attributes.softcap = softcap.get<double>();
   }

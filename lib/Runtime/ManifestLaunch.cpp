@@ -299,16 +299,10 @@ TensorArg attn::runtime::makeContiguousTensorArg(uint64_t devicePtr,
   return arg;
 }
 
-void ParamPack::appendPointer(std::string name, uint64_t devicePtr) {
-  values.push_back(devicePtr);
+void ParamPack::append(std::string name, uint64_t value, bool pointer) {
+  values.push_back(value);
   names.push_back(std::move(name));
-  isPointer.push_back(true);
-}
-
-void ParamPack::appendInt64(std::string name, int64_t value) {
-  values.push_back(static_cast<uint64_t>(value));
-  names.push_back(std::move(name));
-  isPointer.push_back(false);
+  isPointer.push_back(pointer);
 }
 
 void **ParamPack::getArgs() {
@@ -401,7 +395,7 @@ static bool checkOperands(const Manifest &manifest,
   }
   for (const char *name : {"query", "key", "value", "output"})
     if (!operands.count(name))
-      return failWith(error, std::string("missing operand '") + name + "'");
+      return failWith(error, "missing operand '", name, "'");
   OperandShapes shapes;
   shapes.query = operands.at("query").sizes;
   shapes.key = operands.at("key").sizes;
@@ -433,55 +427,50 @@ bool attn::runtime::packParams(const Manifest &manifest,
     if (param.kind == KernelParam::Kind::Size) {
       int64_t value = 0;
       sizes.get(param.name, value);
-      pack.appendInt64(param.name, value);
+      pack.append(param.name, value);
       continue;
     }
     const std::string &name =
         param.kind == KernelParam::Kind::Workspace ? param.name : param.operand;
     auto it = operands.find(name);
     if (it == operands.end())
-      return failWith(error,
-                      std::string(param.kind == KernelParam::Kind::Workspace
-                                      ? "missing workspace '"
-                                      : "missing operand '") +
-                          name + "'");
+      return failWith(error, "missing ",
+                      param.kind == KernelParam::Kind::Workspace ? "workspace"
+                                                                 : "operand",
+                      " '", name, "'");
     if (param.kind == KernelParam::Kind::TensorMap) {
       uint64_t devicePtr = 0;
       if (!resolveTensorMap)
-        return failWith(
-            error,
-            "kernel '" + manifest.kernel + "' takes a tensor map of '" + name +
-                "', which only a launch that encodes tensor maps can pass "
-                "(ManifestKernel::prepare)");
+        return failWith(error, "kernel '", manifest.kernel,
+                        "' takes a tensor map of '", name,
+                        "', which only a launch that encodes tensor maps can "
+                        "pass (ManifestKernel::prepare)");
       if (!resolveTensorMap(param, it->second, devicePtr, error))
         return false;
-      pack.appendPointer(name + ".tensor_map", devicePtr);
+      pack.append(name + ".tensor_map", devicePtr, /*pointer=*/true);
       continue;
     }
     // A workspace is dense: its TensorArg gives the pointer (verifyManifest
     // matched the ranks).
     TensorArg arg = it->second;
-    std::vector<int64_t> shape;
-    int64_t bytes;
-    if (param.kind == KernelParam::Kind::Workspace &&
-        (arg.devicePtr == 0 ||
-         !evaluateWorkspace(*manifest.getWorkspace(name), sizes, shape, bytes,
-                            error))) {
+    if (param.kind == KernelParam::Kind::Workspace) {
+      std::vector<int64_t> shape;
+      int64_t bytes;
       if (arg.devicePtr == 0)
-        error = "workspace '" + name + "' has a null device pointer";
-      return false;
-    }
-    if (param.kind == KernelParam::Kind::Workspace)
+        return failWith(error, "workspace '", name,
+                        "' has a null device pointer");
+      if (!evaluateWorkspace(*manifest.getWorkspace(name), sizes, shape, bytes,
+                             error))
+        return false;
       arg = makeContiguousTensorArg(arg.devicePtr, shape);
-    pack.appendPointer(name + ".allocated", arg.devicePtr);
-    pack.appendPointer(name + ".aligned", arg.devicePtr);
-    pack.appendInt64(name + ".offset", arg.offset);
+    }
+    pack.append(name + ".allocated", arg.devicePtr, /*pointer=*/true);
+    pack.append(name + ".aligned", arg.devicePtr, /*pointer=*/true);
+    pack.append(name + ".offset", arg.offset);
     for (unsigned i = 0; i < param.rank; ++i)
-      pack.appendInt64(name + ".sizes[" + std::to_string(i) + "]",
-                       arg.sizes[i]);
+      pack.append(name + ".sizes[" + std::to_string(i) + "]", arg.sizes[i]);
     for (unsigned i = 0; i < param.rank; ++i)
-      pack.appendInt64(name + ".strides[" + std::to_string(i) + "]",
-                       arg.strides[i]);
+      pack.append(name + ".strides[" + std::to_string(i) + "]", arg.strides[i]);
   }
   out = std::move(pack);
   return true;

@@ -198,6 +198,8 @@ struct Manifest : KernelLaunch {
   /// reading the kernels they can launch.
   int64_t getVersion() const;
   bool hasTensorMaps() const;
+  /// The main kernel, then the prologue kernels.
+  std::vector<const KernelLaunch *> getKernels() const;
   /// nullptr when there is none.
   const WorkspaceSpec *getWorkspace(std::string_view name) const;
   /// The PTX path resolved against `directory`.
@@ -316,10 +318,9 @@ TensorArg makeContiguousTensorArg(uint64_t devicePtr,
 /// `kernelParams`, valid until the pack changes.
 class ParamPack {
 public:
-  void clear() { *this = ParamPack(); }
-  /// `name` is for describe().
-  void appendPointer(std::string name, uint64_t devicePtr);
-  void appendInt64(std::string name, int64_t value);
+  /// `name` is for describe(), which shows a pointer in hex and any other
+  /// value as an int64.
+  void append(std::string name, uint64_t value, bool pointer = false);
 
   size_t size() const { return values.size(); }
   uint64_t getValue(size_t index) const { return values[index]; }
