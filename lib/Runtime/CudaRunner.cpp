@@ -208,7 +208,6 @@ bool KernelRunner::explain(const AttentionProblem &problem,
   k.localBytes = resources.localBytes;
   k.staticSharedBytes = resources.staticSharedBytes;
   k.dynamicSharedBytes = int(manifest.sharedMemoryBytes);
-  k.maxThreadsPerBlock = resources.maxThreadsPerBlock;
   const CudaDriverApi &api = device.getApi();
   int blocks = 0;
   CUresult result = api.occupancyMaxActiveBlocksPerMultiprocessor(

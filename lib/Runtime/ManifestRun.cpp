@@ -210,7 +210,7 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
                   "set)");
 #else
   KernelRunner runner;
-  if (!runner.open(options.device, error) || !runner.load(manifest, ptx, error))
+  if (!runner.open(/*ordinal=*/0, error) || !runner.load(manifest, ptx, error))
     return false;
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].isRandom)

@@ -37,8 +37,7 @@ public:
 private:
   template <typename... Parts>
   bool fail(const Parts &...parts) {
-    error = concat(parts...);
-    return false;
+    return failWith(error, parts...);
   }
   bool gridExpr(const GridExpr &expr, const std::string &path);
   bool shape(const std::vector<int64_t> &shape, const std::string &name);
@@ -149,10 +148,9 @@ bool ManifestVerifier::tensorMap(const KernelParam &param,
   // permutes within its span.
   int64_t bytes = int64_t(getElementBytes(manifest.elementType));
   int64_t row = param.box.back() * bytes;
-  std::string what = path + ": the box's inner dimension is " +
-                     std::to_string(param.box.back()) + " elements of " +
-                     std::to_string(bytes) + " bytes = " + std::to_string(row) +
-                     " bytes";
+  std::string what =
+      concat(path, ": the box's inner dimension is ", param.box.back(),
+             " elements of ", bytes, " bytes = ", row, " bytes");
   if (param.swizzle != 0 && row > param.swizzle)
     return fail(what, ", more than the ", param.swizzle, "-byte swizzle span");
   return row % 16 == 0 || fail(what, ", not a multiple of 16 bytes");
@@ -181,9 +179,9 @@ bool ManifestVerifier::params(const std::vector<KernelParam> &list,
       for (const WorkspaceSpec &candidate : manifest.workspaces)
         names += (names.empty() ? "" : ", ") + candidate.name;
       if (!spec)
-        return fail(path + ": unknown workspace '" + param.name + "' (" +
-                    (names.empty() ? "the manifest has no workspace"
-                                   : "expected one of " + names) +
+        return fail(path, ": unknown workspace '", param.name, "' (",
+                    names.empty() ? "the manifest has no workspace"
+                                  : "expected one of " + names,
                     ")");
       if (!workspaces.insert(param.name).second)
         return fail(path, ": workspace '", param.name, "' is passed twice");

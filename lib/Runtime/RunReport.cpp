@@ -31,14 +31,10 @@ CheckReport attn::runtime::checkOutput(const AttentionProblem &problem,
                                        uint64_t seed) {
   CheckReport report;
   report.totalRows = getNumRows(problem);
-  std::vector<int64_t> rows;
-  if (report.totalRows <= kCheckAllRowsLimit) {
-    rows.resize(report.totalRows);
-    std::iota(rows.begin(), rows.end(), 0);
-  } else {
-    rows = selectCheckRows(report.totalRows, kCheckSampledRows, seed);
-    report.sampled = true;
-  }
+  report.sampled = report.totalRows > kCheckAllRowsLimit;
+  std::vector<int64_t> rows = selectCheckRows(
+      report.totalRows, report.sampled ? kCheckSampledRows : report.totalRows,
+      seed);
   std::vector<double> reference;
   referenceRows(problem, rows, reference);
   report.tolerance = getTolerance(output.type, tf32);

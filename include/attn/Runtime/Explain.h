@@ -85,7 +85,7 @@ struct ExplainKernel {
   int threadsPerBlock = 0;
   int64_t gridBlocks = 0;
   int registers = 0, localBytes = 0, staticSharedBytes = 0,
-      dynamicSharedBytes = 0, maxThreadsPerBlock = 0;
+      dynamicSharedBytes = 0;
   /// The driver's occupancy; -1: estimateBlocksPerSM.
   int activeBlocksPerSM = -1;
   int64_t blockM = 0, blockN = 0, numWarps = 0, numStages = 0;

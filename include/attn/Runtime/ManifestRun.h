@@ -74,8 +74,6 @@ bool checkInputShape(const std::vector<int64_t> &shape, ElementType type,
 /// inputs are query, key, value[, mask][, capture0, ...].
 struct ManifestRunOptions : RunFlags {
   std::string manifestPath;
-  /// As numbered under CUDA_VISIBLE_DEVICES.
-  int device = 0;
 };
 
 /// Runs `options` and prints the report to `os`; `passed` is false when
