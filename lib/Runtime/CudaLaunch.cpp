@@ -134,8 +134,8 @@ bool attn::runtime::getPtxEntryParamBytes(const std::string &ptx,
       return true; // An entry without a parameter list.
     size_t close = text.find(')', open);
     if (close == std::string::npos)
-      return failWith(error,
-                      "PTX entry '" + entry + "': unterminated parameter list");
+      return failWith(error, "PTX entry '", entry,
+                      "': unterminated parameter list");
     std::string list = text.substr(open + 1, close - open - 1);
     if (list.find_first_not_of(kSpace) == std::string::npos)
       return true;
@@ -233,13 +233,12 @@ bool ManifestKernel::load(const CudaDevice &device, const Manifest &manifest,
   if (!device.isOpen())
     return failWith(error, "the CUDA device is not open");
   if (!verifyManifest(manifest, error))
-    return failWith(error, "invalid manifest: " + error);
+    return failWith(error, "invalid manifest: ", error);
   if (!isChipCompatible(manifest.chip, device.getComputeCapabilityMajor(),
                         device.getComputeCapabilityMinor()))
-    return failWith(error, "kernel '" + manifest.kernel +
-                               "' was compiled for " + manifest.chip +
-                               ", which " + device.getName() + " (" +
-                               device.getArchName() + ") cannot run");
+    return failWith(error, "kernel '", manifest.kernel, "' was compiled for ",
+                    manifest.chip, ", which ", device.getName(), " (",
+                    device.getArchName(), ") cannot run");
   // ELF (cubin) and fatbin images have no .entry text to check.
   bool ptx = image.find(".entry") != std::string::npos &&
              image.find(".target") != std::string::npos;
@@ -256,8 +255,7 @@ bool ManifestKernel::load(const CudaDevice &device, const Manifest &manifest,
   loaded.device = &device;
   loaded.manifest = manifest;
   if (!device.loadModule(image, loaded.module, error))
-    return failWith(error,
-                    "loading kernel '" + manifest.kernel + "': " + error);
+    return failWith(error, "loading kernel '", manifest.kernel, "': ", error);
   loaded.kernels.resize(launches.size());
   loaded.resources.resize(launches.size());
   for (size_t i = 0; i < launches.size(); ++i)
@@ -284,13 +282,13 @@ bool ManifestKernel::readWorkspace(const std::string &name,
   std::vector<int64_t> shape;
   int64_t bytes;
   if (!workspace)
-    return failWith(error, "the kernel has no workspace '" + name + "'");
+    return failWith(error, "the kernel has no workspace '", name, "'");
   if (!evaluateWorkspace(*workspace, sizes, shape, bytes, error))
     return false;
   if (getWorkspaceCapacity(name) < uint64_t(bytes))
-    return failWith(error, "workspace '" + name +
-                               "' was not written by a launch of these "
-                               "sizes");
+    return failWith(error, "workspace '", name,
+                    "' was not written by a launch of these "
+                    "sizes");
   out.resize(size_t(bytes));
   return workspaceBuffers.at(name).back().copyToHost(out.data(), out.size(),
                                                      error);

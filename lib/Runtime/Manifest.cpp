@@ -718,10 +718,10 @@ bool attn::runtime::readManifestFile(const std::string &path, Manifest &out,
                                      std::string &error) {
   std::string text;
   if (!readWholeFile(path, text, error))
-    return failWith(error, path + ": cannot open: " + error);
+    return failWith(error, path, ": cannot open: ", error);
   Manifest manifest;
   if (!parseManifest(text, manifest, error))
-    return failWith(error, path + ": " + error);
+    return failWith(error, path, ": ", error);
   size_t slash = path.find_last_of('/');
   manifest.directory = slash == std::string::npos ? "."
                        : slash == 0               ? "/"

@@ -65,7 +65,7 @@ bool attn::runtime::evaluateGridExpr(const GridExpr &expr,
   }
   int64_t lhs, rhs;
   if (expr.operands.size() != 2)
-    return failWith(error, expr.toString() + ": expected 2 operands");
+    return failWith(error, expr.toString(), ": expected 2 operands");
   if (!evaluateGridExpr(expr.operands[0], sizes, lhs, error) ||
       !evaluateGridExpr(expr.operands[1], sizes, rhs, error))
     return false;
@@ -104,8 +104,7 @@ static bool evaluateGridExprs(const GridExpr exprs[3],
     std::string what =
         prefix + "grid." + "xyz"[i] + " = " + exprs[i].toString();
     if (!evaluateGridExpr(exprs[i], sizes, value, error))
-      return failWith(error,
-                      what + ": " + error + " (" + sizes.toString() + ")");
+      return failWith(error, what, ": ", error, " (", sizes.toString(), ")");
     if (value < 1 || value > kLimits[i])
       return failWith(error, what, " = ", value, " is out of range (1 .. ",
                       kLimits[i], ") for ", sizes.toString());
@@ -133,7 +132,7 @@ bool attn::runtime::evaluateWorkspace(const WorkspaceSpec &workspace,
                                       int64_t &bytes, std::string &error) {
   std::string prefix = "workspace '" + workspace.name + "': ";
   if (workspace.shape.empty())
-    return failWith(error, prefix + "the shape has no dimension");
+    return failWith(error, prefix, "the shape has no dimension");
   std::vector<int64_t> dims;
   int64_t total = workspace.elementBytes;
   for (size_t i = 0; i < workspace.shape.size(); ++i) {
@@ -142,8 +141,7 @@ bool attn::runtime::evaluateWorkspace(const WorkspaceSpec &workspace,
         prefix + "shape[" + std::to_string(i) + "] = " + expr.toString();
     int64_t value;
     if (!evaluateGridExpr(expr, sizes, value, error))
-      return failWith(error,
-                      what + ": " + error + " (" + sizes.toString() + ")");
+      return failWith(error, what, ": ", error, " (", sizes.toString(), ")");
     if (value < 1)
       return failWith(error, what, " = ", value, " must be >= 1 (",
                       sizes.toString(), ")");
@@ -194,10 +192,10 @@ bool attn::runtime::checkShapes(const Manifest &manifest,
       !checkOperandShape("output", manifest.output.shape, shapes.output, error))
     return false;
   if (manifest.mask && !shapes.hasMask)
-    return failWith(error, "the kernel was compiled with a mask (" +
-                               formatDims(manifest.mask->shape) + "x" +
-                               getTypeName(manifest.mask->elementType) +
-                               ") but none was given");
+    return failWith(error, "the kernel was compiled with a mask (",
+                    formatDims(manifest.mask->shape), "x",
+                    getTypeName(manifest.mask->elementType),
+                    ") but none was given");
   if (!manifest.mask && shapes.hasMask)
     return failWith(error,
                     "a mask was given but the kernel was compiled without one");

@@ -104,10 +104,9 @@ static bool parseInput(const std::string &spec, Input &input,
     for (int64_t dim : input.compiled) {
       if (dim < 0)
         return failWith(
-            error,
-            "'random' needs a static shape, but the kernel takes " +
-                formatShape(input.compiled, input.type) +
-                "; give SHAPExTYPE (such as 2x8x128x64xf16) or @file.npy");
+            error, "'random' needs a static shape, but the kernel takes ",
+            formatShape(input.compiled, input.type),
+            "; give SHAPExTYPE (such as 2x8x128x64xf16) or @file.npy");
     }
     input.tensor.shape = input.compiled;
     return true;
@@ -138,14 +137,13 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   if (options.check &&
       (manifest.attributes.scoreMod || manifest.attributes.maskMod))
     return failWith(
-        error,
-        "--check: kernel '" + manifest.kernel +
-            "' has a score_mod or mask_mod region, which its manifest does "
-            "not carry; check it with the attn-run built with MLIR, which "
-            "evaluates the regions");
+        error, "--check: kernel '", manifest.kernel,
+        "' has a score_mod or mask_mod region, which its manifest does "
+        "not carry; check it with the attn-run built with MLIR, which "
+        "evaluates the regions");
   if (!readWholeFile(manifest.getPtxPath(), ptx, error))
-    return failWith(error,
-                    "cannot read '" + manifest.getPtxPath() + "': " + error);
+    return failWith(error, "cannot read '", manifest.getPtxPath(),
+                    "': ", error);
 
   // The inputs, checked one by one, then together.
   std::vector<Input> inputs = {
@@ -225,7 +223,7 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   }
   problem.softcap = manifest.attributes.softcap.value_or(0.0);
   if (!validateProblem(problem, error))
-    return failWith(error, "the inputs do not fit attn.attention: " + error);
+    return failWith(error, "the inputs do not fit attn.attention: ", error);
   bool tf32 = manifest.elementType == ElementType::F32 &&
               manifest.attributes.precision != PrecisionMode::IEEE;
 

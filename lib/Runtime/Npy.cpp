@@ -239,21 +239,20 @@ static bool readNpyFrom(Source &source, const std::string &name,
   HostTensor tensor;
   if (!HeaderParser(header).parse(descr, fortranOrder, tensor.shape,
                                   headerError))
-    return failWith(error,
-                    "invalid .npy header in " + quoted + ": " + headerError);
+    return failWith(error, "invalid .npy header in ", quoted, ": ",
+                    headerError);
   if (!parseDescr(descr, tensor.type))
-    return failWith(
-        error, ".npy file " + quoted + " has unsupported dtype '" + descr +
-                   "' (expected '<f4' for f32, '<f2' for f16, '<V2' for bf16, "
-                   "'|b1' for i1, '<i4' for i32 or '<i8' for i64)");
+    return failWith(error, ".npy file ", quoted, " has unsupported dtype '",
+                    descr,
+                    "' (expected '<f4' for f32, '<f2' for f16, '<V2' for bf16, "
+                    "'|b1' for i1, '<i4' for i32 or '<i8' for i64)");
   if (fortranOrder)
-    return failWith(error,
-                    ".npy file " + quoted +
-                        " is in Fortran order; only C order is supported (save "
-                        "numpy.ascontiguousarray(x))");
+    return failWith(error, ".npy file ", quoted,
+                    " is in Fortran order; only C order is supported (save "
+                    "numpy.ascontiguousarray(x))");
   if (tensor.shape.empty())
-    return failWith(error, ".npy file " + quoted +
-                               " holds a 0-d array; expected rank >= 1");
+    return failWith(error, ".npy file ", quoted,
+                    " holds a 0-d array; expected rank >= 1");
 
   // The data: checked against the host's memory before it is allocated,
   // and against the file's size where it has one.
@@ -280,8 +279,8 @@ static bool readNpyFrom(Source &source, const std::string &name,
                   std::to_string(got));
   char extra;
   if (!sized && source.read(&extra, 1))
-    return failWith(error, ".npy file " + quoted +
-                               " has bytes after the data: " + sizes);
+    return failWith(error, ".npy file ", quoted,
+                    " has bytes after the data: ", sizes);
   out = std::move(tensor);
   return true;
 }
@@ -301,8 +300,7 @@ bool attn::runtime::readNpy(const std::string &path, HostTensor &out,
   // blocking; reads block again afterwards.
   int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
-    return failWith(error,
-                    "cannot open '" + path + "': " + std::strerror(errno));
+    return failWith(error, "cannot open '", path, "': ", std::strerror(errno));
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   Source source;
   source.file = fdopen(fd, "rb");

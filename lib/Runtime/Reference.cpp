@@ -62,29 +62,26 @@ bool attn::runtime::validateProblem(const AttentionProblem &problem,
   }
   int64_t b = q.shape[0], hq = q.shape[1], tq = q.shape[2], d = q.shape[3];
   if (k.shape[0] != b || k.shape[3] != d)
-    return failWith(error, "key has shape " + k.getShapeString() +
-                               ", expected " +
-                               formatShape({b, -1, -1, d}, q.type) +
-                               " (B x Hkv x Tk x D with B and D of the query " +
-                               q.getShapeString() + ")");
+    return failWith(error, "key has shape ", k.getShapeString(), ", expected ",
+                    formatShape({b, -1, -1, d}, q.type),
+                    " (B x Hkv x Tk x D with B and D of the query ",
+                    q.getShapeString(), ")");
   int64_t hkv = k.shape[1], tk = k.shape[2];
   if (hq % hkv != 0)
     return failWith(error, "key has ", hkv,
                     " heads, which does not divide the query's ", hq,
                     " heads (Hq % Hkv must be 0)");
   if (v.shape[0] != b || v.shape[1] != hkv || v.shape[2] != tk)
-    return failWith(error,
-                    "value has shape " + v.getShapeString() + ", expected " +
-                        formatShape({b, hkv, tk, -1}, q.type) +
-                        " (B x Hkv x Tk x Dv with B, Hkv and Tk of the key " +
-                        k.getShapeString() + ")");
+    return failWith(error, "value has shape ", v.getShapeString(),
+                    ", expected ", formatShape({b, hkv, tk, -1}, q.type),
+                    " (B x Hkv x Tk x Dv with B, Hkv and Tk of the key ",
+                    k.getShapeString(), ")");
   if (problem.mask) {
     const HostTensor &m = *problem.mask;
     std::string shape = m.getShapeString();
     if (m.shape.size() != 2 && m.shape.size() != 4)
-      return failWith(
-          error, "mask has shape " + shape +
-                     ", expected rank 2 (Tq x Tk) or 4 (B x Hq x Tq x Tk)");
+      return failWith(error, "mask has shape ", shape,
+                      ", expected rank 2 (Tq x Tk) or 4 (B x Hq x Tq x Tk)");
     if (!checkTensor(&m, "mask", m.shape.size(), "", error))
       return false;
     std::vector<int64_t> full = {b, hq, tq, tk};

@@ -165,8 +165,8 @@ bool attn::runtime::encodeTensorMap(const CudaDriverApi &api,
       encoding.l2Promotion, encoding.oobFill);
   if (result != CUDA_SUCCESS)
     return failWith(error,
-                    formatCudaError(api, result, "cuTensorMapEncodeTiled") +
-                        " (" + encoding.describe() + ")");
+                    formatCudaError(api, result, "cuTensorMapEncodeTiled"),
+                    " (", encoding.describe(), ")");
   return true;
 }
 
@@ -235,9 +235,8 @@ bool ManifestKernel::getTensorMap(
     if (!owner.synchronize(message))
       return false;
     if (buffer->get() % 64 != 0)
-      return failWith(message, "the device copy at " +
-                                   formatHex(buffer->get()) +
-                                   " is not 64-byte aligned");
+      return failWith(message, "the device copy at ", formatHex(buffer->get()),
+                      " is not 64-byte aligned");
     entry.devicePtr = buffer->get();
     entry.owner = std::move(buffer);
     return true;
