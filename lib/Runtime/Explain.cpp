@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <optional>
+#include <regex>
 #include <unistd.h>
 
 using namespace attn::runtime;
@@ -33,18 +34,14 @@ using namespace attn::runtime;
 
 bool attn::runtime::parseChipName(const std::string &chip, int &major,
                                   int &minor, char &suffix) {
-  size_t digits = 0;
-  while (3 + digits < chip.size() && digits < 4 &&
-         std::isdigit(static_cast<unsigned char>(chip[3 + digits])))
-    ++digits;
-  std::string rest = chip.substr(std::min(chip.size(), 3 + digits));
-  if (chip.compare(0, 3, "sm_") != 0 || digits < 2 ||
-      !(rest.empty() || rest == "a" || rest == "f"))
+  static const std::regex kPattern("sm_([0-9]{2,4})([af]?)");
+  std::smatch match;
+  if (!std::regex_match(chip, match, kPattern))
     return false;
-  int number = std::stoi(chip.substr(3, digits));
+  int number = std::stoi(match.str(1));
   major = number / 10;
   minor = number % 10;
-  suffix = rest.empty() ? '\0' : rest[0];
+  suffix = match.length(2) ? match.str(2)[0] : '\0';
   return true;
 }
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <charconv>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -195,9 +196,8 @@ static constexpr int64_t kMaxSpecElements = int64_t(1) << 48;
 bool attn::runtime::parseTensorSpec(std::string_view spec,
                                     std::vector<int64_t> &shape,
                                     ElementType &type, std::string &error) {
-  auto fail = [&](const std::string &message) {
-    error = "invalid tensor spec '" + std::string(spec) + "': " + message;
-    return false;
+  auto fail = [&](const auto &...parts) {
+    return failWith(error, "invalid tensor spec '", spec, "': ", parts...);
   };
   size_t lastX = spec.rfind('x');
   if (lastX == std::string_view::npos)
@@ -205,7 +205,7 @@ bool attn::runtime::parseTensorSpec(std::string_view spec,
                 "e.g. 2x32x1024x128xbf16");
   std::string_view typeName = spec.substr(lastX + 1);
   if (!parseElementType(typeName, type))
-    return fail("unknown element type '" + std::string(typeName) +
+    return fail("unknown element type '", typeName,
                 "' (expected f32, f16, bf16 or i1)");
 
   std::vector<int64_t> dims;
@@ -214,20 +214,14 @@ bool attn::runtime::parseTensorSpec(std::string_view spec,
   while (true) {
     size_t next = rest.find('x');
     std::string_view token = rest.substr(0, next);
-    bool valid = !token.empty();
-    for (char c : token)
-      valid = valid && c >= '0' && c <= '9';
-    if (!valid)
-      return fail("dimension '" + std::string(token) +
-                  "' is not a positive integer");
-    if (token.size() > 15)
-      return fail("dimension '" + std::string(token) + "' is too large");
     int64_t dim = 0;
-    for (char c : token)
-      dim = dim * 10 + (c - '0');
+    if (token.empty() || token.find_first_not_of("0123456789") != token.npos)
+      return fail("dimension '", token, "' is not a positive integer");
+    if (token.size() > 15)
+      return fail("dimension '", token, "' is too large");
+    std::from_chars(token.data(), token.data() + token.size(), dim);
     if (dim == 0)
-      return fail("dimension '" + std::string(token) +
-                  "' is not a positive integer");
+      return fail("dimension '", token, "' is not a positive integer");
     if (dim > kMaxSpecElements / numElements)
       return fail("the tensor has more than 2^48 elements");
     numElements *= dim;
