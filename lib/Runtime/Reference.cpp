@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <numeric>
 #include <set>
 
 using namespace attn::runtime;
@@ -170,9 +171,9 @@ void attn::runtime::referenceRows(const AttentionProblem &problem,
 
     // Scores of the visible keys and their maximum. NaN scores are left out
     // of the maximum; they still reach the sum below and make it NaN.
-    const int64_t off = problem.causal == CausalKind::BottomRight ? tk - tq : 0;
+    const int64_t off = problem.causal == CausalMode::BottomRight ? tk - tq : 0;
     int64_t lastVisible = tk - 1;
-    if (problem.causal != CausalKind::None)
+    if (problem.causal != CausalMode::None)
       lastVisible = std::min(lastVisible, i + off);
     if (problem.windowRight >= 0)
       lastVisible = std::min(lastVisible, i + off + problem.windowRight);
@@ -241,8 +242,7 @@ std::vector<int64_t> attn::runtime::selectCheckRows(int64_t numRows,
     return rows;
   if (numRows <= maxRows) {
     rows.resize(numRows);
-    for (int64_t r = 0; r < numRows; ++r)
-      rows[r] = r;
+    std::iota(rows.begin(), rows.end(), 0);
     return rows;
   }
   if (maxRows == 1)

@@ -99,7 +99,7 @@ struct RunSummary {
   std::vector<int64_t> resultShape;
   ElementType resultType = ElementType::F32;
   double scale = 1.0;
-  CausalKind causal = CausalKind::None;
+  CausalMode causal = CausalMode::None;
   bool tf32 = false;
   /// The .npy file written, if any.
   std::string outputPath;
