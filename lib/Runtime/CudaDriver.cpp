@@ -8,8 +8,6 @@
 
 #include "attn/Runtime/HostTensor.h"
 
-#include <cstdio>
-#include <cstring>
 #include <type_traits>
 #include <vector>
 

@@ -18,10 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cerrno>
 #include <climits>
 #include <cmath>
-#include <cstring>
 #include <set>
 
 using namespace attn::runtime;

@@ -12,8 +12,6 @@
 
 #include "attn/Runtime/Manifest.h"
 
-#include <cstdio>
-
 using namespace attn::runtime;
 
 //===----------------------------------------------------------------------===//

@@ -15,7 +15,6 @@
 #include "attn/Runtime/CudaLaunch.h"
 #include "attn/Runtime/Facts.h"
 
-#include <cstdio>
 #include <cstring>
 #include <utility>
 
