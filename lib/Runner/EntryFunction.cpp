@@ -82,12 +82,12 @@ std::string EntryFunction::getArgumentLabel(unsigned index) const {
 
 double EntryFunction::getScale() { return attention.getScaleValue(); }
 
-rt::CausalKind EntryFunction::getCausal() {
+rt::CausalMode EntryFunction::getCausal() {
   std::optional<CausalKind> kind = attention.getCausalKind();
   if (!kind)
-    return rt::CausalKind::None;
-  return *kind == CausalKind::TopLeft ? rt::CausalKind::TopLeft
-                                      : rt::CausalKind::BottomRight;
+    return rt::CausalMode::None;
+  return *kind == CausalKind::TopLeft ? rt::CausalMode::TopLeft
+                                      : rt::CausalMode::BottomRight;
 }
 
 bool EntryFunction::usesTF32() {

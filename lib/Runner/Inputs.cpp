@@ -7,6 +7,7 @@
 #include "attn/Runner/Inputs.h"
 
 #include "attn/Runner/Diagnostics.h"
+#include "attn/Runtime/ManifestRun.h"
 #include "attn/Runtime/Npy.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -97,28 +98,19 @@ mlir::attn::runner::makeInputTensor(StringRef spec, RankedTensorType argType,
 
 llvm::Error mlir::attn::runner::checkInputType(const rt::HostTensor &tensor,
                                                RankedTensorType argType) {
-  std::string given = tensor.getShapeString();
-  std::string expected = formatType(argType);
-  int64_t rank = argType.getRank();
-  if (static_cast<int64_t>(tensor.shape.size()) != rank)
-    return makeError("got " + given + " (rank " + Twine(tensor.shape.size()) +
-                     "), but the function takes " + expected + " (rank " +
-                     Twine(rank) + ")");
-  for (int64_t dim = 0; dim < rank; ++dim) {
-    int64_t size = argType.getDimSize(dim);
-    if (!ShapedType::isDynamic(size) && tensor.shape[dim] != size)
-      return makeError("got " + given + ", but the function takes " + expected +
-                       " (dimension " + Twine(dim) + " is " +
-                       Twine(tensor.shape[dim]) + ", expected " + Twine(size) +
-                       ")");
-  }
+  std::vector<int64_t> dims;
+  for (int64_t size : argType.getShape())
+    dims.push_back(ShapedType::isDynamic(size) ? -1 : size);
+  // An i32 tensor fits a si32 argument too.
   std::optional<rt::ElementType> type =
       getRuntimeType(argType.getElementType());
-  if (!type || *type != tensor.type)
-    return makeError("got " + given + ", but the function takes " + expected +
-                     " (element type " + rt::getTypeName(tensor.type) +
-                     ", expected " + formatType(argType.getElementType()) +
-                     ")");
+  std::string error;
+  if (!rt::checkInputShape(tensor.shape, tensor.type, dims,
+                           type == tensor.type
+                               ? rt::getTypeName(tensor.type)
+                               : formatType(argType.getElementType()),
+                           "the function takes " + formatType(argType), error))
+    return makeError(error);
   return llvm::Error::success();
 }
 

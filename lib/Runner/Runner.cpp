@@ -16,9 +16,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -71,20 +69,9 @@ llvm::Expected<bool> mlir::attn::runner::runModule(ModuleOp module,
       createBackend(options.target);
   if (!backend)
     return backend.takeError();
-  if (options.bench && options.iterations == 0)
-    return makeError("--iters must be at least 1");
-  if (options.explain && !options.bench)
-    return makeError(rt::kExplainNeedsBench);
-  StringRef outputPath = options.output;
-  outputPath.consume_front("@");
-  if (!options.output.empty() && outputPath.empty())
-    return makeError("--output needs a file name, as in --output=@o.npy");
-  if (!outputPath.empty()) {
-    StringRef directory = llvm::sys::path::parent_path(outputPath);
-    if (!directory.empty() && !llvm::sys::fs::is_directory(directory))
-      return makeError("cannot write '" + outputPath + "': no directory '" +
-                       directory + "'");
-  }
+  std::string outputPath, error;
+  if (!rt::checkRunFlags(options, outputPath, error))
+    return makeError(error);
 
   llvm::Expected<EntryFunction> entry =
       selectEntryFunction(module, options.entry);
@@ -111,11 +98,8 @@ llvm::Expected<bool> mlir::attn::runner::runModule(ModuleOp module,
     return std::move(error);
 
   // Written before the check so that a failing result can be inspected.
-  if (!outputPath.empty()) {
-    std::string error;
-    if (!rt::writeNpy(outputPath.str(), result, error))
-      return makeError(error);
-  }
+  if (!outputPath.empty() && !rt::writeNpy(outputPath, result, error))
+    return makeError(error);
 
   rt::AttentionProblem problem = inputs->getProblem();
   if (options.check) {
@@ -150,21 +134,8 @@ llvm::Expected<bool> mlir::attn::runner::runModule(ModuleOp module,
     }
   }
 
-  if (options.json) {
-    os << formatJson(summary) << "\n";
-  } else {
-    // The check line comes last, after the bench line.
-    if (summary.bench)
-      os << formatBenchLine(*summary.bench) << "\n";
-    if (summary.explain)
-      os << rt::formatExplainLines(summary.explain->facts,
-                                   summary.explain->report);
-    if (summary.check) {
-      if (summary.check->sampled)
-        os << formatSampleLine(*summary.check) << "\n";
-      os << rt::formatCheckLine(summary.check->result) << "\n";
-    }
-  }
+  os << (options.json ? formatJson(summary) + "\n"
+                      : rt::formatResultLines(summary));
   os.flush();
   return !summary.check || summary.check->result.pass;
 }

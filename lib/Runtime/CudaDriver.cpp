@@ -8,8 +8,6 @@
 
 #include "attn/Runtime/HostTensor.h"
 
-#include <cstdio>
-#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -48,11 +46,11 @@ static DriverState loadDriverOnce() {
   // Drivers before 12.8 have only the first cuEventElapsedTime, with the
   // same signature.
   std::string fallback = "cuEventElapsedTime";
-#define ATTN_CUDA_RESOLVE_ENTRY_POINT(member, symbol, symbolName)              \
-  if (!resolve(api.member, symbolName) &&                                      \
-      !(fallback + "_v2" == symbolName &&                                      \
+#define ATTN_CUDA_RESOLVE_ENTRY_POINT(member, symbol)                          \
+  if (!resolve(api.member, #symbol) &&                                         \
+      !(fallback + "_v2" == #symbol &&                                         \
         resolve(api.member, fallback.c_str()))) {                              \
-    state.error = std::string("libcuda.so.1 has no symbol ") + symbolName +    \
+    state.error = std::string("libcuda.so.1 has no symbol ") + #symbol +       \
                   " (the CUDA driver is too old)";                             \
     return state;                                                              \
   }
@@ -101,13 +99,10 @@ static bool check(const CudaDriverApi &api, CUresult result,
 }
 
 static std::string formatBytes(uint64_t bytes) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "%llu bytes",
-                static_cast<unsigned long long>(bytes));
+  std::string text = std::to_string(bytes) + " bytes";
   if (bytes >= (1ull << 30))
-    std::snprintf(buffer + std::strlen(buffer), 24, ", %.2f GiB",
-                  bytes / (1024.0 * 1024.0 * 1024.0));
-  return buffer;
+    text += formatString(", %.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return text;
 }
 
 //===----------------------------------------------------------------------===//
@@ -120,13 +115,12 @@ bool CudaDevice::open(int ordinal, CudaDevice &out, std::string &error) {
   if (!api ||
       !check(*api, api->deviceGetCount(&count), "cuDeviceGetCount", error))
     return false;
-  if (count == 0 || ordinal < 0 || ordinal >= count) {
-    error = count == 0 ? "no CUDA device present"
-                       : "CUDA device " + std::to_string(ordinal) +
-                             " not present (" + std::to_string(count) +
-                             (count == 1 ? " device)" : " devices)");
-    return false;
-  }
+  if (count == 0 || ordinal < 0 || ordinal >= count)
+    return failWith(error, count == 0
+                               ? "no CUDA device present"
+                               : "CUDA device " + std::to_string(ordinal) +
+                                     " not present (" + std::to_string(count) +
+                                     (count == 1 ? " device)" : " devices)"));
   CudaDevice device;
   device.api = api;
   char name[256] = {0};
@@ -185,17 +179,14 @@ double CudaDevice::getMemoryBandwidthBytesPerSecond() const {
 }
 
 std::string CudaDevice::describe() const {
-  char buffer[512];
   int version = api ? api->driverVersion : 0;
-  std::snprintf(buffer, sizeof(buffer),
-                "%s (%s, %d SMs, %.1f MiB L2, %.1f GiB, %.2f TB/s est., "
-                "driver %d.%d)",
-                name.c_str(), getArchName().c_str(), multiprocessorCount,
-                l2CacheBytes / (1024.0 * 1024.0),
-                totalMemoryBytes / (1024.0 * 1024.0 * 1024.0),
-                getMemoryBandwidthBytesPerSecond() / 1e12, version / 1000,
-                version % 1000 / 10);
-  return buffer;
+  return formatString("%s (%s, %d SMs, %.1f MiB L2, %.1f GiB, %.2f TB/s est., "
+                      "driver %d.%d)",
+                      name.c_str(), getArchName().c_str(), multiprocessorCount,
+                      l2CacheBytes / (1024.0 * 1024.0),
+                      totalMemoryBytes / (1024.0 * 1024.0 * 1024.0),
+                      getMemoryBandwidthBytesPerSecond() / 1e12, version / 1000,
+                      version % 1000 / 10);
 }
 
 bool CudaDevice::makeCurrent(std::string &error) const {
@@ -227,10 +218,8 @@ bool CudaDevice::allocate(uint64_t bytes, DeviceBuffer &out,
   CUdeviceptr pointer = 0;
   if (!makeCurrent(error))
     return false;
-  if (bytes == 0) {
-    error = "cannot allocate 0 bytes of device memory";
-    return false;
-  }
+  if (bytes == 0)
+    return failWith(error, "cannot allocate 0 bytes of device memory");
   if (!check(*api, api->memAlloc(&pointer, bytes),
              "cuMemAlloc_v2(" + formatBytes(bytes) + ")", error))
     return false;
@@ -352,10 +341,8 @@ bool DeviceBuffer::fill(uint8_t value, std::string &error) {
 
 bool CudaModule::getFunction(const std::string &name, CudaKernel &out,
                              std::string &error) const {
-  if (!owner) {
-    error = "cuModuleGetFunction: the module is not loaded";
-    return false;
-  }
+  if (!owner)
+    return failWith(error, "cuModuleGetFunction: the module is not loaded");
   CUfunction function = nullptr;
   if (!check(*api, api->moduleGetFunction(&function, owner.get(), name.c_str()),
              "cuModuleGetFunction(\"" + name + "\")", error))
@@ -395,22 +382,19 @@ bool CudaKernel::setMaxDynamicSharedMemory(int bytes,
 bool CudaKernel::launch(const unsigned grid[3], const unsigned block[3],
                         unsigned sharedMemoryBytes, CUstream stream,
                         void **args, std::string &error) const {
-  if (!function) {
-    error = "cuLaunchKernel: no kernel";
-    return false;
-  }
+  if (!function)
+    return failWith(error, "cuLaunchKernel: no kernel");
   CUresult result =
       api->launchKernel(function, grid[0], grid[1], grid[2], block[0], block[1],
                         block[2], sharedMemoryBytes, stream, args, nullptr);
   if (result == CUDA_SUCCESS)
     return true;
-  char details[256];
-  std::snprintf(details, sizeof(details),
-                "cuLaunchKernel(%s, grid %ux%ux%u, block %ux%ux%u, %u bytes "
-                "dynamic shared memory)",
-                name.c_str(), grid[0], grid[1], grid[2], block[0], block[1],
-                block[2], sharedMemoryBytes);
-  return check(*api, result, details, error);
+  return check(*api, result,
+               formatString("cuLaunchKernel(%s, grid %ux%ux%u, block "
+                            "%ux%ux%u, %u bytes dynamic shared memory)",
+                            name.c_str(), grid[0], grid[1], grid[2], block[0],
+                            block[1], block[2], sharedMemoryBytes),
+               error);
 }
 
 bool CudaEvent::record(CUstream stream, std::string &error) const {

@@ -13,7 +13,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <numeric>
 
 using namespace attn::runtime;
 
@@ -26,19 +25,18 @@ bool attn::runtime::prepareLaunch(
     const ProblemSizes &sizes, LaunchConfig &out, std::string &error,
     const TensorMapResolver &resolveTensorMap) {
   LaunchConfig config;
-  if (!evaluateGrid(manifest, sizes, config.grid, error) ||
-      !packParams(manifest, operands, sizes, config.params, error,
-                  resolveTensorMap))
-    return false;
-  std::copy(manifest.block, manifest.block + 3, config.block);
-  config.sharedMemoryBytes = unsigned(manifest.sharedMemoryBytes);
-  for (const PrologueKernel &kernel : manifest.prologue) {
-    LaunchConfig &launch = config.prologue.emplace_back();
-    if (!evaluateGrid(kernel, sizes, launch.grid, error))
+  config.prologue.resize(manifest.prologue.size());
+  // The main kernel, then the prologue kernels.
+  for (size_t i = 0; i <= manifest.prologue.size(); ++i) {
+    const KernelLaunch &kernel = i ? manifest.prologue[i - 1] : manifest;
+    LaunchConfig &launch = i ? config.prologue[i - 1] : config;
+    if (!(i ? evaluateGrid(kernel, sizes, launch.grid, error)
+            : evaluateGrid(manifest, sizes, launch.grid, error)))
       return false;
     if (!packParams(manifest, kernel.params, operands, sizes, launch.params,
                     error, resolveTensorMap)) {
-      error = "prologue kernel '" + kernel.kernel + "': " + error;
+      if (i)
+        error = "prologue kernel '" + kernel.kernel + "': " + error;
       return false;
     }
     std::copy(kernel.block, kernel.block + 3, launch.block);
@@ -135,10 +133,9 @@ bool attn::runtime::getPtxEntryParamBytes(const std::string &ptx,
     if (open == std::string::npos || text[open] != '(')
       return true; // An entry without a parameter list.
     size_t close = text.find(')', open);
-    if (close == std::string::npos) {
-      error = "PTX entry '" + entry + "': unterminated parameter list";
-      return false;
-    }
+    if (close == std::string::npos)
+      return failWith(error, "PTX entry '", entry,
+                      "': unterminated parameter list");
     std::string list = text.substr(open + 1, close - open - 1);
     if (list.find_first_not_of(kSpace) == std::string::npos)
       return true;
@@ -188,18 +185,15 @@ static bool checkPtxEntryParams(const std::string &ptx,
   std::vector<unsigned> paramBytes;
   if (!getPtxEntryParamBytes(ptx, entry, paramBytes, error))
     return false;
-  if (paramBytes.size() != expected) {
-    error = concat("the PTX entry '", entry, "' takes ", paramBytes.size(),
-                   " parameters but the ", what, " expand to ", expected);
-    return false;
-  }
+  if (paramBytes.size() != expected)
+    return failWith(error, "the PTX entry '", entry, "' takes ",
+                    paramBytes.size(), " parameters but the ", what,
+                    " expand to ", expected);
   for (size_t i = 0; i < paramBytes.size(); ++i)
-    if (paramBytes[i] != 8) {
-      error = concat("parameter ", i, " of the PTX entry '", entry, "' is ",
-                     paramBytes[i],
-                     " bytes, but every manifest parameter is 8 bytes");
-      return false;
-    }
+    if (paramBytes[i] != 8)
+      return failWith(error, "parameter ", i, " of the PTX entry '", entry,
+                      "' is ", paramBytes[i],
+                      " bytes, but every manifest parameter is 8 bytes");
   return true;
 }
 
@@ -236,55 +230,39 @@ static bool loadEntry(const CudaDevice &device, const CudaModule &module,
 bool ManifestKernel::load(const CudaDevice &device, const Manifest &manifest,
                           const std::string &image, ManifestKernel &out,
                           std::string &error) {
-  if (!device.isOpen()) {
-    error = "the CUDA device is not open";
-    return false;
-  }
-  if (!verifyManifest(manifest, error)) {
-    error = "invalid manifest: " + error;
-    return false;
-  }
+  if (!device.isOpen())
+    return failWith(error, "the CUDA device is not open");
+  if (!verifyManifest(manifest, error))
+    return failWith(error, "invalid manifest: ", error);
   if (!isChipCompatible(manifest.chip, device.getComputeCapabilityMajor(),
-                        device.getComputeCapabilityMinor())) {
-    error = "kernel '" + manifest.kernel + "' was compiled for " +
-            manifest.chip + ", which " + device.getName() + " (" +
-            device.getArchName() + ") cannot run";
-    return false;
-  }
+                        device.getComputeCapabilityMinor()))
+    return failWith(error, "kernel '", manifest.kernel, "' was compiled for ",
+                    manifest.chip, ", which ", device.getName(), " (",
+                    device.getArchName(), ") cannot run");
   // ELF (cubin) and fatbin images have no .entry text to check.
   bool ptx = image.find(".entry") != std::string::npos &&
              image.find(".target") != std::string::npos;
-  if (ptx &&
-      !checkPtxEntryParams(image, manifest.kernel, manifest.getNumParamSlots(),
-                           "manifest's params", error))
-    return false;
-  for (size_t i = 0; ptx && i < manifest.prologue.size(); ++i)
+  std::vector<const KernelLaunch *> launches = manifest.getKernels();
+  for (size_t i = 0; ptx && i < launches.size(); ++i)
     if (!checkPtxEntryParams(
-            image, manifest.prologue[i].kernel,
-            manifest.prologue[i].getNumParamSlots(),
-            "manifest's prologue[" + std::to_string(i) + "].params", error))
+            image, launches[i]->kernel, launches[i]->getNumParamSlots(),
+            i ? "manifest's prologue[" + std::to_string(i - 1) + "].params"
+              : "manifest's params",
+            error))
       return false;
 
   ManifestKernel loaded;
   loaded.device = &device;
   loaded.manifest = manifest;
-  if (!device.loadModule(image, loaded.module, error)) {
-    error = "loading kernel '" + manifest.kernel + "': " + error;
-    return false;
-  }
-  size_t count = manifest.prologue.size() + 1;
-  loaded.kernels.resize(count);
-  loaded.resources.resize(count);
-  for (size_t i = 0; i < count; ++i) {
-    const PrologueKernel *prologue = i ? &manifest.prologue[i - 1] : nullptr;
-    if (!loadEntry(device, loaded.module,
-                   prologue ? prologue->kernel : manifest.kernel,
-                   prologue ? prologue->block : manifest.block,
-                   prologue ? prologue->sharedMemoryBytes
-                            : manifest.sharedMemoryBytes,
+  if (!device.loadModule(image, loaded.module, error))
+    return failWith(error, "loading kernel '", manifest.kernel, "': ", error);
+  loaded.kernels.resize(launches.size());
+  loaded.resources.resize(launches.size());
+  for (size_t i = 0; i < launches.size(); ++i)
+    if (!loadEntry(device, loaded.module, launches[i]->kernel,
+                   launches[i]->block, launches[i]->sharedMemoryBytes,
                    loaded.kernels[i], loaded.resources[i], error))
       return false;
-  }
   out = std::move(loaded);
   return true;
 }
@@ -303,18 +281,14 @@ bool ManifestKernel::readWorkspace(const std::string &name,
   const WorkspaceSpec *workspace = manifest.getWorkspace(name);
   std::vector<int64_t> shape;
   int64_t bytes;
-  if (!workspace) {
-    error = "the kernel has no workspace '" + name + "'";
-    return false;
-  }
+  if (!workspace)
+    return failWith(error, "the kernel has no workspace '", name, "'");
   if (!evaluateWorkspace(*workspace, sizes, shape, bytes, error))
     return false;
-  if (getWorkspaceCapacity(name) < uint64_t(bytes)) {
-    error = "workspace '" + name +
-            "' was not written by a launch of these "
-            "sizes";
-    return false;
-  }
+  if (getWorkspaceCapacity(name) < uint64_t(bytes))
+    return failWith(error, "workspace '", name,
+                    "' was not written by a launch of these "
+                    "sizes");
   out.resize(size_t(bytes));
   return workspaceBuffers.at(name).back().copyToHost(out.data(), out.size(),
                                                      error);
@@ -323,10 +297,8 @@ bool ManifestKernel::readWorkspace(const std::string &name,
 bool ManifestKernel::prepare(const std::map<std::string, TensorArg> &operands,
                              const ProblemSizes &sizes, LaunchConfig &out,
                              std::string &error) const {
-  if (!isLoaded()) {
-    error = "the kernel is not loaded";
-    return false;
-  }
+  if (!isLoaded())
+    return failWith(error, "the kernel is not loaded");
   std::map<std::string, TensorArg> withWorkspaces = operands;
   for (const WorkspaceSpec &workspace : manifest.workspaces) {
     std::vector<int64_t> shape;
@@ -363,15 +335,15 @@ bool ManifestKernel::prepare(const std::map<std::string, TensorArg> &operands,
 
 bool ManifestKernel::launch(LaunchConfig &config, CUstream stream,
                             std::string &error) const {
-  if (!isLoaded() || config.prologue.size() + 1 != kernels.size()) {
-    error = !isLoaded()
-                ? "the kernel is not loaded"
-                : "the launch has " + std::to_string(config.prologue.size()) +
-                      " prologue launches but kernel '" + manifest.kernel +
-                      "' has " + std::to_string(kernels.size() - 1) +
-                      " prologue kernels";
-    return false;
-  }
+  if (!isLoaded() || config.prologue.size() + 1 != kernels.size())
+    return failWith(error, !isLoaded()
+                               ? "the kernel is not loaded"
+                               : "the launch has " +
+                                     std::to_string(config.prologue.size()) +
+                                     " prologue launches but kernel '" +
+                                     manifest.kernel + "' has " +
+                                     std::to_string(kernels.size() - 1) +
+                                     " prologue kernels");
   for (size_t i = 0; i < kernels.size(); ++i) {
     LaunchConfig &launch = i + 1 < kernels.size() ? config.prologue[i] : config;
     const CudaKernel &kernel =
@@ -424,27 +396,17 @@ void attn::runtime::getTensorByteSpan(const TensorArg &arg,
   endByte = (high + 1) * int64_t(elementBytes);
 }
 
-double attn::runtime::getMedian(std::vector<double> values) {
-  if (values.empty())
-    return 0.0;
-  std::sort(values.begin(), values.end());
-  size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle]
-                           : 0.5 * (values[middle - 1] + values[middle]);
-}
-
 bool attn::runtime::benchmark(const ManifestKernel &kernel,
                               const std::map<std::string, TensorArg> &operands,
                               const ProblemSizes &sizes,
                               const BenchmarkOptions &options,
-                              BenchmarkResult &result, std::string &error,
+                              std::vector<double> &timesMs, std::string &error,
                               CUstream stream) {
-  if (!kernel.isLoaded() || options.iterations == 0) {
-    error = kernel.isLoaded()
-                ? "benchmark: the number of iterations must be >= 1"
-                : "benchmark: the kernel is not loaded";
-    return false;
-  }
+  if (!kernel.isLoaded() || options.iterations == 0)
+    return failWith(error,
+                    kernel.isLoaded()
+                        ? "benchmark: the number of iterations must be >= 1"
+                        : "benchmark: the kernel is not loaded");
   const Manifest &manifest = kernel.getManifest();
   const CudaDevice &device = kernel.getDevice();
   // The first input set: the caller's operands.
@@ -536,21 +498,13 @@ bool attn::runtime::benchmark(const ManifestKernel &kernel,
     error += " (while waiting for the benchmarked launches)";
     return false;
   }
-  BenchmarkResult measured;
-  measured.numInputCopies = numCopies;
-  measured.inputBytesPerCopy = bytesPerCopy;
+  std::vector<double> measured;
   for (unsigned i = 0; i < options.iterations; ++i) {
     float milliseconds = 0.0f;
     if (!CudaEvent::elapsedMs(starts[i], ends[i], milliseconds, error))
       return false;
-    measured.timesMs.push_back(milliseconds);
+    measured.push_back(milliseconds);
   }
-  const std::vector<double> &times = measured.timesMs;
-  measured.medianMs = getMedian(times);
-  measured.minMs = *std::min_element(times.begin(), times.end());
-  measured.maxMs = *std::max_element(times.begin(), times.end());
-  measured.meanMs =
-      std::accumulate(times.begin(), times.end(), 0.0) / times.size();
-  result = std::move(measured);
+  timesMs = std::move(measured);
   return true;
 }

@@ -28,6 +28,25 @@ bool KernelRunner::load(const Manifest &manifest, const std::string &ptx,
   return ManifestKernel::load(device, manifest, ptx, kernel, error);
 }
 
+/// `tensor` of `problem` as passed contiguous from `devicePtr`: a broadcast
+/// mask dimension is read with stride 0.
+static TensorArg makeOperand(const AttentionProblem &problem,
+                             const HostTensor *tensor, uint64_t devicePtr) {
+  TensorArg arg = makeContiguousTensorArg(devicePtr, tensor->shape);
+  if (tensor == problem.mask)
+    for (size_t dim = 0; dim < arg.sizes.size(); ++dim)
+      if (arg.sizes[dim] == 1)
+        arg.strides[dim] = 0;
+  return arg;
+}
+
+/// The precision of `type` inputs (tf32 or IEEE for f32).
+static PrecisionMode getPrecision(ElementType type, bool tf32) {
+  if (type != ElementType::F32)
+    return PrecisionMode::Default;
+  return tf32 ? PrecisionMode::TF32 : PrecisionMode::IEEE;
+}
+
 /// The device copies of one call's operands.
 struct KernelRunner::DeviceTensors {
   /// One buffer per distinct input tensor, and the output.
@@ -40,22 +59,11 @@ struct KernelRunner::DeviceTensors {
 bool KernelRunner::upload(const AttentionProblem &problem,
                           const HostTensor &output, DeviceTensors &out,
                           std::string &error) {
-  if (!kernel.isLoaded()) {
-    error = "no kernel is loaded";
-    return false;
-  }
-  if (!device.makeCurrent(error))
-    return false;
-  const Manifest &manifest = kernel.getManifest();
-  OperandShapes shapes;
-  shapes.query = problem.query->shape;
-  shapes.key = problem.key->shape;
-  shapes.value = problem.value->shape;
-  shapes.output = output.shape;
-  shapes.hasMask = problem.mask != nullptr;
-  if (problem.mask)
-    shapes.mask = problem.mask->shape;
-  if (!inferProblemSizes(manifest, shapes, out.sizes, error))
+  if (!kernel.isLoaded())
+    return failWith(error, "no kernel is loaded");
+  if (!device.makeCurrent(error) ||
+      !inferProblemSizes(kernel.getManifest(), problem, output.shape, out.sizes,
+                         error))
     return false;
 
   // Each distinct host tensor once: q = k = v share one buffer.
@@ -79,13 +87,7 @@ bool KernelRunner::upload(const AttentionProblem &problem,
       it = uploaded.emplace(tensor, buffer.get()).first;
       out.buffers.push_back(std::move(buffer));
     }
-    TensorArg arg = makeContiguousTensorArg(it->second, tensor->shape);
-    // A broadcast mask dimension is read with stride 0.
-    if (tensor == problem.mask)
-      for (size_t dim = 0; dim < arg.sizes.size(); ++dim)
-        if (arg.sizes[dim] == 1)
-          arg.strides[dim] = 0;
-    out.operands[name] = std::move(arg);
+    out.operands[name] = makeOperand(problem, tensor, it->second);
   }
   if (!device.allocate(output.getNumBytes(), out.output, error))
     return false;
@@ -121,21 +123,14 @@ bool KernelRunner::time(const AttentionProblem &problem,
   BenchmarkOptions options;
   options.warmupIterations = warmup;
   options.iterations = iterations;
-  BenchmarkResult result;
-  if (!benchmark(kernel, tensors.operands, tensors.sizes, options, result,
-                 error))
-    return false;
-  timesMs = std::move(result.timesMs);
-  return true;
+  return benchmark(kernel, tensors.operands, tensors.sizes, options, timesMs,
+                   error);
 }
 
 DeviceInfo KernelRunner::getDeviceInfo(ElementType type, bool tf32) const {
-  PrecisionMode precision = PrecisionMode::Default;
-  if (type == ElementType::F32)
-    precision = tf32 ? PrecisionMode::TF32 : PrecisionMode::IEEE;
   std::string note;
   double tflops = getPeakTflops(device.getArchName(), device.getName(), type,
-                                precision, note);
+                                getPrecision(type, tf32), note);
   DeviceInfo info;
   info.peakFlops = tflops * 1e12;
   info.bytesPerSecond = device.getMemoryBandwidthBytesPerSecond();
@@ -146,21 +141,11 @@ DeviceInfo KernelRunner::getDeviceInfo(ElementType type, bool tf32) const {
 bool KernelRunner::explain(const AttentionProblem &problem,
                            const HostTensor &output, double medianMs, bool tf32,
                            ExplainFacts &out, std::string &error) const {
-  if (!kernel.isLoaded()) {
-    error = "no kernel is loaded";
-    return false;
-  }
+  if (!kernel.isLoaded())
+    return failWith(error, "no kernel is loaded");
   const Manifest &manifest = kernel.getManifest();
   ExplainFacts facts;
-  OperandShapes shapes;
-  shapes.query = problem.query->shape;
-  shapes.key = problem.key->shape;
-  shapes.value = problem.value->shape;
-  shapes.output = output.shape;
-  shapes.hasMask = problem.mask != nullptr;
-  if (problem.mask)
-    shapes.mask = problem.mask->shape;
-  if (!inferProblemSizes(manifest, shapes, facts.sizes, error))
+  if (!inferProblemSizes(manifest, problem, output.shape, facts.sizes, error))
     return false;
   facts.type = manifest.elementType;
   facts.tf32 = tf32;
@@ -196,11 +181,8 @@ bool KernelRunner::explain(const AttentionProblem &problem,
   dev.multiprocessors = device.getMultiprocessorCount();
   dev.clockKHz = device.getClockKHz();
   dev.bandwidthBytesPerSecond = device.getMemoryBandwidthBytesPerSecond();
-  PrecisionMode precision = PrecisionMode::Default;
-  if (facts.type == ElementType::F32)
-    precision = tf32 ? PrecisionMode::TF32 : PrecisionMode::IEEE;
-  dev.peakTflops =
-      getPeakTflops(dev.arch, dev.name, facts.type, precision, dev.peakNote);
+  dev.peakTflops = getPeakTflops(dev.arch, dev.name, facts.type,
+                                 getPrecision(facts.type, tf32), dev.peakNote);
   if (!device.getAttribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
                            dev.maxThreadsPerSM, error) ||
       !device.getAttribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR,
@@ -226,17 +208,15 @@ bool KernelRunner::explain(const AttentionProblem &problem,
   k.localBytes = resources.localBytes;
   k.staticSharedBytes = resources.staticSharedBytes;
   k.dynamicSharedBytes = int(manifest.sharedMemoryBytes);
-  k.maxThreadsPerBlock = resources.maxThreadsPerBlock;
   const CudaDriverApi &api = device.getApi();
   int blocks = 0;
   CUresult result = api.occupancyMaxActiveBlocksPerMultiprocessor(
       &blocks, kernel.getKernel().getFunction(), k.threadsPerBlock,
       size_t(k.dynamicSharedBytes));
-  if (result != CUDA_SUCCESS) {
-    error = formatCudaError(api, result,
-                            "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-    return false;
-  }
+  if (result != CUDA_SUCCESS)
+    return failWith(
+        error, formatCudaError(api, result,
+                               "cuOccupancyMaxActiveBlocksPerMultiprocessor"));
   k.activeBlocksPerSM = blocks;
   k.blockM = manifest.config.blockM;
   k.blockN = manifest.config.blockN;
@@ -256,11 +236,7 @@ bool KernelRunner::explain(const AttentionProblem &problem,
   for (const auto &[name, tensor] : tensors) {
     if (!tensor)
       continue;
-    TensorArg arg = makeContiguousTensorArg(0, tensor->shape);
-    if (tensor == problem.mask)
-      for (size_t dim = 0; dim < arg.sizes.size(); ++dim)
-        if (arg.sizes[dim] == 1)
-          arg.strides[dim] = 0;
+    TensorArg arg = makeOperand(problem, tensor, 0);
     facts.operands.push_back({name, arg.sizes, arg.strides,
                               int64_t(getElementBytes(tensor->type)), 0});
   }

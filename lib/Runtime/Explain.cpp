@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <optional>
+#include <regex>
 #include <unistd.h>
 
 using namespace attn::runtime;
@@ -33,18 +34,14 @@ using namespace attn::runtime;
 
 bool attn::runtime::parseChipName(const std::string &chip, int &major,
                                   int &minor, char &suffix) {
-  size_t digits = 0;
-  while (3 + digits < chip.size() && digits < 4 &&
-         std::isdigit(static_cast<unsigned char>(chip[3 + digits])))
-    ++digits;
-  std::string rest = chip.substr(std::min(chip.size(), 3 + digits));
-  if (chip.compare(0, 3, "sm_") != 0 || digits < 2 ||
-      !(rest.empty() || rest == "a" || rest == "f"))
+  static const std::regex kPattern("sm_([0-9]{2,4})([af]?)");
+  std::smatch match;
+  if (!std::regex_match(chip, match, kPattern))
     return false;
-  int number = std::stoi(chip.substr(3, digits));
+  int number = std::stoi(match.str(1));
   major = number / 10;
   minor = number % 10;
-  suffix = rest.empty() ? '\0' : rest[0];
+  suffix = match.length(2) ? match.str(2)[0] : '\0';
   return true;
 }
 
@@ -72,14 +69,11 @@ double attn::runtime::getPeakTflops(const std::string &chip,
   }
   bool half = type != ElementType::F32, ieee = precision == PrecisionMode::IEEE;
   double tflops = half ? entry->f16 : ieee ? entry->f32 : entry->tf32;
-  char buffer[160];
-  std::snprintf(buffer, sizeof(buffer), "%s %s: %.1f TFLOP/s",
-                entry->name.c_str(),
-                half   ? "dense f16/bf16 tensor cores"
-                : ieee ? "fp32 FMA"
-                       : "dense tf32 tensor cores",
-                tflops);
-  note = buffer;
+  note = formatString("%s %s: %.1f TFLOP/s", entry->name.c_str(),
+                      half   ? "dense f16/bf16 tensor cores"
+                      : ieee ? "fp32 FMA"
+                             : "dense tf32 tensor cores",
+                      tflops);
   return tflops;
 }
 
@@ -159,7 +153,8 @@ int attn::runtime::countTensorCoreInstructions(const std::string &text,
   return countWord(text, "mma.sync") + countWord(text, "wgmma.mma_async");
 }
 
-std::string attn::runtime::findCudaTool(const std::string &tool) {
+/// `tool` on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin ("": none).
+static std::string findCudaTool(const std::string &tool) {
   const char *path = std::getenv("PATH"), *home = std::getenv("CUDA_HOME");
   std::string list = std::string(path ? path : "") + ":" +
                      (home ? std::string(home) + "/bin" : "") +

@@ -17,7 +17,6 @@ static Facts parseFacts() {
   // tests: a malformed one fails them, not a user's run.
   nlohmann::json json = nlohmann::json::parse(ATTN_FACTS_JSON);
   Facts facts;
-  json.at("known_cuda_chips").get_to(facts.knownCudaChips);
   for (const nlohmann::json &entry : json.at("peak_tflops")) {
     PeakEntry peak;
     entry.at("name").get_to(peak.name);

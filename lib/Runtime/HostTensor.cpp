@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <charconv>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -34,38 +35,17 @@ std::string attn::runtime::formatString(const char *format, ...) {
 // Element types
 //===----------------------------------------------------------------------===//
 
+// Indexed by ElementType.
+static const char *const kTypeNames[] = {"f32", "f16", "bf16",
+                                         "i1",  "i32", "i64"};
+static const size_t kTypeBytes[] = {4, 2, 2, 1, 4, 8};
+
 const char *attn::runtime::getTypeName(ElementType type) {
-  switch (type) {
-  case ElementType::F32:
-    return "f32";
-  case ElementType::F16:
-    return "f16";
-  case ElementType::BF16:
-    return "bf16";
-  case ElementType::I1:
-    return "i1";
-  case ElementType::I32:
-    return "i32";
-  case ElementType::I64:
-    return "i64";
-  }
-  return "?";
+  return kTypeNames[static_cast<int>(type)];
 }
 
 size_t attn::runtime::getElementBytes(ElementType type) {
-  switch (type) {
-  case ElementType::F32:
-  case ElementType::I32:
-    return 4;
-  case ElementType::F16:
-  case ElementType::BF16:
-    return 2;
-  case ElementType::I1:
-    return 1;
-  case ElementType::I64:
-    return 8;
-  }
-  return 0;
+  return kTypeBytes[static_cast<int>(type)];
 }
 
 bool attn::runtime::isFloatType(ElementType type) {
@@ -74,21 +54,12 @@ bool attn::runtime::isFloatType(ElementType type) {
 }
 
 bool attn::runtime::parseElementType(std::string_view name, ElementType &type) {
-  if (name == "f32")
-    type = ElementType::F32;
-  else if (name == "f16")
-    type = ElementType::F16;
-  else if (name == "bf16")
-    type = ElementType::BF16;
-  else if (name == "i1")
-    type = ElementType::I1;
-  else if (name == "i32")
-    type = ElementType::I32;
-  else if (name == "i64")
-    type = ElementType::I64;
-  else
-    return false;
-  return true;
+  for (int i = 0; i < kNumElementTypes; ++i)
+    if (name == kTypeNames[i]) {
+      type = ElementType(i);
+      return true;
+    }
+  return false;
 }
 
 //===----------------------------------------------------------------------===//
@@ -140,44 +111,45 @@ size_t HostTensor::getNumBytes() const {
   return static_cast<size_t>(getNumElements()) * getElementBytes(type);
 }
 
+template <typename T>
+static T load(const uint8_t *ptr) {
+  T value;
+  std::memcpy(&value, ptr, sizeof(T));
+  return value;
+}
+
+template <typename T>
+static void store(uint8_t *ptr, T value) {
+  std::memcpy(ptr, &value, sizeof(T));
+}
+
 double HostTensor::get(int64_t linearIndex) const {
   assert(linearIndex >= 0 && linearIndex < getNumElements() &&
          "element index out of range");
   const uint8_t *ptr = data.data() + linearIndex * getElementBytes(type);
   switch (type) {
-  case ElementType::F32: {
-    float value;
-    std::memcpy(&value, ptr, sizeof(value));
-    return value;
-  }
+  case ElementType::F32:
+    return load<float>(ptr);
   case ElementType::F16:
-  case ElementType::BF16: {
-    uint16_t bits;
-    std::memcpy(&bits, ptr, sizeof(bits));
-    return type == ElementType::F16 ? halfToFloat(bits) : bf16ToFloat(bits);
-  }
+    return halfToFloat(load<uint16_t>(ptr));
+  case ElementType::BF16:
+    return bf16ToFloat(load<uint16_t>(ptr));
   case ElementType::I1:
   case ElementType::I32:
   case ElementType::I64:
-    return static_cast<double>(getInteger(linearIndex));
+    break;
   }
-  return 0.0;
+  return static_cast<double>(getInteger(linearIndex));
 }
 
 int64_t HostTensor::getInteger(int64_t linearIndex) const {
   assert(linearIndex >= 0 && linearIndex < getNumElements() &&
          "element index out of range");
   const uint8_t *ptr = data.data() + linearIndex * getElementBytes(type);
-  if (type == ElementType::I32) {
-    int32_t value;
-    std::memcpy(&value, ptr, sizeof(value));
-    return value;
-  }
-  if (type == ElementType::I64) {
-    int64_t value;
-    std::memcpy(&value, ptr, sizeof(value));
-    return value;
-  }
+  if (type == ElementType::I32)
+    return load<int32_t>(ptr);
+  if (type == ElementType::I64)
+    return load<int64_t>(ptr);
   return *ptr ? 1 : 0;
 }
 
@@ -186,32 +158,18 @@ void HostTensor::set(int64_t linearIndex, double value) {
          "element index out of range");
   uint8_t *ptr = data.data() + linearIndex * getElementBytes(type);
   switch (type) {
-  case ElementType::F32: {
-    float narrowed = static_cast<float>(value);
-    std::memcpy(ptr, &narrowed, sizeof(narrowed));
-    return;
-  }
+  case ElementType::F32:
+    return store(ptr, static_cast<float>(value));
   case ElementType::F16:
-  case ElementType::BF16: {
-    float narrowed = static_cast<float>(value);
-    uint16_t bits = type == ElementType::F16 ? floatToHalf(narrowed)
-                                             : floatToBF16(narrowed);
-    std::memcpy(ptr, &bits, sizeof(bits));
-    return;
-  }
+    return store(ptr, floatToHalf(static_cast<float>(value)));
+  case ElementType::BF16:
+    return store(ptr, floatToBF16(static_cast<float>(value)));
   case ElementType::I1:
-    *ptr = value != 0.0 ? 1 : 0;
-    return;
-  case ElementType::I32: {
-    auto narrowed = static_cast<int32_t>(value);
-    std::memcpy(ptr, &narrowed, sizeof(narrowed));
-    return;
-  }
-  case ElementType::I64: {
-    auto narrowed = static_cast<int64_t>(value);
-    std::memcpy(ptr, &narrowed, sizeof(narrowed));
-    return;
-  }
+    return store<uint8_t>(ptr, value != 0.0 ? 1 : 0);
+  case ElementType::I32:
+    return store(ptr, static_cast<int32_t>(value));
+  case ElementType::I64:
+    return store(ptr, static_cast<int64_t>(value));
   }
 }
 
@@ -238,9 +196,8 @@ static constexpr int64_t kMaxSpecElements = int64_t(1) << 48;
 bool attn::runtime::parseTensorSpec(std::string_view spec,
                                     std::vector<int64_t> &shape,
                                     ElementType &type, std::string &error) {
-  auto fail = [&](const std::string &message) {
-    error = "invalid tensor spec '" + std::string(spec) + "': " + message;
-    return false;
+  auto fail = [&](const auto &...parts) {
+    return failWith(error, "invalid tensor spec '", spec, "': ", parts...);
   };
   size_t lastX = spec.rfind('x');
   if (lastX == std::string_view::npos)
@@ -248,7 +205,7 @@ bool attn::runtime::parseTensorSpec(std::string_view spec,
                 "e.g. 2x32x1024x128xbf16");
   std::string_view typeName = spec.substr(lastX + 1);
   if (!parseElementType(typeName, type))
-    return fail("unknown element type '" + std::string(typeName) +
+    return fail("unknown element type '", typeName,
                 "' (expected f32, f16, bf16 or i1)");
 
   std::vector<int64_t> dims;
@@ -257,20 +214,14 @@ bool attn::runtime::parseTensorSpec(std::string_view spec,
   while (true) {
     size_t next = rest.find('x');
     std::string_view token = rest.substr(0, next);
-    bool valid = !token.empty();
-    for (char c : token)
-      valid = valid && c >= '0' && c <= '9';
-    if (!valid)
-      return fail("dimension '" + std::string(token) +
-                  "' is not a positive integer");
-    if (token.size() > 15)
-      return fail("dimension '" + std::string(token) + "' is too large");
     int64_t dim = 0;
-    for (char c : token)
-      dim = dim * 10 + (c - '0');
+    if (token.empty() || token.find_first_not_of("0123456789") != token.npos)
+      return fail("dimension '", token, "' is not a positive integer");
+    if (token.size() > 15)
+      return fail("dimension '", token, "' is too large");
+    std::from_chars(token.data(), token.data() + token.size(), dim);
     if (dim == 0)
-      return fail("dimension '" + std::string(token) +
-                  "' is not a positive integer");
+      return fail("dimension '", token, "' is not a positive integer");
     if (dim > kMaxSpecElements / numElements)
       return fail("the tensor has more than 2^48 elements");
     numElements *= dim;
@@ -335,11 +286,9 @@ bool attn::runtime::checkFitsInMemory(double bytes, const std::string &what,
   lower(cgroup, "of memory its cgroup may use (memory.max)");
   if (limit <= 0.0 || bytes <= limit)
     return true;
-  char text[200];
-  std::snprintf(text, sizeof(text), " needs %.3g GB, more than the %.3g GB %s",
-                bytes * 1e-9, limit * 1e-9, kind);
-  error = what + text;
-  return false;
+  return failWith(error, what,
+                  formatString(" needs %.3g GB, more than the %.3g GB %s",
+                               bytes * 1e-9, limit * 1e-9, kind));
 }
 
 //===----------------------------------------------------------------------===//

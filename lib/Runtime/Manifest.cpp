@@ -18,10 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cerrno>
 #include <climits>
 #include <cmath>
-#include <cstring>
 #include <set>
 
 using namespace attn::runtime;
@@ -38,32 +36,8 @@ static const char *const kOperatorNames[] = {
 static const char *const kParamKinds[] = {"memref", "size", "workspace",
                                           "tensor_map"};
 
-const char *attn::runtime::getPrecisionName(PrecisionMode mode) {
-  return kPrecisionNames[static_cast<int>(mode)];
-}
-
 const char *GridExpr::getOperatorName(Kind kind) {
   return kOperatorNames[static_cast<int>(kind)];
-}
-
-GridExpr GridExpr::constant(int64_t value) {
-  GridExpr expr;
-  expr.value = value;
-  return expr;
-}
-
-GridExpr GridExpr::size(std::string name) {
-  GridExpr expr;
-  expr.kind = Kind::Size;
-  expr.name = std::move(name);
-  return expr;
-}
-
-GridExpr GridExpr::binary(Kind kind, GridExpr lhs, GridExpr rhs) {
-  GridExpr expr;
-  expr.kind = kind;
-  expr.operands = {std::move(lhs), std::move(rhs)};
-  return expr;
 }
 
 std::string GridExpr::toString() const {
@@ -77,50 +51,12 @@ std::string GridExpr::toString() const {
   return text + ")";
 }
 
-KernelParam KernelParam::memref(std::string operand, unsigned rank) {
-  KernelParam param;
-  param.operand = std::move(operand);
-  param.rank = rank;
-  return param;
-}
-
-KernelParam KernelParam::size(std::string name) {
-  KernelParam param;
-  param.kind = Kind::Size;
-  param.name = std::move(name);
-  return param;
-}
-
-KernelParam KernelParam::workspace(std::string name, unsigned rank) {
-  KernelParam param;
-  param.kind = Kind::Workspace;
-  param.name = std::move(name);
-  param.rank = rank;
-  return param;
-}
-
-KernelParam KernelParam::tensorMap(std::string operand,
-                                   std::vector<int64_t> box, unsigned swizzle) {
-  KernelParam param;
-  param.kind = Kind::TensorMap;
-  param.operand = std::move(operand);
-  param.box = std::move(box);
-  param.swizzle = swizzle;
-  return param;
-}
-
-static unsigned getNumSlots(const std::vector<KernelParam> &params) {
+unsigned KernelLaunch::getNumParamSlots() const {
   unsigned count = 0;
   for (const KernelParam &param : params)
     count += param.getNumSlots();
   return count;
 }
-
-unsigned PrologueKernel::getNumParamSlots() const {
-  return getNumSlots(params);
-}
-
-unsigned Manifest::getNumParamSlots() const { return getNumSlots(params); }
 
 std::string Manifest::getPtxPath() const {
   if (directory.empty() || ptx.empty() || ptx[0] == '/')
@@ -151,16 +87,18 @@ const WorkspaceSpec *Manifest::getWorkspace(std::string_view name) const {
 }
 
 bool Manifest::hasTensorMaps() const {
-  auto has = [](const std::vector<KernelParam> &list) {
-    for (const KernelParam &param : list)
-      if (param.kind == KernelParam::Kind::TensorMap)
-        return true;
-    return false;
-  };
-  bool found = has(params);
-  for (const PrologueKernel &kernel : prologue)
-    found |= has(kernel.params);
+  bool found = false;
+  for (const KernelLaunch *kernel : getKernels())
+    for (const KernelParam &param : kernel->params)
+      found |= param.kind == KernelParam::Kind::TensorMap;
   return found;
+}
+
+std::vector<const KernelLaunch *> Manifest::getKernels() const {
+  std::vector<const KernelLaunch *> kernels = {this};
+  for (const PrologueKernel &kernel : prologue)
+    kernels.push_back(&kernel);
+  return kernels;
 }
 
 int64_t Manifest::getVersion() const {
@@ -259,42 +197,54 @@ private:
 // serializeManifest
 //===----------------------------------------------------------------------===//
 
-static Json gridExprToJson(const GridExpr &expr) {
+namespace attn {
+namespace runtime {
+// The pieces as JSON values, found by nlohmann's adl_serializer.
+static void to_json(Json &out, const GridExpr &expr) {
   if (expr.kind == GridExpr::Kind::Constant)
-    return expr.value;
-  if (expr.kind == GridExpr::Kind::Size)
-    return expr.name;
-  Json operands = Json::array();
-  for (const GridExpr &operand : expr.operands)
-    operands.push_back(gridExprToJson(operand));
-  return Json::object({{GridExpr::getOperatorName(expr.kind), operands}});
+    out = expr.value;
+  else if (expr.kind == GridExpr::Kind::Size)
+    out = expr.name;
+  else
+    out = Json::object({{GridExpr::getOperatorName(expr.kind), expr.operands}});
 }
 
-/// "block", "grid", "shared_memory_bytes" and "params" of a kernel.
-static void launchToJson(const unsigned block[3], const GridExpr grid[3],
-                         int64_t sharedMemoryBytes,
-                         const std::vector<KernelParam> &params, Json &out) {
-  out["block"] = {block[0], block[1], block[2]};
-  out["grid"] = {gridExprToJson(grid[0]), gridExprToJson(grid[1]),
-                 gridExprToJson(grid[2])};
-  out["shared_memory_bytes"] = sharedMemoryBytes;
-  Json &list = out["params"] = Json::array();
-  for (const KernelParam &param : params) {
-    Json entry = {{"kind", kParamKinds[static_cast<int>(param.kind)]}};
-    if (param.kind == KernelParam::Kind::MemRef ||
-        param.kind == KernelParam::Kind::TensorMap)
-      entry["operand"] = param.operand;
-    else
-      entry["name"] = param.name;
-    if (param.kind == KernelParam::Kind::TensorMap) {
-      entry["box"] = param.box;
-      entry["swizzle"] = param.swizzle;
-    } else if (param.kind != KernelParam::Kind::Size) {
-      entry["rank"] = param.rank;
-    }
-    list.push_back(std::move(entry));
+static void to_json(Json &out, const KernelParam &param) {
+  out = {{"kind", kParamKinds[static_cast<int>(param.kind)]}};
+  if (param.kind == KernelParam::Kind::MemRef ||
+      param.kind == KernelParam::Kind::TensorMap)
+    out["operand"] = param.operand;
+  else
+    out["name"] = param.name;
+  if (param.kind == KernelParam::Kind::TensorMap) {
+    out["box"] = param.box;
+    out["swizzle"] = param.swizzle;
+  } else if (param.kind != KernelParam::Kind::Size) {
+    out["rank"] = param.rank;
   }
 }
+
+static void to_json(Json &out, const MaskSpec &spec) {
+  out = {{"element_type", getTypeName(spec.elementType)},
+         {"shape", spec.shape}};
+}
+
+static void to_json(Json &out, const WorkspaceSpec &spec) {
+  out = {{"name", spec.name},
+         {"element_bytes", spec.elementBytes},
+         {"shape", spec.shape}};
+}
+
+/// "block", "grid", "shared_memory_bytes" and "params" after what `out`
+/// has ("kernel" for a prologue kernel).
+static void to_json(Json &out, const KernelLaunch &launch) {
+  out["block"] = launch.block;
+  out["grid"] = launch.grid;
+  out["shared_memory_bytes"] = launch.sharedMemoryBytes;
+  out["params"] = launch.params;
+}
+} // namespace runtime
+} // namespace attn
 
 static Json nameOrNull(const char *name) { return name ? Json(name) : Json(); }
 
@@ -308,21 +258,16 @@ std::string attn::runtime::serializeManifest(const Manifest &manifest) {
                {"element_type", getTypeName(manifest.elementType)}};
   for (const char *name : {"query", "key", "value", "output"})
     root[name] = {{"shape", manifest.getOperand(name)->shape}};
-  root["mask"] = nullptr;
-  if (manifest.mask)
-    root["mask"] = {{"element_type", getTypeName(manifest.mask->elementType)},
-                    {"shape", manifest.mask->shape}};
-  for (const CaptureSpec &capture : manifest.captures)
-    root["captures"].push_back(
-        {{"element_type", getTypeName(capture.elementType)},
-         {"shape", capture.shape}});
+  root["mask"] = manifest.mask ? Json(*manifest.mask) : Json();
+  // Written only when there are any, so that a manifest without them is
+  // written as an older writer wrote it.
+  if (!manifest.captures.empty())
+    root["captures"] = manifest.captures;
   const ManifestAttributes &attributes = manifest.attributes;
   root["attributes"] = {
       {"scale", attributes.scale ? Json(*attributes.scale) : Json()},
       {"causal", nameOrNull(getCausalName(attributes.causal))},
-      {"precision", nameOrNull(getPrecisionName(attributes.precision))}};
-  // Written only when set, so that a kernel without them has the manifest
-  // it always had.
+      {"precision", nameOrNull(kPrecisionNames[int(attributes.precision)])}};
   if (attributes.window)
     root["attributes"]["window"] = {{"left", attributes.window->first},
                                     {"right", attributes.window->second}};
@@ -339,22 +284,12 @@ std::string attn::runtime::serializeManifest(const Manifest &manifest) {
                                        {"num_stages", config.numStages}};
   for (const auto &[key, text] : config.extra)
     configJson[key] = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  launchToJson(manifest.block, manifest.grid, manifest.sharedMemoryBytes,
-               manifest.params, root);
-  // Version 2 only, so that a manifest without them is written as a version
-  // 1 writer wrote it.
-  for (const WorkspaceSpec &spec : manifest.workspaces) {
-    Json shape = Json::array();
-    for (const GridExpr &dim : spec.shape)
-      shape.push_back(gridExprToJson(dim));
-    root["workspace"].push_back({{"name", spec.name},
-                                 {"element_bytes", spec.elementBytes},
-                                 {"shape", shape}});
-  }
+  to_json(root, static_cast<const KernelLaunch &>(manifest));
+  if (!manifest.workspaces.empty())
+    root["workspace"] = manifest.workspaces;
   for (const PrologueKernel &kernel : manifest.prologue) {
     Json entry = {{"kernel", kernel.kernel}};
-    launchToJson(kernel.block, kernel.grid, kernel.sharedMemoryBytes,
-                 kernel.params, entry);
+    to_json(entry, kernel);
     root["prologue"].push_back(std::move(entry));
   }
   return writeIndented(root, 0, 0) + "\n";
@@ -386,9 +321,10 @@ public:
   std::string error;
   int64_t version = 1;
 
-  bool fail(const std::string &path, const std::string &message) {
+  template <typename... Parts>
+  bool fail(const std::string &path, const Parts &...parts) {
     if (error.empty())
-      error = (path.empty() ? "" : path + ": ") + message;
+      error = (path.empty() ? "" : path + ": ") + concat(parts...);
     return false;
   }
   static std::string at(const std::string &path, const std::string &key) {
@@ -412,8 +348,7 @@ public:
         nullptr, Json::object(), Json::array(), "", false, 0, 0u, 0.0};
     if (value.type() == type)
       return value;
-    fail(path,
-         "expected " + describe(Json(type)) + ", found " + describe(value));
+    fail(path, "expected ", describe(Json(type)), ", found ", describe(value));
     return kEmpty[int(type)];
   }
   /// `value` if it is an object of only the `known` keys.
@@ -422,8 +357,7 @@ public:
     const Json &checked = expect(value, Json::value_t::object, path);
     for (auto it = checked.begin(); it != checked.end(); ++it)
       if (!contains(known, it.key()))
-        fail(path,
-             "unknown key '" + it.key() + "' (expected " + join(known) + ")");
+        fail(path, "unknown key '", it.key(), "' (expected ", join(known), ")");
     return checked;
   }
   /// Member `key` of `parent` (null when it is missing: an error if it is
@@ -435,7 +369,7 @@ public:
     if (it != parent.end())
       return *it;
     if (required && parent.is_object())
-      fail(path, std::string("missing key '") + key + "'");
+      fail(path, "missing key '", key, "'");
     return kNull;
   }
   int64_t integer(const Json &value, const std::string &path) {
@@ -456,7 +390,7 @@ public:
     int64_t number = integer(value, path);
     if (number >= 0 && number <= INT32_MAX)
       return unsigned(number);
-    fail(path, std::to_string(number) + " (expected 0 .. 2^31-1)");
+    fail(path, number, " (expected 0 .. 2^31-1)");
     return 0;
   }
   std::string string(const Json &parent, const char *key,
@@ -476,20 +410,23 @@ public:
     for (size_t i = 0; i < N; ++i)
       if (names[i] && name == names[i])
         return int(i);
-    fail(path, std::string("unknown ") + what + " '" + name + "' (expected " +
-                   expected + ")");
+    fail(path, "unknown ", what, " '", name, "' (expected ", expected, ")");
     return 0;
   }
   ElementType elementType(const Json &value, const std::string &path,
-                          bool allowI1) {
-    static const char *const names[] = {"f32", "f16", "bf16", "i1"};
-    const char *expected =
-        allowI1 ? "f32, f16, bf16 or i1" : "f32, f16 or bf16";
-    auto type =
-        ElementType(oneOf(value, path, "element type", names, expected));
-    if (type == ElementType::I1 && !allowI1)
-      fail(path, std::string("unknown element type 'i1' (expected ") +
-                     expected + ")");
+                          std::initializer_list<ElementType> allowed) {
+    std::string name =
+        expect(value, Json::value_t::string, path).get<std::string>();
+    std::string expected;
+    for (ElementType candidate : allowed)
+      expected += (expected.empty()                         ? ""
+                   : candidate == *std::prev(allowed.end()) ? " or "
+                                                            : ", ") +
+                  std::string(getTypeName(candidate));
+    ElementType type = ElementType::F32;
+    if (!parseElementType(name, type) ||
+        std::find(allowed.begin(), allowed.end(), type) == allowed.end())
+      fail(path, "unknown element type '", name, "' (expected ", expected, ")");
     return type;
   }
   std::vector<int64_t> integers(const Json &value, const std::string &path) {
@@ -503,18 +440,30 @@ public:
     return integers(member(object(value, path, known), "shape", path),
                     at(path, "shape"));
   }
+  /// A mask or a capture: its shape, then its element type.
+  MaskSpec tensor(const Json &value, const std::string &path,
+                  std::initializer_list<ElementType> types) {
+    MaskSpec spec;
+    spec.shape = shape(value, path, {"element_type", "shape"});
+    spec.elementType = elementType(member(value, "element_type", path),
+                                   at(path, "element_type"), types);
+    return spec;
+  }
+  /// The items of the optional array `key` of the manifest.
+  const Json &list(const Json &root, const char *key) {
+    static const Json kEmpty = Json::array();
+    const Json &value = member(root, key, "", false);
+    return value.is_null() ? kEmpty : expect(value, Json::value_t::array, key);
+  }
   void needsVersion(int64_t needed, const std::string &path,
                     const std::string &what) {
     if (version < needed)
-      fail(path, what + " requires version " + std::to_string(needed) +
-                     " (this manifest has version " + std::to_string(version) +
-                     ")");
+      fail(path, what, " requires version ", needed,
+           " (this manifest has version ", version, ")");
   }
   GridExpr gridExpr(const Json &value, const std::string &path);
   std::vector<KernelParam> params(const Json &parent, const std::string &path);
-  void launch(const Json &parent, const std::string &path, unsigned block[3],
-              GridExpr grid[3], int64_t &sharedMemoryBytes,
-              std::vector<KernelParam> &list);
+  void launch(const Json &parent, const std::string &path, KernelLaunch &out);
   void read(const Json &root, Manifest &out);
 };
 } // namespace
@@ -526,11 +475,11 @@ GridExpr ManifestReader::gridExpr(const Json &value, const std::string &path) {
     return GridExpr::size(value.get<std::string>());
   const char *operators = "ceil_div, mul, add, min or max";
   if (!value.is_object() || value.size() != 1) {
-    fail(path, std::string("expected an integer, a size name or an object "
-                           "with one key among ") +
-                   operators + ", found " +
-                   (value.is_object() ? std::to_string(value.size()) + " keys"
-                                      : describe(value)));
+    fail(path,
+         "expected an integer, a size name or an object with one key among ",
+         operators, ", found ",
+         value.is_object() ? std::to_string(value.size()) + " keys"
+                           : describe(value));
     return GridExpr();
   }
   std::string name = value.begin().key(), operandsPath = path + "." + name;
@@ -538,12 +487,12 @@ GridExpr ManifestReader::gridExpr(const Json &value, const std::string &path) {
       std::begin(kOperatorNames), std::end(kOperatorNames),
       [&](const char *candidate) { return candidate && name == candidate; });
   if (op == std::end(kOperatorNames))
-    fail(path, "unknown operator '" + name + "' (expected " + operators + ")");
+    fail(path, "unknown operator '", name, "' (expected ", operators, ")");
   const Json &operands =
       expect(value.front(), Json::value_t::array, operandsPath);
   if (operands.size() != 2) {
-    fail(operandsPath, "expected an array of 2 expressions, found " +
-                           std::to_string(operands.size()));
+    fail(operandsPath, "expected an array of 2 expressions, found ",
+         operands.size());
     return GridExpr();
   }
   return GridExpr::binary(GridExpr::Kind(op - std::begin(kOperatorNames)),
@@ -595,26 +544,23 @@ std::vector<KernelParam> ManifestReader::params(const Json &parent,
 }
 
 void ManifestReader::launch(const Json &parent, const std::string &path,
-                            unsigned block[3], GridExpr grid[3],
-                            int64_t &sharedMemoryBytes,
-                            std::vector<KernelParam> &list) {
+                            KernelLaunch &out) {
   for (const char *key : {"block", "grid"}) {
     const Json &dims =
         expect(member(parent, key, path), Json::value_t::array, at(path, key));
     if (dims.size() != 3)
-      fail(at(path, key),
-           "expected 3 dimensions, found " + std::to_string(dims.size()));
+      fail(at(path, key), "expected 3 dimensions, found ", dims.size());
     for (size_t i = 0; i < 3 && error.empty(); ++i) {
       if (key[0] == 'b')
-        block[i] = count(dims[i], at(at(path, key), i));
+        out.block[i] = count(dims[i], at(at(path, key), i));
       else
-        grid[i] = gridExpr(dims[i], at(at(path, key), i));
+        out.grid[i] = gridExpr(dims[i], at(at(path, key), i));
     }
   }
   const Json &shared = member(parent, "shared_memory_bytes", path, false);
   if (!shared.is_null())
-    sharedMemoryBytes = integer(shared, at(path, "shared_memory_bytes"));
-  list = params(parent, path);
+    out.sharedMemoryBytes = integer(shared, at(path, "shared_memory_bytes"));
+  out.params = params(parent, path);
 }
 
 void ManifestReader::read(const Json &root, Manifest &out) {
@@ -623,12 +569,12 @@ void ManifestReader::read(const Json &root, Manifest &out) {
   // a list of unknown keys.
   std::string format = string(root, "format", "");
   if (error.empty() && format != Manifest::kFormat)
-    fail("format", "'" + format + "' is not an attn-mlir launch manifest " +
-                       "(expected '" + Manifest::kFormat + "')");
+    fail("format", "'", format, "' is not an attn-mlir launch manifest ",
+         "(expected '", Manifest::kFormat, "')");
   version = integer(member(root, "version", ""), "version");
   if (error.empty() && (version < 1 || version > Manifest::kVersion))
-    fail("version", "unsupported manifest version " + std::to_string(version) +
-                        " (this reader supports versions 1, 2 and 3)");
+    fail("version", "unsupported manifest version ", version,
+         " (this reader supports versions 1, 2 and 3)");
   object(root, "", {"format",       "version",    "kernel",
                     "ptx",          "chip",       "function",
                     "element_type", "query",      "key",
@@ -645,30 +591,19 @@ void ManifestReader::read(const Json &root, Manifest &out) {
   out.chip = string(root, "chip", "");
   out.function = string(root, "function", "", false);
   out.elementType =
-      elementType(member(root, "element_type", ""), "element_type", false);
+      elementType(member(root, "element_type", ""), "element_type",
+                  {ElementType::F32, ElementType::F16, ElementType::BF16});
   for (const char *name : {"query", "key", "value", "output"})
     const_cast<OperandSpec *>(out.getOperand(name))->shape =
         shape(member(root, name, ""), name, {"shape"});
-  if (const Json &mask = member(root, "mask", "", false); !mask.is_null()) {
-    out.mask = MaskSpec();
-    out.mask->shape = shape(mask, "mask", {"element_type", "shape"});
-    out.mask->elementType = elementType(member(mask, "element_type", "mask"),
-                                        "mask.element_type", true);
-  }
-  const Json &captures = member(root, "captures", "", false);
-  for (const Json &capture :
-       captures.is_null()
-           ? captures
-           : expect(captures, Json::value_t::array, "captures")) {
-    std::string path = at("captures", out.captures.size());
-    CaptureSpec &spec = out.captures.emplace_back();
-    spec.shape = shape(capture, path, {"element_type", "shape"});
-    static const char *const names[] = {"f32",   nullptr, nullptr,
-                                        nullptr, "i32",   "i64"};
-    spec.elementType = ElementType(oneOf(member(capture, "element_type", path),
-                                         path + ".element_type", "element type",
-                                         names, "f32, i32 or i64"));
-  }
+  if (const Json &mask = member(root, "mask", "", false); !mask.is_null())
+    out.mask = tensor(mask, "mask",
+                      {ElementType::F32, ElementType::F16, ElementType::BF16,
+                       ElementType::I1});
+  for (const Json &capture : list(root, "captures"))
+    out.captures.push_back(
+        tensor(capture, at("captures", out.captures.size()),
+               {ElementType::F32, ElementType::I32, ElementType::I64}));
   const Json &attributes = member(root, "attributes", "", false);
   if (!attributes.is_null())
     object(attributes, "attributes",
@@ -676,7 +611,7 @@ void ManifestReader::read(const Json &root, Manifest &out) {
             "mask_mod"});
   const Json &scale = member(attributes, "scale", "", false);
   if (!scale.is_null() && !scale.is_number())
-    fail("attributes.scale", "expected a number, found " + describe(scale));
+    fail("attributes.scale", "expected a number, found ", describe(scale));
   else if (!scale.is_null())
     out.attributes.scale = scale.get<double>();
   const Json &causal = member(attributes, "causal", "", false);
@@ -699,15 +634,14 @@ void ManifestReader::read(const Json &root, Manifest &out) {
     for (auto [side, value] : {std::pair{"left", left}, {"right", right}})
       if (value < -1)
         fail(std::string("attributes.window.") + side,
-             "expected -1 (unbounded) or a key count >= 0, found " +
-                 std::to_string(value));
+             "expected -1 (unbounded) or a key count >= 0, found ", value);
     out.attributes.window = {left, right};
   }
   if (const Json &softcap = member(attributes, "softcap", "", false);
       !softcap.is_null()) {
     if (!softcap.is_number() || !(softcap.get<double>() > 0))
-      fail("attributes.softcap",
-           "expected a number > 0, found " + describe(softcap));
+      fail("attributes.softcap", "expected a number > 0, found ",
+           describe(softcap));
     else
       out.attributes.softcap = softcap.get<double>();
   }
@@ -734,12 +668,8 @@ void ManifestReader::read(const Json &root, Manifest &out) {
     else
       out.config.extra.emplace_back(it.key(), writeLine(*it));
   }
-  launch(root, "", out.block, out.grid, out.sharedMemoryBytes, out.params);
-  const Json &workspaces = member(root, "workspace", "", false);
-  for (const Json &value :
-       workspaces.is_null()
-           ? workspaces
-           : expect(workspaces, Json::value_t::array, "workspace")) {
+  launch(root, "", out);
+  for (const Json &value : list(root, "workspace")) {
     std::string path = at("workspace", out.workspaces.size());
     WorkspaceSpec &spec = out.workspaces.emplace_back();
     const Json &item = object(value, path, {"name", "element_bytes", "shape"});
@@ -751,19 +681,14 @@ void ManifestReader::read(const Json &root, Manifest &out) {
     for (size_t i = 0; i < dims.size() && error.empty(); ++i)
       spec.shape.push_back(gridExpr(dims[i], at(at(path, "shape"), i)));
   }
-  const Json &prologue = member(root, "prologue", "", false);
-  for (const Json &value :
-       prologue.is_null()
-           ? prologue
-           : expect(prologue, Json::value_t::array, "prologue")) {
+  for (const Json &value : list(root, "prologue")) {
     std::string path = at("prologue", out.prologue.size());
     PrologueKernel &kernel = out.prologue.emplace_back();
     const Json &item =
         object(value, path,
                {"kernel", "block", "grid", "shared_memory_bytes", "params"});
     kernel.kernel = string(item, "kernel", path);
-    launch(item, path, kernel.block, kernel.grid, kernel.sharedMemoryBytes,
-           kernel.params);
+    launch(item, path, kernel);
   }
 }
 
@@ -790,15 +715,11 @@ bool attn::runtime::parseManifest(const std::string &text, Manifest &out,
 bool attn::runtime::readManifestFile(const std::string &path, Manifest &out,
                                      std::string &error) {
   std::string text;
-  if (!readWholeFile(path, text, error)) {
-    error = path + ": cannot open: " + error;
-    return false;
-  }
+  if (!readWholeFile(path, text, error))
+    return failWith(error, path, ": cannot open: ", error);
   Manifest manifest;
-  if (!parseManifest(text, manifest, error)) {
-    error = path + ": " + error;
-    return false;
-  }
+  if (!parseManifest(text, manifest, error))
+    return failWith(error, path, ": ", error);
   size_t slash = path.find_last_of('/');
   manifest.directory = slash == std::string::npos ? "."
                        : slash == 0               ? "/"

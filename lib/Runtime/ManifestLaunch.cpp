@@ -12,8 +12,6 @@
 
 #include "attn/Runtime/Manifest.h"
 
-#include <cstdio>
-
 using namespace attn::runtime;
 
 //===----------------------------------------------------------------------===//
@@ -64,20 +62,16 @@ bool attn::runtime::evaluateGridExpr(const GridExpr &expr,
     return false;
   }
   int64_t lhs, rhs;
-  if (expr.operands.size() != 2) {
-    error = expr.toString() + ": expected 2 operands";
-    return false;
-  }
+  if (expr.operands.size() != 2)
+    return failWith(error, expr.toString(), ": expected 2 operands");
   if (!evaluateGridExpr(expr.operands[0], sizes, lhs, error) ||
       !evaluateGridExpr(expr.operands[1], sizes, rhs, error))
     return false;
   bool overflow = false;
   switch (expr.kind) {
   case GridExpr::Kind::CeilDiv:
-    if (rhs <= 0) {
-      error = concat(expr.toString(), ": division by ", rhs);
-      return false;
-    }
+    if (rhs <= 0)
+      return failWith(error, expr.toString(), ": division by ", rhs);
     value = lhs / rhs + (lhs % rhs != 0 && lhs > 0);
     return true;
   case GridExpr::Kind::Mul:
@@ -107,15 +101,11 @@ static bool evaluateGridExprs(const GridExpr exprs[3],
     int64_t value;
     std::string what =
         prefix + "grid." + "xyz"[i] + " = " + exprs[i].toString();
-    if (!evaluateGridExpr(exprs[i], sizes, value, error)) {
-      error = what + ": " + error + " (" + sizes.toString() + ")";
-      return false;
-    }
-    if (value < 1 || value > kLimits[i]) {
-      error = concat(what, " = ", value, " is out of range (1 .. ", kLimits[i],
-                     ") for ", sizes.toString());
-      return false;
-    }
+    if (!evaluateGridExpr(exprs[i], sizes, value, error))
+      return failWith(error, what, ": ", error, " (", sizes.toString(), ")");
+    if (value < 1 || value > kLimits[i])
+      return failWith(error, what, " = ", value, " is out of range (1 .. ",
+                      kLimits[i], ") for ", sizes.toString());
     grid[i] = static_cast<unsigned>(value);
   }
   return true;
@@ -127,7 +117,7 @@ bool attn::runtime::evaluateGrid(const Manifest &manifest,
   return evaluateGridExprs(manifest.grid, sizes, grid, "", error);
 }
 
-bool attn::runtime::evaluateGrid(const PrologueKernel &kernel,
+bool attn::runtime::evaluateGrid(const KernelLaunch &kernel,
                                  const ProblemSizes &sizes, unsigned grid[3],
                                  std::string &error) {
   return evaluateGridExprs(kernel.grid, sizes, grid,
@@ -139,10 +129,8 @@ bool attn::runtime::evaluateWorkspace(const WorkspaceSpec &workspace,
                                       std::vector<int64_t> &shape,
                                       int64_t &bytes, std::string &error) {
   std::string prefix = "workspace '" + workspace.name + "': ";
-  if (workspace.shape.empty()) {
-    error = prefix + "the shape has no dimension";
-    return false;
-  }
+  if (workspace.shape.empty())
+    return failWith(error, prefix, "the shape has no dimension");
   std::vector<int64_t> dims;
   int64_t total = workspace.elementBytes;
   for (size_t i = 0; i < workspace.shape.size(); ++i) {
@@ -150,24 +138,18 @@ bool attn::runtime::evaluateWorkspace(const WorkspaceSpec &workspace,
     std::string what =
         prefix + "shape[" + std::to_string(i) + "] = " + expr.toString();
     int64_t value;
-    if (!evaluateGridExpr(expr, sizes, value, error)) {
-      error = what + ": " + error + " (" + sizes.toString() + ")";
-      return false;
-    }
-    if (value < 1) {
-      error =
-          concat(what, " = ", value, " must be >= 1 (", sizes.toString(), ")");
-      return false;
-    }
+    if (!evaluateGridExpr(expr, sizes, value, error))
+      return failWith(error, what, ": ", error, " (", sizes.toString(), ")");
+    if (value < 1)
+      return failWith(error, what, " = ", value, " must be >= 1 (",
+                      sizes.toString(), ")");
     dims.push_back(value);
-    if (__builtin_mul_overflow(total, value, &total)) {
-      error =
-          concat(prefix, "shape ", formatDims(dims),
-                 (i + 1 < workspace.shape.size() ? "x..." : ""), " times ",
-                 workspace.elementBytes, " bytes per element overflows int64 (",
-                 sizes.toString(), ")");
-      return false;
-    }
+    if (__builtin_mul_overflow(total, value, &total))
+      return failWith(error, prefix, "shape ", formatDims(dims),
+                      (i + 1 < workspace.shape.size() ? "x..." : ""), " times ",
+                      workspace.elementBytes,
+                      " bytes per element overflows int64 (", sizes.toString(),
+                      ")");
   }
   shape = std::move(dims);
   bytes = total;
@@ -181,11 +163,9 @@ static bool checkOperandShape(const char *name,
                               std::string &error) {
   std::string context = " (compiled shape " + formatDims(compiled) +
                         ", actual " + formatDims(actual) + ")";
-  if (actual.size() != compiled.size()) {
-    error = concat(name, ": rank is ", actual.size(),
-                   " but the kernel takes rank ", compiled.size(), context);
-    return false;
-  }
+  if (actual.size() != compiled.size())
+    return failWith(error, name, ": rank is ", actual.size(),
+                    " but the kernel takes rank ", compiled.size(), context);
   for (size_t i = 0; i < actual.size(); ++i) {
     std::string dim = std::string(name) + ": dimension " + std::to_string(i) +
                       " is " + std::to_string(actual[i]);
@@ -209,16 +189,14 @@ bool attn::runtime::checkShapes(const Manifest &manifest,
       !checkOperandShape("value", manifest.value.shape, shapes.value, error) ||
       !checkOperandShape("output", manifest.output.shape, shapes.output, error))
     return false;
-  if (manifest.mask && !shapes.hasMask) {
-    error = "the kernel was compiled with a mask (" +
-            formatDims(manifest.mask->shape) + "x" +
-            getTypeName(manifest.mask->elementType) + ") but none was given";
-    return false;
-  }
-  if (!manifest.mask && shapes.hasMask) {
-    error = "a mask was given but the kernel was compiled without one";
-    return false;
-  }
+  if (manifest.mask && !shapes.hasMask)
+    return failWith(error, "the kernel was compiled with a mask (",
+                    formatDims(manifest.mask->shape), "x",
+                    getTypeName(manifest.mask->elementType),
+                    ") but none was given");
+  if (!manifest.mask && shapes.hasMask)
+    return failWith(error,
+                    "a mask was given but the kernel was compiled without one");
   if (shapes.hasMask &&
       !checkOperandShape("mask", manifest.mask->shape, shapes.mask, error))
     return false;
@@ -253,12 +231,10 @@ bool attn::runtime::checkShapes(const Manifest &manifest,
     return false;
   }
   const std::vector<int64_t> &q = shapes.query, &k = shapes.key;
-  if (q[1] % k[1] != 0) {
-    error =
-        concat("query has ", q[1], " heads, which is not a multiple of the ",
-               k[1], " heads of key and value");
-    return false;
-  }
+  if (q[1] % k[1] != 0)
+    return failWith(error, "query has ", q[1],
+                    " heads, which is not a multiple of the ", k[1],
+                    " heads of key and value");
   if (!shapes.hasMask)
     return true;
   const std::vector<int64_t> &m = shapes.mask;
@@ -289,6 +265,21 @@ bool attn::runtime::inferProblemSizes(const Manifest &manifest,
   return true;
 }
 
+bool attn::runtime::inferProblemSizes(const Manifest &manifest,
+                                      const AttentionProblem &problem,
+                                      const std::vector<int64_t> &outputShape,
+                                      ProblemSizes &sizes, std::string &error) {
+  OperandShapes shapes;
+  shapes.query = problem.query->shape;
+  shapes.key = problem.key->shape;
+  shapes.value = problem.value->shape;
+  shapes.output = outputShape;
+  shapes.hasMask = problem.mask != nullptr;
+  if (problem.mask)
+    shapes.mask = problem.mask->shape;
+  return inferProblemSizes(manifest, shapes, sizes, error);
+}
+
 //===----------------------------------------------------------------------===//
 // Kernel parameters
 //===----------------------------------------------------------------------===//
@@ -304,16 +295,10 @@ TensorArg attn::runtime::makeContiguousTensorArg(uint64_t devicePtr,
   return arg;
 }
 
-void ParamPack::appendPointer(std::string name, uint64_t devicePtr) {
-  values.push_back(devicePtr);
+void ParamPack::append(std::string name, uint64_t value, bool pointer) {
+  values.push_back(value);
   names.push_back(std::move(name));
-  isPointer.push_back(true);
-}
-
-void ParamPack::appendInt64(std::string name, int64_t value) {
-  values.push_back(static_cast<uint64_t>(value));
-  names.push_back(std::move(name));
-  isPointer.push_back(false);
+  isPointer.push_back(pointer);
 }
 
 void **ParamPack::getArgs() {
@@ -341,26 +326,22 @@ static bool checkVectorLayout(const Manifest &manifest, const std::string &name,
   int64_t bytes = int64_t(getElementBytes(manifest.elementType));
   size_t rank = arg.strides.size();
   std::string what = "operand '" + name + "' ";
-  if (rank && arg.strides[rank - 1] != 1) {
-    error =
-        concat(what, "has stride ", arg.strides[rank - 1],
-               " in its last dimension; the kernel needs it contiguous (1)");
-    return false;
-  }
+  if (rank && arg.strides[rank - 1] != 1)
+    return failWith(
+        error, what, "has stride ", arg.strides[rank - 1],
+        " in its last dimension; the kernel needs it contiguous (1)");
   uint64_t start = arg.devicePtr + static_cast<uint64_t>(arg.offset * bytes);
   const char *vectors = "; the kernel moves 16-byte vectors and needs ";
-  if (start % 16 != 0) {
-    error = concat(what, "starts at ", formatHex(start), " (pointer + offset ",
-                   arg.offset, " elements)", vectors, "it 16-byte aligned");
-    return false;
-  }
+  if (start % 16 != 0)
+    return failWith(error, what, "starts at ", formatHex(start),
+                    " (pointer + offset ", arg.offset, " elements)", vectors,
+                    "it 16-byte aligned");
   for (size_t i = 0; i + 1 < rank; ++i)
-    if (arg.strides[i] * bytes % 16 != 0) {
-      error = concat(what, "has stride ", arg.strides[i], " in dimension ", i,
-                     " (", arg.strides[i] * bytes, " bytes)", vectors,
-                     "every stride but the last to be a multiple of 16 bytes");
-      return false;
-    }
+    if (arg.strides[i] * bytes % 16 != 0)
+      return failWith(error, what, "has stride ", arg.strides[i],
+                      " in dimension ", i, " (", arg.strides[i] * bytes,
+                      " bytes)", vectors,
+                      "every stride but the last to be a multiple of 16 bytes");
   return true;
 }
 
@@ -409,10 +390,8 @@ static bool checkOperands(const Manifest &manifest,
     return false;
   }
   for (const char *name : {"query", "key", "value", "output"})
-    if (!operands.count(name)) {
-      error = std::string("missing operand '") + name + "'";
-      return false;
-    }
+    if (!operands.count(name))
+      return failWith(error, "missing operand '", name, "'");
   OperandShapes shapes;
   shapes.query = operands.at("query").sizes;
   shapes.key = operands.at("key").sizes;
@@ -444,57 +423,50 @@ bool attn::runtime::packParams(const Manifest &manifest,
     if (param.kind == KernelParam::Kind::Size) {
       int64_t value = 0;
       sizes.get(param.name, value);
-      pack.appendInt64(param.name, value);
+      pack.append(param.name, value);
       continue;
     }
     const std::string &name =
         param.kind == KernelParam::Kind::Workspace ? param.name : param.operand;
     auto it = operands.find(name);
-    if (it == operands.end()) {
-      error = std::string(param.kind == KernelParam::Kind::Workspace
-                              ? "missing workspace '"
-                              : "missing operand '") +
-              name + "'";
-      return false;
-    }
+    if (it == operands.end())
+      return failWith(error, "missing ",
+                      param.kind == KernelParam::Kind::Workspace ? "workspace"
+                                                                 : "operand",
+                      " '", name, "'");
     if (param.kind == KernelParam::Kind::TensorMap) {
       uint64_t devicePtr = 0;
-      if (!resolveTensorMap) {
-        error = "kernel '" + manifest.kernel + "' takes a tensor map of '" +
-                name +
-                "', which only a launch that encodes tensor maps can pass "
-                "(ManifestKernel::prepare)";
-        return false;
-      }
+      if (!resolveTensorMap)
+        return failWith(error, "kernel '", manifest.kernel,
+                        "' takes a tensor map of '", name,
+                        "', which only a launch that encodes tensor maps can "
+                        "pass (ManifestKernel::prepare)");
       if (!resolveTensorMap(param, it->second, devicePtr, error))
         return false;
-      pack.appendPointer(name + ".tensor_map", devicePtr);
+      pack.append(name + ".tensor_map", devicePtr, /*pointer=*/true);
       continue;
     }
     // A workspace is dense: its TensorArg gives the pointer (verifyManifest
     // matched the ranks).
     TensorArg arg = it->second;
-    std::vector<int64_t> shape;
-    int64_t bytes;
-    if (param.kind == KernelParam::Kind::Workspace &&
-        (arg.devicePtr == 0 ||
-         !evaluateWorkspace(*manifest.getWorkspace(name), sizes, shape, bytes,
-                            error))) {
+    if (param.kind == KernelParam::Kind::Workspace) {
+      std::vector<int64_t> shape;
+      int64_t bytes;
       if (arg.devicePtr == 0)
-        error = "workspace '" + name + "' has a null device pointer";
-      return false;
-    }
-    if (param.kind == KernelParam::Kind::Workspace)
+        return failWith(error, "workspace '", name,
+                        "' has a null device pointer");
+      if (!evaluateWorkspace(*manifest.getWorkspace(name), sizes, shape, bytes,
+                             error))
+        return false;
       arg = makeContiguousTensorArg(arg.devicePtr, shape);
-    pack.appendPointer(name + ".allocated", arg.devicePtr);
-    pack.appendPointer(name + ".aligned", arg.devicePtr);
-    pack.appendInt64(name + ".offset", arg.offset);
+    }
+    pack.append(name + ".allocated", arg.devicePtr, /*pointer=*/true);
+    pack.append(name + ".aligned", arg.devicePtr, /*pointer=*/true);
+    pack.append(name + ".offset", arg.offset);
     for (unsigned i = 0; i < param.rank; ++i)
-      pack.appendInt64(name + ".sizes[" + std::to_string(i) + "]",
-                       arg.sizes[i]);
+      pack.append(name + ".sizes[" + std::to_string(i) + "]", arg.sizes[i]);
     for (unsigned i = 0; i < param.rank; ++i)
-      pack.appendInt64(name + ".strides[" + std::to_string(i) + "]",
-                       arg.strides[i]);
+      pack.append(name + ".strides[" + std::to_string(i) + "]", arg.strides[i]);
   }
   out = std::move(pack);
   return true;

@@ -39,32 +39,52 @@ struct Input {
 };
 } // namespace
 
-/// Checks a given shape and type against an operand's compiled ones.
-static bool checkInput(const std::vector<int64_t> &shape, ElementType type,
-                       const Input &input, std::string &error) {
-  std::string given = formatShape(shape, type);
-  std::string expected = formatShape(input.compiled, input.type);
-  if (shape.size() != input.compiled.size()) {
-    error = concat("got ", given, " (rank ", shape.size(),
-                   "), but the kernel takes ", expected, " (rank ",
-                   input.compiled.size(), ")");
-    return false;
-  }
-  for (size_t dim = 0; dim < shape.size(); ++dim) {
-    if (input.compiled[dim] >= 0 && shape[dim] != input.compiled[dim]) {
-      error = concat("got ", given, ", but the kernel takes ", expected,
-                     " (dimension ", dim, " is ", shape[dim], ", expected ",
-                     input.compiled[dim], ")");
-      return false;
-    }
-  }
-  if (type != input.type) {
-    error = "got " + given + ", but the kernel takes " + expected +
-            " (element type " + getTypeName(type) + ", expected " +
-            getTypeName(input.type) + ")";
-    return false;
-  }
+bool attn::runtime::checkRunFlags(const RunFlags &flags,
+                                  std::string &outputPath, std::string &error) {
+  if (flags.bench && flags.iterations == 0)
+    return failWith(error, "--iters must be at least 1");
+  if (flags.explain && !flags.bench)
+    return failWith(error, kExplainNeedsBench);
+  outputPath = flags.output;
+  if (!outputPath.empty() && outputPath[0] == '@')
+    outputPath.erase(0, 1);
+  if (!flags.output.empty() && outputPath.empty())
+    return failWith(error, "--output needs a file name, as in --output=@o.npy");
+  std::filesystem::path directory =
+      std::filesystem::path(outputPath).parent_path();
+  std::error_code ec;
+  if (!directory.empty() && !std::filesystem::is_directory(directory, ec))
+    return failWith(error, "cannot write '", outputPath, "': no directory '",
+                    directory.string(), "'");
   return true;
+}
+
+bool attn::runtime::checkInputShape(const std::vector<int64_t> &shape,
+                                    ElementType type,
+                                    const std::vector<int64_t> &dims,
+                                    const std::string &expectedType,
+                                    const std::string &taker,
+                                    std::string &error) {
+  std::string given = "got " + formatShape(shape, type);
+  if (shape.size() != dims.size())
+    return failWith(error, given, " (rank ", shape.size(), "), but ", taker,
+                    " (rank ", dims.size(), ")");
+  for (size_t dim = 0; dim < shape.size(); ++dim)
+    if (dims[dim] >= 0 && shape[dim] != dims[dim])
+      return failWith(error, given, ", but ", taker, " (dimension ", dim,
+                      " is ", shape[dim], ", expected ", dims[dim], ")");
+  if (getTypeName(type) != expectedType)
+    return failWith(error, given, ", but ", taker, " (element type ",
+                    getTypeName(type), ", expected ", expectedType, ")");
+  return true;
+}
+
+/// checkInputShape against an operand's compiled shape and type.
+static bool checkInput(const HostTensor &tensor, const Input &input,
+                       std::string &error) {
+  return checkInputShape(
+      tensor.shape, tensor.type, input.compiled, getTypeName(input.type),
+      "the kernel takes " + formatShape(input.compiled, input.type), error);
 }
 
 /// Reads an --input value; random data is left for later.
@@ -72,24 +92,21 @@ static bool parseInput(const std::string &spec, Input &input,
                        std::string &error) {
   if (spec.rfind("@", 0) == 0) {
     input.source = spec.substr(1);
-    if (input.source.empty()) {
-      error = "'@' must be followed by the path of a .npy file";
-      return false;
-    }
+    if (input.source.empty())
+      return failWith(error, "'@' must be followed by the path of a .npy file");
     return readNpy(input.source, input.tensor, error) &&
-           checkInput(input.tensor.shape, input.tensor.type, input, error);
+           checkInput(input.tensor, input, error);
   }
   input.isRandom = true;
   input.source = "random";
   input.tensor.type = input.type;
   if (spec == "random") {
     for (int64_t dim : input.compiled) {
-      if (dim < 0) {
-        error = "'random' needs a static shape, but the kernel takes " +
-                formatShape(input.compiled, input.type) +
-                "; give SHAPExTYPE (such as 2x8x128x64xf16) or @file.npy";
-        return false;
-      }
+      if (dim < 0)
+        return failWith(
+            error, "'random' needs a static shape, but the kernel takes ",
+            formatShape(input.compiled, input.type),
+            "; give SHAPExTYPE (such as 2x8x128x64xf16) or @file.npy");
     }
     input.tensor.shape = input.compiled;
     return true;
@@ -102,53 +119,31 @@ static bool parseInput(const std::string &spec, Input &input,
                "@file.npy or random";
     return false;
   }
-  return checkInput(input.tensor.shape, input.tensor.type, input, error);
+  return checkInput(input.tensor, input, error);
 }
 
 bool attn::runtime::runManifest(const ManifestRunOptions &options,
                                 std::ostream &os, bool &passed,
                                 std::string &error) {
   passed = true;
-  if (options.explain && !options.bench) {
-    error = kExplainNeedsBench;
+  std::string outputPath;
+  if (!checkRunFlags(options, outputPath, error))
     return false;
-  }
-  if (options.bench && options.iterations == 0) {
-    error = "--iters must be at least 1";
-    return false;
-  }
-  std::string outputPath = options.output;
-  if (!outputPath.empty() && outputPath[0] == '@')
-    outputPath.erase(0, 1);
-  if (!options.output.empty() && outputPath.empty()) {
-    error = "--output needs a file name, as in --output=@o.npy";
-    return false;
-  }
-  std::filesystem::path directory =
-      std::filesystem::path(outputPath).parent_path();
-  std::error_code ec;
-  if (!directory.empty() && !std::filesystem::is_directory(directory, ec)) {
-    error = "cannot write '" + outputPath + "': no directory '" +
-            directory.string() + "'";
-    return false;
-  }
 
   Manifest manifest;
   std::string ptx;
   if (!readManifestFile(options.manifestPath, manifest, error))
     return false;
   if (options.check &&
-      (manifest.attributes.scoreMod || manifest.attributes.maskMod)) {
-    error = "--check: kernel '" + manifest.kernel +
-            "' has a score_mod or mask_mod region, which its manifest does "
-            "not carry; check it with the attn-run built with MLIR, which "
-            "evaluates the regions";
-    return false;
-  }
-  if (!readWholeFile(manifest.getPtxPath(), ptx, error)) {
-    error = "cannot read '" + manifest.getPtxPath() + "': " + error;
-    return false;
-  }
+      (manifest.attributes.scoreMod || manifest.attributes.maskMod))
+    return failWith(
+        error, "--check: kernel '", manifest.kernel,
+        "' has a score_mod or mask_mod region, which its manifest does "
+        "not carry; check it with the attn-run built with MLIR, which "
+        "evaluates the regions");
+  if (!readWholeFile(manifest.getPtxPath(), ptx, error))
+    return failWith(error, "cannot read '", manifest.getPtxPath(),
+                    "': ", error);
 
   // The inputs, checked one by one, then together.
   std::vector<Input> inputs = {
@@ -174,52 +169,11 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
     return false;
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!parseInput(options.inputs[i], inputs[i], error)) {
-      error = concat("input #", i, " (", inputs[i].label, "): ", error);
-      return false;
-    }
+    if (!parseInput(options.inputs[i], inputs[i], error))
+      return failWith(error, "input #", i, " (", inputs[i].label, "): ", error);
   }
-  OperandShapes shapes;
-  shapes.query = inputs[0].tensor.shape;
-  shapes.key = inputs[1].tensor.shape;
-  shapes.value = inputs[2].tensor.shape;
-  shapes.output = {shapes.query[0], shapes.query[1], shapes.query[2],
-                   shapes.value[3]};
-  shapes.hasMask = manifest.mask.has_value();
-  if (shapes.hasMask)
-    shapes.mask = inputs[3].tensor.shape;
-  ProblemSizes sizes;
-  if (!inferProblemSizes(manifest, shapes, sizes, error)) {
-    error = "the inputs do not fit kernel '" + name + "': " + error;
-    return false;
-  }
-  double bytes = 0.0;
-  for (const Input &input : inputs)
-    bytes += double(input.tensor.getNumBytes());
-  bytes += double(sizes.B) * sizes.Hq * sizes.Tq * sizes.Dv *
-           getElementBytes(manifest.elementType);
-  if (!checkFitsInMemory(bytes,
-                         "the inputs and the result (" +
-                             formatShape(shapes.output, manifest.elementType) +
-                             ")",
-                         error))
-    return false;
-
-#if ATTN_HAS_CUDA_DRIVER
-  KernelRunner runner;
-  if (!runner.open(options.device, error) || !runner.load(manifest, ptx, error))
-    return false;
-#else
-  error = "this attn-run was built without the CUDA driver header cuda.h "
-          "and cannot launch kernels (configure with CUDA_HOME set)";
-  return false;
-#endif
-
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i].isRandom)
-      inputs[i].tensor =
-          makeRandomTensor(inputs[i].tensor.shape, inputs[i].tensor.type,
-                           deriveInputSeed(options.seed, unsigned(i)));
+  // The problem points to the inputs; their random data comes once every
+  // check passed.
   AttentionProblem problem;
   problem.query = &inputs[0].tensor;
   problem.key = &inputs[1].tensor;
@@ -228,6 +182,39 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   for (size_t i = inputs.size() - manifest.captures.size(); i < inputs.size();
        ++i)
     problem.captures.push_back(&inputs[i].tensor);
+  const std::vector<int64_t> &q = problem.query->shape;
+  std::vector<int64_t> outputShape = {q[0], q[1], q[2],
+                                      problem.value->shape[3]};
+  ProblemSizes sizes;
+  if (!inferProblemSizes(manifest, problem, outputShape, sizes, error))
+    return failWith(error, "the inputs do not fit kernel '", name,
+                    "': ", error);
+  double bytes = 0.0;
+  for (const Input &input : inputs)
+    bytes += double(input.tensor.getNumBytes());
+  bytes += double(sizes.B) * sizes.Hq * sizes.Tq * sizes.Dv *
+           getElementBytes(manifest.elementType);
+  if (!checkFitsInMemory(bytes,
+                         "the inputs and the result (" +
+                             formatShape(outputShape, manifest.elementType) +
+                             ")",
+                         error))
+    return false;
+
+#if !ATTN_HAS_CUDA_DRIVER
+  return failWith(error,
+                  "this attn-run was built without the CUDA driver header "
+                  "cuda.h and cannot launch kernels (configure with CUDA_HOME "
+                  "set)");
+#else
+  KernelRunner runner;
+  if (!runner.open(/*ordinal=*/0, error) || !runner.load(manifest, ptx, error))
+    return false;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].isRandom)
+      inputs[i].tensor =
+          makeRandomTensor(inputs[i].tensor.shape, inputs[i].tensor.type,
+                           deriveInputSeed(options.seed, unsigned(i)));
   problem.scale = manifest.attributes.scale.value_or(1.0 / std::sqrt(sizes.D));
   problem.causal = manifest.attributes.causal;
   if (manifest.attributes.window) {
@@ -235,10 +222,8 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
     problem.windowRight = manifest.attributes.window->second;
   }
   problem.softcap = manifest.attributes.softcap.value_or(0.0);
-  if (!validateProblem(problem, error)) {
-    error = "the inputs do not fit attn.attention: " + error;
-    return false;
-  }
+  if (!validateProblem(problem, error))
+    return failWith(error, "the inputs do not fit attn.attention: ", error);
   bool tf32 = manifest.elementType == ElementType::F32 &&
               manifest.attributes.precision != PrecisionMode::IEEE;
 
@@ -248,7 +233,7 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   for (const Input &input : inputs)
     summary.arguments.push_back(
         {input.label, input.tensor.shape, input.tensor.type, input.source});
-  summary.resultShape = shapes.output;
+  summary.resultShape = outputShape;
   summary.resultType = manifest.elementType;
   summary.scale = problem.scale;
   summary.causal = problem.causal;
@@ -257,24 +242,21 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   if (!options.json)
     os << formatHeaderLine(summary) << "\n" << std::flush;
 
-  HostTensor result = makeZeroTensor(shapes.output, manifest.elementType);
-#if ATTN_HAS_CUDA_DRIVER
+  HostTensor result = makeZeroTensor(outputShape, manifest.elementType);
   if (!runner.run(problem, result, error))
     return false;
-#endif
   // Written before the check so that a failing result can be inspected.
   if (!outputPath.empty() && !writeNpy(outputPath, result, error))
     return false;
   if (options.check)
     summary.check = checkOutput(problem, result, tf32, options.seed);
-#if ATTN_HAS_CUDA_DRIVER
   if (options.bench) {
     std::vector<double> timesMs;
     if (!runner.time(problem, result, kCudaBenchWarmupRuns, options.iterations,
                      timesMs, error))
       return false;
     summary.bench =
-        summarizeBench(std::move(timesMs), problem, result,
+        summarizeBench(timesMs, problem, result,
                        runner.getDeviceInfo(manifest.elementType, tf32));
     if (options.explain) {
       ExplainResult explained;
@@ -285,13 +267,9 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
       summary.explain = std::move(explained);
     }
   }
-#endif
-
-  if (options.json)
-    os << formatJson(summary) << "\n";
-  else
-    os << formatResultLines(summary);
-  os << std::flush;
+  os << (options.json ? formatJson(summary) + "\n" : formatResultLines(summary))
+     << std::flush;
   passed = !summary.check || summary.check->result.pass;
   return true;
+#endif
 }

@@ -37,13 +37,11 @@ public:
 private:
   template <typename... Parts>
   bool fail(const Parts &...parts) {
-    error = concat(parts...);
-    return false;
+    return failWith(error, parts...);
   }
   bool gridExpr(const GridExpr &expr, const std::string &path);
   bool shape(const std::vector<int64_t> &shape, const std::string &name);
-  bool launch(const unsigned block[3], const GridExpr grid[3],
-              int64_t sharedMemoryBytes, const std::string &prefix);
+  bool launch(const KernelLaunch &kernel, const std::string &prefix);
   bool workspace(size_t index);
   bool tensorMap(const KernelParam &param, const std::string &path);
   bool params(const std::vector<KernelParam> &list, const std::string &path,
@@ -83,23 +81,23 @@ bool ManifestVerifier::shape(const std::vector<int64_t> &dims,
   return true;
 }
 
-bool ManifestVerifier::launch(const unsigned block[3], const GridExpr grid[3],
-                              int64_t sharedMemoryBytes,
+bool ManifestVerifier::launch(const KernelLaunch &kernel,
                               const std::string &prefix) {
   int64_t threads = 1;
   for (int i = 0; i < 3; ++i) {
-    if (block[i] < 1)
+    if (kernel.block[i] < 1)
       return fail(prefix, "block[", i, "] must be >= 1");
-    threads *= block[i];
+    threads *= kernel.block[i];
   }
   if (threads > 1024)
     return fail(prefix, "block has ", threads,
                 " threads (at most 1024 per block)");
   for (int i = 0; i < 3; ++i)
-    if (!gridExpr(grid[i], prefix + "grid[" + std::to_string(i) + "]"))
+    if (!gridExpr(kernel.grid[i], prefix + "grid[" + std::to_string(i) + "]"))
       return false;
-  return (sharedMemoryBytes >= 0 && sharedMemoryBytes <= INT32_MAX) ||
-         fail(prefix, "shared_memory_bytes is ", sharedMemoryBytes,
+  return (kernel.sharedMemoryBytes >= 0 &&
+          kernel.sharedMemoryBytes <= INT32_MAX) ||
+         fail(prefix, "shared_memory_bytes is ", kernel.sharedMemoryBytes,
               " (expected 0 .. 2^31-1)");
 }
 
@@ -150,10 +148,9 @@ bool ManifestVerifier::tensorMap(const KernelParam &param,
   // permutes within its span.
   int64_t bytes = int64_t(getElementBytes(manifest.elementType));
   int64_t row = param.box.back() * bytes;
-  std::string what = path + ": the box's inner dimension is " +
-                     std::to_string(param.box.back()) + " elements of " +
-                     std::to_string(bytes) + " bytes = " + std::to_string(row) +
-                     " bytes";
+  std::string what =
+      concat(path, ": the box's inner dimension is ", param.box.back(),
+             " elements of ", bytes, " bytes = ", row, " bytes");
   if (param.swizzle != 0 && row > param.swizzle)
     return fail(what, ", more than the ", param.swizzle, "-byte swizzle span");
   return row % 16 == 0 || fail(what, ", not a multiple of 16 bytes");
@@ -182,9 +179,9 @@ bool ManifestVerifier::params(const std::vector<KernelParam> &list,
       for (const WorkspaceSpec &candidate : manifest.workspaces)
         names += (names.empty() ? "" : ", ") + candidate.name;
       if (!spec)
-        return fail(path + ": unknown workspace '" + param.name + "' (" +
-                    (names.empty() ? "the manifest has no workspace"
-                                   : "expected one of " + names) +
+        return fail(path, ": unknown workspace '", param.name, "' (",
+                    names.empty() ? "the manifest has no workspace"
+                                  : "expected one of " + names,
                     ")");
       if (!workspaces.insert(param.name).second)
         return fail(path, ": workspace '", param.name, "' is passed twice");
@@ -282,7 +279,7 @@ bool ManifestVerifier::verify() {
       config.numStages < 0)
     return fail(
         "config: block_m, block_n, num_warps and num_stages must be >= 0");
-  if (!launch(manifest.block, manifest.grid, manifest.sharedMemoryBytes, ""))
+  if (!launch(manifest, ""))
     return false;
   for (size_t i = 0; i < manifest.workspaces.size(); ++i)
     if (!workspace(i))
@@ -318,8 +315,7 @@ bool ManifestVerifier::verify() {
     std::set<std::string> prologueSeen;
     if (kernel.kernel.empty())
       return fail(path, ".kernel: the entry name is empty");
-    if (!launch(kernel.block, kernel.grid, kernel.sharedMemoryBytes,
-                path + ".") ||
+    if (!launch(kernel, path + ".") ||
         !params(kernel.params, path + ".params", prologueSeen))
       return false;
   }

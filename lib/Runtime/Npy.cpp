@@ -37,31 +37,17 @@ static constexpr size_t kMaxHeaderBytes = size_t(1) << 20;
 /// 2-byte void, which is what numpy.save writes for an ml_dtypes.bfloat16
 /// array.
 static const char *getDescr(ElementType type) {
-  switch (type) {
-  case ElementType::F32:
-    return "<f4";
-  case ElementType::F16:
-    return "<f2";
-  case ElementType::BF16:
-    return "<V2";
-  case ElementType::I1:
-    return "|b1";
-  case ElementType::I32:
-    return "<i4";
-  case ElementType::I64:
-    return "<i8";
-  }
-  return "";
+  static const char *const kDescrs[] = {"<f4", "<f2", "<V2",
+                                        "|b1", "<i4", "<i8"};
+  return kDescrs[static_cast<int>(type)];
 }
 
 static bool parseDescr(std::string_view descr, ElementType &type) {
   if (descr == "|V2" || descr == "bfloat16")
     descr = "<V2";
-  for (ElementType candidate :
-       {ElementType::F32, ElementType::F16, ElementType::BF16, ElementType::I1,
-        ElementType::I32, ElementType::I64})
-    if (descr == getDescr(candidate)) {
-      type = candidate;
+  for (int i = 0; i < kNumElementTypes; ++i)
+    if (descr == getDescr(ElementType(i))) {
+      type = ElementType(i);
       return true;
     }
   return false;
@@ -141,25 +127,18 @@ bool HeaderParser::parse(std::string &descr, bool &fortranOrder,
     if (!parseString(key) || !consume(":"))
       return false;
     if (key == "descr") {
-      if (consume("[")) {
-        error = "structured dtypes are not supported";
-        return false;
-      }
-      if (!(haveDescr = parseString(descr))) {
-        error = "'descr' is not a string";
-        return false;
-      }
+      if (consume("["))
+        return failWith(error, "structured dtypes are not supported");
+      if (!(haveDescr = parseString(descr)))
+        return failWith(error, "'descr' is not a string");
     } else if (key == "fortran_order") {
       fortranOrder = consume("True");
-      if (!(haveOrder = fortranOrder || consume("False"))) {
-        error = "'fortran_order' is not True or False";
-        return false;
-      }
+      if (!(haveOrder = fortranOrder || consume("False")))
+        return failWith(error, "'fortran_order' is not True or False");
     } else if (key == "shape") {
-      if (!(haveShape = parseShape(shape))) {
-        error = "'shape' is not a tuple of non-negative integers";
-        return false;
-      }
+      if (!(haveShape = parseShape(shape)))
+        return failWith(error,
+                        "'shape' is not a tuple of non-negative integers");
     } else {
       error = "unexpected key '" + key + "' in the header";
       return false;
@@ -234,11 +213,10 @@ static bool readNpyFrom(Source &source, const std::string &name,
   if (got < kMagicSize || std::memcmp(prefix, kMagic, kMagicSize) != 0)
     return failed(quoted + " is not a .npy file (bad magic string)");
   unsigned major = prefix[6], minor = prefix[7];
-  if (got == 8 && major != 1 && major != 2 && major != 3) {
-    error = concat(".npy file ", quoted, " has unsupported format version ",
-                   major, ".", minor, " (expected 1.0, 2.0 or 3.0)");
-    return false;
-  }
+  if (got == 8 && major != 1 && major != 2 && major != 3)
+    return failWith(error, ".npy file ", quoted,
+                    " has unsupported format version ", major, ".", minor,
+                    " (expected 1.0, 2.0 or 3.0)");
   size_t lengthBytes = major == 1 ? 2 : 4;
   if (got < 8 || source.read(prefix + 8, lengthBytes) != lengthBytes)
     return failed("truncated .npy file " + quoted +
@@ -246,11 +224,9 @@ static bool readNpyFrom(Source &source, const std::string &name,
   size_t headerLength = 0;
   for (size_t i = 0; i < lengthBytes; ++i)
     headerLength |= size_t(prefix[8 + i]) << (8 * i);
-  if (headerLength > kMaxHeaderBytes) {
-    error = concat(".npy file ", quoted, " announces a header of ",
-                   headerLength, " bytes (at most ", kMaxHeaderBytes, ")");
-    return false;
-  }
+  if (headerLength > kMaxHeaderBytes)
+    return failWith(error, ".npy file ", quoted, " announces a header of ",
+                    headerLength, " bytes (at most ", kMaxHeaderBytes, ")");
   std::string header(headerLength, '\0');
   got = source.read(header.data(), headerLength);
   if (got < headerLength)
@@ -262,26 +238,21 @@ static bool readNpyFrom(Source &source, const std::string &name,
   bool fortranOrder = false;
   HostTensor tensor;
   if (!HeaderParser(header).parse(descr, fortranOrder, tensor.shape,
-                                  headerError)) {
-    error = "invalid .npy header in " + quoted + ": " + headerError;
-    return false;
-  }
-  if (!parseDescr(descr, tensor.type)) {
-    error = ".npy file " + quoted + " has unsupported dtype '" + descr +
-            "' (expected '<f4' for f32, '<f2' for f16, '<V2' for bf16, "
-            "'|b1' for i1, '<i4' for i32 or '<i8' for i64)";
-    return false;
-  }
-  if (fortranOrder) {
-    error = ".npy file " + quoted +
-            " is in Fortran order; only C order is supported (save "
-            "numpy.ascontiguousarray(x))";
-    return false;
-  }
-  if (tensor.shape.empty()) {
-    error = ".npy file " + quoted + " holds a 0-d array; expected rank >= 1";
-    return false;
-  }
+                                  headerError))
+    return failWith(error, "invalid .npy header in ", quoted, ": ",
+                    headerError);
+  if (!parseDescr(descr, tensor.type))
+    return failWith(error, ".npy file ", quoted, " has unsupported dtype '",
+                    descr,
+                    "' (expected '<f4' for f32, '<f2' for f16, '<V2' for bf16, "
+                    "'|b1' for i1, '<i4' for i32 or '<i8' for i64)");
+  if (fortranOrder)
+    return failWith(error, ".npy file ", quoted,
+                    " is in Fortran order; only C order is supported (save "
+                    "numpy.ascontiguousarray(x))");
+  if (tensor.shape.empty())
+    return failWith(error, ".npy file ", quoted,
+                    " holds a 0-d array; expected rank >= 1");
 
   // The data: checked against the host's memory before it is allocated,
   // and against the file's size where it has one.
@@ -298,21 +269,18 @@ static bool readNpyFrom(Source &source, const std::string &name,
   if (sized && rest < expected)
     return failed("truncated .npy file " + quoted + ": " + sizes + ", found " +
                   std::to_string(rest));
-  if (sized && rest > expected) {
-    error = concat(".npy file ", quoted, " has ", rest - expected,
-                   " bytes after the data: ", sizes, ", found ", rest);
-    return false;
-  }
+  if (sized && rest > expected)
+    return failWith(error, ".npy file ", quoted, " has ", rest - expected,
+                    " bytes after the data: ", sizes, ", found ", rest);
   tensor.data.resize(expected);
   got = source.read(tensor.data.data(), expected);
   if (got < expected)
     return failed("truncated .npy file " + quoted + ": " + sizes + ", found " +
                   std::to_string(got));
   char extra;
-  if (!sized && source.read(&extra, 1)) {
-    error = ".npy file " + quoted + " has bytes after the data: " + sizes;
-    return false;
-  }
+  if (!sized && source.read(&extra, 1))
+    return failWith(error, ".npy file ", quoted,
+                    " has bytes after the data: ", sizes);
   out = std::move(tensor);
   return true;
 }
@@ -331,10 +299,8 @@ bool attn::runtime::readNpy(const std::string &path, HostTensor &out,
   // Non-blocking open: a FIFO without a writer reads as empty instead of
   // blocking; reads block again afterwards.
   int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    error = "cannot open '" + path + "': " + std::strerror(errno);
-    return false;
-  }
+  if (fd < 0)
+    return failWith(error, "cannot open '", path, "': ", std::strerror(errno));
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   Source source;
   source.file = fdopen(fd, "rb");
@@ -383,12 +349,11 @@ std::vector<uint8_t> attn::runtime::serializeNpy(const HostTensor &tensor) {
 
 bool attn::runtime::writeNpy(const std::string &path, const HostTensor &tensor,
                              std::string &error) {
-  if (tensor.data.size() != tensor.getNumBytes()) {
-    error = concat("cannot write '", path, "': the ", tensor.getShapeString(),
-                   " tensor holds ", tensor.data.size(), " bytes, expected ",
-                   tensor.getNumBytes());
-    return false;
-  }
+  if (tensor.data.size() != tensor.getNumBytes())
+    return failWith(error, "cannot write '", path, "': the ",
+                    tensor.getShapeString(), " tensor holds ",
+                    tensor.data.size(), " bytes, expected ",
+                    tensor.getNumBytes());
   std::vector<uint8_t> bytes = serializeNpy(tensor);
   return writeWholeFile(path, bytes.data(), bytes.size(), error);
 }

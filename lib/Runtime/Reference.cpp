@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
+#include <numeric>
 #include <set>
 
 using namespace attn::runtime;
@@ -26,28 +26,21 @@ const char *attn::runtime::getCausalName(CausalMode mode) {
 
 static bool checkTensor(const HostTensor *tensor, const char *name, size_t rank,
                         const char *layout, std::string &error) {
-  if (!tensor) {
-    error = std::string("the ") + name + " tensor is missing";
-    return false;
-  }
+  if (!tensor)
+    return failWith(error, "the ", name, " tensor is missing");
   std::string shape = tensor->getShapeString();
-  if (tensor->shape.size() != rank) {
-    error = concat(name, " has shape ", shape, ", expected rank ", rank, " (",
-                   layout, ")");
-    return false;
-  }
+  if (tensor->shape.size() != rank)
+    return failWith(error, name, " has shape ", shape, ", expected rank ", rank,
+                    " (", layout, ")");
   for (int64_t dim : tensor->shape) {
-    if (dim < 1) {
-      error = std::string(name) + " has shape " + shape +
-              ", expected every dimension to be >= 1";
-      return false;
-    }
+    if (dim < 1)
+      return failWith(error, name, " has shape ", shape,
+                      ", expected every dimension to be >= 1");
   }
-  if (tensor->data.size() != tensor->getNumBytes()) {
-    error = concat(name, " holds ", tensor->data.size(), " bytes, expected ",
-                   tensor->getNumBytes(), " for shape ", shape);
-    return false;
-  }
+  if (tensor->data.size() != tensor->getNumBytes())
+    return failWith(error, name, " holds ", tensor->data.size(),
+                    " bytes, expected ", tensor->getNumBytes(), " for shape ",
+                    shape);
   return true;
 }
 
@@ -58,83 +51,59 @@ bool attn::runtime::validateProblem(const AttentionProblem &problem,
       !checkTensor(problem.value, "value", 4, "B x Hkv x Tk x Dv", error))
     return false;
   const HostTensor &q = *problem.query, &k = *problem.key, &v = *problem.value;
-  if (!isFloatType(q.type)) {
-    error = "query has element type " + std::string(getTypeName(q.type)) +
-            ", expected f32, f16 or bf16";
-    return false;
-  }
+  if (!isFloatType(q.type))
+    return failWith(error, "query has element type ", getTypeName(q.type),
+                    ", expected f32, f16 or bf16");
   for (const HostTensor *t : {&k, &v}) {
-    if (t->type != q.type) {
-      error = std::string(t == &k ? "key" : "value") + " has element type " +
-              getTypeName(t->type) + ", expected " + getTypeName(q.type) +
-              " like the query";
-      return false;
-    }
+    if (t->type != q.type)
+      return failWith(error, t == &k ? "key" : "value", " has element type ",
+                      getTypeName(t->type), ", expected ", getTypeName(q.type),
+                      " like the query");
   }
   int64_t b = q.shape[0], hq = q.shape[1], tq = q.shape[2], d = q.shape[3];
-  if (k.shape[0] != b || k.shape[3] != d) {
-    error = "key has shape " + k.getShapeString() + ", expected " +
-            formatShape({b, -1, -1, d}, q.type) +
-            " (B x Hkv x Tk x D with B and D of the query " +
-            q.getShapeString() + ")";
-    return false;
-  }
+  if (k.shape[0] != b || k.shape[3] != d)
+    return failWith(error, "key has shape ", k.getShapeString(), ", expected ",
+                    formatShape({b, -1, -1, d}, q.type),
+                    " (B x Hkv x Tk x D with B and D of the query ",
+                    q.getShapeString(), ")");
   int64_t hkv = k.shape[1], tk = k.shape[2];
-  if (hq % hkv != 0) {
-    error =
-        concat("key has ", hkv, " heads, which does not divide the query's ",
-               hq, " heads (Hq % Hkv must be 0)");
-    return false;
-  }
-  if (v.shape[0] != b || v.shape[1] != hkv || v.shape[2] != tk) {
-    error = "value has shape " + v.getShapeString() + ", expected " +
-            formatShape({b, hkv, tk, -1}, q.type) +
-            " (B x Hkv x Tk x Dv with B, Hkv and Tk of the key " +
-            k.getShapeString() + ")";
-    return false;
-  }
+  if (hq % hkv != 0)
+    return failWith(error, "key has ", hkv,
+                    " heads, which does not divide the query's ", hq,
+                    " heads (Hq % Hkv must be 0)");
+  if (v.shape[0] != b || v.shape[1] != hkv || v.shape[2] != tk)
+    return failWith(error, "value has shape ", v.getShapeString(),
+                    ", expected ", formatShape({b, hkv, tk, -1}, q.type),
+                    " (B x Hkv x Tk x Dv with B, Hkv and Tk of the key ",
+                    k.getShapeString(), ")");
   if (problem.mask) {
     const HostTensor &m = *problem.mask;
     std::string shape = m.getShapeString();
-    if (m.shape.size() != 2 && m.shape.size() != 4) {
-      error = "mask has shape " + shape +
-              ", expected rank 2 (Tq x Tk) or 4 (B x Hq x Tq x Tk)";
-      return false;
-    }
+    if (m.shape.size() != 2 && m.shape.size() != 4)
+      return failWith(error, "mask has shape ", shape,
+                      ", expected rank 2 (Tq x Tk) or 4 (B x Hq x Tq x Tk)");
     if (!checkTensor(&m, "mask", m.shape.size(), "", error))
       return false;
     std::vector<int64_t> full = {b, hq, tq, tk};
     size_t offset = 4 - m.shape.size();
     for (size_t i = 0; i < m.shape.size(); ++i) {
       int64_t want = full[offset + i];
-      if (m.shape[i] != 1 && m.shape[i] != want) {
-        error = concat("mask has shape ", shape,
-                       ", which does not broadcast to B x Hq x Tq x Tk = ", b,
-                       "x", hq, "x", tq, "x", tk, ": dimension ", i, " is ",
-                       m.shape[i], ", expected 1 or ", want);
-        return false;
-      }
+      if (m.shape[i] != 1 && m.shape[i] != want)
+        return failWith(error, "mask has shape ", shape,
+                        ", which does not broadcast to B x Hq x Tq x Tk = ", b,
+                        "x", hq, "x", tq, "x", tk, ": dimension ", i, " is ",
+                        m.shape[i], ", expected 1 or ", want);
     }
   }
-  if (!std::isfinite(problem.scale) || problem.scale <= 0.0) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof(buffer), "%g", problem.scale);
-    error = std::string("scale must be finite and > 0, got ") + buffer;
-    return false;
-  }
-  if (problem.windowLeft < -1 || problem.windowRight < -1) {
-    error = "window left and right must be >= -1, got " +
-            std::to_string(problem.windowLeft) + " and " +
-            std::to_string(problem.windowRight);
-    return false;
-  }
-  if (!std::isfinite(problem.softcap) || problem.softcap < 0.0) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof(buffer), "%g", problem.softcap);
-    error =
-        std::string("softcap must be finite and > 0 (0: none), got ") + buffer;
-    return false;
-  }
+  if (!std::isfinite(problem.scale) || problem.scale <= 0.0)
+    return failWith(error, "scale must be finite and > 0, got ",
+                    formatString("%g", problem.scale));
+  if (problem.windowLeft < -1 || problem.windowRight < -1)
+    return failWith(error, "window left and right must be >= -1, got ",
+                    problem.windowLeft, " and ", problem.windowRight);
+  if (!std::isfinite(problem.softcap) || problem.softcap < 0.0)
+    return failWith(error, "softcap must be finite and > 0 (0: none), got ",
+                    formatString("%g", problem.softcap));
   return true;
 }
 
@@ -201,9 +170,9 @@ void attn::runtime::referenceRows(const AttentionProblem &problem,
 
     // Scores of the visible keys and their maximum. NaN scores are left out
     // of the maximum; they still reach the sum below and make it NaN.
-    const int64_t off = problem.causal == CausalKind::BottomRight ? tk - tq : 0;
+    const int64_t off = problem.causal == CausalMode::BottomRight ? tk - tq : 0;
     int64_t lastVisible = tk - 1;
-    if (problem.causal != CausalKind::None)
+    if (problem.causal != CausalMode::None)
       lastVisible = std::min(lastVisible, i + off);
     if (problem.windowRight >= 0)
       lastVisible = std::min(lastVisible, i + off + problem.windowRight);
@@ -272,8 +241,7 @@ std::vector<int64_t> attn::runtime::selectCheckRows(int64_t numRows,
     return rows;
   if (numRows <= maxRows) {
     rows.resize(numRows);
-    for (int64_t r = 0; r < numRows; ++r)
-      rows[r] = r;
+    std::iota(rows.begin(), rows.end(), 0);
     return rows;
   }
   if (maxRows == 1)
@@ -330,12 +298,6 @@ Tolerance attn::runtime::getTolerance(ElementType type, bool tf32) {
     break;
   }
   return tf32 ? Tolerance{2e-3, 1e-2} : Tolerance{1e-5, 1e-4};
-}
-
-static std::string formatPhrase(const char *format, double a, double b) {
-  char buffer[96];
-  std::snprintf(buffer, sizeof(buffer), format, a, b);
-  return buffer;
 }
 
 CheckResult attn::runtime::compareRows(const HostTensor &output,
@@ -399,19 +361,18 @@ CheckResult attn::runtime::compareRows(const HostTensor &output,
     add(std::to_string(result.nanMismatches) +
         " values that differ from a NaN/Inf reference");
   if (!(result.relL2 <= tol.relL2))
-    add(formatPhrase("rel_l2 %.1e > %.1e", result.relL2, tol.relL2));
+    add(formatString("rel_l2 %.1e > %.1e", result.relL2, tol.relL2));
   if (!(result.maxAbs <= tol.maxAbs))
-    add(formatPhrase("max_abs %.1e > %.1e", result.maxAbs, tol.maxAbs));
+    add(formatString("max_abs %.1e > %.1e", result.maxAbs, tol.maxAbs));
   result.pass = reason.empty();
   result.reason = reason;
   return result;
 }
 
 std::string attn::runtime::formatCheckLine(const CheckResult &result) {
-  char buffer[128];
-  std::snprintf(buffer, sizeof(buffer), "check: %s rel_l2=%.3e max_abs=%.3e",
-                result.pass ? "PASS" : "FAIL", result.relL2, result.maxAbs);
-  std::string line = buffer;
+  std::string line =
+      formatString("check: %s rel_l2=%.3e max_abs=%.3e",
+                   result.pass ? "PASS" : "FAIL", result.relL2, result.maxAbs);
   if (!result.pass)
     line += " (" + result.reason + ")";
   return line;

@@ -10,8 +10,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <numeric>
 
 using namespace attn::runtime;
 
@@ -31,14 +29,10 @@ CheckReport attn::runtime::checkOutput(const AttentionProblem &problem,
                                        uint64_t seed) {
   CheckReport report;
   report.totalRows = getNumRows(problem);
-  std::vector<int64_t> rows;
-  if (report.totalRows <= kCheckAllRowsLimit) {
-    rows.resize(report.totalRows);
-    std::iota(rows.begin(), rows.end(), 0);
-  } else {
-    rows = selectCheckRows(report.totalRows, kCheckSampledRows, seed);
-    report.sampled = true;
-  }
+  report.sampled = report.totalRows > kCheckAllRowsLimit;
+  std::vector<int64_t> rows = selectCheckRows(
+      report.totalRows, report.sampled ? kCheckSampledRows : report.totalRows,
+      seed);
   std::vector<double> reference;
   referenceRows(problem, rows, reference);
   report.tolerance = getTolerance(output.type, tf32);
@@ -51,38 +45,32 @@ CheckReport attn::runtime::checkOutput(const AttentionProblem &problem,
 // Bench
 //===----------------------------------------------------------------------===//
 
-/// The problem's sizes, for the roofline (Explain.h).
-static ProblemSizes getSizes(const AttentionProblem &problem) {
-  const std::vector<int64_t> &q = problem.query->shape, &k = problem.key->shape;
-  return {q[0], q[1], k[1], q[2], k[2], q[3], problem.value->shape[3]};
+double attn::runtime::getMedian(std::vector<double> values) {
+  if (values.empty())
+    return 0.0;
+  std::sort(values.begin(), values.end());
+  size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle]
+                           : 0.5 * (values[middle - 1] + values[middle]);
 }
 
-double attn::runtime::countFlops(const AttentionProblem &problem) {
-  return getAttentionFlops(getSizes(problem), problem.causal);
-}
-
-double attn::runtime::countBytes(const AttentionProblem &problem,
-                                 const HostTensor &output) {
-  double bytes = getAttentionBytes(getSizes(problem), output.type);
-  return problem.mask ? bytes + double(problem.mask->getNumBytes()) : bytes;
-}
-
-BenchReport attn::runtime::summarizeBench(std::vector<double> timesMs,
+BenchReport attn::runtime::summarizeBench(const std::vector<double> &timesMs,
                                           const AttentionProblem &problem,
                                           const HostTensor &output,
                                           const DeviceInfo &device) {
   BenchReport report;
   report.iterations = timesMs.size();
   report.device = device;
-  if (!timesMs.empty()) {
-    std::sort(timesMs.begin(), timesMs.end());
-    size_t n = timesMs.size();
-    report.medianMs =
-        n % 2 ? timesMs[n / 2] : 0.5 * (timesMs[n / 2 - 1] + timesMs[n / 2]);
-    report.minMs = timesMs.front();
-  }
-  report.flops = countFlops(problem);
-  report.bytes = countBytes(problem, output);
+  report.medianMs = getMedian(timesMs);
+  if (!timesMs.empty())
+    report.minMs = *std::min_element(timesMs.begin(), timesMs.end());
+  // The roofline of Explain.h; the mask moves once, as stored.
+  const std::vector<int64_t> &q = problem.query->shape, &k = problem.key->shape;
+  ProblemSizes sizes = {
+      q[0], q[1], k[1], q[2], k[2], q[3], problem.value->shape[3]};
+  report.flops = getAttentionFlops(sizes, problem.causal);
+  report.bytes = getAttentionBytes(sizes, output.type) +
+                 (problem.mask ? double(problem.mask->getNumBytes()) : 0.0);
   report.tflops = report.medianMs > 0.0
                       ? report.flops / (report.medianMs * 1e-3) / 1e12
                       : 0.0;
@@ -108,28 +96,17 @@ std::string attn::runtime::formatHeaderLine(const RunSummary &summary) {
   return line;
 }
 
-std::string attn::runtime::formatBenchLine(const BenchReport &report) {
-  char line[160];
-  std::snprintf(line, sizeof(line),
-                "bench: median_ms=%.4g tflops=%.4g floor_ms=%.4g",
-                report.medianMs, report.tflops, report.floorMs);
-  return line;
-}
-
-std::string attn::runtime::formatSampleLine(const CheckReport &report) {
-  return "check: sampled " + std::to_string(report.result.checkedRows) +
-         " of " + std::to_string(report.totalRows) + " rows";
-}
-
 std::string attn::runtime::formatResultLines(const RunSummary &summary) {
   std::string text;
-  if (summary.bench)
-    text += formatBenchLine(*summary.bench) + "\n";
+  if (const std::optional<BenchReport> &bench = summary.bench)
+    text += formatString("bench: median_ms=%.4g tflops=%.4g floor_ms=%.4g\n",
+                         bench->medianMs, bench->tflops, bench->floorMs);
   if (summary.explain)
     text += formatExplainLines(summary.explain->facts, summary.explain->report);
   if (summary.check) {
     if (summary.check->sampled)
-      text += formatSampleLine(*summary.check) + "\n";
+      text += concat("check: sampled ", summary.check->result.checkedRows,
+                     " of ", summary.check->totalRows, " rows\n");
     text += formatCheckLine(summary.check->result) + "\n";
   }
   return text;

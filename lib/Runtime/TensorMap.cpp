@@ -15,7 +15,6 @@
 #include "attn/Runtime/CudaLaunch.h"
 #include "attn/Runtime/Facts.h"
 
-#include <cstdio>
 #include <cstring>
 #include <utility>
 
@@ -76,40 +75,32 @@ bool attn::runtime::getTensorMapEncoding(const KernelParam &param,
                                          ElementType elementType,
                                          TensorMapEncoding &out,
                                          std::string &error) {
-  auto fail = [&](const std::string &message) {
-    error = "tensor map of '" + param.operand + "': " + message;
-    return false;
+  auto fail = [&](const auto &...parts) {
+    return failWith(error, "tensor map of '", param.operand, "': ", parts...);
   };
   if (param.kind != KernelParam::Kind::TensorMap)
     return fail("the param is not of kind tensor_map");
-  TensorMapEncoding encoding;
-  switch (elementType) {
-  case ElementType::F32:
-    encoding.dataType = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-    break;
-  case ElementType::F16:
-    encoding.dataType = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    break;
-  case ElementType::BF16:
-    encoding.dataType = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    break;
-  default:
-    return fail(std::string("element type '") + getTypeName(elementType) +
+  if (!isFloatType(elementType))
+    return fail("element type '", getTypeName(elementType),
                 "' has no tensor map data type (expected f32, f16 or bf16)");
-  }
+  // By ElementType: f32, f16, bf16.
+  static const CUtensorMapDataType kDataTypes[] = {
+      CU_TENSOR_MAP_DATA_TYPE_FLOAT32, CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+      CU_TENSOR_MAP_DATA_TYPE_BFLOAT16};
+  TensorMapEncoding encoding;
+  encoding.dataType = kDataTypes[static_cast<int>(elementType)];
   const int64_t elementBytes =
       static_cast<int64_t>(getElementBytes(elementType));
 
   size_t rank = arg.sizes.size();
   if (rank < 1 || rank > TensorMapEncoding::kMaxRank)
-    return fail("rank " + std::to_string(rank) +
-                " (a tensor map has 1 .. 5 dimensions)");
+    return fail("rank ", rank, " (a tensor map has 1 .. 5 dimensions)");
   if (arg.strides.size() != rank)
-    return fail("the operand has " + std::to_string(rank) + " sizes and " +
-                std::to_string(arg.strides.size()) + " strides");
+    return fail("the operand has ", rank, " sizes and ", arg.strides.size(),
+                " strides");
   if (param.box.size() != rank)
-    return fail("the box has " + std::to_string(param.box.size()) +
-                " entries but the operand has rank " + std::to_string(rank));
+    return fail("the box has ", param.box.size(),
+                " entries but the operand has rank ", rank);
   // 0, 32, 64 and 128 bytes (verifyManifest): NONE, 32B, 64B, 128B.
   encoding.swizzle =
       CUtensorMapSwizzle(param.swizzle ? 1 + param.swizzle / 64 : 0);
@@ -117,34 +108,30 @@ bool attn::runtime::getTensorMapEncoding(const KernelParam &param,
   const int64_t kMaxSize = int64_t(1) << 32;
   for (size_t i = 0; i < rank; ++i)
     if (arg.sizes[i] < 1 || arg.sizes[i] > kMaxSize)
-      return fail("size[" + std::to_string(i) +
-                  "] = " + std::to_string(arg.sizes[i]) +
+      return fail("size[", i, "] = ", arg.sizes[i],
                   " is out of range (1 .. 2^32)");
   if (arg.strides[rank - 1] != 1)
-    return fail("stride[" + std::to_string(rank - 1) +
-                "] = " + std::to_string(arg.strides[rank - 1]) +
+    return fail("stride[", rank - 1, "] = ", arg.strides[rank - 1],
                 " elements; the last dimension must be contiguous (stride 1)");
   const int64_t kStrideLimit = int64_t(1) << 40;
   for (size_t i = 0; i + 1 < rank; ++i) {
     int64_t stride = arg.strides[i];
-    std::string what = "stride[" + std::to_string(i) +
-                       "] = " + std::to_string(stride) + " elements (" +
-                       formatStrideBytes(stride, elementBytes) + ")";
+    std::string what = concat("stride[", i, "] = ", stride, " elements (",
+                              formatStrideBytes(stride, elementBytes), ")");
     if (stride < 0)
-      return fail(what + " is negative");
+      return fail(what, " is negative");
     if (stride >= kStrideLimit / elementBytes)
-      return fail(what + " is not below 2^40 bytes");
+      return fail(what, " is not below 2^40 bytes");
     if (stride * elementBytes % 16 != 0)
-      return fail(what + " is not a multiple of 16 bytes");
+      return fail(what, " is not a multiple of 16 bytes");
   }
   if (arg.offset < 0)
-    return fail("offset " + std::to_string(arg.offset) + " is negative");
+    return fail("offset ", arg.offset, " is negative");
   uint64_t address =
       arg.devicePtr + static_cast<uint64_t>(arg.offset) * elementBytes;
   if (address % 16 != 0)
-    return fail("the first element is at " + formatHex(address) + " (pointer " +
-                formatHex(arg.devicePtr) + " + offset " +
-                std::to_string(arg.offset) +
+    return fail("the first element is at ", formatHex(address), " (pointer ",
+                formatHex(arg.devicePtr), " + offset ", arg.offset,
                 " elements), which is not 16-byte aligned");
 
   encoding.rank = static_cast<cuuint32_t>(rank);
@@ -164,22 +151,21 @@ bool attn::runtime::getTensorMapEncoding(const KernelParam &param,
 bool attn::runtime::encodeTensorMap(const CudaDriverApi &api,
                                     const TensorMapEncoding &encoding,
                                     CUtensorMap &out, std::string &error) {
-  if (!api.tensorMapEncodeTiled) {
-    error = "the CUDA driver has no cuTensorMapEncodeTiled (CUDA 12 or newer "
-            "is needed)";
-    return false;
-  }
+  if (!api.tensorMapEncodeTiled)
+    return failWith(
+        error,
+        "the CUDA driver has no cuTensorMapEncodeTiled (CUDA 12 or newer "
+        "is needed)");
   CUresult result = api.tensorMapEncodeTiled(
       &out, encoding.dataType, encoding.rank,
       reinterpret_cast<void *>(static_cast<uintptr_t>(encoding.globalAddress)),
       encoding.globalDim, encoding.globalStrides, encoding.boxDim,
       encoding.elementStrides, encoding.interleave, encoding.swizzle,
       encoding.l2Promotion, encoding.oobFill);
-  if (result != CUDA_SUCCESS) {
-    error = formatCudaError(api, result, "cuTensorMapEncodeTiled") + " (" +
-            encoding.describe() + ")";
-    return false;
-  }
+  if (result != CUDA_SUCCESS)
+    return failWith(error,
+                    formatCudaError(api, result, "cuTensorMapEncodeTiled"),
+                    " (", encoding.describe(), ")");
   return true;
 }
 
@@ -225,10 +211,8 @@ bool ManifestKernel::getTensorMap(
     return false;
   std::string prefix = "tensor map of '" + param.operand + "': ";
   CUtensorMap map;
-  if (!encodeTensorMap(device->getApi(), encoding, map, error)) {
-    error = prefix + error;
-    return false;
-  }
+  if (!encodeTensorMap(device->getApi(), encoding, map, error))
+    return failWith(error, prefix + error);
   TensorMapBytes bytes;
   static_assert(sizeof(bytes) == sizeof(map.opaque), "a CUtensorMap has 128 "
                                                      "bytes");
@@ -249,20 +233,16 @@ bool ManifestKernel::getTensorMap(
     // kernel on a non-blocking stream must not read the map before it lands.
     if (!owner.synchronize(message))
       return false;
-    if (buffer->get() % 64 != 0) {
-      message = "the device copy at " + formatHex(buffer->get()) +
-                " is not 64-byte aligned";
-      return false;
-    }
+    if (buffer->get() % 64 != 0)
+      return failWith(message, "the device copy at ", formatHex(buffer->get()),
+                      " is not 64-byte aligned");
     entry.devicePtr = buffer->get();
     entry.owner = std::move(buffer);
     return true;
   };
   TensorMapCache::Entry entry;
-  if (!tensorMapCache.get(bytes, synchronize, upload, entry, error)) {
-    error = prefix + error;
-    return false;
-  }
+  if (!tensorMapCache.get(bytes, synchronize, upload, entry, error))
+    return failWith(error, prefix + error);
   keep.push_back(entry.owner);
   devicePtr = entry.devicePtr;
   return true;

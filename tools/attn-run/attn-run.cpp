@@ -205,6 +205,15 @@ int main(int argc, char **argv) {
   if (explain && !isCUDA)
     return fail(::attn::runtime::kExplainNeedsCuda);
 
+  options.inputs.assign(inputs.begin(), inputs.end());
+  options.seed = seed;
+  options.check = check;
+  options.bench = bench;
+  options.iterations = iters;
+  options.explain = explain;
+  options.output = output;
+  options.json = json;
+
   // A launch manifest is already compiled: run it as the runner-only
   // attn-run does.
   if (StringRef(inputFilename).ends_with(".json")) {
@@ -219,15 +228,8 @@ int main(int argc, char **argv) {
                   "options of --convert-attn-to-nvvm do not apply to a launch "
                   "manifest (it is compiled already)");
     ::attn::runtime::ManifestRunOptions manifestOptions;
+    static_cast<::attn::runtime::RunFlags &>(manifestOptions) = options;
     manifestOptions.manifestPath = inputFilename;
-    manifestOptions.inputs.assign(inputs.begin(), inputs.end());
-    manifestOptions.seed = seed;
-    manifestOptions.check = check;
-    manifestOptions.bench = bench;
-    manifestOptions.iterations = iters;
-    manifestOptions.explain = explain;
-    manifestOptions.output = output;
-    manifestOptions.json = json;
     bool passed = true;
     std::string error;
     if (!::attn::runtime::runManifest(manifestOptions, std::cout, passed,
@@ -238,14 +240,6 @@ int main(int argc, char **argv) {
 
   options.entry = entry;
   options.target = isCUDA ? std::string("cuda") : std::string(target);
-  options.inputs.assign(inputs.begin(), inputs.end());
-  options.seed = seed;
-  options.check = check;
-  options.bench = bench;
-  options.iterations = iters;
-  options.explain = explain;
-  options.output = output;
-  options.json = json;
   options.compile.blockM = blockM;
   options.compile.blockN = blockN;
   options.compile.numWarps = numWarps;

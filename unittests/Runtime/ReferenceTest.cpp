@@ -54,7 +54,7 @@ TEST(ReferenceTest, TinyClosedForm) {
     HostTensor q = makeTensor({1, 1, 1, 1}, {1.0}, type);
     HostTensor k = makeTensor({1, 1, 2, 1}, {1.0, 2.0}, type);
     HostTensor v = makeTensor({1, 1, 2, 2}, {3.0, -1.0, 5.0, 4.0}, type);
-    AttentionProblem problem{&q, &k, &v, nullptr, 0.5, CausalKind::None};
+    AttentionProblem problem{&q, &k, &v, nullptr, 0.5, CausalMode::None};
     std::vector<double> out = runAll(problem);
     double p1 = std::exp(1.0) / (std::exp(0.5) + std::exp(1.0));
     double p0 = 1.0 - p1;
@@ -70,7 +70,7 @@ TEST(ReferenceTest, UsesStoredValues) {
   HostTensor k =
       makeTensor({1, 1, 2, 1}, {1.0, 1.0 + 0x1p-12}, ElementType::F16);
   HostTensor v = makeTensor({1, 1, 2, 1}, {0.0, 1.0}, ElementType::F16);
-  AttentionProblem problem{&q, &k, &v, nullptr, 100.0, CausalKind::None};
+  AttentionProblem problem{&q, &k, &v, nullptr, 100.0, CausalMode::None};
   EXPECT_EQ(runAll(problem)[0], 0.5);
 }
 
@@ -82,7 +82,7 @@ TEST(ReferenceTest, GroupedQueryHeads) {
   HostTensor v = makeZeroTensor({1, 2, 5, 2}, ElementType::F32);
   for (int64_t i = 0; i < 20; ++i)
     v.set(i, i < 10 ? 10.0 : 20.0);
-  AttentionProblem problem{&q, &k, &v, nullptr, 0.35, CausalKind::None};
+  AttentionProblem problem{&q, &k, &v, nullptr, 0.35, CausalMode::None};
   std::vector<double> out = runAll(problem);
   ASSERT_EQ(out.size(), 4u * 3 * 2);
   for (int64_t h = 0; h < 4; ++h)
@@ -94,18 +94,18 @@ TEST(ReferenceTest, GroupedQueryHeads) {
 // mean of the visible values: V = [1, 2, 4, 8] makes the visible set readable.
 struct CausalCase {
   int64_t tq, tk;
-  CausalKind kind;
+  CausalMode kind;
   std::vector<double> expected;
 };
 
 TEST(ReferenceTest, CausalAlignments) {
   const CausalCase cases[] = {
-      {2, 4, CausalKind::TopLeft, {1.0, 1.5}},
-      {2, 4, CausalKind::BottomRight, {7.0 / 3.0, 15.0 / 4.0}},
-      {4, 2, CausalKind::TopLeft, {1.0, 1.5, 1.5, 1.5}},
-      {4, 2, CausalKind::BottomRight, {0.0, 0.0, 1.0, 1.5}},
-      {3, 3, CausalKind::BottomRight, {1.0, 1.5, 7.0 / 3.0}},
-      {2, 4, CausalKind::None, {15.0 / 4.0, 15.0 / 4.0}},
+      {2, 4, CausalMode::TopLeft, {1.0, 1.5}},
+      {2, 4, CausalMode::BottomRight, {7.0 / 3.0, 15.0 / 4.0}},
+      {4, 2, CausalMode::TopLeft, {1.0, 1.5, 1.5, 1.5}},
+      {4, 2, CausalMode::BottomRight, {0.0, 0.0, 1.0, 1.5}},
+      {3, 3, CausalMode::BottomRight, {1.0, 1.5, 7.0 / 3.0}},
+      {2, 4, CausalMode::None, {15.0 / 4.0, 15.0 / 4.0}},
   };
   for (const CausalCase &c : cases) {
     HostTensor q = makeFilled({1, 1, c.tq, 1}, 0.0);
@@ -129,7 +129,7 @@ TEST(ReferenceTest, FloatMaskWithNegativeInfinity) {
   HostTensor v = makeTensor({1, 1, 3, 1}, {3.0, 100.0, 6.0});
   // Weights 1, removed, 2: (3 + 2 * 6) / 3 = 5.
   HostTensor mask = makeTensor({1, 3}, {0.0, -kInf, std::log(2.0)});
-  AttentionProblem problem{&q, &k, &v, &mask, 1.0, CausalKind::None};
+  AttentionProblem problem{&q, &k, &v, &mask, 1.0, CausalMode::None};
   EXPECT_NEAR(runAll(problem)[0], 5.0, 1e-6);
   HostTensor f16Mask = makeTensor({1, 3}, {0.0, -kInf, 0.0}, ElementType::F16);
   problem.mask = &f16Mask;
@@ -141,10 +141,10 @@ TEST(ReferenceTest, BoolMask) {
   HostTensor k = makeFilled({1, 1, 3, 4}, 0.25);
   HostTensor v = makeTensor({1, 1, 3, 1}, {3.0, 100.0, 6.0});
   HostTensor mask = makeTensor({1, 3}, {1.0, 0.0, 1.0}, ElementType::I1);
-  AttentionProblem problem{&q, &k, &v, &mask, 1.0, CausalKind::None};
+  AttentionProblem problem{&q, &k, &v, &mask, 1.0, CausalMode::None};
   EXPECT_NEAR(runAll(problem)[0], 4.5, 1e-14);
   // Mask and causal combine: row 0 of a top-left causal problem sees key 0.
-  problem.causal = CausalKind::TopLeft;
+  problem.causal = CausalMode::TopLeft;
   EXPECT_NEAR(runAll(problem)[0], 3.0, 1e-14);
 }
 
@@ -153,11 +153,11 @@ TEST(ReferenceTest, FullyMaskedRowsAreZero) {
   HostTensor k = makeRandomTensor({1, 1, 2, 2}, ElementType::F32, 7);
   HostTensor v = makeTensor({1, 1, 2, 1}, {2.0, 2.0});
   HostTensor boolMask = makeTensor({3, 2}, {1, 1, 0, 0, 0, 1}, ElementType::I1);
-  AttentionProblem problem{&q, &k, &v, &boolMask, 1.0, CausalKind::None};
+  AttentionProblem problem{&q, &k, &v, &boolMask, 1.0, CausalMode::None};
   std::vector<double> out = runAll(problem);
   EXPECT_EQ(out, (std::vector<double>{2.0, 0.0, 2.0}));
   // With top-left causal, row 0 sees only key 0, which is masked in row 2.
-  problem.causal = CausalKind::TopLeft;
+  problem.causal = CausalMode::TopLeft;
   HostTensor floatMask = makeTensor({3, 2}, {0, 0, -kInf, -kInf, -kInf, 0});
   problem.mask = &floatMask;
   out = runAll(problem);
@@ -174,7 +174,7 @@ TEST(ReferenceTest, NaNStaysInItsRow) {
   HostTensor k = makeRandomTensor({1, 1, 3, 4}, ElementType::F32, 9);
   HostTensor v = makeRandomTensor({1, 1, 3, 2}, ElementType::F32, 10);
   q.set(1 * 4 + 2, kNaN); // Head 0, row 1.
-  AttentionProblem problem{&q, &k, &v, nullptr, 0.5, CausalKind::None};
+  AttentionProblem problem{&q, &k, &v, nullptr, 0.5, CausalMode::None};
   std::vector<double> out = runAll(problem);
   for (int64_t row = 0; row < 6; ++row)
     for (int64_t c = 0; c < 2; ++c)
@@ -184,7 +184,7 @@ TEST(ReferenceTest, NaNStaysInItsRow) {
   HostTensor q2 = makeRandomTensor({1, 1, 3, 4}, ElementType::F32, 8);
   k.set(2 * 4 + 1, kNaN);
   problem.query = &q2;
-  problem.causal = CausalKind::TopLeft;
+  problem.causal = CausalMode::TopLeft;
   out = runAll(problem);
   EXPECT_FALSE(std::isnan(out[0]) || std::isnan(out[2]));
   EXPECT_TRUE(std::isnan(out[4]) && std::isnan(out[5]));
@@ -194,7 +194,7 @@ TEST(ReferenceTest, InfinityInValuesPropagates) {
   HostTensor q = makeFilled({1, 1, 2, 1}, 0.0);
   HostTensor k = makeFilled({1, 1, 2, 1}, 0.0);
   HostTensor v = makeTensor({1, 1, 2, 1}, {1.0, kInf});
-  AttentionProblem problem{&q, &k, &v, nullptr, 1.0, CausalKind::TopLeft};
+  AttentionProblem problem{&q, &k, &v, nullptr, 1.0, CausalMode::TopLeft};
   std::vector<double> out = runAll(problem);
   EXPECT_EQ(out[0], 1.0);
   EXPECT_EQ(out[1], kInf);
@@ -210,7 +210,7 @@ TEST(ReferenceTest, MaskBroadcasting) {
   HostTensor expanded = makeZeroTensor({2, 2, 2, 3}, ElementType::I1);
   for (int64_t i = 0; i < 24; ++i)
     expanded.set(i, (i / 12 == 0) ? (i % 3 != 0) : (i % 3 != 2));
-  AttentionProblem problem{&q, &k, &v, &perBatch, 0.5, CausalKind::None};
+  AttentionProblem problem{&q, &k, &v, &perBatch, 0.5, CausalMode::None};
   std::vector<double> broadcast = runAll(problem);
   problem.mask = &expanded;
   std::vector<double> full = runAll(problem);
@@ -244,7 +244,7 @@ TEST(ReferenceTest, SelectedRowsMatchAllRows) {
   HostTensor q = makeRandomTensor({2, 4, 5, 8}, ElementType::BF16, 14);
   HostTensor k = makeRandomTensor({2, 2, 7, 8}, ElementType::BF16, 15);
   HostTensor v = makeRandomTensor({2, 2, 7, 4}, ElementType::BF16, 16);
-  AttentionProblem problem{&q, &k, &v, nullptr, 0.3, CausalKind::BottomRight};
+  AttentionProblem problem{&q, &k, &v, nullptr, 0.3, CausalMode::BottomRight};
   std::vector<double> all = runAll(problem);
   std::vector<int64_t> rows = {39, 3, 17};
   std::vector<double> some;
@@ -259,7 +259,7 @@ TEST(ReferenceTest, ValidationErrors) {
   HostTensor q = makeZeroTensor({2, 4, 3, 8}, ElementType::F16);
   HostTensor k = makeZeroTensor({2, 2, 5, 8}, ElementType::F16);
   HostTensor v = makeZeroTensor({2, 2, 5, 6}, ElementType::F16);
-  AttentionProblem problem{&q, &k, &v, nullptr, 0.125, CausalKind::None};
+  AttentionProblem problem{&q, &k, &v, nullptr, 0.125, CausalMode::None};
   std::string error;
   EXPECT_TRUE(validateProblem(problem, error)) << error;
 

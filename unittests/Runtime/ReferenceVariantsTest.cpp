@@ -70,7 +70,7 @@ TEST(ReferenceVariantsTest, WindowBottomRight) {
   // Tq = 2, Tk = 5, off = 3: row i sees keys i + 3 - 1 .. i + 3 (causal
   // caps the window's right side of 4).
   MeanProblem p(2, 5);
-  p.problem.causal = CausalKind::BottomRight;
+  p.problem.causal = CausalMode::BottomRight;
   p.problem.windowLeft = 1;
   p.problem.windowRight = 4;
   std::vector<double> out = p.run();
@@ -83,7 +83,7 @@ TEST(ReferenceVariantsTest, WindowLeavesRowEmpty) {
   // see key 3 only, past Tk = 2: zero. Unbounded (-1) on the left: keys
   // 0 .. min(i, 1).
   MeanProblem p(4, 2);
-  p.problem.causal = CausalKind::TopLeft;
+  p.problem.causal = CausalMode::TopLeft;
   p.problem.windowLeft = 0;
   std::vector<double> out = p.run();
   EXPECT_EQ(out, (std::vector<double>{0.0, 1.0, 0.0, 0.0}));

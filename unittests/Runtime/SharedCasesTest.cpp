@@ -151,7 +151,6 @@ ExplainFacts getFacts(const json &in) {
             k["local_bytes"],
             k["static_shared_bytes"],
             k["dynamic_shared_bytes"],
-            k["max_threads_per_block"],
             k["active_blocks_per_sm"],
             k["block_m"],
             k["block_n"],

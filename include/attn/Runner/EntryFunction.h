@@ -69,7 +69,7 @@ struct EntryFunction {
   /// The op's scale (its attribute or 1/sqrt(D)), causal kind and whether
   /// f32 inputs use tf32 matmuls (the default) rather than IEEE f32.
   double getScale();
-  ::attn::runtime::CausalKind getCausal();
+  ::attn::runtime::CausalMode getCausal();
   bool usesTF32();
 };
 

@@ -55,7 +55,7 @@ struct RunInputs {
   /// Per role (query, key, value, mask): the argument index, or -1.
   std::array<int, 4> roleArguments = {-1, -1, -1, -1};
   double scale = 1.0;
-  ::attn::runtime::CausalKind causal = ::attn::runtime::CausalKind::None;
+  ::attn::runtime::CausalMode causal = ::attn::runtime::CausalMode::None;
   /// The op's window (-1: unbounded) and softcap (0: none).
   int64_t windowLeft = -1, windowRight = -1;
   double softcap = 0.0;

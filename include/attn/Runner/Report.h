@@ -44,12 +44,8 @@ using ::attn::runtime::CheckReport;
 using ::attn::runtime::RunSummary;
 
 using ::attn::runtime::checkOutput;
-using ::attn::runtime::countBytes;
-using ::attn::runtime::countFlops;
-using ::attn::runtime::formatBenchLine;
 using ::attn::runtime::formatHeaderLine;
 using ::attn::runtime::formatJson;
-using ::attn::runtime::formatSampleLine;
 using ::attn::runtime::summarizeBench;
 
 } // namespace runner

@@ -16,6 +16,7 @@
 #define ATTN_RUNNER_RUNNER_H
 
 #include "attn/Runner/Backend.h"
+#include "attn/Runtime/ManifestRun.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
@@ -34,26 +35,15 @@ class MLIRContext;
 namespace attn {
 namespace runner {
 
-/// The options of one run (attn-run's command line).
-struct RunOptions {
+/// The options of one run (attn-run's command line): the run flags (one
+/// --input per function argument; --bench's timed runs come after
+/// kBenchWarmupRuns untimed ones; --explain on cuda), the function and where
+/// it runs.
+struct RunOptions : ::attn::runtime::RunFlags {
   /// The function to run; empty selects the only func.func.
   std::string entry;
   /// "cpu" or "cuda".
   std::string target = "cpu";
-  /// One `--input` value per function argument.
-  std::vector<std::string> inputs;
-  /// Seed of the random inputs and of the rows sampled by the check.
-  uint64_t seed = 0;
-  bool check = false;
-  bool bench = false;
-  /// Timed runs of --bench, after kBenchWarmupRuns untimed ones.
-  unsigned iterations = 20;
-  /// With bench, on cuda: the explain report (attn/Runtime/Explain.h).
-  bool explain = false;
-  /// `--output`: the .npy file to write (a leading '@' is dropped).
-  std::string output;
-  /// Print one JSON object instead of text lines.
-  bool json = false;
   CompileOptions compile;
 };
 

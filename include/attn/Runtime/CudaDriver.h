@@ -28,50 +28,46 @@
 namespace attn {
 namespace runtime {
 
-/// The driver entry points resolved with dlsym: member, cuda.h function,
-/// symbol.
+/// The driver entry points resolved with dlsym: member and cuda.h function.
 #define ATTN_CUDA_DRIVER_ENTRY_POINTS(X)                                       \
-  X(init, cuInit, "cuInit")                                                    \
-  X(driverGetVersion, cuDriverGetVersion, "cuDriverGetVersion")                \
-  X(getErrorString, cuGetErrorString, "cuGetErrorString")                      \
-  X(getErrorName, cuGetErrorName, "cuGetErrorName")                            \
-  X(deviceGetCount, cuDeviceGetCount, "cuDeviceGetCount")                      \
-  X(deviceGet, cuDeviceGet, "cuDeviceGet")                                     \
-  X(deviceGetAttribute, cuDeviceGetAttribute, "cuDeviceGetAttribute")          \
-  X(deviceGetName, cuDeviceGetName, "cuDeviceGetName")                         \
-  X(deviceTotalMem, cuDeviceTotalMem_v2, "cuDeviceTotalMem_v2")                \
-  X(devicePrimaryCtxRetain, cuDevicePrimaryCtxRetain,                          \
-    "cuDevicePrimaryCtxRetain")                                                \
-  X(devicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2,                     \
-    "cuDevicePrimaryCtxRelease_v2")                                            \
-  X(ctxSetCurrent, cuCtxSetCurrent, "cuCtxSetCurrent")                         \
-  X(ctxSynchronize, cuCtxSynchronize, "cuCtxSynchronize")                      \
-  X(moduleLoadDataEx, cuModuleLoadDataEx, "cuModuleLoadDataEx")                \
-  X(moduleUnload, cuModuleUnload, "cuModuleUnload")                            \
-  X(moduleGetFunction, cuModuleGetFunction, "cuModuleGetFunction")             \
-  X(funcSetAttribute, cuFuncSetAttribute, "cuFuncSetAttribute")                \
-  X(funcGetAttribute, cuFuncGetAttribute, "cuFuncGetAttribute")                \
-  X(launchKernel, cuLaunchKernel, "cuLaunchKernel")                            \
+  X(init, cuInit)                                                              \
+  X(driverGetVersion, cuDriverGetVersion)                                      \
+  X(getErrorString, cuGetErrorString)                                          \
+  X(getErrorName, cuGetErrorName)                                              \
+  X(deviceGetCount, cuDeviceGetCount)                                          \
+  X(deviceGet, cuDeviceGet)                                                    \
+  X(deviceGetAttribute, cuDeviceGetAttribute)                                  \
+  X(deviceGetName, cuDeviceGetName)                                            \
+  X(deviceTotalMem, cuDeviceTotalMem_v2)                                       \
+  X(devicePrimaryCtxRetain, cuDevicePrimaryCtxRetain)                          \
+  X(devicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2)                     \
+  X(ctxSetCurrent, cuCtxSetCurrent)                                            \
+  X(ctxSynchronize, cuCtxSynchronize)                                          \
+  X(moduleLoadDataEx, cuModuleLoadDataEx)                                      \
+  X(moduleUnload, cuModuleUnload)                                              \
+  X(moduleGetFunction, cuModuleGetFunction)                                    \
+  X(funcSetAttribute, cuFuncSetAttribute)                                      \
+  X(funcGetAttribute, cuFuncGetAttribute)                                      \
+  X(launchKernel, cuLaunchKernel)                                              \
   X(occupancyMaxActiveBlocksPerMultiprocessor,                                 \
-    cuOccupancyMaxActiveBlocksPerMultiprocessor,                               \
-    "cuOccupancyMaxActiveBlocksPerMultiprocessor")                             \
-  X(memAlloc, cuMemAlloc_v2, "cuMemAlloc_v2")                                  \
-  X(memFree, cuMemFree_v2, "cuMemFree_v2")                                     \
-  X(memGetInfo, cuMemGetInfo_v2, "cuMemGetInfo_v2")                            \
-  X(memcpyHtoD, cuMemcpyHtoD_v2, "cuMemcpyHtoD_v2")                            \
-  X(memcpyDtoH, cuMemcpyDtoH_v2, "cuMemcpyDtoH_v2")                            \
-  X(memcpyDtoD, cuMemcpyDtoD_v2, "cuMemcpyDtoD_v2")                            \
-  X(memsetD8, cuMemsetD8_v2, "cuMemsetD8_v2")                                  \
-  X(eventCreate, cuEventCreate, "cuEventCreate")                               \
-  X(eventRecord, cuEventRecord, "cuEventRecord")                               \
-  X(eventSynchronize, cuEventSynchronize, "cuEventSynchronize")                \
-  X(eventElapsedTime, cuEventElapsedTime_v2, "cuEventElapsedTime_v2")          \
-  X(eventDestroy, cuEventDestroy_v2, "cuEventDestroy_v2")
+    cuOccupancyMaxActiveBlocksPerMultiprocessor)                               \
+  X(memAlloc, cuMemAlloc_v2)                                                   \
+  X(memFree, cuMemFree_v2)                                                     \
+  X(memGetInfo, cuMemGetInfo_v2)                                               \
+  X(memcpyHtoD, cuMemcpyHtoD_v2)                                               \
+  X(memcpyDtoH, cuMemcpyDtoH_v2)                                               \
+  X(memcpyDtoD, cuMemcpyDtoD_v2)                                               \
+  X(memsetD8, cuMemsetD8_v2)                                                   \
+  X(eventCreate, cuEventCreate)                                                \
+  X(eventRecord, cuEventRecord)                                                \
+  X(eventSynchronize, cuEventSynchronize)                                      \
+  X(eventElapsedTime, cuEventElapsedTime_v2)                                   \
+  X(eventDestroy, cuEventDestroy_v2)
 
 /// The entry points, all non-null in a table loadCudaDriver returns
 /// (cuEventElapsedTime_v2, from CUDA 12.8, falls back to cuEventElapsedTime).
 struct CudaDriverApi {
-#define ATTN_CUDA_DECLARE_ENTRY_POINT(member, symbol, name)                    \
+#define ATTN_CUDA_DECLARE_ENTRY_POINT(member, symbol)                          \
   decltype(&::symbol) member = nullptr;
   ATTN_CUDA_DRIVER_ENTRY_POINTS(ATTN_CUDA_DECLARE_ENTRY_POINT)
 #undef ATTN_CUDA_DECLARE_ENTRY_POINT
@@ -96,9 +92,6 @@ public:
   /// The device address (0 when empty).
   CUdeviceptr get() const { return owner ? pointer : 0; }
   uint64_t getSize() const { return owner ? size : 0; }
-  bool empty() const { return !owner; }
-  /// Frees the memory now (unless a copy holds it).
-  void reset() { owner.reset(); }
 
   /// Copies to or from byte `offset` of the buffer; fill: cuMemsetD8.
   bool copyFromHost(const void *source, uint64_t bytes, std::string &error,
@@ -131,7 +124,6 @@ struct KernelResources {
 /// A kernel of a loaded module: valid while its module lives.
 class CudaKernel {
 public:
-  bool isValid() const { return function != nullptr; }
   CUfunction getFunction() const { return function; }
   const std::string &getName() const { return name; }
 
@@ -190,7 +182,6 @@ public:
 
   bool isOpen() const { return context != nullptr; }
   const CudaDriverApi &getApi() const { return *api; }
-  CUdevice getDevice() const { return device; }
 
   /// E.g. "NVIDIA H200" and "sm_90".
   const std::string &getName() const { return name; }

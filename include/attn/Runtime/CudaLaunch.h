@@ -144,16 +144,6 @@ struct BenchmarkOptions {
   uint64_t reserveBytes = 256ull << 20;
 };
 
-/// What benchmark() measured.
-struct BenchmarkResult {
-  /// Milliseconds of each timed launch, in launch order.
-  std::vector<double> timesMs;
-  double medianMs = 0, minMs = 0, maxMs = 0, meanMs = 0;
-  /// Input sets rotated among (1: no copies) and the bytes of one.
-  unsigned numInputCopies = 1;
-  uint64_t inputBytesPerCopy = 0;
-};
-
 /// The number of input sets to rotate among: the smallest K with
 /// K * bytesPerCopy >= 2 * l2Bytes, at most maxCopies, and with the K - 1
 /// extra copies fitting in availableBytes; at least 1.
@@ -165,16 +155,14 @@ unsigned chooseNumInputCopies(uint64_t bytesPerCopy, uint64_t l2Bytes,
 void getTensorByteSpan(const TensorArg &arg, uint64_t elementBytes,
                        int64_t &firstByte, int64_t &endByte);
 
-/// The median (mean of the middle two for an even count); 0 when empty.
-double getMedian(std::vector<double> values);
-
 /// Times launches of `kernel` (the prologue kernels included) on `stream`
-/// as BenchmarkOptions say; the input copies share the workspaces and the
-/// output, and are freed before returning.
+/// as BenchmarkOptions say: the milliseconds of each timed launch, in launch
+/// order. The input copies share the workspaces and the output, and are
+/// freed before returning.
 bool benchmark(const ManifestKernel &kernel,
                const std::map<std::string, TensorArg> &operands,
                const ProblemSizes &sizes, const BenchmarkOptions &options,
-               BenchmarkResult &result, std::string &error,
+               std::vector<double> &timesMs, std::string &error,
                CUstream stream = nullptr);
 
 } // namespace runtime

@@ -45,7 +45,6 @@ public:
   /// Loads `manifest`'s kernel from `ptx` (checks as ManifestKernel::load).
   bool load(const Manifest &manifest, const std::string &ptx,
             std::string &error);
-  const ManifestKernel &getKernel() const { return kernel; }
 
   /// Runs the kernel once; `output` comes with its shape and type. Its device
   /// buffer is first filled with 0xFF bytes (NaN for every float type), so

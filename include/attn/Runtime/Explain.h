@@ -85,7 +85,7 @@ struct ExplainKernel {
   int threadsPerBlock = 0;
   int64_t gridBlocks = 0;
   int registers = 0, localBytes = 0, staticSharedBytes = 0,
-      dynamicSharedBytes = 0, maxThreadsPerBlock = 0;
+      dynamicSharedBytes = 0;
   /// The driver's occupancy; -1: estimateBlocksPerSM.
   int activeBlocksPerSM = -1;
   int64_t blockM = 0, blockN = 0, numWarps = 0, numStages = 0;
@@ -144,9 +144,6 @@ int estimateBlocksPerSM(const ExplainDevice &device,
 
 /// HMMA and HGMMA in SASS, mma.sync and wgmma.mma_async in PTX.
 int countTensorCoreInstructions(const std::string &text, bool sass);
-
-/// `tool` on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin ("": none).
-std::string findCudaTool(const std::string &tool);
 
 /// From the SASS of `ptxas -arch=<chip>` (`cuobjdump -sass`), else from the
 /// PTX, with `detail` saying why.

@@ -32,7 +32,6 @@ struct PeakEntry {
 };
 
 struct Facts {
-  std::vector<std::string> knownCudaChips;
   std::vector<PeakEntry> peaks; // the first that applies wins
   int64_t lowOccupancyBlocks = 0, lowOccupancyWarps = 0;
   int64_t coalescedAlignmentBytes = 0, shortProgramKeys = 0;

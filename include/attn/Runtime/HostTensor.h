@@ -4,10 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A dense, row-major host tensor of f32/f16/bf16/i1/i32/i64 elements, the 16-bit
-// float conversions, `SHAPExTYPE` tensor specs, a platform-independent random
-// generator and the memory check of attn-run's inputs. Used by attn-run on
-// every target, the runner-only build included; errors are returned, never
+// A dense, row-major host tensor of f32/f16/bf16/i1/i32/i64 elements, the
+// 16-bit float conversions, `SHAPExTYPE` tensor specs, a platform-independent
+// random generator and the memory check of attn-run's inputs. Used by attn-run
+// on every target, the runner-only build included; errors are returned, never
 // thrown. Element data is in host byte order (the .npy files assume a
 // little-endian host).
 //
@@ -36,6 +36,14 @@ std::string concat(const Parts &...parts) {
   return stream.str();
 }
 
+/// Sets `error` to concat(parts...) and returns false: how a check of the
+/// runtime fails.
+template <typename... Parts>
+bool failWith(std::string &error, const Parts &...parts) {
+  error = concat(parts...);
+  return false;
+}
+
 /// printf into a std::string.
 std::string formatString(const char *format, ...)
     __attribute__((format(printf, 1, 2)));
@@ -49,6 +57,7 @@ inline std::string formatHex(uint64_t value) {
 /// as one byte per element (0 or 1), like numpy's bool. I32 and I64 are the
 /// integer tensors a score_mod or mask_mod reads (document ids, ...).
 enum class ElementType { F32, F16, BF16, I1, I32, I64 };
+constexpr int kNumElementTypes = 6;
 
 /// "f32", "f16", "bf16", "i1", "i32" or "i64"; 4, 2, 2, 1, 4 or 8 bytes.
 const char *getTypeName(ElementType type);

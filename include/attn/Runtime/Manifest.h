@@ -39,26 +39,19 @@ namespace runtime {
 /// `precision` of the attn op (Default: absent, which means tf32 for f32).
 enum class PrecisionMode { Default, TF32, IEEE };
 
-/// "tf32", "ieee" (nullptr for Default).
-const char *getPrecisionName(PrecisionMode mode);
-
 /// A tensor operand as compiled (-1: a dynamic dimension).
 struct OperandSpec {
   std::vector<int64_t> shape;
 };
 
-/// The optional mask operand.
+/// The optional mask operand; also a tensor the op's score_mod / mask_mod
+/// regions read (CaptureSpec, SPEC section 1.1): f32, i32 or i64, passed
+/// after the operands as "capture0", "capture1", ...
 struct MaskSpec {
   ElementType elementType = ElementType::F32;
   std::vector<int64_t> shape;
 };
-
-/// A tensor the op's score_mod / mask_mod regions read (SPEC section 1.1):
-/// f32, i32 or i64, passed after the operands as "capture0", "capture1", ...
-struct CaptureSpec {
-  ElementType elementType = ElementType::F32;
-  std::vector<int64_t> shape;
-};
+using CaptureSpec = MaskSpec;
 
 /// The attributes of the attn op the kernel was compiled from.
 struct ManifestAttributes {
@@ -90,9 +83,15 @@ struct GridExpr {
   std::string name;               // Size: one of getSizeNames()
   std::vector<GridExpr> operands; // the binary kinds: two
 
-  static GridExpr constant(int64_t value);
-  static GridExpr size(std::string name);
-  static GridExpr binary(Kind kind, GridExpr lhs, GridExpr rhs);
+  static GridExpr constant(int64_t value) {
+    return {Kind::Constant, value, "", {}};
+  }
+  static GridExpr size(std::string name) {
+    return {Kind::Size, 1, std::move(name), {}};
+  }
+  static GridExpr binary(Kind kind, GridExpr lhs, GridExpr rhs) {
+    return {kind, 1, "", {std::move(lhs), std::move(rhs)}};
+  }
   static GridExpr ceilDiv(GridExpr lhs, GridExpr rhs) {
     return binary(Kind::CeilDiv, std::move(lhs), std::move(rhs));
   }
@@ -104,12 +103,6 @@ struct GridExpr {
   static const char *getOperatorName(Kind kind);
   /// E.g. "ceil_div(Tq, 128)".
   std::string toString() const;
-
-  bool operator==(const GridExpr &other) const {
-    return kind == other.kind && value == other.value && name == other.name &&
-           operands == other.operands;
-  }
-  bool operator!=(const GridExpr &other) const { return !(*this == other); }
 };
 
 /// One entry of "params".
@@ -128,11 +121,20 @@ struct KernelParam {
   std::vector<int64_t> box;
   unsigned swizzle = 0;
 
-  static KernelParam memref(std::string operand, unsigned rank);
-  static KernelParam size(std::string name);
-  static KernelParam workspace(std::string name, unsigned rank);
+  static KernelParam memref(std::string operand, unsigned rank) {
+    return {Kind::MemRef, std::move(operand), rank, "", {}, 0};
+  }
+  static KernelParam size(std::string name) {
+    return {Kind::Size, "", 0, std::move(name), {}, 0};
+  }
+  static KernelParam workspace(std::string name, unsigned rank) {
+    return {Kind::Workspace, "", rank, std::move(name), {}, 0};
+  }
   static KernelParam tensorMap(std::string operand, std::vector<int64_t> box,
-                               unsigned swizzle);
+                               unsigned swizzle) {
+    return {Kind::TensorMap, std::move(operand), 0, "", std::move(box),
+            swizzle};
+  }
 
   /// The 8-byte kernel parameters it expands to: 3 + 2 * rank for a memref
   /// or a workspace, 1 for a size or a tensor map (a device pointer).
@@ -154,45 +156,28 @@ struct WorkspaceSpec {
   std::string name;
   int64_t elementBytes = 1;    // 1, 2, 4 or 8
   std::vector<GridExpr> shape; // each >= 1 when evaluated
-
-  bool operator==(const WorkspaceSpec &other) const {
-    return name == other.name && elementBytes == other.elementBytes &&
-           shape == other.shape;
-  }
-  bool operator!=(const WorkspaceSpec &other) const {
-    return !(*this == other);
-  }
 };
 
-/// A kernel of the same PTX module launched before the main one, on the same
-/// stream (version 2).
-struct PrologueKernel {
+/// How one kernel of the PTX module is launched: the main kernel (these
+/// members of the Manifest) or a prologue kernel, launched before it on the
+/// same stream (version 2).
+struct KernelLaunch {
   std::string kernel; // the PTX entry name
   unsigned block[3] = {1, 1, 1};
   GridExpr grid[3];
+  /// Dynamic shared memory bytes (without the PTX's static .shared ones).
   int64_t sharedMemoryBytes = 0;
   std::vector<KernelParam> params;
 
   unsigned getNumParamSlots() const;
-
-  bool operator==(const PrologueKernel &other) const {
-    return kernel == other.kernel &&
-           std::equal(block, block + 3, other.block) &&
-           std::equal(grid, grid + 3, other.grid) &&
-           sharedMemoryBytes == other.sharedMemoryBytes &&
-           params == other.params;
-  }
-  bool operator!=(const PrologueKernel &other) const {
-    return !(*this == other);
-  }
 };
+using PrologueKernel = KernelLaunch;
 
 /// A launch manifest (format "attn-mlir-manifest").
-struct Manifest {
+struct Manifest : KernelLaunch {
   static constexpr const char *kFormat = "attn-mlir-manifest";
   static constexpr int64_t kVersion = 3; // the newest
 
-  std::string kernel;   // the PTX entry name
   std::string ptx;      // relative to the manifest's directory, or absolute
   std::string chip;     // e.g. "sm_90a"
   std::string function; // the MLIR function (may be empty)
@@ -203,11 +188,6 @@ struct Manifest {
   std::vector<CaptureSpec> captures; // "captures", absent when empty
   ManifestAttributes attributes;
   KernelConfig config;
-  unsigned block[3] = {1, 1, 1};
-  GridExpr grid[3];
-  /// Dynamic shared memory bytes (without the PTX's static .shared ones).
-  int64_t sharedMemoryBytes = 0;
-  std::vector<KernelParam> params;
   std::vector<WorkspaceSpec> workspaces; // version 2: "workspace"
   std::vector<PrologueKernel> prologue;  // version 2: "prologue"
   /// Not serialized: the manifest file's directory (readManifestFile).
@@ -218,6 +198,8 @@ struct Manifest {
   /// reading the kernels they can launch.
   int64_t getVersion() const;
   bool hasTensorMaps() const;
+  /// The main kernel, then the prologue kernels.
+  std::vector<const KernelLaunch *> getKernels() const;
   /// nullptr when there is none.
   const WorkspaceSpec *getWorkspace(std::string_view name) const;
   /// The PTX path resolved against `directory`.
@@ -226,7 +208,6 @@ struct Manifest {
   const OperandSpec *getOperand(std::string_view name) const;
   /// The capture an operand name ("capture0", ...) passes, or nullptr.
   const CaptureSpec *getCapture(std::string_view name) const;
-  unsigned getNumParamSlots() const;
 };
 
 /// B, Hq, Hkv, Tq, Tk, D, Dv: the names of grid expressions and size params.
@@ -285,7 +266,8 @@ bool evaluateGridExpr(const GridExpr &expr, const ProblemSizes &sizes,
 /// limits (x < 2^31, y and z <= 65535).
 bool evaluateGrid(const Manifest &manifest, const ProblemSizes &sizes,
                   unsigned grid[3], std::string &error);
-bool evaluateGrid(const PrologueKernel &kernel, const ProblemSizes &sizes,
+/// A prologue kernel's, whose messages start "prologue kernel 'NAME': ".
+bool evaluateGrid(const KernelLaunch &kernel, const ProblemSizes &sizes,
                   unsigned grid[3], std::string &error);
 
 /// The shape of `workspace` and its bytes; fails unless every dimension is
@@ -311,6 +293,13 @@ bool checkShapes(const Manifest &manifest, const OperandShapes &shapes,
 bool inferProblemSizes(const Manifest &manifest, const OperandShapes &shapes,
                        ProblemSizes &sizes, std::string &error);
 
+/// inferProblemSizes of the tensors of `problem` and an output of
+/// `outputShape`.
+bool inferProblemSizes(const Manifest &manifest,
+                       const AttentionProblem &problem,
+                       const std::vector<int64_t> &outputShape,
+                       ProblemSizes &sizes, std::string &error);
+
 /// A tensor in device memory: element (i0, ..) lives at devicePtr + (offset +
 /// sum_k i_k * strides[k]) * element bytes (a (B, T, H, D) tensor passes as
 /// (B, H, T, D) with permuted strides).
@@ -329,10 +318,9 @@ TensorArg makeContiguousTensorArg(uint64_t devicePtr,
 /// `kernelParams`, valid until the pack changes.
 class ParamPack {
 public:
-  void clear() { *this = ParamPack(); }
-  /// `name` is for describe().
-  void appendPointer(std::string name, uint64_t devicePtr);
-  void appendInt64(std::string name, int64_t value);
+  /// `name` is for describe(), which shows a pointer in hex and any other
+  /// value as an int64.
+  void append(std::string name, uint64_t value, bool pointer = false);
 
   size_t size() const { return values.size(); }
   uint64_t getValue(size_t index) const { return values[index]; }

@@ -22,6 +22,8 @@
 #ifndef ATTN_RUNTIME_MANIFESTRUN_H
 #define ATTN_RUNTIME_MANIFESTRUN_H
 
+#include "attn/Runtime/HostTensor.h"
+
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -41,10 +43,10 @@ constexpr const char *kExplainNeedsCuda =
 /// Untimed launches before the timed ones of --bench on a GPU.
 constexpr unsigned kCudaBenchWarmupRuns = 5;
 
-/// The options of one run on a manifest (attn-run's command line).
-struct ManifestRunOptions {
-  std::string manifestPath;
-  /// One `--input` value per operand: query, key, value[, mask].
+/// The options of attn-run that do not depend on what runs: a function of
+/// an MLIR module (Runner.h) or a kernel of a launch manifest.
+struct RunFlags {
+  /// One `--input` value per input, in order.
   std::vector<std::string> inputs;
   /// Of the random inputs and of the rows sampled by the check.
   uint64_t seed = 0;
@@ -52,8 +54,26 @@ struct ManifestRunOptions {
   unsigned iterations = 20;
   /// `--output`: the .npy file to write (a leading '@' is dropped).
   std::string output;
-  /// As numbered under CUDA_VISIBLE_DEVICES.
-  int device = 0;
+};
+
+/// Checks `flags` before anything runs: --iters with --bench, --explain
+/// with --bench, and an --output file whose directory exists, which it
+/// sets `outputPath` to ("" for none).
+bool checkRunFlags(const RunFlags &flags, std::string &outputPath,
+                   std::string &error);
+
+/// Checks an input of `shape` and `type` against what `taker` takes ("the
+/// kernel takes ?x4x?x64xbf16"): its rank, the dimensions of `dims` that are
+/// static (>= 0) and the element type named `expectedType`.
+bool checkInputShape(const std::vector<int64_t> &shape, ElementType type,
+                     const std::vector<int64_t> &dims,
+                     const std::string &expectedType, const std::string &taker,
+                     std::string &error);
+
+/// The options of one run on a manifest (attn-run's command line); the
+/// inputs are query, key, value[, mask][, capture0, ...].
+struct ManifestRunOptions : RunFlags {
+  std::string manifestPath;
 };
 
 /// Runs `options` and prints the report to `os`; `passed` is false when

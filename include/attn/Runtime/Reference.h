@@ -29,7 +29,6 @@ namespace runtime {
 /// Causal masking: key j is visible from query i when j <= i (TopLeft) or
 /// j <= i + Tk - Tq (BottomRight).
 enum class CausalMode { None, TopLeft, BottomRight };
-using CausalKind = CausalMode;
 
 /// "top_left", "bottom_right" (nullptr for None).
 const char *getCausalName(CausalMode mode);
@@ -51,7 +50,7 @@ struct AttentionProblem {
   const HostTensor *value = nullptr;
   const HostTensor *mask = nullptr;
   double scale = 1.0;
-  CausalKind causal = CausalKind::None;
+  CausalMode causal = CausalMode::None;
   int64_t windowLeft = -1, windowRight = -1;
   double softcap = 0.0;
   std::function<double(double s, int64_t b, int64_t h, int64_t i, int64_t j)>

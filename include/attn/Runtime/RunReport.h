@@ -70,12 +70,11 @@ struct BenchReport {
   DeviceInfo device;
 };
 
-/// getAttentionFlops and getAttentionBytes of the problem (Explain.h).
-double countFlops(const AttentionProblem &problem);
-double countBytes(const AttentionProblem &problem, const HostTensor &output);
+/// The median (mean of the middle two for an even count); 0 when empty.
+double getMedian(std::vector<double> values);
 
 /// Summarizes the times (ms) of the timed runs.
-BenchReport summarizeBench(std::vector<double> timesMs,
+BenchReport summarizeBench(const std::vector<double> &timesMs,
                            const AttentionProblem &problem,
                            const HostTensor &output, const DeviceInfo &device);
 
@@ -100,7 +99,7 @@ struct RunSummary {
   std::vector<int64_t> resultShape;
   ElementType resultType = ElementType::F32;
   double scale = 1.0;
-  CausalKind causal = CausalKind::None;
+  CausalMode causal = CausalMode::None;
   bool tf32 = false;
   /// The .npy file written, if any.
   std::string outputPath;
@@ -111,12 +110,10 @@ struct RunSummary {
 
 /// "attn-run: f on cpu: q=... k=... v=... -> o=..."
 std::string formatHeaderLine(const RunSummary &summary);
-/// "bench: median_ms=... tflops=... floor_ms=..."
-std::string formatBenchLine(const BenchReport &report);
-/// "check: sampled 1000 of N rows"
-std::string formatSampleLine(const CheckReport &report);
-/// The lines after the header, each ending in '\n': the bench line, the
-/// explain lines, then the sample line and the check line (last).
+/// The lines after the header, each ending in '\n': the bench line
+/// ("bench: median_ms=... tflops=... floor_ms=..."), the explain lines, then
+/// the sample line ("check: sampled 1000 of N rows") and the check line
+/// (last).
 std::string formatResultLines(const RunSummary &summary);
 /// The summary as one JSON object on one line (non-finite numbers as null).
 std::string formatJson(const RunSummary &summary);
