@@ -134,7 +134,7 @@ def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
 }
 
 def AttnMaskBlockMap : Pass<"attn-mask-block-map", "func::FuncOp"> {
-  let summary = "Classify a mask tensor's blocks once per launch";
+  let summary = "Classify a mask tensor's or a data mask_mod's blocks once per launch";
   let description = [{
     For every program grid whose `attn.block_attention` reads a mask tensor,
     allocates a block map (`memref<MBxMHxNIxNJxi8>`, `attn.workspace =
@@ -180,6 +180,15 @@ def AttnMaskBlockMap : Pass<"attn-mask-block-map", "func::FuncOp"> {
     of the seed's causal mask tensor) runs the loops of a causal program
     instead, with the diagonal at `off` and the causal formulas as bounds:
     no class loads, no class dispatch. Any other row runs the map's loops.
+
+    A program without a mask tensor whose `mask_mod` reads data (document
+    ids: one that `--attn-online-softmax` cannot classify on intervals at
+    compile time) gets a map too: MB = B, MH = Hq where the region reads its
+    head argument, else 1; the grid evaluates the region, the causal limit,
+    the window and the key tail at every pair of the block (rows and keys
+    clamped to Tq - 1 and Tk - 1), and the program clamps its key loop to
+    the blocks the map keeps and skips a removed one inside
+    (docs/Variants.md).
 
     On the GPU the classification grid is a second kernel, launched before
     the attention kernel, and the map a workspace of the launch manifest
