@@ -226,3 +226,29 @@ func.func @prefix_lm(%q: memref<?x4x?x64xf16>, %k: memref<?x2x?x64xf16>, %v: mem
     } : memref<?x4x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> outs memref<?x4x?x64xf16>
   return
 }
+
+// -----
+
+// A data-reading mask_mod's block map: a scan of the map row over the
+// causal bounds clamps the key loop to the blocks it keeps, and a removed
+// block inside is skipped.
+// CHECK-LABEL: func @document_map
+// CHECK:         %[[SCAN:.*]]:2 = scf.for %[[SB:.*]] = %[[S:.*]] to %[[E:.*]] step %c1 iter_args
+// CHECK:           %[[SC:.*]] = memref.load %[[MAP:.*]][%{{.*}}, %c0, %{{.*}}, %[[SB]]] : memref<?x1x?x?xi8>
+// CHECK:           arith.cmpi ne, %[[SC]], %c0_i8 : i8
+// CHECK:         %[[FIRST:.*]] = arith.maxsi %[[S]], %[[SCAN]]#0 : index
+// CHECK:         scf.for %[[KB:.*]] = %{{.*}} to %{{.*}} step %c1 {
+// CHECK:           %[[C:.*]] = memref.load %[[MAP]][%{{.*}}, %c0, %{{.*}}, %[[KB]]] : memref<?x1x?x?xi8>
+// CHECK:           %[[LIVE:.*]] = arith.cmpi ne, %[[C]], %c0_i8 : i8
+// CHECK:           scf.if %[[LIVE]] {
+func.func @document_map(%q: memref<?x4x?x64xf16>, %k: memref<?x2x?x64xf16>, %v: memref<?x2x?x64xf16>, %doc: memref<?x?xi32>, %map: memref<?x1x?x?xi8>, %o: memref<?x4x?x64xf16>, %b: index, %h: index, %qb: index) {
+  attn.block_attention ins(%q, %k, %v block_map(%map) captures(%doc)) outs(%o) at [%b, %h, %qb] {causal = #attn.causal<top_left>, config = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 1, target = "cpu">, scale = 0.125 : f32}
+    mask_mod {
+    ^bb0(%bb: index, %hh: index, %i: index, %j: index):
+      %di = memref.load %doc[%bb, %i] : memref<?x?xi32>
+      %dj = memref.load %doc[%bb, %j] : memref<?x?xi32>
+      %same = arith.cmpi eq, %di, %dj : i32
+      attn.yield %same : i1
+    } : memref<?x4x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> block_map memref<?x1x?x?xi8> captures memref<?x?xi32> outs memref<?x4x?x64xf16>
+  return
+}
