@@ -183,15 +183,23 @@ def _attention_mods(q, k, v, mask, causal, scale, window, softcap, score_mod, ma
     return kernel(q, k, v, mask, captures=captures)
 
 
+def _check_positive(name, value):
+    """Checks that `value` is None or a finite positive number; returns
+    whether it is a number."""
+    if value is None:
+        return False
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name}: expected a number or None, got {type(value).__name__} "
+                        f"{value!r}")
+    if not (value > 0 and value != float("inf")):
+        raise ValueError(f"{name}: expected a finite positive number, got {value}")
+    return True
+
+
 def _check_options(causal, scale, window=None, softcap=None):
     """Checks the options; returns the window ((left, right), or None for no
     window or (-1, -1)) and the softcap (a float or None)."""
-    if scale is not None:
-        if isinstance(scale, bool) or not isinstance(scale, (int, float)):
-            raise TypeError(f"scale: expected a number or None, got {type(scale).__name__} "
-                            f"{scale!r}")
-        if not (scale > 0 and scale != float("inf")):
-            raise ValueError(f"scale: expected a finite positive number, got {scale}")
+    _check_positive("scale", scale)
     if not (causal is None or isinstance(causal, bool)
             or (isinstance(causal, str) and causal in ("top_left", "bottom_right"))):
         raise ValueError(f"causal: expected a bool, 'top_left' or 'bottom_right', got {causal!r}")
@@ -201,12 +209,7 @@ def _check_options(causal, scale, window=None, softcap=None):
             raise ValueError(f"window: expected (left, right), integers >= -1 (-1: unbounded), "
                              f"got {window!r}")
         window = None if tuple(window) == (-1, -1) else (int(window[0]), int(window[1]))
-    if softcap is not None:
-        if isinstance(softcap, bool) or not isinstance(softcap, (int, float)):
-            raise TypeError(f"softcap: expected a number or None, got {type(softcap).__name__} "
-                            f"{softcap!r}")
-        if not (softcap > 0 and softcap != float("inf")):
-            raise ValueError(f"softcap: expected a finite positive number, got {softcap}")
+    if _check_positive("softcap", softcap):
         softcap = float(softcap)
     return window, softcap
 

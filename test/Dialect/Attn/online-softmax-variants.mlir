@@ -252,3 +252,30 @@ func.func @document_map(%q: memref<?x4x?x64xf16>, %k: memref<?x2x?x64xf16>, %v: 
     } : memref<?x4x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> block_map memref<?x1x?x?xi8> captures memref<?x?xi32> outs memref<?x4x?x64xf16>
   return
 }
+
+// -----
+
+// Unsigned compares are classified as the signed ones where both sides'
+// lower bounds are non-negative, and may be either elsewhere:
+//   may keep(j ult 20) = (c0 < 20) || !(c0 >= 0 && 20 >= 0).
+// CHECK-LABEL: func @unsigned_prefix
+// CHECK:         scf.for %[[SB:.*]] = %{{.*}} to %{{.*}} step %c1 iter_args
+// CHECK:           %[[C0:.*]] = arith.muli %[[SB]], %c32 : index
+// CHECK:           %[[N1:.*]] = arith.cmpi sge, %[[C0]], %c0 : index
+// CHECK:           %[[N2:.*]] = arith.cmpi sge, %c20, %c0 : index
+// CHECK:           %[[BOTH:.*]] = arith.andi %[[N1]], %[[N2]] : i1
+// CHECK:           %[[UNKNOWN:.*]] = arith.xori %[[BOTH]], %true : i1
+// CHECK:           %[[LT:.*]] = arith.cmpi slt, %[[C0]], %c20 : index
+// CHECK:           arith.ori %[[LT]], %[[UNKNOWN]] : i1
+func.func @unsigned_prefix(%q: memref<?x4x?x64xf16>, %k: memref<?x2x?x64xf16>, %v: memref<?x2x?x64xf16>, %o: memref<?x4x?x64xf16>, %b: index, %h: index, %qb: index) {
+  %prefix = arith.constant 20 : index
+  attn.block_attention ins(%q, %k, %v) outs(%o) at [%b, %h, %qb] {config = #attn.config<block_m = 64, block_n = 32, num_warps = 4, num_stages = 1, target = "cpu">, scale = 0.125 : f32}
+    mask_mod {
+    ^bb0(%bb: index, %hh: index, %i: index, %j: index):
+      %in = arith.cmpi ult, %j, %prefix : index
+      %seen = arith.cmpi ule, %j, %i : index
+      %keep = arith.ori %in, %seen : i1
+      attn.yield %keep : i1
+    } : memref<?x4x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> outs memref<?x4x?x64xf16>
+  return
+}

@@ -34,15 +34,20 @@ static bool isDefinedAbove(Value value, Operation *grid) {
   return region && !grid->isAncestor(region->getParentOp());
 }
 
+/// A mask_mod that reads data (not classifiable at compile time) of a
+/// program without a mask tensor, classified here with the causal limit and
+/// the window; null otherwise.
+static Region *getDataMaskMod(BlockAttentionOp op) {
+  if (op.getMask() || op.getMaskMod().empty() ||
+      isClassifiableMaskMod(op.getMaskMod()))
+    return nullptr;
+  return &op.getMaskMod();
+}
+
 FailureOr<scf::ForallOp> mlir::attn::addMaskBlockMap(RewriterBase &rewriter,
                                                      BlockAttentionOp op) {
   Value mask = op.getMask();
-  // A mask_mod that reads data (not classifiable at compile time) is
-  // classified here too, with the causal limit and the window.
-  Region *maskMod = !mask && !op.getMaskMod().empty() &&
-                            !isClassifiableMaskMod(op.getMaskMod())
-                        ? &op.getMaskMod()
-                        : nullptr;
+  Region *maskMod = getDataMaskMod(op);
   if ((!mask && !maskMod) || op.getBlockMap())
     return rewriter.notifyMatchFailure(
         op, "no mask or data-reading mask_mod, or a block map already");
@@ -206,9 +211,7 @@ struct AttnMaskBlockMapPass
     getOperation().walk([&](BlockAttentionOp op) {
       if (op.getBlockMap())
         return;
-      bool dataMaskMod = !op.getMask() && !op.getMaskMod().empty() &&
-                         !isClassifiableMaskMod(op.getMaskMod());
-      if ((op.getMask() && !op.hasVariant()) || dataMaskMod)
+      if ((op.getMask() && !op.hasVariant()) || getDataMaskMod(op))
         programs.push_back(op);
     });
     IRRewriter rewriter(&getContext());

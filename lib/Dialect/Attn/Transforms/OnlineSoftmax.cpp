@@ -367,10 +367,7 @@ void ProgramBuilder::buildStep(Value kb, bool masked, bool partial) {
   }
   if (op.getBlockMap() && op.hasVariant()) {
     // A data-reading mask_mod's block map: a removed block is skipped.
-    Value live = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ne, loadBlockClass(kb),
-        arith::ConstantIntOp::create(
-            b, loc, static_cast<int64_t>(MaskBlockClass::Removed), 8));
+    Value live = isLiveClass(loadBlockClass(kb));
     auto ifOp = scf::IfOp::create(b, loc, live, /*withElseRegion=*/false);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
   }

@@ -180,6 +180,8 @@ private:
   void buildTriangularScores(Value col0);
   /// The class of key block `kb` in the program's row of the block map.
   Value loadBlockClass(Value kb);
+  /// Whether block class `cls` keeps any key (is not Removed).
+  Value isLiveClass(Value cls);
   /// With a block map and pipelined key loops, from a scan of the
   /// program's map row before the loops: the first and one past the last
   /// block of [0, numVisit) the map does not remove (numVisit and 0 when

@@ -100,6 +100,13 @@ Value ProgramBuilder::loadBlockClass(Value kb) {
       b, loc, blockMap, ValueRange{mapBatch, mapHead, op.getQueryBlock(), kb});
 }
 
+Value ProgramBuilder::isLiveClass(Value cls) {
+  return arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne, cls,
+      arith::ConstantIntOp::create(
+          b, loc, static_cast<int64_t>(MaskBlockClass::Removed), 8));
+}
+
 ProgramBuilder::LiveRange ProgramBuilder::buildLiveRange(Value numVisit) {
   // In 32 bits: the block count fits, and on the GPU (64-bit index) the
   // scan's compares and selects were pairs of instructions, run by every
@@ -210,10 +217,7 @@ Value ProgramBuilder::buildLiveCheck(Value kb, Value col0) {
     // The class of the block: removed blocks are skipped; the others'
     // scores are built under the skip branch (buildMapScores).
     pendingClass = loadBlockClass(kb);
-    return arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ne, pendingClass,
-        arith::ConstantIntOp::create(
-            b, loc, static_cast<int64_t>(MaskBlockClass::Removed), 8));
+    return isLiveClass(pendingClass);
   }
   buildMaskTerms(col0);
   Value negInf = f32Const(-std::numeric_limits<double>::infinity());

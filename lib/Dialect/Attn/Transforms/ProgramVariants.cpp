@@ -67,21 +67,16 @@ void ProgramBuilder::buildVariantLoops() {
   // (prefix-LM: those right of the diagonal and the prefix; documents: those
   // of other documents).
   if (classifyMaskMod || (op.getBlockMap() && !op.getMask())) {
-    Value removed = arith::ConstantIntOp::create(
-        b, loc, static_cast<int64_t>(MaskBlockClass::Removed), 8);
     auto scan = scf::ForOp::create(
         b, loc, range.start, range.end, one, ValueRange{range.end, range.start},
         [&](OpBuilder &nb, Location l, Value kb, ValueRange acc) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToEnd(nb.getInsertionBlock());
-          Value keep =
-              classifyMaskMod
-                  ? buildModClass(
-                        arith::MulIOp::create(b, l, kb, index(blockN)))
-                        .first
-                  : arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne,
-                                          loadBlockClass(kb), removed)
-                        .getResult();
+          Value keep = classifyMaskMod
+                           ? buildModClass(
+                                 arith::MulIOp::create(b, l, kb, index(blockN)))
+                                 .first
+                           : isLiveClass(loadBlockClass(kb));
           Value first = arith::SelectOp::create(
               b, l, keep, arith::MinSIOp::create(b, l, acc[0], kb), acc[0]);
           Value last = arith::SelectOp::create(
