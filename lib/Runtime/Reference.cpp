@@ -14,6 +14,12 @@
 
 using namespace attn::runtime;
 
+// The LSE tolerances (see getTolerance): relative to 1 + |lse|.
+static constexpr double kLseToleranceIEEE = 1e-5;
+static constexpr double kLseToleranceTF32 = 2e-3;
+static constexpr double kLseTolerance16Bit = 1e-3;
+static constexpr double kLseToleranceBF16 = 8e-3;
+
 const char *attn::runtime::getCausalName(CausalMode mode) {
   return mode == CausalMode::TopLeft       ? "top_left"
          : mode == CausalMode::BottomRight ? "bottom_right"
@@ -133,7 +139,8 @@ static void loadSlice(const HostTensor &tensor, int64_t base, int64_t count,
 
 void attn::runtime::referenceRows(const AttentionProblem &problem,
                                   const std::vector<int64_t> &rows,
-                                  std::vector<double> &out) {
+                                  std::vector<double> &out,
+                                  std::vector<double> *lse) {
   const HostTensor &q = *problem.query, &k = *problem.key, &v = *problem.value;
   const HostTensor *mask = problem.mask;
   const int64_t hq = q.shape[1], tq = q.shape[2], d = q.shape[3];
@@ -153,6 +160,8 @@ void attn::runtime::referenceRows(const AttentionProblem &problem,
   }
 
   out.assign(rows.size() * dv, 0.0);
+  if (lse)
+    lse->assign(rows.size(), negInf);
   KeyValueSlice slice;
   std::vector<double> query(d), scores(tk), accumulator(dv);
   std::vector<char> visible(tk);
@@ -215,7 +224,7 @@ void attn::runtime::referenceRows(const AttentionProblem &problem,
         maxScore = scores[j];
     }
     if (!anyVisible)
-      continue; // All keys masked out: the row stays zero.
+      continue; // All keys masked out: the row stays zero, its LSE -inf.
 
     double sum = 0.0;
     std::fill(accumulator.begin(), accumulator.end(), 0.0);
@@ -230,6 +239,10 @@ void attn::runtime::referenceRows(const AttentionProblem &problem,
     }
     for (int64_t c = 0; c < dv; ++c)
       out[n * dv + c] = accumulator[c] / sum;
+    // log(sum_j exp(s_j)) = m + log(sum_j exp(s_j - m)); NaN scores (left out
+    // of m) make the sum, and so the LSE, NaN.
+    if (lse)
+      (*lse)[n] = maxScore + std::log(sum);
   }
 }
 
@@ -284,20 +297,30 @@ std::vector<int64_t> attn::runtime::selectCheckRows(int64_t numRows,
 // relL2 is a few unit roundoffs of the type that the matmul inputs and the
 // output are rounded to; maxAbs leaves room for the largest single-element
 // rounding in outputs of magnitude up to about 1 (random inputs in [-1, 1)).
+//
+// The log-sum-exp (SPEC.md section 1.2) is f32 whatever the inputs: the
+// kernel keeps each row's running maximum m and sum l in f32 and writes
+// m + log(l). Its error is that of the scores (tf32: Q and K rounded) plus
+// the rounding of l and of the P the kernel sums (16-bit kernels may sum the
+// P they round for P*V), each a relative error of l, so an absolute error of
+// the LSE; m + log(l) adds one f32 rounding of |lse|. So the check is
+// |lse - ref| <= tol.lse * (1 + |ref|) (docs/Testing.md has the values
+// measured on the CPU target).
 
 Tolerance attn::runtime::getTolerance(ElementType type, bool tf32) {
   switch (type) {
   case ElementType::F16:
-    return {2e-3, 1e-2};
+    return {2e-3, 1e-2, kLseTolerance16Bit};
   case ElementType::BF16:
-    return {1e-2, 5e-2};
+    return {1e-2, 5e-2, kLseToleranceBF16};
   case ElementType::F32:
   case ElementType::I1:
   case ElementType::I32:
   case ElementType::I64:
     break;
   }
-  return tf32 ? Tolerance{2e-3, 1e-2} : Tolerance{1e-5, 1e-4};
+  return tf32 ? Tolerance{2e-3, 1e-2, kLseToleranceTF32}
+              : Tolerance{1e-5, 1e-4, kLseToleranceIEEE};
 }
 
 CheckResult attn::runtime::compareRows(const HostTensor &output,
@@ -369,10 +392,60 @@ CheckResult attn::runtime::compareRows(const HostTensor &output,
   return result;
 }
 
+void attn::runtime::compareLseRows(const HostTensor &lse,
+                                   const std::vector<int64_t> &rows,
+                                   const std::vector<double> &reference,
+                                   Tolerance tol, CheckResult &result) {
+  LseCheckResult &check = result.lse.emplace();
+  auto add = [&](const std::string &phrase) {
+    result.reason += (result.reason.empty() ? "" : "; ") + phrase;
+    result.pass = false;
+  };
+  if (lse.type != ElementType::F32)
+    return add("the LSE has element type " +
+               std::string(getTypeName(lse.type)) + ", expected f32");
+  if (reference.size() != rows.size())
+    return add("the LSE reference holds " + std::to_string(reference.size()) +
+               " values, expected " + std::to_string(rows.size()));
+  if (lse.data.size() != lse.getNumBytes())
+    return add("the LSE holds the wrong number of bytes for its shape");
+  for (int64_t row : rows)
+    if (row < 0 || row >= lse.getNumElements())
+      return add("row " + std::to_string(row) + " is outside the " +
+                 lse.getShapeString() + " LSE");
+
+  for (size_t n = 0; n < rows.size(); ++n) {
+    double ref = reference[n], out = lse.get(rows[n]);
+    if (!std::isfinite(ref)) {
+      // -inf (no kept key) or NaN: the same, exactly.
+      check.mismatches += std::isnan(ref) ? !std::isnan(out) : out != ref;
+      continue;
+    }
+    if (!std::isfinite(out)) {
+      ++check.nonFiniteOutputs;
+      continue;
+    }
+    double diff = std::fabs(out - ref);
+    check.maxAbs = std::max(check.maxAbs, diff);
+    check.maxErr = std::max(check.maxErr, diff / (1.0 + std::fabs(ref)));
+  }
+  if (check.nonFiniteOutputs)
+    add(std::to_string(check.nonFiniteOutputs) +
+        " non-finite LSE values where the reference is finite");
+  if (check.mismatches)
+    add(std::to_string(check.mismatches) +
+        " LSE values that differ from a -inf/NaN reference");
+  if (!(check.maxErr <= tol.lse))
+    add(formatString("lse_max_err %.1e > %.1e", check.maxErr, tol.lse));
+}
+
 std::string attn::runtime::formatCheckLine(const CheckResult &result) {
   std::string line =
       formatString("check: %s rel_l2=%.3e max_abs=%.3e",
                    result.pass ? "PASS" : "FAIL", result.relL2, result.maxAbs);
+  if (result.lse)
+    line += formatString(" lse_max_abs=%.3e lse_max_err=%.3e",
+                         result.lse->maxAbs, result.lse->maxErr);
   if (!result.pass)
     line += " (" + result.reason + ")";
   return line;

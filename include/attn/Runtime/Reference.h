@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,22 +71,38 @@ int64_t getNumRows(const AttentionProblem &problem);
 
 /// Output rows r = ((b * Hq) + h) * Tq + i in float64, Dv values each, of a
 /// valid problem. A row whose keys are all masked out is zero; NaN and Inf
-/// propagate as IEEE arithmetic does, within the rows that see them.
+/// propagate as IEEE arithmetic does, within the rows that see them. With
+/// `lse`, also each row's log-sum-exp (SPEC.md section 1.2): the natural log
+/// of the sum over the kept keys of exp(s), from the same final scores s;
+/// -inf for a row with no kept key.
 void referenceRows(const AttentionProblem &problem,
-                   const std::vector<int64_t> &rows, std::vector<double> &out);
+                   const std::vector<int64_t> &rows, std::vector<double> &out,
+                   std::vector<double> *lse = nullptr);
 
 /// All rows when numRows <= maxRows; else maxRows distinct rows, sorted,
 /// with the first and the last, the same on every platform.
 std::vector<int64_t> selectCheckRows(int64_t numRows, int64_t maxRows,
                                      uint64_t seed);
 
-/// Pass thresholds: relative L2 error and largest absolute error.
+/// Pass thresholds: relative L2 error and largest absolute error of the
+/// output; for the log-sum-exp, the largest |lse - ref| / (1 + |ref|).
 struct Tolerance {
   double relL2, maxAbs;
+  double lse = 0.0;
 };
 
 /// The tolerance for outputs of `type` (`tf32`: f32 only).
 Tolerance getTolerance(ElementType type, bool tf32);
+
+/// The log-sum-exp part of a CheckResult.
+struct LseCheckResult {
+  /// max |lse - ref| and max |lse - ref| / (1 + |ref|) over the rows whose
+  /// reference is finite.
+  double maxAbs = 0.0, maxErr = 0.0;
+  /// Rows whose reference is -inf or NaN and whose value is not the same;
+  /// non-finite values of rows whose reference is finite.
+  int64_t mismatches = 0, nonFiniteOutputs = 0;
+};
 
 /// The outcome of compareRows.
 struct CheckResult {
@@ -97,6 +114,8 @@ struct CheckResult {
   /// Non-finite references the output does not match, and non-finite
   /// outputs of finite references.
   int64_t nanMismatches = 0, nonFiniteOutputs = 0;
+  /// Set when the log-sum-exp was checked too (compareLseRows).
+  std::optional<LseCheckResult> lse;
   /// Why the check failed; empty on PASS.
   std::string reason;
 };
@@ -107,7 +126,17 @@ CheckResult compareRows(const HostTensor &output,
                         const std::vector<double> &reference, int64_t dv,
                         Tolerance tol);
 
-/// `check: PASS rel_l2=1.234e-05 max_abs=6.000e-05`, or FAIL (reason).
+/// Compares `rows` of the f32 log-sum-exp `lse` (B x Hq x Tq) with
+/// referenceRows' values for them and adds the outcome to `result`: a finite
+/// reference passes within `tol.lse * (1 + |ref|)`; -inf (a row with no kept
+/// key) and NaN must be matched exactly.
+void compareLseRows(const HostTensor &lse, const std::vector<int64_t> &rows,
+                    const std::vector<double> &reference, Tolerance tol,
+                    CheckResult &result);
+
+/// `check: PASS rel_l2=1.234e-05 max_abs=6.000e-05`, with
+/// ` lse_max_abs=... lse_max_err=...` when the log-sum-exp was checked, or
+/// FAIL (reason).
 std::string formatCheckLine(const CheckResult &result);
 
 } // namespace runtime
