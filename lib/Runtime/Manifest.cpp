@@ -65,11 +65,12 @@ std::string Manifest::getPtxPath() const {
 }
 
 const OperandSpec *Manifest::getOperand(std::string_view name) const {
-  return name == "query"    ? &query
-         : name == "key"    ? &key
-         : name == "value"  ? &value
-         : name == "output" ? &output
-                            : nullptr;
+  return name == "query"        ? &query
+         : name == "key"        ? &key
+         : name == "value"      ? &value
+         : name == "output"     ? &output
+         : name == "lse" && lse ? &*lse
+                                : nullptr;
 }
 
 const CaptureSpec *Manifest::getCapture(std::string_view name) const {
@@ -102,6 +103,8 @@ std::vector<const KernelLaunch *> Manifest::getKernels() const {
 }
 
 int64_t Manifest::getVersion() const {
+  if (lse)
+    return 4;
   if (hasTensorMaps())
     return 3;
   return workspaces.empty() && prologue.empty() ? 1 : 2;
@@ -258,6 +261,8 @@ std::string attn::runtime::serializeManifest(const Manifest &manifest) {
                {"element_type", getTypeName(manifest.elementType)}};
   for (const char *name : {"query", "key", "value", "output"})
     root[name] = {{"shape", manifest.getOperand(name)->shape}};
+  if (manifest.lse)
+    root["lse"] = {{"shape", manifest.lse->shape}};
   root["mask"] = manifest.mask ? Json(*manifest.mask) : Json();
   // Written only when there are any, so that a manifest without them is
   // written as an older writer wrote it.
@@ -574,17 +579,34 @@ void ManifestReader::read(const Json &root, Manifest &out) {
   version = integer(member(root, "version", ""), "version");
   if (error.empty() && (version < 1 || version > Manifest::kVersion))
     fail("version", "unsupported manifest version ", version,
-         " (this reader supports versions 1, 2 and 3)");
-  object(root, "", {"format",       "version",    "kernel",
-                    "ptx",          "chip",       "function",
-                    "element_type", "query",      "key",
-                    "value",        "output",     "mask",
-                    "captures",     "attributes", "config",
-                    "block",        "grid",       "shared_memory_bytes",
-                    "params",       "workspace",  "prologue"});
-  for (const char *key : {"workspace", "prologue"})
+         " (this reader supports versions 1, 2, 3 and 4)");
+  object(root, "",
+         {"format",
+          "version",
+          "kernel",
+          "ptx",
+          "chip",
+          "function",
+          "element_type",
+          "query",
+          "key",
+          "value",
+          "output",
+          "lse",
+          "mask",
+          "captures",
+          "attributes",
+          "config",
+          "block",
+          "grid",
+          "shared_memory_bytes",
+          "params",
+          "workspace",
+          "prologue"});
+  for (const char *key : {"workspace", "prologue", "lse"})
     if (root.contains(key))
-      needsVersion(2, key, std::string("the key '") + key + "'");
+      needsVersion(key[0] == 'l' ? 4 : 2, key,
+                   std::string("the key '") + key + "'");
 
   out.kernel = string(root, "kernel", "");
   out.ptx = string(root, "ptx", "");
@@ -596,6 +618,8 @@ void ManifestReader::read(const Json &root, Manifest &out) {
   for (const char *name : {"query", "key", "value", "output"})
     const_cast<OperandSpec *>(out.getOperand(name))->shape =
         shape(member(root, name, ""), name, {"shape"});
+  if (const Json &lse = member(root, "lse", "", false); !lse.is_null())
+    out.lse = OperandSpec{shape(lse, "lse", {"shape"})};
   if (const Json &mask = member(root, "mask", "", false); !mask.is_null())
     out.mask = tensor(mask, "mask",
                       {ElementType::F32, ElementType::F16, ElementType::BF16,

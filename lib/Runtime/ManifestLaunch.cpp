@@ -200,6 +200,12 @@ bool attn::runtime::checkShapes(const Manifest &manifest,
   if (shapes.hasMask &&
       !checkOperandShape("mask", manifest.mask->shape, shapes.mask, error))
     return false;
+  if (shapes.hasLse && !manifest.lse)
+    return failWith(error, "an lse was given but the kernel was compiled "
+                           "without the log-sum-exp result");
+  if (shapes.hasLse &&
+      !checkOperandShape("lse", manifest.lse->shape, shapes.lse, error))
+    return false;
 
   // The manifest's operands are rank 4 (verifyManifest), so are the actual
   // shapes now.
@@ -220,7 +226,11 @@ bool attn::runtime::checkShapes(const Manifest &manifest,
       {"D", "query", shapes.query, "key", shapes.key, 3},
       {"Dv", "value", shapes.value, "output", shapes.output, 3},
   };
-  for (const Shared &entry : shared) {
+  std::vector<Shared> checked(std::begin(shared), std::end(shared));
+  if (shapes.hasLse) // rank 3, as the manifest's
+    for (auto [size, dim] : {std::pair{"B", 0u}, {"Hq", 1u}, {"Tq", 2u}})
+      checked.push_back({size, "query", shapes.query, "lse", shapes.lse, dim});
+  for (const Shared &entry : checked) {
     int64_t lhs = entry.lhs[entry.dim], rhs = entry.rhs[entry.dim];
     if (lhs == rhs)
       continue;
@@ -384,7 +394,8 @@ static bool checkOperands(const Manifest &manifest,
              !it->second.strides.empty() && it->second.strides.back() != 1)
       error = concat(what, "stride ", it->second.strides.back(),
                      " in its last dimension; the kernel reads it with 1");
-    else if (param.operand == "mask" || manifest.getCapture(param.operand) ||
+    else if (param.operand == "mask" || param.operand == "lse" ||
+             manifest.getCapture(param.operand) ||
              checkVectorLayout(manifest, param.operand, it->second, error))
       continue;
     return false;
@@ -400,6 +411,10 @@ static bool checkOperands(const Manifest &manifest,
   if (auto mask = operands.find("mask"); mask != operands.end()) {
     shapes.hasMask = true;
     shapes.mask = mask->second.sizes;
+  }
+  if (auto lse = operands.find("lse"); lse != operands.end()) {
+    shapes.hasLse = true;
+    shapes.lse = lse->second.sizes;
   }
   ProblemSizes actual;
   if (!inferProblemSizes(manifest, shapes, actual, error))

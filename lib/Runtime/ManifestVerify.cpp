@@ -110,6 +110,8 @@ bool ManifestVerifier::workspace(size_t index) {
     return fail(path, ".name: '", spec.name,
                 "' is the name of an operand (query, key, value, mask, "
                 "output)");
+  if (spec.name == "lse")
+    return fail(path, ".name: 'lse' is the name of the log-sum-exp result");
   for (size_t i = 0; i < index; ++i)
     if (manifest.workspaces[i].name == spec.name)
       return fail(path, ".name: '", spec.name,
@@ -196,9 +198,11 @@ bool ManifestVerifier::params(const std::vector<KernelParam> &list,
     }
     const CaptureSpec *capture = manifest.getCapture(param.operand);
     if (!capture &&
-        !contains({"query", "key", "value", "mask", "output"}, param.operand))
+        !contains({"query", "key", "value", "mask", "output", "lse"},
+                  param.operand))
       return fail(path, ".operand: unknown operand '", param.operand,
-                  "' (expected query, key, value, mask or output",
+                  "' (expected query, key, value, mask",
+                  manifest.lse ? ", output or lse" : " or output",
                   manifest.captures.empty()
                       ? std::string()
                       : concat(", or capture0 to capture",
@@ -208,6 +212,8 @@ bool ManifestVerifier::params(const std::vector<KernelParam> &list,
       return fail(path, ": operand '", param.operand, "' is passed twice");
     if (param.operand == "mask" && !manifest.mask)
       return fail(path, ": operand 'mask' but the manifest has no mask");
+    if (param.operand == "lse" && !manifest.lse)
+      return fail(path, ": operand 'lse' but the manifest has no lse");
     size_t rank = capture ? capture->shape.size()
                   : param.operand == "mask"
                       ? manifest.mask->shape.size()
@@ -243,16 +249,28 @@ bool ManifestVerifier::verify() {
     if (!shape(dims, name))
       return false;
   }
+  // The log-sum-exp result: f32 B x Hq x Tq.
+  if (manifest.lse) {
+    const std::vector<int64_t> &dims = manifest.lse->shape;
+    if (dims.size() != 3)
+      return fail("lse.shape has rank ", dims.size(),
+                  " (expected 3: B x Hq x Tq)");
+    if (!shape(dims, "lse"))
+      return false;
+  }
   // Dimensions that the operands share must agree where both are static.
   struct Shared {
     const char *size, *lhs, *rhs;
     unsigned dim;
-  } shared[] = {{"B", "query", "key", 0},    {"B", "query", "value", 0},
-                {"B", "query", "output", 0}, {"Hq", "query", "output", 1},
-                {"Hkv", "key", "value", 1},  {"Tq", "query", "output", 2},
-                {"Tk", "key", "value", 2},   {"D", "query", "key", 3},
-                {"Dv", "value", "output", 3}};
+  } shared[] = {{"B", "query", "key", 0},     {"B", "query", "value", 0},
+                {"B", "query", "output", 0},  {"Hq", "query", "output", 1},
+                {"Hkv", "key", "value", 1},   {"Tq", "query", "output", 2},
+                {"Tk", "key", "value", 2},    {"D", "query", "key", 3},
+                {"Dv", "value", "output", 3}, {"B", "query", "lse", 0},
+                {"Hq", "query", "lse", 1},    {"Tq", "query", "lse", 2}};
   for (const Shared &entry : shared) {
+    if (!manifest.getOperand(entry.rhs))
+      continue; // no lse
     int64_t lhs = manifest.getOperand(entry.lhs)->shape[entry.dim];
     int64_t rhs = manifest.getOperand(entry.rhs)->shape[entry.dim];
     if (lhs >= 0 && rhs >= 0 && lhs != rhs)
@@ -295,6 +313,9 @@ bool ManifestVerifier::verify() {
       return fail("params: no memref param passes '", name, "'");
   if (manifest.mask && !seen.count("mask"))
     return fail("params: the manifest has a mask but no memref param passes "
+                "it");
+  if (manifest.lse && !seen.count("lse"))
+    return fail("params: the manifest has an lse but no memref param passes "
                 "it");
   for (size_t i = 0; i < manifest.captures.size(); ++i) {
     const CaptureSpec &capture = manifest.captures[i];

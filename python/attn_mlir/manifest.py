@@ -1,10 +1,12 @@
 """Launch manifests (docs/Manifest.md): reading them and evaluating grids
 and workspaces.
 
-Versions 1, 2 and 3 (version 2 adds workspaces, the device buffers a launch
+Versions 1 to 4 (version 2 adds workspaces, the device buffers a launch
 allocates, and prologue kernels, launched before the main kernel; version 3
-the "tensor_map" param, a TMA descriptor of an operand). Pure Python, no
-CUDA: the runtime (attn_mlir.runtime) and the tests use it.
+the "tensor_map" param, a TMA descriptor of an operand; version 4 the "lse"
+entry and memref param of a kernel that writes the log-sum-exp, SPEC.md
+section 1.2). Pure Python, no CUDA: the runtime (attn_mlir.runtime) and the
+tests use it.
 """
 
 import json
@@ -16,7 +18,7 @@ OPERAND_NAMES = ("query", "key", "value", "mask", "output")
 TENSOR_MAP_OPERANDS = ("query", "key", "value", "output")
 TENSOR_MAP_SWIZZLES = (0, 32, 64, 128)
 ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
-VERSIONS = (1, 2, 3)
+VERSIONS = (1, 2, 3, 4)
 _BINARY = {
     "ceil_div": lambda a, b: -(-a // b),
     "mul": lambda a, b: a * b,
@@ -28,6 +30,17 @@ _BINARY = {
 
 class ManifestError(ValueError):
     """A manifest that does not follow docs/Manifest.md."""
+
+
+def _describe(value):
+    """"an array", "a number", ... as the C++ reader names JSON values."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {list: "an array", dict: "an object", str: "a string"}.get(type(value), "a value")
 
 
 def _format_sizes(sizes):
@@ -67,8 +80,10 @@ class Manifest:
     (name, element_bytes, shape), in order; `prologue` is the list of
     "prologue" entries (kernel, block, grid, shared_memory_bytes, params).
     Both are empty in version 1. Version 3 adds params of kind
-    "tensor_map" (operand, box, swizzle). The checks give the C++ reader's
-    messages (python/tests/shared_cases.json)."""
+    "tensor_map" (operand, box, swizzle); version 4 `lse_shape`, the shape
+    of the log-sum-exp result (B, Hq, Tq; -1 dynamic), None when the kernel
+    writes none. The checks give the C++ reader's messages
+    (python/tests/shared_cases.json)."""
 
     def __init__(self, data, directory=""):
         if data.get("format") != "attn-mlir-manifest":
@@ -76,7 +91,7 @@ class Manifest:
                                 "manifest (expected 'attn-mlir-manifest')")
         if data.get("version") not in VERSIONS:
             raise ManifestError(f"version: unsupported manifest version {data.get('version')} "
-                                "(this reader supports versions 1, 2 and 3)")
+                                "(this reader supports versions 1, 2, 3 and 4)")
         self.data = data
         self.version = data["version"]
         self.directory = directory
@@ -94,7 +109,53 @@ class Manifest:
         self.workspaces = {}
         self.prologue = []
         self._read_version_2(data)
+        self.lse_shape = self._read_lse(data)
         self._read_tensor_maps()
+
+    def _read_lse(self, data):
+        """The shape of the "lse" entry (version 4) or None, after checking it
+        and its memref param with the messages of the C++ reader."""
+        lse = data.get("lse")
+        if "lse" in data and self.version < 4:
+            raise ManifestError(f"lse: the key 'lse' requires version 4 (this manifest has "
+                                f"version {self.version})")
+        shape = None
+        if lse is not None:
+            if not isinstance(lse, dict):
+                raise ManifestError(f"lse: expected an object, found {_describe(lse)}")
+            for key in lse:
+                if key != "shape":
+                    raise ManifestError(f"lse: unknown key '{key}' (expected shape)")
+            if "shape" not in lse:
+                raise ManifestError("lse: missing key 'shape'")
+            shape = lse["shape"]
+            if not isinstance(shape, list):
+                raise ManifestError(f"lse.shape: expected an array, found {_describe(shape)}")
+            if len(shape) != 3:
+                raise ManifestError(f"lse.shape has rank {len(shape)} (expected 3: B x Hq x Tq)")
+            for i, n in enumerate(shape):
+                if n != -1 and n < 1:
+                    raise ManifestError(f"lse.shape[{i}] is {n} (expected -1 for a dynamic size "
+                                        "or a size >= 1)")
+            for size, dim in (("B", 0), ("Hq", 1), ("Tq", 2)):
+                q = self.query_shape[dim]
+                if q >= 0 and shape[dim] >= 0 and q != shape[dim]:
+                    raise ManifestError(f"{size} disagrees: query.shape[{dim}] is {q} but "
+                                        f"lse.shape[{dim}] is {shape[dim]}")
+        passed = False
+        for i, p in enumerate(self.params):
+            if p.get("kind") != "memref" or p.get("operand") != "lse":
+                continue
+            if shape is None:
+                raise ManifestError(f"params[{i}]: operand 'lse' but the manifest has no lse")
+            if passed:
+                raise ManifestError(f"params[{i}]: operand 'lse' is passed twice")
+            if p.get("rank") != 3:
+                raise ManifestError(f"params[{i}]: rank {p.get('rank')} but lse has rank 3")
+            passed = True
+        if shape is not None and not passed:
+            raise ManifestError("params: the manifest has an lse but no memref param passes it")
+        return shape
 
     @property
     def has_tensor_maps(self):

@@ -5,10 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // The example manifests of docs/Manifest.md (version 1, version 2 with a
-// workspace and a prologue kernel, version 3 with tensor maps), as text and
-// built in code, and problem sizes in one call, for ManifestTest.cpp,
-// ManifestV2Test.cpp, ManifestV3Test.cpp, TensorMapTest.cpp and
-// CudaLaunchTest.cpp.
+// workspace and a prologue kernel, version 3 with tensor maps, version 4
+// with the log-sum-exp), as text and built in code, and problem sizes in one
+// call, for ManifestTest.cpp, ManifestV2Test.cpp, ManifestV3Test.cpp,
+// ManifestV4Test.cpp, TensorMapTest.cpp and CudaLaunchTest.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -218,6 +218,46 @@ inline Manifest makeExampleV3Manifest() {
       manifest.params.begin() + 4,
       {KernelParam::tensorMap("key", {1, 1, 64, 32}, 128),
        KernelParam::tensorMap("value", {1, 1, 64, 32}, 128)});
+  return manifest;
+}
+
+/// The version 4 example of docs/Manifest.md: the version 1 example that
+/// also writes the log-sum-exp result.
+inline const char *const kExampleV4Text = R"({
+  "format": "attn-mlir-manifest", "version": 4,
+  "kernel": "attn_fwd_f",
+  "ptx": "f.ptx",
+  "chip": "sm_90a",
+  "function": "f",
+  "element_type": "bf16",
+  "query":  {"shape": [-1, 32, -1, 128]},
+  "key":    {"shape": [-1, 8, -1, 128]},
+  "value":  {"shape": [-1, 8, -1, 128]},
+  "output": {"shape": [-1, 32, -1, 128]},
+  "lse":    {"shape": [-1, 32, -1]},
+  "mask":   null,
+  "attributes": {"scale": 0.08838834764831845, "causal": null, "precision": null},
+  "config": {"block_m": 128, "block_n": 64, "num_warps": 4, "num_stages": 2},
+  "block": [128, 1, 1],
+  "grid": [ {"ceil_div": ["Tq", 128]}, {"mul": ["B", "Hq"]}, 1 ],
+  "shared_memory_bytes": 49152,
+  "params": [
+    {"kind": "memref", "operand": "query", "rank": 4},
+    {"kind": "memref", "operand": "key", "rank": 4},
+    {"kind": "memref", "operand": "value", "rank": 4},
+    {"kind": "memref", "operand": "output", "rank": 4},
+    {"kind": "memref", "operand": "lse", "rank": 3},
+    {"kind": "size", "name": "Tk"}
+  ]
+}
+)";
+
+/// kExampleV4Text, built in code.
+inline Manifest makeExampleV4Manifest() {
+  Manifest manifest = makeExampleManifest();
+  manifest.lse = OperandSpec{{-1, 32, -1}};
+  manifest.params.insert(manifest.params.begin() + 4,
+                         KernelParam::memref("lse", 3));
   return manifest;
 }
 

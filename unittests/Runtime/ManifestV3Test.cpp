@@ -152,9 +152,9 @@ TEST(ManifestV3Test, VersionErrors) {
   EXPECT_EQ(manifestError(editText(text, "\"version\": 2", "\"version\": 3")),
             "prologue[0].params[2]: a tensor map of 'key' "
             "but no memref param of the same kernel passes 'key'");
-  EXPECT_EQ(manifestError(editV3("\"version\": 3", "\"version\": 4")),
-            "version: unsupported manifest version 4 (this "
-            "reader supports versions 1, 2 and 3)");
+  EXPECT_EQ(manifestError(editV3("\"version\": 3", "\"version\": 5")),
+            "version: unsupported manifest version 5 (this "
+            "reader supports versions 1, 2, 3 and 4)");
 }
 
 TEST(ManifestV3Test, ParamErrors) {

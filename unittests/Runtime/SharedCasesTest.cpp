@@ -53,7 +53,11 @@ TEST(SharedCasesTest, Manifests) {
       data[json::json_pointer(pointer)] = value;
     for (const std::string pointer : removes) {
       json::json_pointer path(pointer);
-      data[path.parent_pointer()].erase(path.back());
+      json &parent = data[path.parent_pointer()];
+      if (parent.is_array())
+        parent.erase(std::stoul(path.back()));
+      else
+        parent.erase(path.back());
     }
     Manifest manifest;
     std::string error;

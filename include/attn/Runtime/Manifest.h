@@ -109,8 +109,8 @@ struct GridExpr {
 struct KernelParam {
   enum class Kind { MemRef, Size, Workspace, TensorMap };
   Kind kind = Kind::MemRef;
-  /// MemRef and TensorMap: "query", "key", "value", "output" ("mask": a
-  /// memref only).
+  /// MemRef and TensorMap: "query", "key", "value", "output" ("mask",
+  /// "lse" and "captureI": a memref only).
   std::string operand;
   /// MemRef and Workspace: the rank.
   unsigned rank = 0;
@@ -176,7 +176,7 @@ using PrologueKernel = KernelLaunch;
 /// A launch manifest (format "attn-mlir-manifest").
 struct Manifest : KernelLaunch {
   static constexpr const char *kFormat = "attn-mlir-manifest";
-  static constexpr int64_t kVersion = 3; // the newest
+  static constexpr int64_t kVersion = 4; // the newest
 
   std::string ptx;      // relative to the manifest's directory, or absolute
   std::string chip;     // e.g. "sm_90a"
@@ -184,6 +184,10 @@ struct Manifest : KernelLaunch {
   /// Of query, key, value and output (never I1).
   ElementType elementType = ElementType::F32;
   OperandSpec query, key, value, output;
+  /// Version 4: the log-sum-exp result (SPEC.md section 1.2), f32
+  /// B x Hq x Tq, passed by the memref param "lse"; absent when the kernel
+  /// writes none.
+  std::optional<OperandSpec> lse;
   std::optional<MaskSpec> mask;
   std::vector<CaptureSpec> captures; // "captures", absent when empty
   ManifestAttributes attributes;
@@ -193,9 +197,9 @@ struct Manifest : KernelLaunch {
   /// Not serialized: the manifest file's directory (readManifestFile).
   std::string directory;
 
-  /// 3 with a tensor_map param, else 2 with workspaces or prologue kernels,
-  /// else 1: what serializeManifest writes, so that older readers keep
-  /// reading the kernels they can launch.
+  /// 4 with an lse, else 3 with a tensor_map param, else 2 with workspaces
+  /// or prologue kernels, else 1: what serializeManifest writes, so that
+  /// older readers keep reading the kernels they can launch.
   int64_t getVersion() const;
   bool hasTensorMaps() const;
   /// The main kernel, then the prologue kernels.
@@ -204,7 +208,8 @@ struct Manifest : KernelLaunch {
   const WorkspaceSpec *getWorkspace(std::string_view name) const;
   /// The PTX path resolved against `directory`.
   std::string getPtxPath() const;
-  /// "query", "key", "value" or "output" (nullptr otherwise).
+  /// "query", "key", "value", "output" or, when the kernel writes one,
+  /// "lse" (nullptr otherwise).
   const OperandSpec *getOperand(std::string_view name) const;
   /// The capture an operand name ("capture0", ...) passes, or nullptr.
   const CaptureSpec *getCapture(std::string_view name) const;
@@ -216,7 +221,7 @@ const std::vector<std::string> &getSizeNames();
 /// Checks the rules of docs/Manifest.md; parseManifest calls it.
 bool verifyManifest(const Manifest &manifest, std::string &error);
 
-/// Parses manifest JSON text (version 1, 2 or 3), then verifyManifest.
+/// Parses manifest JSON text (version 1 to 4), then verifyManifest.
 /// Unknown keys are errors, except inside "config", and so are the members
 /// of a newer version.
 bool parseManifest(const std::string &text, Manifest &out, std::string &error);
@@ -277,10 +282,11 @@ bool evaluateWorkspace(const WorkspaceSpec &workspace,
                        const ProblemSizes &sizes, std::vector<int64_t> &shape,
                        int64_t &bytes, std::string &error);
 
-/// The actual shapes of the operands of one call.
+/// The actual shapes of the operands of one call; the log-sum-exp result's
+/// is checked when given.
 struct OperandShapes {
-  std::vector<int64_t> query, key, value, output, mask;
-  bool hasMask = false;
+  std::vector<int64_t> query, key, value, output, mask, lse;
+  bool hasMask = false, hasLse = false;
 };
 
 /// Checks actual shapes against the manifest and against each other (SPEC.md
