@@ -20,14 +20,15 @@ Backend::~Backend() = default;
 
 llvm::Expected<std::vector<double>>
 Backend::time(const std::vector<const rt::HostTensor *> &arguments,
-              rt::HostTensor &result, unsigned warmup, unsigned iterations) {
+              std::vector<rt::HostTensor> &results, unsigned warmup,
+              unsigned iterations) {
   for (unsigned i = 0; i < warmup; ++i)
-    if (llvm::Error error = run(arguments, result))
+    if (llvm::Error error = run(arguments, results))
       return std::move(error);
   std::vector<double> times;
   for (unsigned i = 0; i < iterations; ++i) {
     auto start = std::chrono::steady_clock::now();
-    if (llvm::Error error = run(arguments, result))
+    if (llvm::Error error = run(arguments, results))
       return std::move(error);
     auto stop = std::chrono::steady_clock::now();
     times.push_back(

@@ -7,7 +7,9 @@
 // Compiles the entry function with the attn-to-llvm-cpu pipeline (the same
 // tiled, online-softmax IR the GPU runs, lowered to loops), JIT-compiles the
 // LLVM dialect with mlir::ExecutionEngine at -O2 for the host CPU, and calls
-// `_mlir_ciface_<F>` with memref descriptors.
+// `_mlir_ciface_<F>` with memref descriptors (MemRefDescriptor.h: one per
+// argument, and the struct of the results' descriptors: the output and, when
+// the op has one, the log-sum-exp).
 //
 // Bench floor (docs in Report.h): peak = cores x 2 FMA units x 8 f32 lanes
 // x 2 flop x clock, where the clock is cpuinfo_max_freq of cpu0 (or the
@@ -88,25 +90,29 @@ public:
   llvm::Error compile(ModuleOp module, EntryFunction &entry,
                       const CompileOptions &options) override;
   llvm::Error run(const std::vector<const rt::HostTensor *> &arguments,
-                  rt::HostTensor &result) override;
+                  std::vector<rt::HostTensor> &results) override;
   llvm::Expected<std::vector<double>>
   time(const std::vector<const rt::HostTensor *> &arguments,
-       rt::HostTensor &result, unsigned warmup, unsigned iterations) override;
+       std::vector<rt::HostTensor> &results, unsigned warmup,
+       unsigned iterations) override;
   DeviceInfo getDeviceInfo(rt::ElementType type, bool tf32) const override;
 
 private:
-  /// Calls the compiled function once; `resultDesc` receives the result,
-  /// which the caller frees with releaseResult.
+  /// Calls the compiled function once; `resultDescs` receive the results,
+  /// which the caller frees with releaseResults.
   llvm::Error call(const std::vector<const rt::HostTensor *> &arguments,
-                   MemRefDescriptor &resultDesc);
-  void releaseResult(MemRefDescriptor &resultDesc,
-                     const std::vector<const rt::HostTensor *> &arguments);
+                   ResultDescriptors &resultDescs);
+  void releaseResults(ResultDescriptors &resultDescs,
+                      const std::vector<const rt::HostTensor *> &arguments);
+  /// The descriptors of `results`, after checking their number.
+  llvm::Expected<ResultDescriptors>
+  makeResultDescriptors(const std::vector<rt::HostTensor> &results) const;
 
   std::unique_ptr<ExecutionEngine> engine;
   /// The engine's packed wrapper of `_mlir_ciface_F(result, args...)`: one
   /// array of pointers to the arguments, so any number of them.
   void (*function)(void **) = nullptr;
-  unsigned numArguments = 0;
+  unsigned numArguments = 0, numResults = 0;
 };
 } // namespace
 
@@ -250,12 +256,24 @@ llvm::Error CPUBackend::compile(ModuleOp module, EntryFunction &entry,
     engine->initialize();
   function = *address;
   numArguments = entry.getNumArguments();
+  numResults = entry.func.getNumResults();
   return llvm::Error::success();
+}
+
+llvm::Expected<ResultDescriptors> CPUBackend::makeResultDescriptors(
+    const std::vector<rt::HostTensor> &results) const {
+  if (results.size() != numResults)
+    return makeError("expected " + Twine(numResults) + " results, got " +
+                     Twine(results.size()));
+  SmallVector<unsigned, 2> ranks;
+  for (const rt::HostTensor &result : results)
+    ranks.push_back(result.shape.size());
+  return ResultDescriptors(ranks);
 }
 
 llvm::Error
 CPUBackend::call(const std::vector<const rt::HostTensor *> &arguments,
-                 MemRefDescriptor &resultDesc) {
+                 ResultDescriptors &resultDescs) {
   if (!function)
     return makeError("the function was not compiled");
   if (arguments.size() != numArguments)
@@ -269,8 +287,8 @@ CPUBackend::call(const std::vector<const rt::HostTensor *> &arguments,
   std::vector<void *> addresses;
   for (MemRefDescriptor &descriptor : descriptors)
     addresses.push_back(descriptor.getAddress());
-  resultDesc.clear();
-  void *resultAddress = resultDesc.getAddress();
+  resultDescs.clear();
+  void *resultAddress = resultDescs.getAddress();
   std::vector<void *> packed = {&resultAddress};
   for (void *&address : addresses)
     packed.push_back(&address);
@@ -278,40 +296,56 @@ CPUBackend::call(const std::vector<const rt::HostTensor *> &arguments,
   return llvm::Error::success();
 }
 
-void CPUBackend::releaseResult(
-    MemRefDescriptor &resultDesc,
+void CPUBackend::releaseResults(
+    ResultDescriptors &resultDescs,
     const std::vector<const rt::HostTensor *> &arguments) {
-  void *allocated = resultDesc.getAllocated();
-  // Never free an input, should the compiled code ever return one.
-  for (const rt::HostTensor *tensor : arguments)
-    if (allocated == tensor->data.data())
+  SmallVector<void *, 2> freed;
+  for (unsigned i = 0; i < resultDescs.size(); ++i) {
+    void *allocated = resultDescs.get(i).getAllocated();
+    // Never free an input, should the compiled code ever return one, nor
+    // a buffer twice.
+    for (const rt::HostTensor *tensor : arguments)
+      if (allocated == tensor->data.data())
+        allocated = nullptr;
+    if (llvm::is_contained(freed, allocated))
       allocated = nullptr;
-  std::free(allocated);
-  resultDesc.clear();
+    std::free(allocated);
+    freed.push_back(allocated);
+  }
+  resultDescs.clear();
 }
 
 llvm::Error
 CPUBackend::run(const std::vector<const rt::HostTensor *> &arguments,
-                rt::HostTensor &result) {
-  MemRefDescriptor resultDesc(result.shape.size());
-  if (llvm::Error error = call(arguments, resultDesc))
+                std::vector<rt::HostTensor> &results) {
+  llvm::Expected<ResultDescriptors> resultDescs =
+      makeResultDescriptors(results);
+  if (!resultDescs)
+    return resultDescs.takeError();
+  if (llvm::Error error = call(arguments, *resultDescs))
     return error;
-  llvm::Error error = copyFromDescriptor(resultDesc, result);
-  releaseResult(resultDesc, arguments);
+  llvm::Error error = llvm::Error::success();
+  for (unsigned i = 0; i < results.size() && !error; ++i)
+    error = copyFromDescriptor(resultDescs->get(i), results[i]);
+  releaseResults(*resultDescs, arguments);
   return error;
 }
 
 llvm::Expected<std::vector<double>>
 CPUBackend::time(const std::vector<const rt::HostTensor *> &arguments,
-                 rt::HostTensor &result, unsigned warmup, unsigned iterations) {
-  MemRefDescriptor resultDesc(result.shape.size());
+                 std::vector<rt::HostTensor> &results, unsigned warmup,
+                 unsigned iterations) {
+  llvm::Expected<ResultDescriptors> resultDescs =
+      makeResultDescriptors(results);
+  if (!resultDescs)
+    return resultDescs.takeError();
   std::vector<double> times;
   for (unsigned i = 0; i < warmup + iterations; ++i) {
     auto start = std::chrono::steady_clock::now();
-    if (llvm::Error error = call(arguments, resultDesc))
+    if (llvm::Error error = call(arguments, *resultDescs))
       return std::move(error);
     auto stop = std::chrono::steady_clock::now();
-    releaseResult(resultDesc, arguments);
+    releaseResults(*resultDescs, arguments);
     if (i >= warmup)
       times.push_back(
           std::chrono::duration<double, std::milli>(stop - start).count());

@@ -14,8 +14,8 @@
 //    ManifestKernel::load, which checks the PTX against its manifest.
 //  - run: uploads each distinct argument once (an argument that feeds
 //    several operands is passed to all of them as one pointer), fills the
-//    output with 0xFF bytes (NaN) so that unwritten elements fail --check,
-//    launches, and downloads the output.
+//    output (and the log-sum-exp of an op that has one) with 0xFF bytes (NaN)
+//    so that unwritten elements fail --check, launches, and downloads them.
 //  - time: benchmark(): at least kCudaBenchWarmupRuns warm-up launches, then
 //    each timed launch between CUDA events, rotating among copies of the
 //    inputs so that L2 does not hold them.
@@ -136,10 +136,11 @@ public:
   llvm::Error compile(ModuleOp module, EntryFunction &entry,
                       const CompileOptions &options) override;
   llvm::Error run(const std::vector<const rt::HostTensor *> &arguments,
-                  rt::HostTensor &result) override;
+                  std::vector<rt::HostTensor> &results) override;
   llvm::Expected<std::vector<double>>
   time(const std::vector<const rt::HostTensor *> &arguments,
-       rt::HostTensor &result, unsigned warmup, unsigned iterations) override;
+       std::vector<rt::HostTensor> &results, unsigned warmup,
+       unsigned iterations) override;
   DeviceInfo getDeviceInfo(rt::ElementType type, bool tf32) const override;
   llvm::Expected<rt::ExplainFacts>
   explain(const std::vector<const rt::HostTensor *> &arguments,
@@ -154,7 +155,7 @@ private:
   std::unique_ptr<rt::KernelRunner> runner;
   std::array<int, 4> roleArguments = {-1, -1, -1, -1};
   std::vector<int> captureArguments;
-  unsigned numArguments = 0;
+  unsigned numArguments = 0, numResults = 0;
   bool compiled = false;
 };
 } // namespace
@@ -177,6 +178,7 @@ llvm::Error CUDABackend::compile(ModuleOp module, EntryFunction &entry,
   roleArguments = entry.roleArguments;
   captureArguments = entry.captureArguments;
   numArguments = entry.getNumArguments();
+  numResults = entry.func.getNumResults();
   compiled = true;
   return llvm::Error::success();
 }
@@ -209,26 +211,32 @@ llvm::Expected<rt::AttentionProblem> CUDABackend::getProblem(
 
 llvm::Error
 CUDABackend::run(const std::vector<const rt::HostTensor *> &arguments,
-                 rt::HostTensor &result) {
+                 std::vector<rt::HostTensor> &results) {
   llvm::Expected<rt::AttentionProblem> problem = getProblem(arguments);
   if (!problem)
     return problem.takeError();
+  if (results.size() != numResults)
+    return makeError("expected " + Twine(numResults) + " results, got " +
+                     Twine(results.size()));
   std::string error;
-  if (!runner->run(*problem, result, error))
+  if (!runner->run(*problem, results[0],
+                   results.size() > 1 ? &results[1] : nullptr, error))
     return makeError(error);
   return llvm::Error::success();
 }
 
 llvm::Expected<std::vector<double>>
 CUDABackend::time(const std::vector<const rt::HostTensor *> &arguments,
-                  rt::HostTensor &result, unsigned warmup,
+                  std::vector<rt::HostTensor> &results, unsigned warmup,
                   unsigned iterations) {
   llvm::Expected<rt::AttentionProblem> problem = getProblem(arguments);
   if (!problem)
     return problem.takeError();
+  if (results.empty())
+    return makeError("expected the output among the results");
   std::vector<double> timesMs;
   std::string error;
-  if (!runner->time(*problem, result,
+  if (!runner->time(*problem, results[0],
                     std::max(warmup, rt::kCudaBenchWarmupRuns), iterations,
                     timesMs, error))
     return makeError(error);

@@ -70,6 +70,13 @@ RankedTensorType EntryFunction::getResultType() {
   return attention.getOutput().getType();
 }
 
+bool EntryFunction::hasLse() { return attention->getNumResults() > 1; }
+
+RankedTensorType EntryFunction::getLseType() {
+  return hasLse() ? cast<RankedTensorType>(attention->getResult(1).getType())
+                  : RankedTensorType();
+}
+
 std::string EntryFunction::getArgumentLabel(unsigned index) const {
   std::string label;
   for (unsigned role = 0; role < 4; ++role)
@@ -140,11 +147,15 @@ static llvm::Expected<EntryFunction> analyzeFunction(func::FuncOp func) {
   if (numAttention > 1)
     return makeError("function '" + name + "' contains " + Twine(numAttention) +
                      " attn.attention ops; " + kSupported);
-  if (!returnOp || returnOp.getNumOperands() != 1 ||
-      returnOp.getOperand(0) != attention.getOutput())
-    return makeError("function '" + name +
-                     "' must return the result of its attn.attention and "
-                     "nothing else");
+  if (!returnOp ||
+      !llvm::equal(returnOp.getOperands(), attention->getResults()))
+    return makeError(
+        "function '" + name +
+        (attention->getNumResults() == 1
+             ? "' must return the result of its attn.attention and nothing "
+               "else"
+             : "' must return the results of its attn.attention (the output "
+               "and the log-sum-exp), in that order, and nothing else"));
 
   EntryFunction entry;
   entry.func = func;

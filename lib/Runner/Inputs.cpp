@@ -132,6 +132,14 @@ rt::AttentionProblem RunInputs::getProblem() const {
   return problem;
 }
 
+std::vector<rt::HostTensor> RunInputs::makeResults() const {
+  std::vector<rt::HostTensor> results;
+  results.push_back(rt::makeZeroTensor(resultShape, resultType));
+  if (!lseShape.empty())
+    results.push_back(rt::makeZeroTensor(lseShape, rt::ElementType::F32));
+  return results;
+}
+
 std::vector<const rt::HostTensor *> RunInputs::getArgumentPointers() const {
   std::vector<const rt::HostTensor *> pointers;
   for (const rt::HostTensor &tensor : arguments)
@@ -191,24 +199,45 @@ mlir::attn::runner::prepareInputs(EntryFunction &entry,
   inputs.resultShape = {query.shape[0], query.shape[1], query.shape[2],
                         problem.value->shape[3]};
   inputs.resultType = query.type;
+  if (entry.hasLse())
+    inputs.lseShape = {query.shape[0], query.shape[1], query.shape[2]};
   double inputBytes = 0.0;
   for (const rt::HostTensor &tensor : inputs.arguments)
     inputBytes += static_cast<double>(tensor.getNumBytes());
   double resultBytes = static_cast<double>(rt::getElementBytes(query.type));
   for (int64_t dim : inputs.resultShape)
     resultBytes *= static_cast<double>(dim);
+  double lseBytes =
+      inputs.lseShape.empty() ? 0.0 : rt::getElementBytes(rt::ElementType::F32);
+  for (int64_t dim : inputs.lseShape)
+    lseBytes *= static_cast<double>(dim);
   if (llvm::Error error = checkFitsInMemory(
-          inputBytes + resultBytes,
+          inputBytes + resultBytes + lseBytes,
           "the inputs and the result (" +
               rt::formatShape(inputs.resultShape, inputs.resultType) + ")"))
     return std::move(error);
-  RankedTensorType resultType = entry.getResultType();
-  for (auto [dim, size] : llvm::enumerate(resultType.getShape())) {
-    if (!ShapedType::isDynamic(size) && inputs.resultShape[dim] != size)
-      return makeError("the inputs give a result of shape " +
-                       rt::formatShape(inputs.resultShape, inputs.resultType) +
-                       ", but function '" + entry.getName() + "' returns " +
-                       formatType(resultType));
-  }
+  auto checkResult = [&](RankedTensorType type,
+                         const std::vector<int64_t> &shape,
+                         rt::ElementType elementType) -> llvm::Error {
+    if (type.getRank() != static_cast<int64_t>(shape.size()))
+      return makeError("function '" + entry.getName() + "' returns " +
+                       formatType(type) + ", expected rank " +
+                       Twine(shape.size()));
+    for (auto [dim, size] : llvm::enumerate(type.getShape())) {
+      if (!ShapedType::isDynamic(size) && shape[dim] != size)
+        return makeError("the inputs give a result of shape " +
+                         rt::formatShape(shape, elementType) +
+                         ", but function '" + entry.getName() + "' returns " +
+                         formatType(type));
+    }
+    return llvm::Error::success();
+  };
+  if (llvm::Error error = checkResult(entry.getResultType(), inputs.resultShape,
+                                      inputs.resultType))
+    return std::move(error);
+  if (entry.hasLse())
+    if (llvm::Error error = checkResult(entry.getLseType(), inputs.lseShape,
+                                        rt::ElementType::F32))
+      return std::move(error);
   return inputs;
 }

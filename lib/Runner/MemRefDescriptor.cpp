@@ -8,6 +8,7 @@
 
 #include "attn/Runner/Diagnostics.h"
 
+#include <cassert>
 #include <cstring>
 
 using namespace mlir;
@@ -50,6 +51,30 @@ ArrayRef<int64_t> MemRefDescriptor::getStrides() const {
 }
 
 void MemRefDescriptor::clear() { std::fill(words.begin(), words.end(), 0); }
+
+void MemRefDescriptor::assign(ArrayRef<int64_t> fields) {
+  assert(fields.size() == words.size() && "a descriptor of another rank");
+  std::copy(fields.begin(), fields.end(), words.begin());
+}
+
+ResultDescriptors::ResultDescriptors(ArrayRef<unsigned> ranks)
+    : ranks(ranks.begin(), ranks.end()) {
+  unsigned size = 0;
+  for (unsigned rank : ranks) {
+    offsets.push_back(size);
+    size += 3 + 2 * rank;
+  }
+  words.assign(size, 0);
+}
+
+MemRefDescriptor ResultDescriptors::get(unsigned index) const {
+  MemRefDescriptor descriptor(ranks[index]);
+  descriptor.assign(
+      ArrayRef<int64_t>(words).slice(offsets[index], 3 + 2 * ranks[index]));
+  return descriptor;
+}
+
+void ResultDescriptors::clear() { std::fill(words.begin(), words.end(), 0); }
 
 llvm::Error
 mlir::attn::runner::copyFromDescriptor(const MemRefDescriptor &descriptor,

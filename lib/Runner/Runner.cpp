@@ -43,9 +43,18 @@ mlir::attn::runner::loadModule(StringRef path, MLIRContext &context) {
   return module;
 }
 
+/// Prints `type` as MLIR does: "tensor<?x32x?x128xbf16>".
+static std::string formatType(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
 /// Fills the parts of the summary known before running.
 static RunSummary makeSummary(EntryFunction &entry, const RunInputs &inputs,
-                              StringRef target, StringRef outputPath) {
+                              StringRef target,
+                              const std::vector<std::string> &outputPaths) {
   RunSummary summary;
   summary.function = entry.getName().str();
   summary.target = target.str();
@@ -55,10 +64,11 @@ static RunSummary makeSummary(EntryFunction &entry, const RunInputs &inputs,
                                  inputs.arguments[i].type, inputs.sources[i]});
   summary.resultShape = inputs.resultShape;
   summary.resultType = inputs.resultType;
+  summary.lseShape = inputs.lseShape;
   summary.scale = inputs.scale;
   summary.causal = inputs.causal;
   summary.tf32 = entry.usesTF32();
-  summary.outputPath = outputPath.str();
+  summary.outputPaths = outputPaths;
   return summary;
 }
 
@@ -69,14 +79,23 @@ llvm::Expected<bool> mlir::attn::runner::runModule(ModuleOp module,
       createBackend(options.target);
   if (!backend)
     return backend.takeError();
-  std::string outputPath, error;
-  if (!rt::checkRunFlags(options, outputPath, error))
+  std::vector<std::string> outputPaths;
+  std::string error;
+  if (!rt::checkRunFlags(options, outputPaths, error))
     return makeError(error);
 
   llvm::Expected<EntryFunction> entry =
       selectEntryFunction(module, options.entry);
   if (!entry)
     return entry.takeError();
+  std::vector<std::string> resultNames = {"o: " +
+                                          formatType(entry->getResultType())};
+  if (entry->hasLse())
+    resultNames.push_back("lse: " + formatType(entry->getLseType()));
+  if (!rt::checkOutputCount(outputPaths,
+                            "function '" + entry->getName().str() + "'",
+                            resultNames, error))
+    return makeError(error);
   llvm::Expected<RunInputs> inputs =
       prepareInputs(*entry, options.inputs, options.seed);
   if (!inputs)
@@ -85,21 +104,24 @@ llvm::Expected<bool> mlir::attn::runner::runModule(ModuleOp module,
     return std::move(error);
 
   RunSummary summary =
-      makeSummary(*entry, *inputs, (*backend)->getTarget(), outputPath);
+      makeSummary(*entry, *inputs, (*backend)->getTarget(), outputPaths);
   if (!options.json) {
     os << formatHeaderLine(summary) << "\n";
     os.flush();
   }
 
   std::vector<const rt::HostTensor *> arguments = inputs->getArgumentPointers();
-  rt::HostTensor result =
-      rt::makeZeroTensor(inputs->resultShape, inputs->resultType);
-  if (llvm::Error error = (*backend)->run(arguments, result))
+  // In result order: the output, then the log-sum-exp if the op has one.
+  std::vector<rt::HostTensor> results = inputs->makeResults();
+  if (llvm::Error error = (*backend)->run(arguments, results))
     return std::move(error);
+  const rt::HostTensor &result = results[0];
+  const rt::HostTensor *lse = results.size() > 1 ? &results[1] : nullptr;
 
   // Written before the check so that a failing result can be inspected.
-  if (!outputPath.empty() && !rt::writeNpy(outputPath, result, error))
-    return makeError(error);
+  for (size_t i = 0; i < outputPaths.size(); ++i)
+    if (!rt::writeNpy(outputPaths[i], results[i], error))
+      return makeError(error);
 
   rt::AttentionProblem problem = inputs->getProblem();
   if (options.check) {
@@ -110,21 +132,20 @@ llvm::Expected<bool> mlir::attn::runner::runModule(ModuleOp module,
       return modifiers.takeError();
     (*modifiers)->bind(inputs->arguments, problem);
     summary.check =
-        checkOutput(problem, result, entry->usesTF32(), options.seed);
+        checkOutput(problem, result, entry->usesTF32(), options.seed, lse);
     if (!(*modifiers)->getError().empty())
       return makeError("--check: " + (*modifiers)->getError());
   }
 
   if (options.bench) {
-    rt::HostTensor scratch =
-        rt::makeZeroTensor(inputs->resultShape, inputs->resultType);
+    std::vector<rt::HostTensor> scratch = inputs->makeResults();
     llvm::Expected<std::vector<double>> times = (*backend)->time(
         arguments, scratch, kBenchWarmupRuns, options.iterations);
     if (!times)
       return times.takeError();
     summary.bench = summarizeBench(
         std::move(*times), problem, result,
-        (*backend)->getDeviceInfo(inputs->resultType, entry->usesTF32()));
+        (*backend)->getDeviceInfo(inputs->resultType, entry->usesTF32()), lse);
     if (options.explain) {
       llvm::Expected<rt::ExplainFacts> facts = (*backend)->explain(
           arguments, result, summary.bench->medianMs, entry->usesTF32());

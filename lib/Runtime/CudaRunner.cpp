@@ -49,9 +49,10 @@ static PrecisionMode getPrecision(ElementType type, bool tf32) {
 
 /// The device copies of one call's operands.
 struct KernelRunner::DeviceTensors {
-  /// One buffer per distinct input tensor, and the output.
+  /// One buffer per distinct input tensor, the output and the log-sum-exp
+  /// (allocated when the kernel writes one).
   std::vector<DeviceBuffer> buffers;
-  DeviceBuffer output;
+  DeviceBuffer output, lse;
   std::map<std::string, TensorArg> operands;
   ProblemSizes sizes;
 };
@@ -93,14 +94,37 @@ bool KernelRunner::upload(const AttentionProblem &problem,
     return false;
   out.operands["output"] =
       makeContiguousTensorArg(out.output.get(), output.shape);
+  if (kernel.getManifest().lse) {
+    // The log-sum-exp, f32 B x Hq x Tq, contiguous.
+    std::vector<int64_t> shape = {out.sizes.B, out.sizes.Hq, out.sizes.Tq};
+    if (!device.allocate(uint64_t(out.sizes.B * out.sizes.Hq * out.sizes.Tq) *
+                             getElementBytes(ElementType::F32),
+                         out.lse, error))
+      return false;
+    out.operands["lse"] = makeContiguousTensorArg(out.lse.get(), shape);
+  }
   return true;
 }
 
+bool KernelRunner::download(DeviceBuffer &buffer, HostTensor &tensor,
+                            std::string &error) {
+  tensor.data.resize(tensor.getNumBytes());
+  if (tensor.data.size() != buffer.getSize())
+    return failWith(error, "the ", tensor.getShapeString(),
+                    " result does not fit the kernel's ", buffer.getSize(),
+                    "-byte buffer");
+  return buffer.copyToHost(tensor.data.data(), tensor.data.size(), error);
+}
+
 bool KernelRunner::run(const AttentionProblem &problem, HostTensor &output,
-                       std::string &error) {
+                       HostTensor *lse, std::string &error) {
+  if (lse && kernel.isLoaded() && !kernel.getManifest().lse)
+    return failWith(error, "kernel '", kernel.getManifest().kernel,
+                    "' writes no log-sum-exp (its manifest has no \"lse\")");
   DeviceTensors tensors;
   if (!upload(problem, output, tensors, error) ||
       !tensors.output.fill(0xFF, error) ||
+      (tensors.lse.get() && !tensors.lse.fill(0xFF, error)) ||
       !kernel.launch(tensors.operands, tensors.sizes, /*stream=*/nullptr,
                      error))
     return false;
@@ -108,9 +132,8 @@ bool KernelRunner::run(const AttentionProblem &problem, HostTensor &output,
     error += " (while running kernel '" + kernel.getManifest().kernel + "')";
     return false;
   }
-  output.data.resize(output.getNumBytes());
-  return tensors.output.copyToHost(output.data.data(), output.data.size(),
-                                   error);
+  return download(tensors.output, output, error) &&
+         (!lse || download(tensors.lse, *lse, error));
 }
 
 bool KernelRunner::time(const AttentionProblem &problem,

@@ -40,23 +40,48 @@ struct Input {
 } // namespace
 
 bool attn::runtime::checkRunFlags(const RunFlags &flags,
-                                  std::string &outputPath, std::string &error) {
+                                  std::vector<std::string> &outputPaths,
+                                  std::string &error) {
   if (flags.bench && flags.iterations == 0)
     return failWith(error, "--iters must be at least 1");
   if (flags.explain && !flags.bench)
     return failWith(error, kExplainNeedsBench);
-  outputPath = flags.output;
-  if (!outputPath.empty() && outputPath[0] == '@')
-    outputPath.erase(0, 1);
-  if (!flags.output.empty() && outputPath.empty())
-    return failWith(error, "--output needs a file name, as in --output=@o.npy");
-  std::filesystem::path directory =
-      std::filesystem::path(outputPath).parent_path();
-  std::error_code ec;
-  if (!directory.empty() && !std::filesystem::is_directory(directory, ec))
-    return failWith(error, "cannot write '", outputPath, "': no directory '",
-                    directory.string(), "'");
+  std::vector<std::string> paths;
+  for (const std::string &output : flags.outputs) {
+    std::string path = output;
+    if (!path.empty() && path[0] == '@')
+      path.erase(0, 1);
+    if (path.empty())
+      return failWith(error,
+                      "--output needs a file name, as in --output=@o.npy");
+    std::filesystem::path directory = std::filesystem::path(path).parent_path();
+    std::error_code ec;
+    if (!directory.empty() && !std::filesystem::is_directory(directory, ec))
+      return failWith(error, "cannot write '", path, "': no directory '",
+                      directory.string(), "'");
+    for (const std::string &earlier : paths)
+      if (earlier == path)
+        return failWith(
+            error, "--output '", path,
+            "' is given twice; each result needs a file of its own");
+    paths.push_back(std::move(path));
+  }
+  outputPaths = std::move(paths);
   return true;
+}
+
+bool attn::runtime::checkOutputCount(
+    const std::vector<std::string> &outputPaths, const std::string &what,
+    const std::vector<std::string> &results, std::string &error) {
+  if (outputPaths.size() <= results.size())
+    return true;
+  std::string listed;
+  for (const std::string &result : results)
+    listed += (listed.empty() ? "" : ", ") + result;
+  return failWith(error, "--output is given ", outputPaths.size(),
+                  " times, but ", what, " has ", results.size(), " result",
+                  results.size() == 1 ? "" : "s", " (", listed,
+                  "); give one --output per result, in result order");
 }
 
 bool attn::runtime::checkInputShape(const std::vector<int64_t> &shape,
@@ -126,8 +151,8 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
                                 std::ostream &os, bool &passed,
                                 std::string &error) {
   passed = true;
-  std::string outputPath;
-  if (!checkRunFlags(options, outputPath, error))
+  std::vector<std::string> outputPaths;
+  if (!checkRunFlags(options, outputPaths, error))
     return false;
 
   Manifest manifest;
@@ -158,6 +183,14 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
                       manifest.captures[i].elementType});
   std::string name =
       manifest.function.empty() ? manifest.kernel : manifest.function;
+  std::vector<std::string> resultNames = {
+      "o: " + formatShape(manifest.output.shape, manifest.elementType)};
+  if (manifest.lse)
+    resultNames.push_back("lse: " +
+                          formatShape(manifest.lse->shape, ElementType::F32));
+  if (!checkOutputCount(outputPaths, "kernel '" + name + "'", resultNames,
+                        error))
+    return false;
   if (options.inputs.size() != inputs.size()) {
     std::string expected;
     for (const Input &input : inputs)
@@ -185,15 +218,30 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   const std::vector<int64_t> &q = problem.query->shape;
   std::vector<int64_t> outputShape = {q[0], q[1], q[2],
                                       problem.value->shape[3]};
+  // The log-sum-exp result: f32 B x Hq x Tq (empty: none).
+  std::vector<int64_t> lseShape;
+  if (manifest.lse)
+    lseShape = {q[0], q[1], q[2]};
+  OperandShapes shapes;
+  shapes.query = problem.query->shape;
+  shapes.key = problem.key->shape;
+  shapes.value = problem.value->shape;
+  shapes.output = outputShape;
+  shapes.hasMask = problem.mask != nullptr;
+  if (problem.mask)
+    shapes.mask = problem.mask->shape;
+  shapes.hasLse = manifest.lse.has_value();
+  shapes.lse = lseShape;
   ProblemSizes sizes;
-  if (!inferProblemSizes(manifest, problem, outputShape, sizes, error))
+  if (!inferProblemSizes(manifest, shapes, sizes, error))
     return failWith(error, "the inputs do not fit kernel '", name,
                     "': ", error);
   double bytes = 0.0;
   for (const Input &input : inputs)
     bytes += double(input.tensor.getNumBytes());
-  bytes += double(sizes.B) * sizes.Hq * sizes.Tq * sizes.Dv *
-           getElementBytes(manifest.elementType);
+  bytes += double(sizes.B) * sizes.Hq * sizes.Tq *
+           (sizes.Dv * getElementBytes(manifest.elementType) +
+            (manifest.lse ? getElementBytes(ElementType::F32) : 0));
   if (!checkFitsInMemory(bytes,
                          "the inputs and the result (" +
                              formatShape(outputShape, manifest.elementType) +
@@ -235,21 +283,29 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
         {input.label, input.tensor.shape, input.tensor.type, input.source});
   summary.resultShape = outputShape;
   summary.resultType = manifest.elementType;
+  summary.lseShape = lseShape;
   summary.scale = problem.scale;
   summary.causal = problem.causal;
   summary.tf32 = tf32;
-  summary.outputPath = outputPath;
+  summary.outputPaths = outputPaths;
   if (!options.json)
     os << formatHeaderLine(summary) << "\n" << std::flush;
 
-  HostTensor result = makeZeroTensor(outputShape, manifest.elementType);
-  if (!runner.run(problem, result, error))
+  // The results in result order: the output, then the log-sum-exp.
+  std::vector<HostTensor> results;
+  results.push_back(makeZeroTensor(outputShape, manifest.elementType));
+  if (manifest.lse)
+    results.push_back(makeZeroTensor(lseShape, ElementType::F32));
+  HostTensor &result = results[0];
+  HostTensor *lse = manifest.lse ? &results[1] : nullptr;
+  if (!runner.run(problem, result, lse, error))
     return false;
   // Written before the check so that a failing result can be inspected.
-  if (!outputPath.empty() && !writeNpy(outputPath, result, error))
-    return false;
+  for (size_t i = 0; i < outputPaths.size(); ++i)
+    if (!writeNpy(outputPaths[i], results[i], error))
+      return false;
   if (options.check)
-    summary.check = checkOutput(problem, result, tf32, options.seed);
+    summary.check = checkOutput(problem, result, tf32, options.seed, lse);
   if (options.bench) {
     std::vector<double> timesMs;
     if (!runner.time(problem, result, kCudaBenchWarmupRuns, options.iterations,
@@ -257,7 +313,7 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
       return false;
     summary.bench =
         summarizeBench(timesMs, problem, result,
-                       runner.getDeviceInfo(manifest.elementType, tf32));
+                       runner.getDeviceInfo(manifest.elementType, tf32), lse);
     if (options.explain) {
       ExplainResult explained;
       if (!runner.explain(problem, result, summary.bench->medianMs, tf32,

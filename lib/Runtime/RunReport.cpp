@@ -26,18 +26,20 @@ uint64_t attn::runtime::deriveInputSeed(uint64_t seed, unsigned index) {
 
 CheckReport attn::runtime::checkOutput(const AttentionProblem &problem,
                                        const HostTensor &output, bool tf32,
-                                       uint64_t seed) {
+                                       uint64_t seed, const HostTensor *lse) {
   CheckReport report;
   report.totalRows = getNumRows(problem);
   report.sampled = report.totalRows > kCheckAllRowsLimit;
   std::vector<int64_t> rows = selectCheckRows(
       report.totalRows, report.sampled ? kCheckSampledRows : report.totalRows,
       seed);
-  std::vector<double> reference;
-  referenceRows(problem, rows, reference);
+  std::vector<double> reference, referenceLse;
+  referenceRows(problem, rows, reference, lse ? &referenceLse : nullptr);
   report.tolerance = getTolerance(output.type, tf32);
   report.result = compareRows(output, rows, reference, problem.value->shape[3],
                               report.tolerance);
+  if (lse)
+    compareLseRows(*lse, rows, referenceLse, report.tolerance, report.result);
   return report;
 }
 
@@ -57,20 +59,23 @@ double attn::runtime::getMedian(std::vector<double> values) {
 BenchReport attn::runtime::summarizeBench(const std::vector<double> &timesMs,
                                           const AttentionProblem &problem,
                                           const HostTensor &output,
-                                          const DeviceInfo &device) {
+                                          const DeviceInfo &device,
+                                          const HostTensor *lse) {
   BenchReport report;
   report.iterations = timesMs.size();
   report.device = device;
   report.medianMs = getMedian(timesMs);
   if (!timesMs.empty())
     report.minMs = *std::min_element(timesMs.begin(), timesMs.end());
-  // The roofline of Explain.h; the mask moves once, as stored.
+  // The roofline of Explain.h; the mask moves once, as stored, and so does
+  // the LSE.
   const std::vector<int64_t> &q = problem.query->shape, &k = problem.key->shape;
   ProblemSizes sizes = {
       q[0], q[1], k[1], q[2], k[2], q[3], problem.value->shape[3]};
   report.flops = getAttentionFlops(sizes, problem.causal);
   report.bytes = getAttentionBytes(sizes, output.type) +
-                 (problem.mask ? double(problem.mask->getNumBytes()) : 0.0);
+                 (problem.mask ? double(problem.mask->getNumBytes()) : 0.0) +
+                 (lse ? double(lse->getNumBytes()) : 0.0);
   report.tflops = report.medianMs > 0.0
                       ? report.flops / (report.medianMs * 1e-3) / 1e12
                       : 0.0;
@@ -93,6 +98,8 @@ std::string attn::runtime::formatHeaderLine(const RunSummary &summary) {
     line +=
         " " + argument.label + "=" + formatShape(argument.shape, argument.type);
   line += " -> o=" + formatShape(summary.resultShape, summary.resultType);
+  if (!summary.lseShape.empty())
+    line += " lse=" + formatShape(summary.lseShape, ElementType::F32);
   return line;
 }
 
@@ -141,8 +148,14 @@ std::string attn::runtime::formatJson(const RunSummary &summary) {
                               {"shape", argument.shape},
                               {"dtype", getTypeName(argument.type)},
                               {"source", argument.source}});
-  if (!summary.outputPath.empty())
-    root["output"]["file"] = summary.outputPath;
+  if (!summary.outputPaths.empty())
+    root["output"]["file"] = summary.outputPaths[0];
+  if (!summary.lseShape.empty()) {
+    root["lse"] = {{"shape", summary.lseShape},
+                   {"dtype", getTypeName(ElementType::F32)}};
+    if (summary.outputPaths.size() > 1)
+      root["lse"]["file"] = summary.outputPaths[1];
+  }
   if (summary.resultType == ElementType::F32)
     root["precision"] = summary.tf32 ? "tf32" : "ieee";
   if (const std::optional<CheckReport> &check = summary.check)
@@ -157,6 +170,14 @@ std::string attn::runtime::formatJson(const RunSummary &summary) {
                      {"nan_mismatches", check->result.nanMismatches},
                      {"non_finite_outputs", check->result.nonFiniteOutputs},
                      {"reason", check->result.reason}};
+  if (summary.check && summary.check->result.lse) {
+    const LseCheckResult &lse = *summary.check->result.lse;
+    root["check"]["lse"] = {{"max_abs", number(lse.maxAbs)},
+                            {"max_err", number(lse.maxErr)},
+                            {"tol", number(summary.check->tolerance.lse)},
+                            {"mismatches", lse.mismatches},
+                            {"non_finite_outputs", lse.nonFiniteOutputs}};
+  }
   if (const std::optional<BenchReport> &bench = summary.bench)
     root["bench"] = {{"median_ms", number(bench->medianMs)},
                      {"min_ms", number(bench->minMs)},

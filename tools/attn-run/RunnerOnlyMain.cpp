@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 //   attn-run MANIFEST.json --input=SPEC ... [--seed=N] [--check]
-//            [--bench [--iters=N] [--explain]] [--output=@o.npy] [--json]
+//            [--bench [--iters=N] [--explain]] [--output=@o.npy
+//            [--output=@lse.npy]] [--json]
 //
 // The attn-run of a runner-only build (ATTN_RUNNER_ONLY=ON): it runs the PTX
 // and launch manifest that `attn-translate --attn-to-ptx` or
@@ -51,7 +52,9 @@ static const char *const kUsage =
     "                   floor, registers, shared memory, spills, occupancy,\n"
     "                   the config, and the known causes that apply\n"
     "                   ('explain: key=value' lines; docs/Explain.md)\n"
-    "  --output=@F.npy  write the result to a .npy file\n"
+    "  --output=@F.npy  write a result to a .npy file: one per result, in\n"
+    "                   result order (the output, then the log-sum-exp of a\n"
+    "                   kernel that writes one); fewer is fine\n"
     "  --json           print one JSON object instead of the text lines\n"
     "  --target=cuda    accepted for symmetry with the full attn-run\n"
     "\n"
@@ -126,7 +129,7 @@ int main(int argc, char **argv) {
       if (value.empty() || value[0] != '@')
         return fail("--output takes @FILE.npy, as in --output=@o.npy, got '" +
                     value + "'");
-      options.output = value;
+      options.outputs.push_back(value);
     } else if (name == "target") {
       target = value;
     } else if (name == "seed") {

@@ -6,7 +6,7 @@
 //
 //   attn-run FILE.mlir [-e FUNC] [--target=cpu|cuda] --input=SPEC ...
 //            [--seed=N] [--check] [--bench [--iters=N] [--explain]]
-//            [--output=@o.npy]
+//            [--output=@o.npy [--output=@lse.npy]]
 //            [--json] [--block-m=N --block-n=N] [--num-warps=N]
 //            [--chip=sm_90a] [--emit-kernel=DIR]
 //            [--NAME=VALUE ...]  (cuda: --convert-attn-to-nvvm's options)
@@ -94,9 +94,11 @@ int main(int argc, char **argv) {
                "the known causes that apply ('explain: key=value' lines, "
                "docs/Explain.md)"),
       cl::cat(category));
-  cl::opt<std::string> output("output",
-                              cl::desc("Write the result to a .npy file"),
-                              cl::value_desc("@file.npy"), cl::cat(category));
+  cl::list<std::string> outputs(
+      "output",
+      cl::desc("Write a result to a .npy file: one per result of the "
+               "function, in result order (fewer is fine)"),
+      cl::value_desc("@file.npy"), cl::cat(category));
   cl::opt<bool> json(
       "json", cl::desc("Print one JSON object instead of the text lines"),
       cl::cat(category));
@@ -183,9 +185,10 @@ int main(int argc, char **argv) {
                 scoresAhead + "'");
   if (entry.getNumOccurrences() && entry.empty())
     return fail("-e needs a function name, as in -e attn");
-  if (output.getNumOccurrences() && !StringRef(output).starts_with("@"))
-    return fail("--output takes @FILE.npy, as in --output=@o.npy, got '" +
-                output + "'");
+  for (const std::string &output : outputs)
+    if (!StringRef(output).starts_with("@"))
+      return fail("--output takes @FILE.npy, as in --output=@o.npy, got '" +
+                  output + "'");
   if (emitKernel.getNumOccurrences() && emitKernel.empty())
     return fail("--emit-kernel needs a directory, as in --emit-kernel=out");
   bool isCUDA =
@@ -211,7 +214,7 @@ int main(int argc, char **argv) {
   options.bench = bench;
   options.iterations = iters;
   options.explain = explain;
-  options.output = output;
+  options.outputs.assign(outputs.begin(), outputs.end());
   options.json = json;
 
   // A launch manifest is already compiled: run it as the runner-only

@@ -76,12 +76,13 @@ public:
                               const CompileOptions &options) = 0;
 
   /// Runs the compiled function once. `arguments` are in the function's
-  /// argument order; `result` arrives with its type and shape set and zero
-  /// data, and receives the output. Fails if the compiled code returns a
-  /// result of another shape.
+  /// argument order; `results` are the function's results in order (the
+  /// output, then the log-sum-exp if the op has one), which arrive with
+  /// their types and shapes set and zero data, and receive the results.
+  /// Fails if the compiled code returns a result of another shape.
   virtual llvm::Error
   run(const std::vector<const ::attn::runtime::HostTensor *> &arguments,
-      ::attn::runtime::HostTensor &result) = 0;
+      std::vector<::attn::runtime::HostTensor> &results) = 0;
 
   /// Runs `warmup` times untimed, then `iterations` times, and returns the
   /// wall time of each timed run in milliseconds. The default times run()
@@ -89,7 +90,7 @@ public:
   /// copies or to use device timers.
   virtual llvm::Expected<std::vector<double>>
   time(const std::vector<const ::attn::runtime::HostTensor *> &arguments,
-       ::attn::runtime::HostTensor &result, unsigned warmup,
+       std::vector<::attn::runtime::HostTensor> &results, unsigned warmup,
        unsigned iterations);
 
   /// The peak rates of the device for inputs of `type` (`tf32` for f32

@@ -5,8 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // attn-run executes one func.func made of a single `attn.attention` whose
-// operands are the function's arguments and whose result the function
-// returns (arith.constant ops may appear too); the function's other
+// operands are the function's arguments and whose results (the output, and
+// the log-sum-exp of SPEC.md section 1.2 when the op has it) the function
+// returns, in order (arith.constant ops may appear too); the function's other
 // arguments are the tensors its score_mod and mask_mod regions read. This
 // file selects that function in a module, checks its shape, and records
 // which argument feeds which operand of the attention op.
@@ -58,7 +59,12 @@ struct EntryFunction {
   StringRef getName() { return func.getSymName(); }
   unsigned getNumArguments() { return func.getNumArguments(); }
   RankedTensorType getArgumentType(unsigned index);
+  /// The output's type (the op's first result).
   RankedTensorType getResultType();
+  /// Whether the op has the log-sum-exp result, and its type (f32
+  /// B x Hq x Tq).
+  bool hasLse();
+  RankedTensorType getLseType();
   bool hasMask() const { return roleArguments[3] >= 0; }
 
   /// A short name for argument `index`: "q", "k", "v", "mask", the regions
@@ -77,7 +83,8 @@ struct EntryFunction {
 /// the only func.func when `name` is empty. Fails with a one-line message
 /// when there is no such function, when several exist and no name is given,
 /// or when the function is not made of exactly one attn.attention whose
-/// operands are the function's arguments and whose result it returns.
+/// operands are the function's arguments and whose results it returns, in
+/// order.
 llvm::Expected<EntryFunction> selectEntryFunction(ModuleOp module,
                                                   StringRef name);
 

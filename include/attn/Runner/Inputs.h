@@ -62,18 +62,23 @@ struct RunInputs {
   /// The result: B x Hq x Tq x Dv of the query's element type.
   std::vector<int64_t> resultShape;
   ::attn::runtime::ElementType resultType = ::attn::runtime::ElementType::F32;
+  /// The log-sum-exp result, f32 B x Hq x Tq; empty when the op has none.
+  std::vector<int64_t> lseShape;
 
   /// The attention problem (without the regions, see RegionEval.h); it
   /// points into `arguments`.
   ::attn::runtime::AttentionProblem getProblem() const;
   /// Pointers to `arguments`, in argument order.
   std::vector<const ::attn::runtime::HostTensor *> getArgumentPointers() const;
+  /// Zero tensors of the results, in result order: the output, then the
+  /// log-sum-exp if any.
+  std::vector<::attn::runtime::HostTensor> makeResults() const;
 };
 
 /// Builds and validates the inputs of `entry` from the `--input` values:
 /// their number, each one against its argument type, the whole problem with
-/// attn::runtime::validateProblem, and the result shape against the
-/// function's result type.
+/// attn::runtime::validateProblem, and the result shapes against the
+/// function's result types.
 llvm::Expected<RunInputs>
 prepareInputs(EntryFunction &entry, ArrayRef<std::string> specs, uint64_t seed);
 

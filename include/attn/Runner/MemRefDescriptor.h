@@ -12,6 +12,9 @@
 //
 // `_mlir_ciface_F(Desc *result, Desc *arg0, ...)` takes pointers to such
 // structs; the result buffer is allocated with malloc by the compiled code.
+// A function of several results (the output and the log-sum-exp) takes a
+// pointer to the struct of their descriptors, in result order
+// (ResultDescriptors).
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,10 +53,34 @@ public:
 
   /// Sets every field to zero.
   void clear();
+  /// Sets every field from `fields` (3 + 2 * rank words).
+  void assign(llvm::ArrayRef<int64_t> fields);
 
 private:
   unsigned rank;
   llvm::SmallVector<int64_t, 11> words;
+};
+
+/// What `_mlir_ciface_F` writes its results to: the descriptor of its one
+/// result, or the struct of the descriptors of its results, in order. Every
+/// field is 8 bytes, so the struct has no padding: the descriptors follow
+/// one another.
+class ResultDescriptors {
+public:
+  /// The results' ranks, in result order.
+  explicit ResultDescriptors(llvm::ArrayRef<unsigned> ranks);
+
+  unsigned size() const { return ranks.size(); }
+  /// The address to pass to compiled code.
+  void *getAddress() { return words.data(); }
+  /// A copy of result `index`'s descriptor.
+  MemRefDescriptor get(unsigned index) const;
+  /// Sets every field to zero.
+  void clear();
+
+private:
+  llvm::SmallVector<unsigned, 2> ranks, offsets;
+  llvm::SmallVector<int64_t, 20> words;
 };
 
 /// Copies the elements `descriptor` points to into `tensor`, whose type and

@@ -13,6 +13,10 @@
 //
 // --check compares every row with the float64 reference when
 // B*Hq*Tq <= 4096, else 1000 rows chosen by selectCheckRows from --seed.
+// A function that returns the log-sum-exp too (SPEC.md section 1.2) shows
+// it in the header (`lse=1x2x17xf32`) and the check line
+// (`lse_max_abs=... lse_max_err=...`), and its rows are checked with the
+// output's.
 //
 // --bench reports the median of the timed runs. FLOPs are counted as
 // FlashAttention does, 2*B*Hq*Tq*Tk*(D+Dv), halved for causal masking when

@@ -8,7 +8,8 @@
 // do with a compiled kernel: open a device, load the kernel, upload the host
 // tensors of an AttentionProblem (each distinct tensor once: q = k = v share
 // a pointer; a broadcast mask dimension has stride 0), launch, download the
-// output, time it and gather the explain report's facts.
+// output (and the log-sum-exp of a kernel that writes one), time it and
+// gather the explain report's facts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,10 +47,13 @@ public:
   bool load(const Manifest &manifest, const std::string &ptx,
             std::string &error);
 
-  /// Runs the kernel once; `output` comes with its shape and type. Its device
-  /// buffer is first filled with 0xFF bytes (NaN for every float type), so
-  /// elements the kernel does not write fail a check.
-  bool run(const AttentionProblem &problem, HostTensor &output,
+  /// Runs the kernel once; `output` comes with its shape and type, and so
+  /// does `lse` (f32 B x Hq x Tq) when the kernel writes a log-sum-exp
+  /// (the manifest's "lse"; nullptr: it is written to a device buffer and
+  /// dropped). The device buffers are first filled with 0xFF bytes (NaN
+  /// for every float type), so elements the kernel does not write fail a
+  /// check.
+  bool run(const AttentionProblem &problem, HostTensor &output, HostTensor *lse,
            std::string &error);
 
   /// benchmark() with `warmup` and `iterations` launches.
@@ -73,6 +77,9 @@ private:
   struct DeviceTensors;
   bool upload(const AttentionProblem &problem, const HostTensor &output,
               DeviceTensors &out, std::string &error);
+  /// Copies the device result `buffer` to `tensor`, resized to its bytes.
+  static bool download(DeviceBuffer &buffer, HostTensor &tensor,
+                       std::string &error);
 
   CudaDevice device;
   ManifestKernel kernel;

@@ -8,11 +8,13 @@
 // (ATTN_RUNNER_ONLY) and in the full attn-run:
 //
 //   attn-run f.json --input=2x32x1024x128xbf16 --input=... [--input=MASK]
-//            [--seed=N] [--check] [--bench [--iters=N]] [--output=@o.npy]
-//            [--explain] [--json]
+//            [--seed=N] [--check] [--bench [--iters=N]] [--output=@o.npy
+//            [--output=@lse.npy]] [--explain] [--json]
 //
 // The inputs are query, key, value and, when the kernel has one, the mask:
 // SHAPExTYPE (random data), @file.npy, or random (a static compiled shape).
+// The results are the output and, when the kernel writes one (the manifest's
+// "lse"), the log-sum-exp; each --output writes one of them, in that order.
 // The reference of --check takes the scale, causal mode and precision from
 // the manifest; the report is the full attn-run's (RunReport.h). The command
 // line and the inputs are checked before the CUDA device is opened.
@@ -52,15 +54,24 @@ struct RunFlags {
   uint64_t seed = 0;
   bool check = false, bench = false, explain = false, json = false;
   unsigned iterations = 20;
-  /// `--output`: the .npy file to write (a leading '@' is dropped).
-  std::string output;
+  /// `--output`, one per result in result order (iree-run-module's
+  /// convention; fewer than the results is fine): the .npy files to write
+  /// (a leading '@' is dropped).
+  std::vector<std::string> outputs;
 };
 
 /// Checks `flags` before anything runs: --iters with --bench, --explain
-/// with --bench, and an --output file whose directory exists, which it
-/// sets `outputPath` to ("" for none).
-bool checkRunFlags(const RunFlags &flags, std::string &outputPath,
+/// with --bench, and --output files whose directories exist, which it sets
+/// `outputPaths` to (empty for none).
+bool checkRunFlags(const RunFlags &flags, std::vector<std::string> &outputPaths,
                    std::string &error);
+
+/// Fails when more --output files are given than `what` ("function 'f'",
+/// "kernel 'k'") has results, which `results` lists ("o: 2x4x9x8xf16").
+bool checkOutputCount(const std::vector<std::string> &outputPaths,
+                      const std::string &what,
+                      const std::vector<std::string> &results,
+                      std::string &error);
 
 /// Checks an input of `shape` and `type` against what `taker` takes ("the
 /// kernel takes ?x4x?x64xbf16"): its rank, the dimensions of `dims` that are

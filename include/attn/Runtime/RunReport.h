@@ -7,10 +7,12 @@
 // What attn-run prints, as text or as one JSON object:
 //
 //   attn-run: f on cuda: q=1x2x17x64xf16 k=... v=... -> o=1x2x17x64xf16
+//                                        [lse=1x2x17xf32]
 //   bench: median_ms=... tflops=... floor_ms=...        (--bench)
 //   explain: key=value ... explain: causes=...          (--explain, Explain.h)
 //   check: sampled 1000 of N rows                       (--check, large N)
-//   check: PASS rel_l2=... max_abs=...                  (--check, always last)
+//   check: PASS rel_l2=... max_abs=... [lse_max_abs=... lse_max_err=...]
+//                                                        (--check, always last)
 //
 // --bench reports the median of the timed runs and the roofline floor of
 // Explain.h. MLIR-free, so that the runner-only attn-run prints what the
@@ -51,10 +53,12 @@ struct CheckReport {
   bool sampled = false;
 };
 
-/// Compares `output` with the float64 reference (all rows, or
-/// kCheckSampledRows rows chosen from `seed`).
+/// Compares `output`, and `lse` when given (the log-sum-exp result, f32
+/// B x Hq x Tq), with the float64 reference (all rows, or kCheckSampledRows
+/// rows chosen from `seed`).
 CheckReport checkOutput(const AttentionProblem &problem,
-                        const HostTensor &output, bool tf32, uint64_t seed);
+                        const HostTensor &output, bool tf32, uint64_t seed,
+                        const HostTensor *lse = nullptr);
 
 /// What the roofline floor of --bench assumes about the device.
 struct DeviceInfo {
@@ -73,10 +77,12 @@ struct BenchReport {
 /// The median (mean of the middle two for an even count); 0 when empty.
 double getMedian(std::vector<double> values);
 
-/// Summarizes the times (ms) of the timed runs.
+/// Summarizes the times (ms) of the timed runs; the bytes count the
+/// log-sum-exp result `lse` too when given.
 BenchReport summarizeBench(const std::vector<double> &timesMs,
                            const AttentionProblem &problem,
-                           const HostTensor &output, const DeviceInfo &device);
+                           const HostTensor &output, const DeviceInfo &device,
+                           const HostTensor *lse = nullptr);
 
 /// The outcome of --explain: the facts and the report computed from them.
 struct ExplainResult {
@@ -98,11 +104,15 @@ struct RunSummary {
   std::vector<Argument> arguments;
   std::vector<int64_t> resultShape;
   ElementType resultType = ElementType::F32;
+  /// The shape of the log-sum-exp result (f32 B x Hq x Tq); empty when the
+  /// function or kernel has none.
+  std::vector<int64_t> lseShape;
   double scale = 1.0;
   CausalMode causal = CausalMode::None;
   bool tf32 = false;
-  /// The .npy file written, if any.
-  std::string outputPath;
+  /// The .npy files written, one per result in result order (--output), if
+  /// any.
+  std::vector<std::string> outputPaths;
   std::optional<CheckReport> check;
   std::optional<BenchReport> bench;
   std::optional<ExplainResult> explain;
