@@ -91,6 +91,9 @@ class Signature:
     score_mod: str = None
     mask_mod: str = None
     captures: tuple = ()
+    # Whether the op also returns the log-sum-exp (SPEC.md section 1.2):
+    # f32 (B, Hq, Tq), the function's second result.
+    lse: bool = False
 
     def __post_init__(self):
         if self.dtype not in _ELEMENT_TYPES:
@@ -133,6 +136,8 @@ class Signature:
                                          and "attn.yield" in body):
                 raise ValueError(f"{name}: expected the region's block as text (^bb0(...): ... "
                                  f"attn.yield), got {body!r}")
+        if not isinstance(self.lse, bool):
+            raise ValueError(f"lse: expected a bool, got {self.lse!r}")
         if not isinstance(self.captures, tuple) or any(
                 not isinstance(c, tuple) or len(c) != 2 or c[0] not in _CAPTURE_TYPES
                 or isinstance(c[1], bool) or not isinstance(c[1], int) or c[1] < 1
@@ -141,7 +146,8 @@ class Signature:
                              f"{_CAPTURE_TYPES} and a rank >= 1, got {self.captures!r}")
 
     def mlir(self, name="attention"):
-        """The function holding the one attn.attention op."""
+        """The function holding the one attn.attention op; with `lse`, it
+        returns the op's two results, the output and the log-sum-exp."""
         elt = self.dtype
         qt = f"tensor<{_dims(self.query)}x{elt}>"
         kt = f"tensor<{_dims(self.key)}x{elt}>"
@@ -169,9 +175,15 @@ class Signature:
         attr = " {" + ", ".join(attrs) + "}" if attrs else ""
         regions = "".join(f" {region} {{\n{body}  }}" for region, body in
                           (("score_mod", self.score_mod), ("mask_mod", self.mask_mod)) if body)
-        return (f"func.func @{name}({', '.join(args)}) -> {ot} {{\n"
-                f"  %o = attn.attention {operands}{attr}{regions} : {', '.join(types)} -> {ot}\n"
-                f"  return %o : {ot}\n}}\n")
+        results, values = ot, "%o"
+        if self.lse:
+            results += f", tensor<{_dims(self.query[:3])}xf32>"
+            values += ", %lse"
+        returned = f"({results})" if self.lse else results
+        return (f"func.func @{name}({', '.join(args)}) -> {returned} {{\n"
+                f"  {values} = attn.attention {operands}{attr}{regions} : {', '.join(types)} -> "
+                f"{results}\n"
+                f"  return {values} : {results}\n}}\n")
 
 
 @dataclasses.dataclass(frozen=True)

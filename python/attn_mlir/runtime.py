@@ -220,6 +220,9 @@ class _Plan:
     query 0, key 1, value 2, output 3, mask 4, then the manifest's
     workspaces from 5 on.
 
+    The log-sum-exp of a kernel that writes one (version 4) comes after
+    the captures.
+
     The main kernel's plan also holds `prologue`, the plans of the prologue
     kernels (each with its `block` and `shared_memory_bytes`), launched in
     order before it, and `workspaces`, the bytes of each workspace a call
@@ -228,7 +231,7 @@ class _Plan:
     operand's data pointer (Kernel._fill_tensor_maps)."""
 
     def __init__(self, values, pointers, grid, out_shape, prologue=(), workspaces=(),
-                 block=None, shared_memory_bytes=0, tensor_maps=()):
+                 block=None, shared_memory_bytes=0, tensor_maps=(), lse_shape=None):
         self.storage = (ctypes.c_int64 * len(values))(*[int(x) for x in values])
         base = ctypes.addressof(self.storage)
         self.args = (ctypes.c_void_p * len(values))(*[base + 8 * i for i in range(len(values))])
@@ -240,6 +243,8 @@ class _Plan:
         self.block = block
         self.shared_memory_bytes = shared_memory_bytes
         self.tensor_maps = list(tensor_maps)
+        # The log-sum-exp's (B, Hq, Tq) when the kernel writes it, else None.
+        self.lse_shape = lse_shape
         # (data pointers, stream, Kernel._epoch) the pointers and tensor maps
         # in `storage` were written for (Kernel.__call__); None before.
         self.bound = None
@@ -341,7 +346,7 @@ class Kernel:
             ctypes.c_size_t(m.shared_memory_bytes)), "cuOccupancyMaxActiveBlocksPerMultiprocessor")
         return blocks.value
 
-    def __call__(self, q, k, v, mask=None, out=None, stream=None, captures=()):
+    def __call__(self, q, k, v, mask=None, out=None, stream=None, captures=(), lse=None):
         """Runs the kernel on CUDA tensors of the manifest's element types
         (strides with a contiguous last dim; query, key, value and `out` 16-byte
         aligned, every other stride a multiple of 16 bytes, so a (B, T, H, D)
@@ -350,6 +355,11 @@ class Kernel:
         CUstream handle; PyTorch's current stream when None). With a version 2
         manifest the prologue kernels run first on that stream, with the
         workspaces the kernel keeps for that stream (_workspaces_for).
+
+        A kernel that writes the log-sum-exp (a version 4 manifest's "lse",
+        SPEC.md section 1.2) returns `(out, lse)`, its results in order: `lse`
+        a float32 (B, Hq, Tq) tensor with any strides (allocated dense when
+        not given). Giving `lse` to a kernel without it is an error.
 
         The checks, sizes, grid and argument block depend only on the
         operands' shapes and strides: they are made once per layout (a
@@ -361,22 +371,28 @@ class Kernel:
                k.dtype, v.dtype, q.device,
                None if mask is None else (mask.shape, mask.stride(), mask.dtype),
                None if out is None else (out.shape, out.stride(), out.dtype),
-               tuple((c.shape, c.stride(), c.dtype) for c in captures))
+               tuple((c.shape, c.stride(), c.dtype) for c in captures),
+               None if lse is None else (lse.shape, lse.stride(), lse.dtype, lse.device))
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plan(q, k, v, mask, out, captures)
+            plan = self._plan(q, k, v, mask, out, captures, lse)
             if len(self._plans) >= 64:
                 self._plans.clear()
             self._plans[key] = plan
         if out is None:
             out = torch.empty(plan.out_shape, dtype=q.dtype, device=q.device)
+        if plan.lse_shape is not None and lse is None:
+            lse = torch.empty(plan.lse_shape, dtype=torch.float32, device=q.device)
+        result = out if plan.lse_shape is None else (out, lse)
         if plan.grid is None:
-            return out
+            return result
         external = stream is not None
         if stream is None:
             stream = _current_stream(torch, q.device)
+        lses = () if lse is None else (lse,)
         pointers = (q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-                    0 if mask is None else mask.data_ptr()) + tuple(c.data_ptr() for c in captures)
+                    0 if mask is None else mask.data_ptr()) + tuple(
+                        c.data_ptr() for c in tuple(captures) + lses)
         launch = _launch()
         with self._lock:
             # Everything a launch reads is written before the first launch, and
@@ -391,12 +407,12 @@ class Kernel:
                 workspaces = tuple(workspaces) + (None,) * (len(self.manifest.workspaces)
                                                           - len(workspaces))
                 self._bind(torch, plan, pointers, (q, k, v, out, mask) + workspaces
-                           + tuple(captures), q.device, stream, external)
+                           + tuple(captures) + lses, q.device, stream, external)
                 plan.bound = (pointers, stream, self._epoch)
             for sub in plan.prologue:
                 _check(launch(*sub.launch), "cuLaunchKernel")
             _check(launch(*plan.launch), "cuLaunchKernel")
-        return out
+        return result
 
     def _bind(self, torch, plan, pointers, tensors, device, stream, external):
         """Writes the data pointers and tensor maps of a call into the argument
@@ -514,7 +530,7 @@ class Kernel:
         _copy_to_device(buffer.data_ptr(), data, stream)
         return buffer
 
-    def _plan(self, q, k, v, mask, out, captures=()):
+    def _plan(self, q, k, v, mask, out, captures=(), lse=None):
         """The launch plan of one operand layout (see __call__)."""
         m = self.manifest
         specs = m.data.get("captures", [])
@@ -550,12 +566,14 @@ class Kernel:
         out_shape = (q.shape[0], q.shape[1], q.shape[2], v.shape[3])
         if out is not None and tuple(out.shape) != out_shape:
             raise ValueError(f"output: shape {tuple(out.shape)}, expected {out_shape}")
-        tensors = dict(query=q, key=k, value=v, output=out, mask=mask)
+        lse_shape = None if m.lse_shape is None else tuple(out_shape[:3])
+        _check_lse(m, lse, lse_shape, q)
+        tensors = dict(query=q, key=k, value=v, output=out, mask=mask, lse=lse)
         tensors.update((f"capture{i}", t) for i, t in enumerate(captures))
         grid = m.grid_for(sizes)
         if grid[0] * grid[1] * grid[2] == 0:  # an empty problem: nothing runs
             values, pointers, _ = _pack(m, m.params, tensors, sizes, out_shape, None)
-            return _Plan(values, pointers, None, out_shape)
+            return _Plan(values, pointers, None, out_shape, lse_shape=lse_shape)
         shapes = {name: m.workspace_shape(name, sizes) for name in m.workspaces}
         values, pointers, maps = _pack(m, m.params, tensors, sizes, out_shape, shapes)
         prologue = []
@@ -566,7 +584,8 @@ class Kernel:
                                   shared_memory_bytes=int(p.get("shared_memory_bytes", 0)),
                                   tensor_maps=pmaps))
         workspaces = [m.workspace_bytes(name, sizes) for name in m.workspaces]
-        return _Plan(values, pointers, grid, out_shape, prologue, workspaces, tensor_maps=maps)
+        return _Plan(values, pointers, grid, out_shape, prologue, workspaces, tensor_maps=maps,
+                     lse_shape=lse_shape)
 
 
 _OPERAND_INDEX = dict(query=0, key=1, value=2, output=3, mask=4)
@@ -581,10 +600,31 @@ _TORCH_DTYPE = {"f32": "torch.float32", "f16": "torch.float16", "bf16": "torch.b
 
 def _operand_index(m, operand):
     """The position of `operand`'s tensor in a call's tensors: query, key,
-    value, output, mask, the workspaces, then the captures."""
+    value, output, mask, the workspaces, the captures, then the lse."""
     if operand.startswith("capture"):
         return 5 + len(m.workspaces) + int(operand[len("capture"):])
+    if operand == "lse":
+        return 5 + len(m.workspaces) + len(m.data.get("captures", []))
     return _OPERAND_INDEX[operand]
+
+
+def _check_lse(m, lse, lse_shape, q):
+    """Checks a given log-sum-exp tensor against the kernel (`lse_shape`:
+    the (B, Hq, Tq) it writes, None when it writes none)."""
+    if lse is None:
+        return
+    if lse_shape is None:
+        raise ValueError("lse: the kernel writes no log-sum-exp (it was compiled without "
+                         "return_lse; its manifest has no \"lse\")")
+    if str(lse.dtype) != "torch.float32":
+        raise ValueError(f"lse: dtype {lse.dtype}, but the log-sum-exp is float32")
+    device = getattr(lse, "device", None)
+    if device is not None and getattr(device, "type", "cuda") != "cuda":
+        raise ValueError(f"lse: a tensor on {device}; the kernel runs on CUDA tensors")
+    if device != getattr(q, "device", None):
+        raise ValueError(f"lse: on {device}, expected q's device {q.device}")
+    if tuple(lse.shape) != lse_shape:
+        raise ValueError(f"lse: shape {tuple(lse.shape)}, expected {lse_shape} (B, Hq, Tq)")
 
 
 def _fill_pointers(plan, tensors):
@@ -596,12 +636,15 @@ def _fill_pointers(plan, tensors):
 
 def _operand_layout(operand, tensors, out_shape):
     """The shape and strides of `operand`: its tensor's, or for the output
-    __call__ allocates (None in `tensors`), dense `out_shape`."""
+    __call__ allocates (None in `tensors`), dense `out_shape`; for the
+    log-sum-exp it allocates, dense `out_shape[:3]`."""
     t = tensors.get(operand)
     if t is not None:
         return tuple(t.shape), tuple(t.stride())
     if operand == "output":
         return tuple(out_shape), tuple(int(x) for x in torch_dense_strides(out_shape))
+    if operand == "lse":
+        return tuple(out_shape[:3]), tuple(int(x) for x in torch_dense_strides(out_shape[:3]))
     raise ValueError(f"{operand}: the kernel needs this operand")
 
 
@@ -636,7 +679,7 @@ def _pack(m, params, tensors, sizes, out_shape, workspace_shapes):
         shape, strides = _operand_layout(operand, tensors, out_shape)
         if len(shape) != p["rank"]:
             raise ValueError(f"{operand}: rank {len(shape)}, the kernel wants {p['rank']}")
-        if shape and strides[-1] != 1:
+        if shape and strides[-1] != 1 and operand != "lse":  # the lse: any strides
             raise ValueError(f"{operand}: the last dimension must be contiguous")
         if operand in _VECTOR_OPERANDS:
             nbytes = _ELEMENT_BYTES.get(m.element_type, 1)

@@ -1,7 +1,8 @@
 """`attn_mlir.torch.attention`: attn-mlir kernels called from PyTorch.
 
     out = attn_mlir.torch.attention(q, k, v, mask=None, causal=False, scale=None,
-                                    window=None, softcap=None, score_mod=None, mask_mod=None)
+                                    window=None, softcap=None, score_mod=None, mask_mod=None,
+                                    return_lse=False)
 
 q: (B, Hq, Tq, D), k: (B, Hkv, Tk, D), v: (B, Hkv, Tk, Dv), CUDA tensors of
 one dtype (float32, float16, bfloat16), any strides whose last dimension is
@@ -18,7 +19,10 @@ alibi, document, prefix_lm, sliding_window, causal_mask, and_masks and
 or_masks are here too). The tensors they index are the kernel's captures:
 int32, int64 or float32, on q's device, with a contiguous last dimension,
 and large enough for every index the callables read (the kernel does not
-check bounds).
+check bounds). return_lse=True returns `(out, lse)` as FlexAttention's
+return_lse does: lse is the float32 (B, Hq, Tq) log-sum-exp of each query
+row's final scores (natural log; SPEC.md section 1.2), -inf for a row with
+no kept key.
 
 The kernel for each signature (dtype, heads, head dims, mask kind, causal,
 scale, window, softcap, the traced regions and the captures' types) is
@@ -94,7 +98,8 @@ def _check(q, k, v, mask):
                                  f"(B, Hq, Tq, Tk) = {tuple(full)}")
 
 
-def _signature(q, k, v, mask, causal, scale, window=None, softcap=None, traced=None):
+def _signature(q, k, v, mask, causal, scale, window=None, softcap=None, traced=None,
+               lse=False):
     if causal is True:
         causal = "top_left"
     elif causal is False:
@@ -107,14 +112,16 @@ def _signature(q, k, v, mask, causal, scale, window=None, softcap=None, traced=N
     regions = traced.signature_fields() if traced is not None else {}
     return Signature(_DTYPES[q.dtype], dyn(q), dyn(k), dyn(v), mask_dtype=mask_dtype,
                      mask=mask_shape, causal=causal, scale=scale, window=window,
-                     softcap=softcap, **regions)
+                     softcap=softcap, lse=lse, **regions)
 
 
-def _kernel_for(q, k, v, mask, causal, scale, window=None, softcap=None, traced=None):
+def _kernel_for(q, k, v, mask, causal, scale, window=None, softcap=None, traced=None,
+                lse=False):
     """The loaded kernel for this call: looked up in memory by signature and
     device after the first call (a dict lookup), so only the first call of
-    a signature pays for the compile cache's file checks (or the compile)."""
-    sig = _signature(q, k, v, mask, causal, scale, window, softcap, traced)
+    a signature pays for the compile cache's file checks (or the compile).
+    With `lse` the kernel returns (out, lse)."""
+    sig = _signature(q, k, v, mask, causal, scale, window, softcap, traced, lse)
     device = q.device.index if q.device.index is not None else torch.cuda.current_device()
     kernel = _resolved.get((sig, device))
     if kernel is not None:
@@ -129,14 +136,18 @@ def _kernel_for(q, k, v, mask, causal, scale, window=None, softcap=None, traced=
     if takes != list(sig.captures):
         raise RuntimeError(f"the kernel {artifact.directory} takes the captures {takes}, the "
                            f"trace gives {list(sig.captures)}")
+    if (kernel.manifest.lse_shape is not None) != lse:
+        raise RuntimeError(f"the kernel {artifact.directory} "
+                           f"{'writes no' if lse else 'writes a'} log-sum-exp, "
+                           f"the call asks for {'one' if lse else 'none'}")
     _resolved[(sig, device)] = kernel
     return kernel
 
 
-def _attention_impl(q, k, v, mask, causal, scale, window=None, softcap=None):
+def _attention_impl(q, k, v, mask, causal, scale, window=None, softcap=None, lse=False):
     _check(q, k, v, mask)
     # A mask's broadcast dims (size 1) are read at index 0 by the kernel.
-    return _kernel_for(q, k, v, mask, causal, scale, window, softcap)(q, k, v, mask)
+    return _kernel_for(q, k, v, mask, causal, scale, window, softcap, lse=lse)(q, k, v, mask)
 
 
 @torch.library.custom_op("attn_mlir::attention", mutates_args=())
@@ -151,6 +162,22 @@ def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 @_attention_op.register_fake
 def _(q, k, v, mask, causal, scale, window_left=-1, window_right=-1, softcap=0.0):
     return q.new_empty(q.shape[0], q.shape[1], q.shape[2], v.shape[3])
+
+
+@torch.library.custom_op("attn_mlir::attention_lse", mutates_args=())
+def _attention_lse_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                      mask: torch.Tensor | None, causal: str, scale: float, window_left: int = -1,
+                      window_right: int = -1,
+                      softcap: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
+    window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
+    return _attention_impl(q, k, v, mask, causal or None, scale if scale > 0 else None, window,
+                           softcap if softcap > 0 else None, lse=True)
+
+
+@_attention_lse_op.register_fake
+def _(q, k, v, mask, causal, scale, window_left=-1, window_right=-1, softcap=0.0):
+    return (q.new_empty(q.shape[0], q.shape[1], q.shape[2], v.shape[3]),
+            q.new_empty(q.shape[0], q.shape[1], q.shape[2], dtype=torch.float32))
 
 
 def _captures(traced, q):
@@ -176,10 +203,11 @@ def _captures(traced, q):
 
 
 @torch.compiler.disable
-def _attention_mods(q, k, v, mask, causal, scale, window, softcap, score_mod, mask_mod):
+def _attention_mods(q, k, v, mask, causal, scale, window, softcap, score_mod, mask_mod,
+                    lse=False):
     traced = trace(score_mod, mask_mod)
     captures = _captures(traced, q)
-    kernel = _kernel_for(q, k, v, mask, causal, scale, window, softcap, traced)
+    kernel = _kernel_for(q, k, v, mask, causal, scale, window, softcap, traced, lse)
     return kernel(q, k, v, mask, captures=captures)
 
 
@@ -215,17 +243,23 @@ def _check_options(causal, scale, window=None, softcap=None):
 
 
 def attention(q, k, v, mask=None, causal=False, scale=None, window=None, softcap=None,
-              score_mod=None, mask_mod=None):
+              score_mod=None, mask_mod=None, return_lse=False):
     """Scaled dot-product attention through attn-mlir, with the variants of
-    SPEC.md section 1.1 (see the module doc)."""
+    SPEC.md section 1.1 (see the module doc). With return_lse=True, returns
+    `(out, lse)`: lse the float32 (B, Hq, Tq) log-sum-exp (SPEC.md section
+    1.2), as FlexAttention's return_lse."""
     window, softcap = _check_options(causal, scale, window, softcap)
+    if not isinstance(return_lse, bool):
+        raise TypeError(f"return_lse: expected a bool, got {type(return_lse).__name__} "
+                        f"{return_lse!r}")
     _check(q, k, v, mask)
     if score_mod is not None or mask_mod is not None:
-        return _attention_mods(q, k, v, mask, causal, scale, window, softcap, score_mod, mask_mod)
+        return _attention_mods(q, k, v, mask, causal, scale, window, softcap, score_mod, mask_mod,
+                               return_lse)
     name = "top_left" if causal is True else (causal or "")
     left, right = window or (-1, -1)
-    return _attention_op(q, k, v, mask, name, float(scale) if scale else 0.0, left, right,
-                         softcap or 0.0)
+    op = _attention_lse_op if return_lse else _attention_op
+    return op(q, k, v, mask, name, float(scale) if scale else 0.0, left, right, softcap or 0.0)
 
 
 def explain(q, k, v, mask=None, causal=False, scale=None, median_ms=None):

@@ -3,7 +3,9 @@ attn_mlir.torch.attention, and precompile.py compiles their kernels ahead of
 time on a machine with the compiler (the GPU machine has none).
 
 VARIANT_CASES add windows, softcaps and FlexAttention-style callables
-(SPEC section 1.1). Their callables come from factories taking the captured
+(SPEC section 1.1). LSE_CASES and LSE_VARIANT_CASES name the cases run again
+with return_lse=True (SPEC section 1.2), whose kernels also write the
+log-sum-exp. Their callables come from factories taking the captured
 tensors and the torch functions: on the GPU, torch tensors and torch; in
 precompile.py, mods.TensorSpec stand-ins and TORCH_FUNCTIONS (which hand a
 traced argument to its `__torch_function__`, as torch does), so that both
@@ -22,8 +24,18 @@ CASES = [
 ]
 
 
-def signature_for(case):
-    """The Signature attn_mlir.torch derives for the case's tensors."""
+# The cases run again with return_lse=True: masks with fully masked rows,
+# causal both ways, GQA, Tq != Tk, strided views, each dtype; the variants
+# with a softcap, score_mods and mask_mods (rows without keys among them).
+LSE_CASES = ("gqa_causal_bf16", "mha_f16_tq_ne_tk", "f32_float_mask", "strided_bf16_causal",
+             "bool_mask_bottom_right")
+LSE_VARIANT_CASES = ("window_bottom_right_mqa_f32", "softcap_causal_bf16", "combination_bf16",
+                     "flex_style_f16", "empty_rows_f32")
+
+
+def signature_for(case, lse=False):
+    """The Signature attn_mlir.torch derives for the case's tensors (with
+    return_lse=`lse`)."""
     from attn_mlir.compiler import Signature
 
     name, dtype, b, hq, hkv, tq, tk, d, dv, causal, mask, strided = case
@@ -34,7 +46,7 @@ def signature_for(case):
         mask_shape, mask_dtype = (None, None), "i1"
     causal = "top_left" if causal is True else (causal or None)
     return Signature(dtype, (None, hq, None, d), (None, hkv, None, d), (None, hkv, None, dv),
-                     mask_dtype=mask_dtype, mask=mask_shape, causal=causal)
+                     mask_dtype=mask_dtype, mask=mask_shape, causal=causal, lse=lse)
 
 
 # captures: {name: (dtype, shape)}; mods(captures, torch) -> the score_mod /
@@ -173,9 +185,9 @@ def variant_options(case, captures, torch):
     return options
 
 
-def variant_signature_for(case):
+def variant_signature_for(case, lse=False):
     """The Signature attn_mlir.torch derives for the case, traced with
-    stand-in captures."""
+    stand-in captures (with return_lse=`lse`)."""
     from attn_mlir.compiler import Signature
     from attn_mlir.mods import TensorSpec, trace
 
@@ -188,4 +200,4 @@ def variant_signature_for(case):
     softcap = float(case.softcap) if case.softcap else None
     return Signature(case.dtype, (None, case.hq, None, case.d), (None, case.hkv, None, case.d),
                      (None, case.hkv, None, case.dv), causal=causal, window=window,
-                     softcap=softcap, **traced.signature_fields())
+                     softcap=softcap, lse=lse, **traced.signature_fields())

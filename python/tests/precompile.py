@@ -12,13 +12,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 from attn_mlir.compiler import compile  # noqa: E402
-from gpu_cases import CASES, VARIANT_CASES, signature_for, variant_signature_for  # noqa: E402
+from gpu_cases import (CASES, LSE_CASES, LSE_VARIANT_CASES, VARIANT_CASES,  # noqa: E402
+                       signature_for, variant_signature_for)
 
 ap = argparse.ArgumentParser()
 ap.add_argument("cache")
 ap.add_argument("--chip", default="sm_90a")
 args = ap.parse_args()
 for name, sig in ([(case[0], signature_for(case)) for case in CASES]
-                  + [(case.name, variant_signature_for(case)) for case in VARIANT_CASES]):
+                  + [(case.name, variant_signature_for(case)) for case in VARIANT_CASES]
+                  + [(case[0] + " (lse)", signature_for(case, lse=True)) for case in CASES
+                     if case[0] in LSE_CASES]
+                  + [(case.name + " (lse)", variant_signature_for(case, lse=True))
+                     for case in VARIANT_CASES if case.name in LSE_VARIANT_CASES]):
     artifact = compile(sig, chip=args.chip, cache_dir=args.cache)
     print(name, artifact.directory, "cached" if artifact.cached else "compiled")

@@ -38,6 +38,24 @@ class SignatureTest(unittest.TestCase):
         self.assertIn("tensor<17x9xi1>", text)
         self.assertIn("-> tensor<2x4x17x16xf32>", text)
 
+    def test_lse_text(self):
+        # Two results, the output then the f32 (B, Hq, Tq) log-sum-exp.
+        lse = Signature("bf16", (None, 8, None, 64), (None, 2, None, 64), (None, 2, None, 64),
+                        causal="top_left", lse=True)
+        text = lse.mlir("f")
+        self.assertIn(") -> (tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>) {", text)
+        self.assertIn("  %o, %lse = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : "
+                      "tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> -> "
+                      "tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>\n", text)
+        self.assertIn("  return %o, %lse : tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>\n", text)
+        static = Signature("f16", (2, 4, 17, 32), (2, 4, 9, 32), (2, 4, 9, 16), lse=True)
+        self.assertIn("-> (tensor<2x4x17x16xf16>, tensor<2x4x17xf32>)", static.mlir())
+        # Another function, so another cache entry.
+        self.assertNotEqual(lse.mlir(), SIG.mlir())
+        self.assertNotIn("lse", SIG.mlir())
+        with self.assertRaisesRegex(ValueError, "lse: expected a bool, got 1"):
+            Signature("f16", (1, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16), lse=1)
+
     def test_bad_signatures(self):
         with self.assertRaisesRegex(ValueError, "dtype"):
             Signature("f64", (1, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16))

@@ -64,6 +64,17 @@ def manifest_v3_data(**overrides):
     return data
 
 
+def manifest_v4_data(**overrides):
+    """The version 4 example of docs/Manifest.md (unittests' kExampleV4Text):
+    the version 1 example that also writes the log-sum-exp."""
+    memref = lambda n, r=4: {"kind": "memref", "operand": n, "rank": r}  # noqa: E731
+    data = manifest_data(
+        version=4, lse={"shape": [-1, 32, -1]},
+        params=[memref(n) for n in ("query", "key", "value", "output")] + [memref("lse", 3)])
+    data.update(overrides)
+    return data
+
+
 class GridTest(unittest.TestCase):
     def test_expressions(self):
         self.assertEqual(evaluate(7, SIZES), 7)
@@ -107,7 +118,7 @@ class ManifestTest(unittest.TestCase):
         with self.assertRaises(ManifestError):
             Manifest(manifest_data(format="something-else"))
         with self.assertRaises(ManifestError):
-            Manifest(manifest_data(version=4))
+            Manifest(manifest_data(version=5))
 
     def test_check_shapes(self):
         m = Manifest(manifest_data())
@@ -183,6 +194,27 @@ class Version3Test(unittest.TestCase):
         Manifest(data)
         for box, swizzle in (([1, 1, 256, 4], 0), ([1, 1, 8, 16], 64), ([1, 1, 8, 8], 32)):
             Manifest(self.with_key_map(box=box, swizzle=swizzle))
+
+
+
+class Version4Test(unittest.TestCase):
+    def test_lse(self):
+        m = Manifest(manifest_v4_data())
+        self.assertEqual(m.version, 4)
+        self.assertEqual(m.lse_shape, [-1, 32, -1])
+        self.assertEqual(m.grid_for(SIZES), (16, 64, 1))
+        # Without it, None; version 4 without it reads as well.
+        self.assertIsNone(Manifest(manifest_data()).lse_shape)
+        self.assertIsNone(Manifest(manifest_data(version=4)).lse_shape)
+        # The errors (shared_cases.json has more, checked against C++).
+        with self.assertRaisesRegex(ManifestError, r"^lse: the key 'lse' requires version 4 "
+                                                   r"\(this manifest has version 2\)$"):
+            Manifest(manifest_v4_data(version=2))
+        with self.assertRaisesRegex(ManifestError, r"^lse: missing key 'shape'$"):
+            Manifest(manifest_v4_data(lse={}))
+        with self.assertRaisesRegex(ManifestError, r"^lse.shape: expected an array, found a "
+                                                   r"number$"):
+            Manifest(manifest_v4_data(lse={"shape": 3}))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 from attn_mlir import runtime  # noqa: E402
 from attn_mlir.manifest import Manifest  # noqa: E402
-from test_manifest import manifest_data, manifest_v2_data  # noqa: E402
+from test_manifest import manifest_data, manifest_v2_data, manifest_v4_data  # noqa: E402
 
 
 class FakeTensor:
@@ -36,6 +36,12 @@ def kernel(**overrides):
 def kernel_v2(**overrides):
     k = runtime.Kernel.__new__(runtime.Kernel)
     k.manifest = Manifest(manifest_v2_data(**overrides))
+    return k
+
+
+def kernel_v4(**overrides):
+    k = runtime.Kernel.__new__(runtime.Kernel)
+    k.manifest = Manifest(manifest_v4_data(**overrides))
     return k
 
 
@@ -120,6 +126,39 @@ class PlanTest(unittest.TestCase):
         # A version 1 plan has neither.
         plan = kernel()._plan(q, k, v, None, None)
         self.assertEqual((plan.prologue, plan.workspaces), ([], ()))
+
+    def test_lse(self):
+        q, k, v = FakeTensor((2, 32, 1000, 128)), FakeTensor((2, 8, 77, 128)), FakeTensor((2, 8, 77, 64))
+        plan = kernel_v4()._plan(q, k, v, None, None)
+        self.assertEqual(plan.lse_shape, (2, 32, 1000))
+        # The lse's memref (rank 3) after the output's; the tensor after the
+        # captures (operand 5 here: no workspace, no capture).
+        self.assertEqual(plan.pointers, [(0, 0), (11, 1), (22, 2), (33, 3), (44, 5)])
+        values = list(plan.storage)
+        # The lse __call__ allocates is dense.
+        self.assertEqual(values[44:53], [0, 0, 0, 2, 32, 1000, 32000, 1000, 1])
+        self.assertEqual(len(plan.args), 53)
+        # A given lse keeps its strides: a (B, T, H) buffer viewed as (B, H, T).
+        lse = FakeTensor((2, 32, 1000), strides=(32000, 1, 32), dtype="torch.float32")
+        plan = kernel_v4()._plan(q, k, v, None, None, lse=lse)
+        self.assertEqual(list(plan.storage)[47:53], [2, 32, 1000, 32000, 1, 32])
+        # With captures, after them.
+        m = kernel_v4()
+        m.manifest.data["captures"] = [{"element_type": "f32", "shape": [-1]}]
+        self.assertEqual(runtime._operand_index(m.manifest, "lse"), 6)
+        # A kernel without the lse has none.
+        self.assertIsNone(kernel()._plan(q, k, v, None, None).lse_shape)
+
+    def test_bad_lse(self):
+        q, k, v = FakeTensor((2, 32, 1000, 128)), FakeTensor((2, 8, 77, 128)), FakeTensor((2, 8, 77, 64))
+        with self.assertRaisesRegex(ValueError, r"^lse: shape \(2, 32, 999\), expected \(2, 32, "
+                                                r"1000\) \(B, Hq, Tq\)$"):
+            kernel_v4()._plan(q, k, v, None, None, lse=FakeTensor((2, 32, 999), dtype="torch.float32"))
+        with self.assertRaisesRegex(ValueError, r"^lse: dtype torch.bfloat16, but the log-sum-exp is "
+                                                r"float32$"):
+            kernel_v4()._plan(q, k, v, None, None, lse=FakeTensor((2, 32, 1000)))
+        with self.assertRaisesRegex(ValueError, r"^lse: the kernel writes no log-sum-exp"):
+            kernel()._plan(q, k, v, None, None, lse=FakeTensor((2, 32, 1000), dtype="torch.float32"))
 
     def test_fill_pointers(self):
         class Data:
@@ -326,6 +365,65 @@ class CallTest(unittest.TestCase):
         self.k(q, k, v, mask, out=out)
         self.assertEqual(self.binds, 3)
         self.assertEqual(self.launches[-1][2][0], 0x100000)
+
+
+class LseCallTest(unittest.TestCase):
+    """Kernel.__call__ of a kernel that writes the log-sum-exp, with the
+    driver and torch faked: it returns (out, lse) and passes the lse."""
+
+    def setUp(self):
+        self.saved = runtime._launch, sys.modules.get("torch")
+        self.launches = []
+
+        def launch(*args):
+            plan = next(p for p in self.k._plans.values() if p.args is args[9])
+            self.launches.append(list(plan.storage))
+            return 0
+
+        runtime._launch = lambda: launch
+        fake = types.ModuleType("torch")
+        fake._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 7)
+        self.allocated = []
+
+        def empty(shape, dtype=None, device=None):
+            self.allocated.append((tuple(shape), dtype))
+            return CallTensor(shape, 0x700000 + 0x100000 * len(self.allocated), dtype=dtype)
+
+        fake.empty, fake.float32 = empty, "torch.float32"
+        sys.modules["torch"] = fake
+        k = kernel_v4()
+        k._plans, k._workspaces, k._tensor_maps, k._tensor_map_pointers = {}, {}, {}, {}
+        k._epoch, k._lock, k._function, k._prologue = 0, threading.Lock(), "main", []
+        self.k = k
+
+    def tearDown(self):
+        runtime._launch = self.saved[0]
+        if self.saved[1] is None:
+            del sys.modules["torch"]
+        else:
+            sys.modules["torch"] = self.saved[1]
+
+    def test_returns_both_results(self):
+        q, k, v = (CallTensor((2, 32, 100, 128), 0x100000), CallTensor((2, 8, 77, 128), 0x200000),
+                   CallTensor((2, 8, 77, 64), 0x300000))
+        out = CallTensor((2, 32, 100, 64), 0x500000)
+        result = self.k(q, k, v, out=out)
+        self.assertIsInstance(result, tuple)
+        self.assertIs(result[0], out)
+        lse = result[1]
+        self.assertEqual(self.allocated, [((2, 32, 100), "torch.float32")])
+        self.assertEqual(lse.shape, (2, 32, 100))
+        # The main kernel's block: the lse's pointer (allocated and aligned)
+        # after the output's descriptor.
+        block = self.launches[-1]
+        self.assertEqual(len(block), 53)
+        self.assertEqual(block[33], 0x500000)
+        self.assertEqual(block[44:46], [lse.data_ptr(), lse.data_ptr()])
+        # A given lse is written to, and returned.
+        mine = CallTensor((2, 32, 100), 0x900000, dtype="torch.float32")
+        self.assertEqual(self.k(q, k, v, out=out, lse=mine), (out, mine))
+        self.assertEqual(self.launches[-1][44], 0x900000)
+        self.assertEqual(len(self.allocated), 1)
 
 
 if __name__ == "__main__":

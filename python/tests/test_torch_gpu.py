@@ -4,7 +4,9 @@ inside and outside torch.compile; the variants (windows, softcaps,
 FlexAttention-style score_mod / mask_mod callables with captured tensors)
 against a float64 reference that calls the same callables on broadcast
 index tensors. Skips without torch or a GPU. On a GPU machine without the
-compiler, set ATTN_MLIR_CACHE_DIR to a cache filled by precompile.py."""
+compiler, set ATTN_MLIR_CACHE_DIR to a cache filled by precompile.py.
+The LSE cases (return_lse=True) check the log-sum-exp too, against the
+float64 logsumexp of the same scores."""
 
 import math
 import os
@@ -22,9 +24,12 @@ try:
 except ImportError:  # pragma: no cover
     HAVE_GPU = False
 
-from gpu_cases import CASES, VARIANT_CASES, capture_shape, variant_options  # noqa: E402
+from gpu_cases import (CASES, LSE_CASES, LSE_VARIANT_CASES, VARIANT_CASES,  # noqa: E402
+                       capture_shape, variant_options)
 
 TOL = {"f32": 2e-3, "f16": 2e-3, "bf16": 1e-2}
+# The log-sum-exp's, relative to 1 + |lse| (docs/Testing.md; f32 is tf32).
+LSE_TOL = {"f32": 2e-3, "f16": 1e-3, "bf16": 8e-3}
 
 
 def make(case, gen):
@@ -47,7 +52,9 @@ def make(case, gen):
     return q, k, v, mask
 
 
-def reference(case, q, k, v, mask):
+def reference(case, q, k, v, mask, lse=False):
+    """O in float64, and with `lse` (O, LSE): the LSE the logsumexp of the
+    same final scores, -inf for a row without keys."""
     name, dtype, b, hq, hkv, tq, tk, d, dv, causal, mask_kind, strided = case
     g = hq // hkv
     qd, kd, vd = q.double(), k.double().repeat_interleave(g, 1), v.double().repeat_interleave(g, 1)
@@ -67,7 +74,8 @@ def reference(case, q, k, v, mask):
     s = s.masked_fill(~keep, -math.inf)
     empty = ~keep.any(-1, keepdim=True)
     p = torch.exp(s - s.amax(-1, keepdim=True).masked_fill(empty, 0))
-    return ((p @ vd) / p.sum(-1, keepdim=True)).masked_fill(empty, 0)
+    out = ((p @ vd) / p.sum(-1, keepdim=True)).masked_fill(empty, 0)
+    return (out, torch.logsumexp(s, -1)) if lse else out
 
 
 def make_variant(case, gen, device="cuda"):
@@ -93,7 +101,7 @@ def make_variant(case, gen, device="cuda"):
     return q, k, v, captures
 
 
-def variant_reference(case, q, k, v, options):
+def variant_reference(case, q, k, v, options, lse=False):
     """SPEC section 1.1 in float64; the callables of `options` are called on
     broadcast index tensors (b, h, q_idx, kv_idx of shapes (B,1,1,1),
     (1,Hq,1,1), (1,1,Tq,1), (1,1,1,Tk)), as FlexAttention's reference calls
@@ -127,7 +135,23 @@ def variant_reference(case, q, k, v, options):
     s = s.masked_fill(~keep, -math.inf)
     empty = ~keep.any(-1, keepdim=True)
     p = torch.exp(s - s.amax(-1, keepdim=True).masked_fill(empty, 0))
-    return ((p @ vd) / p.sum(-1, keepdim=True)).masked_fill(empty, 0)
+    out = ((p @ vd) / p.sum(-1, keepdim=True)).masked_fill(empty, 0)
+    return (out, torch.logsumexp(s, -1)) if lse else out
+
+
+def check_lse(test, name, dtype, lse, ref, shape):
+    """The log-sum-exp against float64: float32 of `shape`, -inf exactly
+    where the reference is (rows without keys), the others within
+    LSE_TOL * (1 + |ref|)."""
+    test.assertEqual(lse.dtype, torch.float32, name)
+    test.assertEqual(tuple(lse.shape), tuple(shape), name)
+    empty = ref == -math.inf
+    test.assertTrue(torch.equal(lse == -math.inf, empty), name)
+    kept = lse.double()[~empty]
+    test.assertTrue(torch.isfinite(kept).all(), name)
+    err = ((kept - ref[~empty]).abs() / (1 + ref[~empty].abs())).max().item() if kept.numel() else 0.0
+    print(f"{name}: lse_max_err {err:.2e} ({int(empty.sum())} rows without keys)")
+    test.assertLessEqual(err, LSE_TOL[dtype], name)
 
 
 def variant(name):
@@ -154,6 +178,39 @@ class TorchAttentionTest(unittest.TestCase):
         for case in CASES:
             with self.subTest(case=case[0]):
                 self.check(case, lambda q, k, v, m, c: attention(q, k, v, mask=m, causal=c))
+
+    def test_lse_cases(self):
+        from attn_mlir.torch import attention
+        for case in CASES:
+            if case[0] not in LSE_CASES:
+                continue
+            with self.subTest(case=case[0]):
+                gen = torch.Generator(device="cuda").manual_seed(7)
+                q, k, v, mask = make(case, gen)
+                out, lse = attention(q, k, v, mask=mask, causal=case[9], return_lse=True)
+                torch.cuda.synchronize()
+                ref, ref_lse = reference(case, q, k, v, mask, lse=True)
+                rel = ((out.double() - ref).norm() / ref.norm()).item()
+                self.assertLess(rel, TOL[case[1]], case[0])
+                check_lse(self, case[0], case[1], lse, ref_lse, q.shape[:3])
+                # The output is the one return_lse=False gives.
+                self.assertTrue(torch.equal(out, attention(q, k, v, mask=mask, causal=case[9])))
+
+    def test_lse_torch_compile(self):
+        from attn_mlir.torch import attention
+
+        @torch.compile(fullgraph=True)
+        def f(q, k, v, m, c):
+            out, lse = attention(q, k, v, mask=m, causal=c, return_lse=True)
+            return out * 2.0, lse + 1.0
+
+        case = next(c for c in CASES if c[0] == "bool_mask_bottom_right")
+        gen = torch.Generator(device="cuda").manual_seed(7)
+        q, k, v, mask = make(case, gen)
+        out, lse = f(q, k, v, mask, case[9])
+        ref, ref_lse = reference(case, q, k, v, mask, lse=True)
+        self.assertLess(((out.double() / 2 - ref).norm() / ref.norm()).item(), TOL[case[1]])
+        check_lse(self, case[0], case[1], lse - 1.0, ref_lse, q.shape[:3])
 
     def test_kernel_memo(self):
         # After a signature's first call, calls go straight to the loaded
@@ -222,6 +279,29 @@ class TorchAttentionTest(unittest.TestCase):
         out, _ = self.check_variant(variant("empty_rows_f32"))
         self.assertTrue((out[:, :, 3] == 0).all() and (out[:, :, 10] == 0).all())
         self.assertTrue((out[:, :, 4] != 0).any())
+
+    def test_lse_variants(self):
+        from attn_mlir.torch import attention
+        for case in VARIANT_CASES:
+            if case.name not in LSE_VARIANT_CASES:
+                continue
+            with self.subTest(case=case.name):
+                gen = torch.Generator(device="cuda").manual_seed(11)
+                q, k, v, captures = make_variant(case, gen)
+                options = variant_options(case, captures, torch)
+                out, lse = attention(q, k, v, return_lse=True, **options)
+                torch.cuda.synchronize()
+                wide = {n: t.double() if t.is_floating_point() else t for n, t in captures.items()}
+                ref, ref_lse = variant_reference(case, q, k, v, variant_options(case, wide, torch),
+                                                 lse=True)
+                rel = ((out.double() - ref).norm() / ref.norm()).item()
+                self.assertLess(rel, TOL[case.dtype], case.name)
+                check_lse(self, case.name, case.dtype, lse, ref_lse, q.shape[:3])
+        # empty_rows_f32: rows q % 7 == 3 have no key: -inf.
+        case = next(c for c in VARIANT_CASES if c.name == "empty_rows_f32")
+        q, k, v, captures = make_variant(case, torch.Generator(device="cuda").manual_seed(1))
+        _, lse = attention(q, k, v, return_lse=True, **variant_options(case, captures, torch))
+        self.assertTrue((lse[:, :, 3] == -math.inf).all() and (lse[:, :, 4] > -math.inf).all())
 
     def test_variant_memo(self):
         # Another B, T and other capture contents and sizes: the same
@@ -347,6 +427,8 @@ class TorchAttentionTest(unittest.TestCase):
             attention(q, q, q, mask=torch.zeros(8, 5, device="cuda", dtype=torch.bool))
         with self.assertRaisesRegex(ValueError, "scale"):
             attention(q, q, q, scale=-1.0)
+        with self.assertRaisesRegex(TypeError, "return_lse: expected a bool"):
+            attention(q, q, q, return_lse="yes")
 
 
 if __name__ == "__main__":
