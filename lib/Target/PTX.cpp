@@ -46,8 +46,8 @@ static std::vector<int64_t> toShape(RankedTensorType type) {
 }
 
 /// A fresh module with one function `name(q, k, v[, mask], captures...) ->
-/// o` around a copy of `op`: one kernel argument per operand and per tensor
-/// its regions read, whatever the original function shared or reordered.
+/// (o[, lse])` around a copy of `op`: one kernel argument per operand and per
+/// tensor its regions read, whatever the original function shared or reordered.
 /// Scalars the regions read from above must be constants (cloned in).
 static FailureOr<OwningOpRef<ModuleOp>> buildCanonicalModule(AttentionOp op,
                                                              StringRef name) {
@@ -63,7 +63,7 @@ static FailureOr<OwningOpRef<ModuleOp>> buildCanonicalModule(AttentionOp op,
   for (Value tensor : captured)
     inputs.push_back(tensor.getType());
   auto func = func::FuncOp::create(
-      b, loc, name, b.getFunctionType(inputs, {op.getOutput().getType()}));
+      b, loc, name, b.getFunctionType(inputs, TypeRange(op->getResultTypes())));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
   IRMapping mapping;
@@ -239,14 +239,16 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
         int32_t of = hostArgs[cast<IntegerAttr>(map.get("arg")).getInt()];
         auto box = cast<DenseI64ArrayAttr>(map.get("box")).asArrayRef();
         params.push_back(rt::KernelParam::tensorMap(
-            of == -1 ? "output" : roles[of],
+            of == kResultArgCode ? "output" : roles[of],
             std::vector<int64_t>(box.begin(), box.end()),
             static_cast<unsigned>(
                 cast<IntegerAttr>(map.get("swizzle")).getInt())));
-      } else if (hostArg == -1) {
+      } else if (hostArg == kResultArgCode) {
         params.push_back(rt::KernelParam::memref("output", 4));
-      } else if (hostArg <= -2) {
-        auto name = cast<StringAttr>(workspaces[-2 - hostArg]);
+      } else if (hostArg == kResultArgCode - 1) {
+        params.push_back(rt::KernelParam::memref("lse", 3));
+      } else if (hostArg <= kWorkspaceArgCode) {
+        auto name = cast<StringAttr>(workspaces[kWorkspaceArgCode - hostArg]);
         params.push_back(rt::KernelParam::workspace(name.str(), 4));
       } else if (hostArg >= numOperands) {
         int64_t index = hostArg - numOperands;

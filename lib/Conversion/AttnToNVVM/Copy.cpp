@@ -617,3 +617,31 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
   b.eraseOp(op);
   return success();
 }
+
+LogicalResult Distributor::rewriteRowStore(linalg::GenericOp op, Buffer &src) {
+  Value dst = op.getDpsInits()[0];
+  if (cast<MemRefType>(dst.getType()).getRank() != 1)
+    return op.emitOpError("expects a row buffer stored into a 1-d buffer");
+  OpFoldResult rowsOfr;
+  lookup(op.getDpsInputs()[0], &rowsOfr);
+  b.setInsertionPoint(op);
+  Value rows = getValueOrCreateConstantIndexOp(b, loc, rowsOfr);
+  // The 4 lanes of a quad hold the same rows.
+  Value quadLeader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           quadCol, cIndex(0));
+  for (int64_t mt = 0; mt < rowTiles; ++mt)
+    for (int64_t i = 0; i < 2; ++i) {
+      OpBuilder::InsertionGuard guard(b);
+      Value row = rowOfLane(mt, i);
+      Value inside = arith::AndIOp::create(
+          b, loc, quadLeader,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rows));
+      auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value v = loadPrivate(src, mt * 2 + i);
+      memref::StoreOp::create(b, loc, cloneBody(op, ValueRange{v, v}, {row})[0],
+                              dst, ValueRange{row});
+    }
+  b.eraseOp(op);
+  return success();
+}

@@ -305,6 +305,8 @@ LogicalResult Distributor::rewriteGeneric(linalg::GenericOp op) {
     // A store of a register block into global memory.
     Buffer *src =
         op.getNumDpsInputs() == 1 ? lookup(op.getDpsInputs()[0]) : nullptr;
+    if (src && src->layout == Layout::Row)
+      return rewriteRowStore(op, *src);
     if (!src || src->layout != Layout::Acc)
       return op.emitOpError("expects block math on block buffers");
     return rewriteStore(op, *src);

@@ -378,6 +378,9 @@ private:
   SmallVector<Value> loadMatrix(Buffer &buf, Value row, Value col, int num,
                                 bool transpose);
   LogicalResult rewriteStore(linalg::GenericOp op, Buffer &src);
+  /// The store of a row buffer (the log-sum-exp) into the 1-d global
+  /// `dst`: the first lane of each quad stores its rows.
+  LogicalResult rewriteRowStore(linalg::GenericOp op, Buffer &src);
   LogicalResult rewriteElementwise(linalg::GenericOp op);
   /// True for `out[i][j] = out[i][j] * in[i]` on an accumulator-layout
   /// output and a row buffer (the rescale of acc by alpha).

@@ -113,13 +113,28 @@ static KernelArguments collectKernelArguments(scf::ForallOp grid,
   });
   for (auto [position, entry] : llvm::enumerate(order))
     args.buffers[position] = std::get<2>(entry);
+  // The buffers the host function returns: its results, by position.
+  auto resultIndex = [&](Value v) -> int32_t {
+    for (Block &block : func.getBody())
+      if (auto ret = dyn_cast<func::ReturnOp>(block.getTerminator()))
+        for (auto [i, result] : llvm::enumerate(ret.getOperands())) {
+          while (auto castOp = result.getDefiningOp<memref::CastOp>())
+            result = castOp.getSource();
+          if (result == v)
+            return static_cast<int32_t>(i);
+        }
+    return 0;
+  };
   for (Value v : args.buffers) {
     int32_t hostArg = static_cast<int32_t>(argIndex(v));
     Operation *def = v.getDefiningOp();
     if (auto name = def ? def->getAttrOfType<StringAttr>(kWorkspaceAttrName)
                         : StringAttr()) {
-      hostArg = -2 - static_cast<int32_t>(args.workspaces.size());
+      hostArg =
+          kWorkspaceArgCode - static_cast<int32_t>(args.workspaces.size());
       args.workspaces.push_back(name);
+    } else if (hostArg < 0) {
+      hostArg = kResultArgCode - resultIndex(v);
     }
     args.hostArgs.push_back(hostArg);
     args.types.push_back(v.getType());
@@ -210,15 +225,17 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
   KernelArguments args = collectKernelArguments(grid, func);
   Location loc = grid.getLoc();
   OpBuilder::InsertionGuard guard(rewriter);
-  // The output, which the host function allocates (identity layout), is
-  // written through the strides the caller passes, as the inputs are read:
+  // The results (the output, the log-sum-exp), which the host function
+  // allocates (identity layout), are written through the strides the caller
+  // passes, as the inputs are read:
   // a (B, T, H, Dv) buffer viewed as (B, H, T, Dv) takes no copy. (With the
   // identity layout, the static row stride Dv was used whatever the caller
   // passed.)
   SmallVector<unsigned> outputs;
   for (auto [i, hostArg] : llvm::enumerate(args.hostArgs)) {
     auto type = dyn_cast<MemRefType>(args.types[i]);
-    if (hostArg == -1 && type && type.getLayout().isIdentity()) {
+    if (hostArg <= kResultArgCode && hostArg > kWorkspaceArgCode && type &&
+        type.getLayout().isIdentity()) {
       args.types[i] = withCallerStrides(type);
       outputs.push_back(i);
     }

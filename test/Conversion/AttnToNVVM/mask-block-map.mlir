@@ -16,7 +16,7 @@
 // CHECK: memref.dealloc %[[MAP]]
 
 // CHECK: gpu.func @seed_like_mask_map({{.*}}, %[[M:.*]]: memref<1x1x?x?xf32, {{.*}}>, %[[W:.*]]: memref<1x1x?x?xi8>) kernel
-// CHECK-SAME: attn.kernel_args = array<i32: 0, 0, 1, -2>, attn.kernel_workspaces = ["mask_block_map"]
+// CHECK-SAME: attn.kernel_args = array<i32: 0, 0, 1, -100>, attn.kernel_workspaces = ["mask_block_map"]
 // CHECK-SAME: attn.mask_block_map = #attn.config<block_m = 64, block_n = 32
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK-DAG: %[[BX:.*]] = gpu.block_id  x
@@ -42,7 +42,7 @@
 // CHECK: gpu.return
 
 // CHECK: gpu.func @seed_like_kernel({{.*}}, %[[W2:.*]]: memref<1x1x?x?xi8>) kernel
-// CHECK-SAME: attn.kernel_args = array<i32: 0, 0, 0, 1, -1, -2>, attn.kernel_workspaces = ["mask_block_map"]
+// CHECK-SAME: attn.kernel_args = array<i32: 0, 0, 0, 1, -1, -100>, attn.kernel_workspaces = ["mask_block_map"]
 // CHECK-NOT: nvvm.barrier #nvvm.reduction
 // Two stages: the program scans its map row for the live range and its
 // zero-term run first; the run goes through a pipelined loop without mask

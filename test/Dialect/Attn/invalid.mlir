@@ -290,3 +290,29 @@ func.func @dynamic_result_dv(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>,
   %o = attn.attention %q, %k, %v : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x?xf32>
   return %o : tensor<1x1x8x?xf32>
 }
+
+// -----
+
+// The log-sum-exp result is B x Hq x Tq.
+func.func @lse_shape(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x9x16xf32>, %v: tensor<2x2x9x16xf32>) -> tensor<2x4x9xf32> {
+  // expected-error @+1 {{expects the log-sum-exp result shape to be 2x4x8 (B x Hq x Tq), got 'tensor<2x4x9xf32>'}}
+  %o, %l = attn.attention %q, %k, %v : tensor<2x4x8x16xf32>, tensor<2x2x9x16xf32>, tensor<2x2x9x16xf32> -> tensor<2x4x8x16xf32>, tensor<2x4x9xf32>
+  return %l : tensor<2x4x9xf32>
+}
+
+// -----
+
+func.func @lse_rank(%q: tensor<?x4x?x16xf32>, %k: tensor<?x2x?x16xf32>, %v: tensor<?x2x?x16xf32>) -> tensor<?x4x?x1xf32> {
+  // expected-error @+1 {{expects the log-sum-exp result shape to be ?x4x? (B x Hq x Tq), got 'tensor<?x4x?x1xf32>'}}
+  %o, %l = attn.attention %q, %k, %v : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32> -> tensor<?x4x?x16xf32>, tensor<?x4x?x1xf32>
+  return %l : tensor<?x4x?x1xf32>
+}
+
+// -----
+
+// The log-sum-exp is f32 for every input type.
+func.func @lse_type(%q: tensor<1x1x8x16xf16>, %k: tensor<1x1x8x16xf16>, %v: tensor<1x1x8x16xf16>) -> tensor<1x1x8xf16> {
+  // expected-error @+1 {{result #1 must be ranked tensor of 32-bit float values, but got 'tensor<1x1x8xf16>'}}
+  %o, %l = attn.attention %q, %k, %v : tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16> -> tensor<1x1x8x16xf16>, tensor<1x1x8xf16>
+  return %l : tensor<1x1x8xf16>
+}

@@ -375,6 +375,38 @@ func.func @causal_gpu_ieee(%q: memref<?x4x?x32xf32>, %k: memref<?x4x?x32xf32>, %
 
 // -----
 
+#cfg = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 1, target = "cpu">
+
+// The log-sum-exp of each row, after the key loops and before l is
+// inverted: ln(2) * (log2(l) - offset), offset = -c * m (0 for m = -inf)
+// as the step computes it; -inf where l == 0 (no kept key). The valid rows
+// are stored to lse[b, h, row0 : row0 + rows].
+// CHECK-LABEL: func @with_lse
+// CHECK-SAME:    %[[L:[a-z0-9]*]]: memref<?x4x?xf32>, %[[B:.*]]: index, %[[H:.*]]: index, %[[QB:.*]]: index)
+// CHECK-DAG:     %[[NEGC:.*]] = arith.constant -0.3606{{[0-9]*}} : f32
+// CHECK-DAG:     %[[LN2:.*]] = arith.constant 0.693147{{[0-9]*}} : f32
+// CHECK:         %[[ROW0:.*]] = arith.muli %[[QB]], %c16
+// CHECK:         %[[ROWS:.*]] = arith.minsi %c16,
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : memref<16xf32>, memref<16xf32>) outs(%[[LROW:.*]] : memref<16xf32>)
+// CHECK-NEXT:    ^bb0(%[[SUM:.*]]: f32, %[[M:.*]]: f32, %{{.*}}: f32):
+// CHECK:           %[[MU:.*]] = arith.select %{{.*}}, %{{.*}}, %[[M]]
+// CHECK:           %[[OFF:.*]] = arith.mulf %[[MU]], %[[NEGC]]
+// CHECK:           %[[LOG:.*]] = math.log2 %[[SUM]]
+// CHECK:           %[[D:.*]] = arith.subf %[[LOG]], %[[OFF]]
+// CHECK:           %[[X:.*]] = arith.mulf %[[D]], %[[LN2]]
+// CHECK:           %[[EMPTY:.*]] = arith.cmpf oeq, %[[SUM]], %{{.*}}
+// CHECK:           arith.select %[[EMPTY]], %{{.*}}, %[[X]]
+// CHECK:         %[[TO:.*]] = memref.subview %[[L]][%[[B]], %[[H]], %[[ROW0]]] [1, 1, %[[ROWS]]] [1, 1, 1]
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : memref<?xf32, strided<[1]>>) outs(%[[TO]]
+// Then O = acc / l.
+// CHECK:         arith.divf
+func.func @with_lse(%q: memref<?x4x?x32xf16>, %k: memref<?x2x?x32xf16>, %v: memref<?x2x?x32xf16>, %o: memref<?x4x?x32xf16>, %l: memref<?x4x?xf32>, %b: index, %h: index, %qb: index) {
+  attn.block_attention ins(%q, %k, %v) outs(%o lse(%l)) at [%b, %h, %qb] {config = #cfg, scale = 0.25 : f32} : memref<?x4x?x32xf16>, memref<?x2x?x32xf16>, memref<?x2x?x32xf16> outs memref<?x4x?x32xf16> lse memref<?x4x?xf32>
+  return
+}
+
+// -----
+
 // No block_attention: nothing changes.
 // CHECK-LABEL: func @nothing
 // CHECK-NEXT:    return

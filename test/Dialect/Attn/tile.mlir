@@ -10,6 +10,8 @@
 // ROUNDTRIP:           scf.for
 // ROUNDTRIP:             math.exp2
 // ROUNDTRIP-LABEL: func @static_mask
+// ROUNDTRIP-LABEL: func @with_lse
+// ROUNDTRIP:         math.log2
 // ROUNDTRIP-LABEL: func @no_attention
 
 // One program per (batch, query head, query block): a grid of
@@ -109,6 +111,25 @@ func.func @bf16_mask_d128(%q: tensor<?x8x?x128xbf16>, %m: tensor<1x1x?x?xi1>) ->
 func.func @f16_mask_d64(%q: tensor<?x8x?x64xf16>, %m: tensor<?x?xf16>) -> tensor<?x8x?x64xf16> {
   %o = attn.attention %q, %q, %q mask(%m) : tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x?xf16> -> tensor<?x8x?x64xf16>
   return %o : tensor<?x8x?x64xf16>
+}
+
+// -----
+
+// The log-sum-exp result: a B x Hq x Tq f32 buffer each program writes its
+// rows of, returned after the output.
+
+// CHECK-LABEL: func @with_lse
+// CHECK:         %[[O:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x8x?x64xf16>
+// CHECK:         %[[L:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x8x?xf32>
+// CHECK:         scf.forall
+// CHECK-NEXT:      attn.block_attention ins({{.*}}) outs(%[[O]] lse(%[[L]]))
+// CHECK-SAME:        outs memref<?x8x?x64xf16> lse memref<?x8x?xf32>
+// CHECK:         %[[RO:.*]] = bufferization.to_tensor %[[O]] restrict writable
+// CHECK:         %[[RL:.*]] = bufferization.to_tensor %[[L]] restrict writable
+// CHECK:         return %[[RO]], %[[RL]]
+func.func @with_lse(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tensor<?x2x?x64xf16>) -> (tensor<?x8x?x64xf16>, tensor<?x8x?xf32>) {
+  %o, %l = attn.attention %q, %k, %v : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x64xf16>, tensor<?x8x?xf32>
+  return %o, %l : tensor<?x8x?x64xf16>, tensor<?x8x?xf32>
 }
 
 // -----

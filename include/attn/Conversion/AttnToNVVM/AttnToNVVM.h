@@ -30,11 +30,14 @@ namespace mlir {
 namespace attn {
 
 /// Name of the `gpu.func` attribute listing, for each kernel argument, the
-/// index of the host function argument it is (-1: the output buffer; -2 - k
-/// above kTensorMapArgCode: the workspace named by entry k of
-/// `attn.kernel_workspaces`; kTensorMapArgCode - k: the tensor map of entry k
-/// of `attn.kernel_tensor_maps`).
+/// index of the host function argument it is (kResultArgCode - r: result r
+/// of the host function, 0 the output, 1 the log-sum-exp;
+/// kWorkspaceArgCode - k above kTensorMapArgCode: the workspace named by
+/// entry k of `attn.kernel_workspaces`; kTensorMapArgCode - k: the tensor map
+/// of entry k of `attn.kernel_tensor_maps`).
 inline constexpr llvm::StringLiteral kKernelArgsAttrName = "attn.kernel_args";
+inline constexpr int32_t kResultArgCode = -1;
+inline constexpr int32_t kWorkspaceArgCode = -100;
 inline constexpr llvm::StringLiteral kKernelWorkspacesAttrName =
     "attn.kernel_workspaces";
 /// Name of the `gpu.func` attribute listing the TMA descriptors (tensor maps)

@@ -286,6 +286,21 @@ LogicalResult AttentionOp::verify() {
                            << oType;
   }
 
+  // The log-sum-exp: B x Hq x Tq, f32.
+  if (Value lse = getLse()) {
+    auto lType = cast<RankedTensorType>(lse.getType());
+    int64_t rows[3] = {known({batch, o[0]}), known({q[1], o[1]}),
+                       known({q[2], o[2]})};
+    bool ok = lType.getRank() == 3;
+    for (int64_t i = 0; ok && i < 3; ++i)
+      ok = compatible(lType.getDimSize(i), rows[i]);
+    if (!ok)
+      return emitOpError() << "expects the log-sum-exp result shape to be "
+                           << dimStr(rows[0]) << "x" << dimStr(rows[1]) << "x"
+                           << dimStr(rows[2]) << " (B x Hq x Tq), got "
+                           << lType;
+  }
+
   // Mask: rank 2 (Tq x Tk) or 4 (B x Hq x Tq x Tk), each dim 1 or full.
   if (Value mask = getMask()) {
     auto mType = cast<RankedTensorType>(mask.getType());

@@ -260,10 +260,53 @@ void ProgramBuilder::buildKeyLoop(Value lb, Value ub, bool masked,
 }
 
 void ProgramBuilder::buildEpilogue(Value rows) {
-  // O = acc * (1 / l), one division per row; rows with no visible key
-  // (l == 0, acc == 0) give 0.
   Value batch = op.getBatch(), head = op.getHead();
   Value zeroF = f32Const(0.0), oneF = f32Const(1.0);
+  if (Value lse = op.getLse()) {
+    // The log-sum-exp of each row, in natural units. The terms of l are
+    // exp2(e * S + offset), offset = -e * mu, with e * S = log2(e) * s for
+    // the final score s, so log(sum exp(s)) = ln(2) * (log2(l) - offset),
+    // the offset recomputed from m as the step computes it. A row with no
+    // kept key (l == 0) has -inf.
+    double expScale = foldScale ? scaleLog2e : 1.0;
+    Value negE = f32Const(-expScale), ln2 = f32Const(std::log(2.0));
+    Value negInf = f32Const(-std::numeric_limits<double>::infinity());
+    Value lseRow = allocBuffer({blockM}, f32);
+    generic(ValueRange{lRow, mRow}, ValueRange{lseRow},
+            {map(1, {0}), map(1, {0}), map(1, {0})}, {IteratorType::parallel},
+            [&](OpBuilder &nb, Location l, ValueRange args) {
+              Value sum = args[0], m = args[1];
+              Value mIsNegInf = arith::CmpFOp::create(
+                  nb, l, arith::CmpFPredicate::OEQ, m, negInf);
+              Value mu = arith::SelectOp::create(nb, l, mIsNegInf, zeroF, m);
+              Value offset = arith::MulFOp::create(nb, l, mu, negE);
+              Value log2Sum = math::Log2Op::create(nb, l, sum);
+              Value value = arith::MulFOp::create(
+                  nb, l, arith::SubFOp::create(nb, l, log2Sum, offset), ln2);
+              Value empty = arith::CmpFOp::create(
+                  nb, l, arith::CmpFPredicate::OEQ, sum, zeroF);
+              yieldValue(nb, l,
+                         arith::SelectOp::create(nb, l, empty, negInf, value));
+            });
+    auto lseType = cast<MemRefType>(lse.getType());
+    SmallVector<OpFoldResult> offsets = {batch, head, row0};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                       rows};
+    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+    std::optional<int64_t> staticRows = getConstantIntValue(rows);
+    MemRefType viewType = memref::SubViewOp::inferRankReducedResultType(
+        {staticRows ? *staticRows : ShapedType::kDynamic}, lseType, offsets,
+        sizes, strides);
+    Value to = memref::SubViewOp::create(b, loc, viewType, lse, offsets, sizes,
+                                         strides);
+    generic(ValueRange{prefixView(lseRow, rows)}, ValueRange{to},
+            {map(1, {0}), map(1, {0})}, {IteratorType::parallel},
+            [&](OpBuilder &nb, Location l, ValueRange args) {
+              yieldValue(nb, l, args[0]);
+            });
+  }
+  // O = acc * (1 / l), one division per row; rows with no visible key
+  // (l == 0, acc == 0) give 0.
   generic(ValueRange{lRow}, ValueRange{lRow}, {map(1, {0}), map(1, {0})},
           {IteratorType::parallel},
           [&](OpBuilder &nb, Location l, ValueRange args) {

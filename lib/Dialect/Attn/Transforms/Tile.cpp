@@ -41,9 +41,9 @@ static Value toBuffer(RewriterBase &rewriter, Location loc, Value value) {
                                            /*read_only=*/true);
 }
 
-FailureOr<Value> mlir::attn::tileAttention(RewriterBase &rewriter,
-                                           AttentionOp op,
-                                           KernelConfigAttr config) {
+FailureOr<SmallVector<Value>>
+mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
+                          KernelConfigAttr config) {
   Location loc = op.getLoc();
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
@@ -62,15 +62,19 @@ FailureOr<Value> mlir::attn::tileAttention(RewriterBase &rewriter,
   }
 
   // The output buffer: B x Hq x Tq x Dv, dynamic sizes taken from the query.
-  RankedTensorType resultType = op.getOutput().getType();
-  auto outputType =
-      MemRefType::get(resultType.getShape(), resultType.getElementType());
-  SmallVector<Value> dynamicSizes;
-  for (int64_t dim = 0; dim < 3; ++dim)
-    if (outputType.isDynamicDim(dim))
-      dynamicSizes.push_back(memref::DimOp::create(rewriter, loc, query, dim));
-  Value output =
-      memref::AllocOp::create(rewriter, loc, outputType, dynamicSizes);
+  auto alloc = [&](RankedTensorType type) -> Value {
+    auto bufferType = MemRefType::get(type.getShape(), type.getElementType());
+    SmallVector<Value> dynamicSizes;
+    for (int64_t dim = 0; dim < 3; ++dim)
+      if (bufferType.isDynamicDim(dim))
+        dynamicSizes.push_back(
+            memref::DimOp::create(rewriter, loc, query, dim));
+    return memref::AllocOp::create(rewriter, loc, bufferType, dynamicSizes);
+  };
+  Value output = alloc(op.getOutput().getType());
+  // The log-sum-exp, B x Hq x Tq, when the op has that result.
+  Value lse = op.getLse() ? alloc(cast<RankedTensorType>(op.getLse().getType()))
+                          : Value();
 
   // The grid: B x Hq x ceil(Tq / block_m) programs.
   auto dimOf = [&](int64_t dim) -> OpFoldResult {
@@ -99,8 +103,8 @@ FailureOr<Value> mlir::attn::tileAttention(RewriterBase &rewriter,
       [&](OpBuilder &b, Location bodyLoc, ValueRange ivs) {
         program = BlockAttentionOp::create(
             b, bodyLoc, query, key, value, mask,
-            /*block_map=*/Value(), captures, output, ivs[0], ivs[1], ivs[2],
-            config, scale, op.getCausalAttr(), op.getPrecisionAttr(),
+            /*block_map=*/Value(), captures, output, lse, ivs[0], ivs[1],
+            ivs[2], config, scale, op.getCausalAttr(), op.getPrecisionAttr(),
             op.getWindowAttr(), op.getSoftcapAttr());
         scf::InParallelOp::create(b, bodyLoc);
       });
@@ -124,10 +128,14 @@ FailureOr<Value> mlir::attn::tileAttention(RewriterBase &rewriter,
   if (Attribute precision = op.getPrecisionAttr())
     grid->setAttr(kPrecisionAttrName, precision);
 
-  return bufferization::ToTensorOp::create(rewriter, loc, resultType, output,
-                                           /*restrict=*/rewriter.getUnitAttr(),
-                                           /*writable=*/rewriter.getUnitAttr())
-      .getResult();
+  SmallVector<Value> results;
+  for (Value buffer : {output, lse})
+    if (buffer)
+      results.push_back(bufferization::ToTensorOp::create(
+          rewriter, loc, memref::getTensorTypeFromMemRefType(buffer.getType()),
+          buffer, /*restrict=*/rewriter.getUnitAttr(),
+          /*writable=*/rewriter.getUnitAttr()));
+  return results;
 }
 
 /// The config of `op` for `target`, or null after an error on `op`.
@@ -181,10 +189,10 @@ struct TileAttentionPattern : public OpRewritePattern<AttentionOp> {
     KernelConfigAttr config = selectConfig(op, target, overrides);
     if (!config)
       return failure();
-    FailureOr<Value> result = tileAttention(rewriter, op, config);
-    if (failed(result))
+    FailureOr<SmallVector<Value>> results = tileAttention(rewriter, op, config);
+    if (failed(results))
       return failure();
-    rewriter.replaceOp(op, *result);
+    rewriter.replaceOp(op, *results);
     return success();
   }
 

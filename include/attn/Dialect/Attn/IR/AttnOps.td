@@ -80,6 +80,12 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
     `mask_mod` keeps it; a kept key whose final score is `-inf` counts as
     masked.
 
+    The optional second result `lse` (`B x Hq x Tq`, f32) holds, for each
+    query row, the natural log of the sum over its kept keys of `exp(s)` of
+    the final scores: FlashAttention's `softmax_lse`, what split-KV,
+    cascade and ring attention combine partial results with. A row with no
+    kept key has `-inf`.
+
     Examples:
 
     ```mlir
@@ -113,6 +119,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
            }
            : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>
            -> tensor<?x32x?x128xbf16>
+    // The output and its log-sum-exp.
+    %o4, %lse = attn.attention %q, %k, %v {causal = #attn.causal<top_left>}
+           : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>
+           -> tensor<?x32x?x128xbf16>, tensor<?x32x?xf32>
     ```
   }];
 
@@ -127,14 +137,15 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
     OptionalAttr<Attn_WindowAttr>:$window,
     OptionalAttr<F32Attr>:$softcap
   );
-  let results = (outs RankedTensorOf<[Attn_FloatElement]>:$output);
+  let results = (outs RankedTensorOf<[Attn_FloatElement]>:$output,
+                     Optional<RankedTensorOf<[F32]>>:$lse);
   let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
 
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` `(` $mask^ `)`)? attr-dict
     (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)? `:`
     type($query) `,` type($key) `,` type($value) (`,` type($mask)^)?
-    `->` type($output)
+    `->` type($output) (`,` type($lse)^)?
   }];
 
   let hasVerifier = 1;
@@ -186,6 +197,9 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
     `Tk`; -inf elsewhere), 2 otherwise. Dimensions 0 and 1 have size 1 where the
     mask broadcasts over batch or heads (index 0 is read there).
 
+    With `lse` (`B x Hq x Tq`), the program also writes the log-sum-exp of
+    its rows there, as `attn.attention`'s second result.
+
     `window`, `softcap` and the `score_mod` / `mask_mod` regions are those
     of `attn.attention`. The tensors the regions read become read-only
     buffers, listed as `captures`, and the regions read them with
@@ -213,6 +227,7 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
     Arg<Optional<MemRefRankOf<[I8], [4]>>, "", [MemRead]>:$block_map,
     Arg<Variadic<AnyMemRef>, "", [MemRead]>:$captures,
     Arg<MemRefRankOf<[Attn_FloatElement], [4]>, "", [MemWrite]>:$output,
+    Arg<Optional<MemRefRankOf<[F32], [3]>>, "", [MemWrite]>:$lse,
     Index:$batch, Index:$head, Index:$query_block,
     Attn_KernelConfigAttr:$config,
     F32Attr:$scale,
@@ -226,11 +241,12 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
   let assemblyFormat = [{
     `ins` `(` $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
     (`block_map` `(` $block_map^ `)`)? (`captures` `(` $captures^ `)`)? `)`
-    `outs` `(` $output `)` `at` `[` $batch `,` $head `,` $query_block `]`
+    `outs` `(` $output (`lse` `(` $lse^ `)`)? `)` `at` `[` $batch `,` $head `,` $query_block `]`
     attr-dict (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
     `:` type($query) `,` type($key) `,` type($value)
     (`mask` type($mask)^)? (`block_map` type($block_map)^)?
     (`captures` type($captures)^)? `outs` type($output)
+    (`lse` type($lse)^)?
   }];
 
   let hasVerifier = 1;

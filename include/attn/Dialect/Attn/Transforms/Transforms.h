@@ -52,9 +52,9 @@ selectKernelConfig(function_ref<InFlightDiagnostic()> emitError,
 
 /// Rewrites `op` into a program grid (`scf.forall` over batch, query head and
 /// query block) of `attn.block_attention` on buffers, with `config`. Returns
-/// the tensor that replaces the op's result.
-FailureOr<Value> tileAttention(RewriterBase &rewriter, AttentionOp op,
-                               KernelConfigAttr config);
+/// the tensors that replace the op's results.
+FailureOr<SmallVector<Value>>
+tileAttention(RewriterBase &rewriter, AttentionOp op, KernelConfigAttr config);
 
 /// Patterns that tile every `attn.attention` with `selectKernelConfig`.
 void populateAttnTilePatterns(RewritePatternSet &patterns, StringRef target,
