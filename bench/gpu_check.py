@@ -12,7 +12,11 @@ launch through attn_mlir.runtime (CUDA driver, PyTorch's stream), and a
 comparison with a float64 reference of SPEC section 1 computed with torch
 on the GPU. Tolerances (rel_l2, max_abs) per dtype, as docs/Testing.md
 states: f32 ieee 1e-5/1e-4, f32 tf32 2e-3/1e-2, f16 2e-3/1e-2,
-bf16 1e-2/5e-2. Prints one line per failure and a summary table last.
+bf16 1e-2/5e-2. A kernel that writes the log-sum-exp (a case with "lse",
+SPEC section 1.2) gets a NaN-poisoned float32 (B, Hq, Tq) buffer too, for
+odd seeds in (B, T, H) storage, checked against the float64 logsumexp of the
+same scores: -inf and NaN rows exactly, the others within LSE_TOL * (1 +
+|lse|). Prints one line per failure and a summary table last.
 """
 
 import argparse
@@ -36,6 +40,7 @@ except ImportError:
     attn_cases = None
 
 TOL = {"f32-ieee": (1e-5, 1e-4), "f32-tf32": (2e-3, 1e-2), "f16": (2e-3, 1e-2), "bf16": (1e-2, 5e-2)}
+LSE_TOL = {"f32-ieee": 1e-5, "f32-tf32": 2e-3, "f16": 1e-3, "bf16": 8e-3}
 DTYPE = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 
 
@@ -119,9 +124,10 @@ def modify(case, s, keep, captures):
     return s, keep
 
 
-def reference(case, q, k, v, mask, scale, captures=None):
+def reference(case, q, k, v, mask, scale, captures=None, lse=False):
     """SPEC section 1 (with 1.1's window and softcap) in float64: masked
-    keys are removed from the sum."""
+    keys are removed from the sum. With `lse`, (O, LSE): the log-sum-exp of
+    the same final scores, -inf for a row without keys."""
     hq, hkv, tq, tk = case["hq"], case["hkv"], case["tq"], case["tk"]
     g = hq // hkv
     qd = q.double()
@@ -157,7 +163,23 @@ def reference(case, q, k, v, mask, scale, captures=None):
     mx = s.amax(-1, keepdim=True).masked_fill(empty, 0)
     p = torch.exp(s - mx)
     o = (p @ vd) / p.sum(-1, keepdim=True)
+    if lse:
+        rows = (mx + torch.log(p.sum(-1, keepdim=True))).masked_fill(empty, -math.inf)
+        return o.masked_fill(empty, 0), rows[..., 0]
     return o.masked_fill(empty, 0)
+
+
+def compare_lse(lse, ref, tol):
+    """-inf and NaN rows matched exactly; the others within tol * (1 +
+    |ref|). Returns ok, the largest scaled error and the mismatched rows."""
+    lse = lse.double()
+    fin = torch.isfinite(ref)
+    mismatched = int((~fin & ~((lse == ref) | (lse.isnan() & ref.isnan()))).sum())
+    mismatched += int((fin & ~torch.isfinite(lse)).sum())
+    both = fin & torch.isfinite(lse)
+    err = ((lse - ref).abs() / (1 + ref.abs()))[both]
+    mx = err.max().item() if err.numel() else 0.0
+    return mismatched == 0 and mx <= tol, mx, mismatched
 
 
 def compare(out, ref, tol):
@@ -211,18 +233,28 @@ def main():
                              dtype=q.dtype, device="cuda")
             if case["seed"] % 2:  # the output in (B, T, H, Dv) storage too
                 out = out.transpose(1, 2).contiguous().transpose(1, 2)
-            kernel(q, k, v, mask, out=out, captures=list(captures.values()))
+            lse = None
+            if kernel.manifest.lse_shape is not None:
+                lse = torch.full((case["b"], case["hq"], case["tq"]), float("nan"),
+                                 dtype=torch.float32, device="cuda")
+                if case["seed"] % 2:  # (B, T, H) storage viewed as (B, H, T)
+                    lse = lse.transpose(1, 2).contiguous().transpose(1, 2)
+            kernel(q, k, v, mask, out=out, captures=list(captures.values()), lse=lse)
             torch.cuda.synchronize()
             scale = kernel.manifest.attributes["scale"]
-            ok, rel, mx, nanmis = compare(out, reference(case, q, k, v, mask, scale, captures),
+            ref = reference(case, q, k, v, mask, scale, captures, lse=lse is not None)
+            ok, rel, mx, nanmis = compare(out, ref[0] if lse is not None else ref,
                                           TOL[case["dtype"]])
             row.update(ok=ok, rel_l2=rel, max_abs=mx, nan_mismatch=nanmis)
+            if lse is not None:
+                lse_ok, lse_err, lse_mis = compare_lse(lse, ref[1], LSE_TOL[case["dtype"]])
+                row.update(ok=ok and lse_ok, lse_max_err=lse_err, lse_mismatch=lse_mis)
         except Exception as e:  # report and go on
             row.update(ok=False, error=f"{type(e).__name__}: {e}")
         results.append(row)
         if not row["ok"]:
             desc = " ".join(f"{k}={case[k]}" for k in ("dtype", "b", "hq", "hkv", "tq", "tk", "d", "dv",
-                                                       "causal", "mask", "nan_row", "block",
+                                                       "causal", "mask", "nan_row", "block", "lse",
                                                        "window", "softcap", "score_mod", "mask_mod")
                             if case.get(k) is not None)
             print(f"FAIL {case['name']} [{desc}] {row.get('error') or row}", flush=True)
@@ -231,13 +263,17 @@ def main():
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "gpu_check.json"), "w") as f:
             json.dump(results, f, indent=1)
-    worst = {}
+    worst, worst_lse = {}, {}
     for case, r in zip([c for c in cases if args.filter in c["name"]], results):
         if "rel_l2" in r:
             worst[case["dtype"]] = max(worst.get(case["dtype"], 0.0), r["rel_l2"])
+        if "lse_max_err" in r:
+            worst_lse[case["dtype"]] = max(worst_lse.get(case["dtype"], 0.0), r["lse_max_err"])
     print(f"| device | {torch.cuda.get_device_name()} | {time.time() - t0:.1f} s |")
     for dt, w in sorted(worst.items()):
         print(f"| worst rel_l2 {dt} | {w:.2e} | tol {TOL[dt][0]:.0e} |")
+    for dt, w in sorted(worst_lse.items()):
+        print(f"| worst lse_max_err {dt} | {w:.2e} | tol {LSE_TOL[dt]:.0e} |")
     print(f"gpu-check: {passed} passed, {len(results) - passed} failed")
     return 0 if passed == len(results) else 1
 

@@ -4,6 +4,8 @@ Shared by the CPU random sweep (CPU/sweep.py) and, later, the CUDA one.
 A case is a dict; `write_case` turns it into an .mlir file plus .npy inputs
 (masks with -inf and fully masked rows, a NaN row), and `attn_run_args` into
 the attn-run command line. Everything is reproducible from the case alone.
+A case with "lse" returns the op's log-sum-exp too (SPEC.md section 1.2),
+which attn-run --check checks with the output.
 """
 
 import os
@@ -40,10 +42,18 @@ def random_case(rng, index, max_work=3e7):
         seed=rng.randrange(1 << 30))
     # K/V pipeline stages of --attn-pipeline (None: the config's).
     case["stages"] = rng.choice([None, None, 2, 3, 4])
+    case["lse"] = has_lse(case)
     # f32 K/V slots of head dim 256 fit 227 KiB of shared memory twice only.
     if dtype.startswith("f32") and max(d, dv) > 128 and case["stages"]:
         case["stages"] = 2
     return case
+
+
+def has_lse(case):
+    """Whether a random case returns the log-sum-exp too: about one in four,
+    from bits of the case's seed that nothing else reads (so the other
+    draws, and the cases of a seed, are those of before)."""
+    return (case["seed"] >> 8) % 4 == 0
 
 
 # The variants of SPEC.md section 1.1 (the variant sweep): windows
@@ -233,9 +243,14 @@ def mlir_text(case):
         regions += " " + _mask_mod_region(case, capture_types.get("doc"))
     prefix = ("  %prefix = arith.constant 7 : index\n"
               if case.get("mask_mod") == "prefix_lm" else "")
-    return (f"func.func @{case['name']}({', '.join(args)}) -> {ot} {{\n{prefix}"
-            f"  %o = attn.attention {operands}{attr}{regions} : {types} -> {ot}\n"
-            f"  return %o : {ot}\n}}\n")
+    results, values, returned = ot, "%o", ot
+    if case.get("lse"):
+        results += ", " + _tensor_type([b, hq, tq], "f32", {0, 2}, dyn)
+        values += ", %lse"
+        returned = f"({results})"
+    return (f"func.func @{case['name']}({', '.join(args)}) -> {returned} {{\n{prefix}"
+            f"  {values} = attn.attention {operands}{attr}{regions} : {types} -> {results}\n"
+            f"  return {values} : {results}\n}}\n")
 
 
 def _structured_visible(case, ms):
@@ -362,7 +377,8 @@ def attn_run_args(case, mlir, files, target="cpu"):
 
 
 def describe(case):
-    keys = ("dtype", "b", "hq", "hkv", "tq", "tk", "d", "dv", "causal", "mask", "pattern", "dynamic", "nan_row", "block", "stages", "seed")
+    keys = ("dtype", "b", "hq", "hkv", "tq", "tk", "d", "dv", "causal", "mask", "pattern", "dynamic",
+            "nan_row", "block", "stages", "lse", "seed")
     text = " ".join(f"{k}={case.get(k)}" for k in keys)
     return text + "".join(f" {k}={case[k]}" for k in VARIANT_KEYS if case.get(k))
 
@@ -457,4 +473,20 @@ def matrix_cases():
         nan_row=True)
     # Static shapes.
     add(dynamic=False, tq=129, tk=17, mask="float4", causal="top_left")
+    # The log-sum-exp result (SPEC.md section 1.2): every dtype, fully masked
+    # rows (float and i1 masks, bottom-right rows without keys), a NaN row,
+    # GQA, Tq != Tk, odd sizes, pipelined loops, structured masks (the block
+    # map's classes), static shapes.
+    for dtype in DTYPES:
+        add(lse=True, dtype=dtype, mask="float4", b=2, hq=4, hkv=2, tq=65, tk=129,
+            causal="top_left")
+    add(lse=True, dtype="bf16", mask="bool2", tq=129, tk=63, causal="bottom_right")
+    add(lse=True, dtype="f16", tq=127, tk=17, causal="bottom_right", d=80, dv=80)
+    add(lse=True, dtype="f32-ieee", nan_row=True, tq=17, tk=1000, hq=4, hkv=1)
+    add(lse=True, dtype="f32-tf32", stages=3, mask="float2", pattern="causal", tq=200, tk=200,
+        d=128, dv=128)
+    add(lse=True, dtype="bf16", stages=2, mask="bool4", b=2, hq=2, hkv=1, tq=129, tk=300,
+        seed=3003)
+    add(lse=True, dtype="f16", dynamic=False, tq=1, tk=1, d=256, dv=16)
+    add(lse=True, dtype="f32-ieee", block=(8, 16), tq=63, tk=65, d=16, dv=64)
     return cases

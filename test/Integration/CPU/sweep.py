@@ -11,7 +11,8 @@
 causal alignment, mask kind and rank, GQA/MQA, NaN rows, block sizes).
 Otherwise it draws `count` cases (dtype, head dims, sequence lengths, GQA, causal, masks
 with -inf and fully masked rows, NaN rows, dynamic or static shapes, block
-sizes) from `seed`, runs each through attn-run --check, and ends with
+sizes; about one in four returns the log-sum-exp too, which --check checks
+with the output) from `seed`, runs each through attn-run --check, and ends with
 `sweep: N passed, M failed`; each failure is printed with its case and the
 command that reproduces it. Exit code 1 if any case fails.
 
@@ -126,7 +127,7 @@ def main():
         print(f"FAIL {case['name']}: {attn_cases.describe(case)}\n  {last}\n  repro: {' '.join(cmd)}")
     counts = {}
     for case in cases:
-        for key in ("dtype", "causal", "mask") + attn_cases.VARIANT_KEYS:
+        for key in ("dtype", "causal", "mask", "lse") + attn_cases.VARIANT_KEYS:
             value = case.get(key)
             if key == "window" and value:
                 value = "set"
