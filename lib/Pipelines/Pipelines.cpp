@@ -35,6 +35,7 @@ void mlir::attn::buildAttnToLLVMCPUPipeline(
   tileOptions.blockM = options.blockM;
   tileOptions.blockN = options.blockN;
   tileOptions.numStages = options.numStages;
+  tileOptions.splitPrograms = options.splitPrograms;
   pm.addNestedPass<func::FuncOp>(createAttnTile(tileOptions));
   if (options.maskBlockMap)
     pm.addNestedPass<func::FuncOp>(createAttnMaskBlockMap());
@@ -58,6 +59,7 @@ void mlir::attn::buildAttnToGPUKernelsPipeline(
   tileOptions.blockN = options.blockN;
   tileOptions.numWarps = options.numWarps;
   tileOptions.numStages = options.numStages;
+  tileOptions.splitPrograms = options.splitPrograms;
   pm.addNestedPass<func::FuncOp>(createAttnTile(tileOptions));
   if (options.maskBlockMap)
     pm.addNestedPass<func::FuncOp>(createAttnMaskBlockMap());

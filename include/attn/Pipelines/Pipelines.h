@@ -31,6 +31,12 @@ struct AttnToLLVMCPUOptions : public PassPipelineOptions<AttnToLLVMCPUOptions> {
       *this, "num-stages",
       llvm::cl::desc("K/V pipeline stages (the loop runs in order on the CPU)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> splitPrograms{
+      *this, "split-programs",
+      llvm::cl::desc("--attn-tile's split-KV for a static Tq of one query "
+                     "block: the programs the key splits aim for (0: none; "
+                     "-1: the target's default, 0)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<std::string> scoresAhead{
       *this, "scores-ahead",
       llvm::cl::desc("--attn-pipeline's scores-ahead: 'none', 'tf32' or "
@@ -90,6 +96,12 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
   PassOptions::Option<int64_t> numStages{*this, "num-stages",
                                          llvm::cl::desc("K/V pipeline stages"),
                                          llvm::cl::init(0)};
+  PassOptions::Option<int64_t> splitPrograms{
+      *this, "split-programs",
+      llvm::cl::desc("--attn-tile's split-KV for a static Tq of one query "
+                     "block: the programs the key splits aim for (0: none; "
+                     "-1: the target's default, 0)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<std::string> scoresAhead{
       *this, "scores-ahead",
       llvm::cl::desc("--attn-pipeline's scores-ahead: the next key block's "

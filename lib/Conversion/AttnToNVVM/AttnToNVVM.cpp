@@ -131,6 +131,16 @@ struct ConvertAttnToNVVMPass
     for (scf::ForallOp grid : maskMaps)
       if (failed(outlineMaskMapGrid(rewriter, grid, "attn_kernels")))
         return signalPassFailure();
+    // The grids that merge split-KV's partial results: kernels launched
+    // after the programs.
+    SmallVector<scf::ForallOp> combines;
+    module.walk([&](scf::ForallOp grid) {
+      if (grid->hasAttr(kSplitCombineAttrName))
+        combines.push_back(grid);
+    });
+    for (scf::ForallOp grid : combines)
+      if (failed(outlineSplitCombineGrid(rewriter, grid, "attn_kernels")))
+        return signalPassFailure();
     for (scf::ForallOp grid : grids) {
       auto config = grid->getAttrOfType<KernelConfigAttr>(kConfigAttrName);
       if (config.getTarget() == "cpu") {

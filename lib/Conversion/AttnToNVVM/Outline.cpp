@@ -28,7 +28,7 @@ static LogicalResult cloneDefinition(OpBuilder &b, Value value,
   if (mapping.contains(value))
     return success();
   Operation *def = value.getDefiningOp();
-  if (!def || !isPure(def) || def->getNumRegions() != 0)
+  if (!def || !isMemoryEffectFree(def) || def->getNumRegions() != 0)
     return failure();
   for (Value operand : def->getOperands())
     if (failed(cloneDefinition(b, operand, mapping)))
@@ -86,7 +86,7 @@ static KernelArguments collectKernelArguments(scf::ForallOp grid,
       continue;
     }
     if (Operation *def = v.getDefiningOp())
-      if (isPure(def) && def->getNumRegions() == 0)
+      if (isMemoryEffectFree(def) && def->getNumRegions() == 0)
         llvm::append_range(worklist, def->getOperands());
   }
   args.buffers.assign(buffers.begin(), buffers.end());
@@ -191,6 +191,24 @@ static MemRefType withCallerStrides(MemRefType type) {
       type.getMemorySpace());
 }
 
+/// The results (the output, the log-sum-exp), which the host function
+/// allocates (identity layout), are written through the strides the caller
+/// passes, as the inputs are read: a (B, T, H, Dv) buffer viewed as (B, H,
+/// T, Dv) takes no copy. (With the identity layout, the static row stride
+/// Dv was used whatever the caller passed.) Returns their positions.
+static SmallVector<unsigned> useCallerStrides(KernelArguments &args) {
+  SmallVector<unsigned> outputs;
+  for (auto [i, hostArg] : llvm::enumerate(args.hostArgs)) {
+    auto type = dyn_cast<MemRefType>(args.types[i]);
+    if (hostArg <= kResultArgCode && hostArg > kWorkspaceArgCode && type &&
+        type.getLayout().isIdentity()) {
+      args.types[i] = withCallerStrides(type);
+      outputs.push_back(i);
+    }
+  }
+  return outputs;
+}
+
 /// Re-infers the result types of the subviews of `value` (transitively),
 /// whose type was made less static.
 static void refineSubviewTypes(Value value) {
@@ -225,21 +243,7 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
   KernelArguments args = collectKernelArguments(grid, func);
   Location loc = grid.getLoc();
   OpBuilder::InsertionGuard guard(rewriter);
-  // The results (the output, the log-sum-exp), which the host function
-  // allocates (identity layout), are written through the strides the caller
-  // passes, as the inputs are read:
-  // a (B, T, H, Dv) buffer viewed as (B, H, T, Dv) takes no copy. (With the
-  // identity layout, the static row stride Dv was used whatever the caller
-  // passed.)
-  SmallVector<unsigned> outputs;
-  for (auto [i, hostArg] : llvm::enumerate(args.hostArgs)) {
-    auto type = dyn_cast<MemRefType>(args.types[i]);
-    if (hostArg <= kResultArgCode && hostArg > kWorkspaceArgCode && type &&
-        type.getLayout().isIdentity()) {
-      args.types[i] = withCallerStrides(type);
-      outputs.push_back(i);
-    }
-  }
+  SmallVector<unsigned> outputs = useCallerStrides(args);
   int32_t threads = static_cast<int32_t>(32 * config.getNumWarps());
   IRMapping mapping;
   FailureOr<gpu::GPUFuncOp> created = createKernel(
@@ -250,6 +254,8 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
   kernel->setAttr(kConfigAttrName, config);
   if (Attribute precision = grid->getAttr(kPrecisionAttrName))
     kernel->setAttr(kPrecisionAttrName, precision);
+  if (Attribute splits = grid->getAttr(kKeySplitsAttrName))
+    kernel->setAttr(kKeySplitsAttrName, splits);
 
   SmallVector<OpFoldResult> ubs = grid.getMixedUpperBound();
   // Coordinates in 32 bits, zero-extended: the index then keeps the
@@ -284,6 +290,12 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
   mapping.map(
       ivs[1],
       toIndex(toI32(gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::y))));
+  // Split programs take the split count from the launch (gridDim.x), not
+  // from their own evaluation of the rule: the launch's is the one whose
+  // workspaces the combine kernel reads.
+  if (grid->hasAttr(kKeySplitsAttrName))
+    if (auto numSplits = dyn_cast<Value>(ubs[2]))
+      mapping.map(numSplits, toIndex(nx));
   for (Operation &op : grid.getBody()->without_terminator())
     rewriter.clone(op, mapping);
   gpu::ReturnOp::create(rewriter, loc);
@@ -442,5 +454,86 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineMaskMapGrid(RewriterBase &rewriter,
                             {blockX, one, one}, shared, args.buffers);
   rewriter.eraseOp(grid);
   kernel->setAttr(kSharedBytesAttrName, rewriter.getI64IntegerAttr(0));
+  return kernel;
+}
+
+FailureOr<gpu::GPUFuncOp>
+mlir::attn::outlineSplitCombineGrid(RewriterBase &rewriter, scf::ForallOp grid,
+                                    StringRef moduleName) {
+  if (!grid->hasAttr(kSplitCombineAttrName))
+    return rewriter.notifyMatchFailure(grid, "not a split combine grid");
+  if (grid.getRank() != 3 || !grid.isNormalized())
+    return emitOpErrorAtLoc(grid, "expects a normalized 3-D combine grid "
+                                  "(batch, head, query row)");
+  auto func = grid->getParentOfType<func::FuncOp>();
+  if (!func || !grid->getParentOfType<ModuleOp>())
+    return emitOpErrorAtLoc(grid, "expects the grid inside a func.func");
+
+  KernelArguments args = collectKernelArguments(grid, func);
+  Location loc = grid.getLoc();
+  OpBuilder::InsertionGuard guard(rewriter);
+  SmallVector<unsigned> outputs = useCallerStrides(args);
+  constexpr int32_t threads = 128;
+  IRMapping mapping;
+  FailureOr<gpu::GPUFuncOp> created = createKernel(
+      rewriter, grid, func, moduleName, "combine", threads, args, mapping);
+  if (failed(created))
+    return failure();
+  gpu::GPUFuncOp kernel = *created;
+  kernel->setAttr(kSplitCombineAttrName, rewriter.getUnitAttr());
+
+  // x = query row, y = head, z = batch.
+  SmallVector<Value> ivs = grid.getInductionVars();
+  mapping.map(ivs[0], gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::z));
+  mapping.map(ivs[1], gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::y));
+  mapping.map(ivs[2], gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::x));
+  Value tid = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
+  Value step = arith::ConstantIndexOp::create(rewriter, loc, threads);
+  for (Operation &op : grid.getBody()->without_terminator())
+    rewriter.clone(op, mapping);
+  gpu::ReturnOp::create(rewriter, loc);
+  for (unsigned i : outputs)
+    refineSubviewTypes(kernel.getArgument(i));
+
+  // The threads split the column loop; the row's other stores (its
+  // log-sum-exp) are thread 0's.
+  kernel.walk([&](scf::ForOp loop) {
+    if (!loop->hasAttr(kThreadLoopAttrName))
+      return;
+    rewriter.modifyOpInPlace(loop, [&] {
+      loop.getLowerBoundMutable().assign(tid);
+      loop.getStepMutable().assign(step);
+    });
+  });
+  SmallVector<memref::StoreOp> rowStores;
+  kernel.walk([&](memref::StoreOp store) {
+    if (!store->getParentOfType<scf::ForOp>())
+      rowStores.push_back(store);
+  });
+  for (memref::StoreOp store : rowStores) {
+    rewriter.setInsertionPoint(store);
+    Value first =
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, tid,
+                              arith::ConstantIndexOp::create(rewriter, loc, 0));
+    auto ifOp = scf::IfOp::create(rewriter, loc, first, /*withElse=*/false);
+    rewriter.moveOpBefore(store, ifOp.thenBlock()->getTerminator());
+  }
+
+  // The launch, in place of the grid: (Tq, Hq, B) blocks.
+  rewriter.setInsertionPoint(grid);
+  for (unsigned i : outputs)
+    args.buffers[i] =
+        memref::CastOp::create(rewriter, loc, args.types[i], args.buffers[i]);
+  SmallVector<OpFoldResult> ubs = grid.getMixedUpperBound();
+  auto toValue = [&](OpFoldResult ofr) -> Value {
+    return getValueOrCreateConstantIndexOp(rewriter, loc, ofr);
+  };
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value blockX = arith::ConstantIndexOp::create(rewriter, loc, threads);
+  Value shared = arith::ConstantIntOp::create(rewriter, loc, 0, 32);
+  gpu::LaunchFuncOp::create(rewriter, loc, kernel,
+                            {toValue(ubs[2]), toValue(ubs[1]), toValue(ubs[0])},
+                            {blockX, one, one}, shared, args.buffers);
+  rewriter.eraseOp(grid);
   return kernel;
 }

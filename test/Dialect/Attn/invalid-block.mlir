@@ -132,3 +132,29 @@ func.func @config_many_warps(%q: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>,
   attn.block_attention ins(%q, %q, %q) outs(%o) at [%i, %i, %i] {config = #attn.config<block_m = 1024, block_n = 32, num_warps = 64, num_stages = 2, target = "cpu">, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16> outs memref<?x8x?x64xf16>
   return
 }
+
+// -----
+
+// A key split writes f32 partial results and their log-sum-exp.
+func.func @key_split_no_lse(%q: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf32>, %i: index) {
+  // expected-error @+1 {{expects an f32 'output' and an 'lse' with 'key_split' (the partial results a combine step merges)}}
+  attn.block_attention ins(%q, %q, %q) outs(%o) at [%i, %i, %i] key_split [%i of %i] {config = #attn.config<block_m = 32, block_n = 32, num_warps = 1, num_stages = 1, target = "cpu">, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16> outs memref<?x8x?x64xf32>
+  return
+}
+
+// -----
+
+func.func @key_split_f16_output(%q: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf16>, %l: memref<?x8x?xf32>, %i: index) {
+  // expected-error @+1 {{expects an f32 'output' and an 'lse' with 'key_split'}}
+  attn.block_attention ins(%q, %q, %q) outs(%o lse(%l)) at [%i, %i, %i] key_split [%i of %i] {config = #attn.config<block_m = 32, block_n = 32, num_warps = 1, num_stages = 1, target = "cpu">, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16> outs memref<?x8x?x64xf16> lse memref<?x8x?xf32>
+  return
+}
+
+// -----
+
+// Without a key split, the output has the inputs' type.
+func.func @f32_output_unsplit(%q: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf32>, %i: index) {
+  // expected-error @+1 {{expects 'output' to have the element type of 'query' ('f16'), got 'f32'}}
+  attn.block_attention ins(%q, %q, %q) outs(%o) at [%i, %i, %i] {config = #attn.config<block_m = 32, block_n = 32, num_warps = 1, num_stages = 1, target = "cpu">, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16> outs memref<?x8x?x64xf32>
+  return
+}

@@ -407,6 +407,35 @@ func.func @with_lse(%q: memref<?x4x?x32xf16>, %k: memref<?x2x?x32xf16>, %v: memr
 
 // -----
 
+#cfg = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 1, target = "cpu">
+
+// Split %s of %n reads key blocks [s * per, min((s + 1) * per, NB)), per =
+// ceil(NB / n), NB = ceil(Tk / 8): both loops (unmasked, then the diagonal
+// and tail blocks) are clamped to that run. Its output is f32: no truncf.
+// CHECK-LABEL: func @key_split
+// CHECK-SAME:    %[[S:[a-z0-9]*]]: index, %[[N:[a-z0-9]*]]: index)
+// CHECK:         %[[NB:.*]] = arith.ceildivsi %[[TK:.*]], %c8
+// CHECK:         %[[PER:.*]] = arith.ceildivsi %[[NB]], %[[N]]
+// CHECK:         %[[START:.*]] = arith.muli %[[S]], %[[PER]]
+// CHECK:         %[[NEXT:.*]] = arith.addi %[[START]], %[[PER]]
+// CHECK:         %[[END:.*]] = arith.minsi %[[NEXT]], %[[NB]]
+// CHECK:         %[[LB1:.*]] = arith.maxsi %c0{{.*}}, %[[START]]
+// CHECK:         %[[UB1:.*]] = arith.minsi %{{.*}}, %[[END]]
+// CHECK:         scf.for %{{.*}} = %[[LB1]] to %[[UB1]] step %c1
+// CHECK:         %[[LB2:.*]] = arith.maxsi %{{.*}}, %[[START]]
+// CHECK:         %[[UB2:.*]] = arith.minsi %{{.*}}, %[[END]]
+// CHECK:         scf.for %{{.*}} = %[[LB2]] to %[[UB2]] step %c1
+// CHECK:         math.log2
+// CHECK-NOT:     arith.truncf
+// CHECK:         return
+func.func @key_split(%q: memref<?x4x?x32xf16>, %k: memref<?x2x?x32xf16>, %v: memref<?x2x?x32xf16>, %o: memref<?x4x?x32xf32, strided<[?, ?, ?, 1], offset: ?>>, %l: memref<?x4x?xf32, strided<[?, ?, 1], offset: ?>>, %b: index, %h: index, %s: index, %n: index) {
+  %c0 = arith.constant 0 : index
+  attn.block_attention ins(%q, %k, %v) outs(%o lse(%l)) at [%b, %h, %c0] key_split [%s of %n] {causal = #attn.causal<bottom_right>, config = #cfg, scale = 0.25 : f32} : memref<?x4x?x32xf16>, memref<?x2x?x32xf16>, memref<?x2x?x32xf16> outs memref<?x4x?x32xf32, strided<[?, ?, ?, 1], offset: ?>> lse memref<?x4x?xf32, strided<[?, ?, 1], offset: ?>>
+  return
+}
+
+// -----
+
 // No block_attention: nothing changes.
 // CHECK-LABEL: func @nothing
 // CHECK-NEXT:    return

@@ -87,6 +87,16 @@ FailureOr<gpu::GPUFuncOp> outlineMaskMapGrid(RewriterBase &rewriter,
                                              scf::ForallOp grid,
                                              StringRef moduleName);
 
+/// Outlines the grid that merges split-KV's partial results (tagged
+/// `attn.split_combine`, buildSplitCombine) into a kernel of `gpu.module`
+/// `moduleName`, launched after the programs: one block of 128 threads per
+/// query row (grid x = query row, y = head, z = batch), the threads taking
+/// the value columns, thread 0 the row's log-sum-exp. Replaces the grid by a
+/// `gpu.launch_func`.
+FailureOr<gpu::GPUFuncOp> outlineSplitCombineGrid(RewriterBase &rewriter,
+                                                  scf::ForallOp grid,
+                                                  StringRef moduleName);
+
 /// Rewrites each block-map row scan of `kernel` (`attn.block_row_scan`)
 /// into a loop over steps of 32 blocks, one class per lane, combined with
 /// two warp ballots a step (part of distributeProgram).

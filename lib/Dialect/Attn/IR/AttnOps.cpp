@@ -369,9 +369,19 @@ LogicalResult BlockAttentionOp::verify() {
     StringRef name;
     MemRefType type;
   };
+  // A key split's output holds f32 partial results for the combine step.
+  bool split = static_cast<bool>(getKeySplit());
+  if (split != static_cast<bool>(getNumKeySplits()))
+    return emitOpError() << "expects 'key_split' and 'num_key_splits' together";
+  if (split && (!getLse() || !getOutput().getType().getElementType().isF32()))
+    return emitOpError() << "expects an f32 'output' and an 'lse' with "
+                            "'key_split' (the partial results a combine "
+                            "step merges)";
   for (const Named &operand :
        {Named{"key", getKey().getType()}, Named{"value", getValue().getType()},
         Named{"output", getOutput().getType()}}) {
+    if (split && operand.name == "output")
+      continue;
     if (operand.type.getElementType() != elementType)
       return emitOpError() << "expects '" << operand.name
                            << "' to have the element type of 'query' ("

@@ -96,6 +96,16 @@ void ProgramBuilder::build() {
   // Valid query rows of this block: min(block_m, Tq - row0).
   Value rows = arith::MinSIOp::create(
       b, loc, bm, arith::SubIOp::create(b, loc, queryLen, row0));
+  // Split s of n reads key blocks [s * per, min((s + 1) * per, NB)), per =
+  // ceil(NB / n): every key loop below is clamped to that run.
+  if (Value split = op.getKeySplit()) {
+    Value numBlocks = arith::CeilDivSIOp::create(b, loc, keyLen, bn);
+    Value per =
+        arith::CeilDivSIOp::create(b, loc, numBlocks, op.getNumKeySplits());
+    splitStart = arith::MulIOp::create(b, loc, split, per);
+    splitEnd = arith::MinSIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, splitStart, per), numBlocks);
+  }
 
   // Block buffers.
   qTile = allocBuffer({blockM, headDim}, elementType);
@@ -253,6 +263,10 @@ void ProgramBuilder::buildKeyLoops(Value rows, Value bn) {
 
 void ProgramBuilder::buildKeyLoop(Value lb, Value ub, bool masked,
                                   std::optional<bool> partial) {
+  if (splitStart) {
+    lb = arith::MaxSIOp::create(b, loc, lb, splitStart);
+    ub = arith::MinSIOp::create(b, loc, ub, splitEnd);
+  }
   auto forOp = scf::ForOp::create(b, loc, lb, ub, index(1));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(forOp.getBody()->getTerminator());
@@ -328,8 +342,8 @@ void ProgramBuilder::buildEpilogue(Value rows) {
           {IteratorType::parallel, IteratorType::parallel},
           [&](OpBuilder &nb, Location l, ValueRange args) {
             Value v = args[0];
-            if (elementType != f32)
-              v = arith::TruncFOp::create(nb, l, elementType, v);
+            if (v.getType() != args[1].getType())
+              v = arith::TruncFOp::create(nb, l, args[1].getType(), v);
             yieldValue(nb, l, v);
           });
 }

@@ -251,6 +251,9 @@ private:
 
   // Values shared by the steps.
   Value kvHead, row0, queryLen, keyLen, causalOffset;
+  /// A key split's run of key blocks, [splitStart, splitEnd) (null
+  /// without key_split): buildKeyLoop clamps every loop to it.
+  Value splitStart, splitEnd;
   /// The diagonal offset of the block map's triangular class: the causal
   /// offset, 0 (top-left) without causal.
   Value triOffset;

@@ -41,9 +41,10 @@ static Value toBuffer(RewriterBase &rewriter, Location loc, Value value) {
                                            /*read_only=*/true);
 }
 
-FailureOr<SmallVector<Value>>
-mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
-                          KernelConfigAttr config) {
+FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
+                                                        AttentionOp op,
+                                                        KernelConfigAttr config,
+                                                        int64_t splitPrograms) {
   Location loc = op.getLoc();
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
@@ -95,16 +96,72 @@ mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
                          .getResult();
   }
 
+  // Split-KV (KeySplit.cpp): one query block per (batch, head), the keys
+  // split over S programs that write partial results to f32 workspaces
+  // (S x B x Hq x Tq [x Dv]), merged by a second grid.
+  std::optional<int64_t> staticQueryLen = getConstantIntValue(seqLen);
+  bool split = splitPrograms > 0 && staticQueryLen && *staticQueryLen <= blockM;
+  Value numSplits, splitOutput, splitLse;
+  int64_t minSplitKeys = 4 * config.getBlockN();
+  if (split) {
+    OpFoldResult keyLen = memref::getMixedSize(rewriter, loc, key, 2);
+    numSplits = buildNumKeySplits(rewriter, loc, batch, heads, keyLen,
+                                  minSplitKeys, splitPrograms);
+    auto workspace = [&](StringRef name, bool columns) {
+      SmallVector<int64_t> shape = {ShapedType::kDynamic};
+      SmallVector<Value> sizes = {numSplits};
+      for (OpFoldResult size : {batch, heads, seqLen}) {
+        std::optional<int64_t> known = getConstantIntValue(size);
+        shape.push_back(known ? *known : ShapedType::kDynamic);
+        if (!known)
+          sizes.push_back(cast<Value>(size));
+      }
+      if (columns)
+        shape.push_back(op.getValueHeadDim());
+      auto alloc = memref::AllocOp::create(
+          rewriter, loc, MemRefType::get(shape, rewriter.getF32Type()), sizes);
+      alloc->setAttr(kWorkspaceAttrName, rewriter.getStringAttr(name));
+      return alloc.getResult();
+    };
+    splitOutput = workspace("split_output", /*columns=*/true);
+    splitLse = workspace("split_lse", /*columns=*/false);
+  }
+  // Split s's rank-reduced view of a workspace.
+  auto splitView = [&](OpBuilder &b, Location l, Value workspace, Value s) {
+    auto type = cast<MemRefType>(workspace.getType());
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+    offsets[0] = s;
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1)};
+    for (int64_t dim = 1; dim < type.getRank(); ++dim)
+      sizes.push_back(memref::getMixedSize(b, l, workspace, dim));
+    SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+    auto viewType = memref::SubViewOp::inferRankReducedResultType(
+        type.getShape().drop_front(), type, offsets, sizes, strides);
+    return memref::SubViewOp::create(b, l, cast<MemRefType>(viewType),
+                                     workspace, offsets, sizes, strides)
+        .getResult();
+  };
+
   FloatAttr scale = rewriter.getF32FloatAttr(op.getScaleValue());
   BlockAttentionOp program;
+  OpFoldResult programs = split ? OpFoldResult(numSplits) : numQueryBlocks;
   auto grid = scf::ForallOp::create(
-      rewriter, loc, ArrayRef<OpFoldResult>{batch, heads, numQueryBlocks},
+      rewriter, loc, ArrayRef<OpFoldResult>{batch, heads, programs},
       ValueRange{}, std::nullopt,
       [&](OpBuilder &b, Location bodyLoc, ValueRange ivs) {
+        Value queryBlock = ivs[2], programOutput = output, programLse = lse;
+        Value keySplit;
+        if (split) {
+          keySplit = ivs[2];
+          queryBlock = arith::ConstantIndexOp::create(b, bodyLoc, 0);
+          programOutput = splitView(b, bodyLoc, splitOutput, keySplit);
+          programLse = splitView(b, bodyLoc, splitLse, keySplit);
+        }
         program = BlockAttentionOp::create(
             b, bodyLoc, query, key, value, mask,
-            /*block_map=*/Value(), captures, output, lse, ivs[0], ivs[1],
-            ivs[2], config, scale, op.getCausalAttr(), op.getPrecisionAttr(),
+            /*block_map=*/Value(), captures, programOutput, programLse, ivs[0],
+            ivs[1], queryBlock, keySplit, split ? numSplits : Value(), config,
+            scale, op.getCausalAttr(), op.getPrecisionAttr(),
             op.getWindowAttr(), op.getSoftcapAttr());
         scf::InParallelOp::create(b, bodyLoc);
       });
@@ -127,6 +184,14 @@ mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
   grid->setAttr(kConfigAttrName, config);
   if (Attribute precision = op.getPrecisionAttr())
     grid->setAttr(kPrecisionAttrName, precision);
+  if (split) {
+    grid->setAttr(kKeySplitsAttrName,
+                  rewriter.getDenseI64ArrayAttr({minSplitKeys, splitPrograms}));
+    buildSplitCombine(rewriter, loc, splitOutput, splitLse, numSplits, output,
+                      lse);
+    memref::DeallocOp::create(rewriter, loc, splitOutput);
+    memref::DeallocOp::create(rewriter, loc, splitLse);
+  }
 
   SmallVector<Value> results;
   for (Value buffer : {output, lse})
@@ -180,16 +245,20 @@ namespace {
 /// Tiles one attn.attention with the default (or overridden) config.
 struct TileAttentionPattern : public OpRewritePattern<AttentionOp> {
   TileAttentionPattern(MLIRContext *context, StringRef target,
-                       const KernelConfigOverrides &overrides)
+                       const KernelConfigOverrides &overrides,
+                       int64_t splitPrograms)
       : OpRewritePattern<AttentionOp>(context), target(target.str()),
-        overrides(overrides) {}
+        overrides(overrides),
+        splitPrograms(splitPrograms < 0 ? getDefaultSplitPrograms(target)
+                                        : splitPrograms) {}
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
     KernelConfigAttr config = selectConfig(op, target, overrides);
     if (!config)
       return failure();
-    FailureOr<SmallVector<Value>> results = tileAttention(rewriter, op, config);
+    FailureOr<SmallVector<Value>> results =
+        tileAttention(rewriter, op, config, splitPrograms);
     if (failed(results))
       return failure();
     rewriter.replaceOp(op, *results);
@@ -198,6 +267,7 @@ struct TileAttentionPattern : public OpRewritePattern<AttentionOp> {
 
   std::string target;
   KernelConfigOverrides overrides;
+  int64_t splitPrograms;
 };
 
 struct AttnTilePass : public attn::impl::AttnTileBase<AttnTilePass> {
@@ -207,6 +277,11 @@ struct AttnTilePass : public attn::impl::AttnTileBase<AttnTilePass> {
     KernelConfigOverrides overrides{blockM, blockN, numWarps, numStages};
     if (blockM < 0 || blockN < 0 || numWarps < 0 || numStages < 0) {
       getOperation().emitError("attn-tile options must be >= 0");
+      return signalPassFailure();
+    }
+    if (splitPrograms < -1) {
+      getOperation().emitError("attn-tile: split-programs must be >= -1 (-1: "
+                               "the target's default)");
       return signalPassFailure();
     }
     // Every op's config first: an invalid one is an error of the pass, not
@@ -220,7 +295,7 @@ struct AttnTilePass : public attn::impl::AttnTileBase<AttnTilePass> {
     if (configs.wasInterrupted())
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
-    populateAttnTilePatterns(patterns, target, overrides);
+    populateAttnTilePatterns(patterns, target, overrides, splitPrograms);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     numTiled += count;
@@ -228,8 +303,11 @@ struct AttnTilePass : public attn::impl::AttnTileBase<AttnTilePass> {
 };
 } // namespace
 
+int64_t mlir::attn::getDefaultSplitPrograms(StringRef target) { return 0; }
+
 void mlir::attn::populateAttnTilePatterns(
     RewritePatternSet &patterns, StringRef target,
-    const KernelConfigOverrides &overrides) {
-  patterns.add<TileAttentionPattern>(patterns.getContext(), target, overrides);
+    const KernelConfigOverrides &overrides, int64_t splitPrograms) {
+  patterns.add<TileAttentionPattern>(patterns.getContext(), target, overrides,
+                                     splitPrograms);
 }

@@ -200,6 +200,11 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
     With `lse` (`B x Hq x Tq`), the program also writes the log-sum-exp of
     its rows there, as `attn.attention`'s second result.
 
+    With `key_split [%s of %n]`, the program reads only split `%s` of `%n`
+    equal runs of whole key blocks (split-KV, flash-decoding): its `output`
+    (f32) and `lse` hold the softmax of those keys alone, which a combine
+    step merges exactly with the other splits' by their log-sum-exps.
+
     `window`, `softcap` and the `score_mod` / `mask_mod` regions are those
     of `attn.attention`. The tensors the regions read become read-only
     buffers, listed as `captures`, and the regions read them with
@@ -229,6 +234,7 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
     Arg<MemRefRankOf<[Attn_FloatElement], [4]>, "", [MemWrite]>:$output,
     Arg<Optional<MemRefRankOf<[F32], [3]>>, "", [MemWrite]>:$lse,
     Index:$batch, Index:$head, Index:$query_block,
+    Optional<Index>:$key_split, Optional<Index>:$num_key_splits,
     Attn_KernelConfigAttr:$config,
     F32Attr:$scale,
     OptionalAttr<Attn_CausalAttr>:$causal,
@@ -242,6 +248,7 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
     `ins` `(` $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
     (`block_map` `(` $block_map^ `)`)? (`captures` `(` $captures^ `)`)? `)`
     `outs` `(` $output (`lse` `(` $lse^ `)`)? `)` `at` `[` $batch `,` $head `,` $query_block `]`
+    (`key_split` `[` $key_split^ `of` $num_key_splits `]`)?
     attr-dict (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
     `:` type($query) `,` type($key) `,` type($value)
     (`mask` type($mask)^)? (`block_map` type($block_map)^)?

@@ -20,6 +20,15 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
     is not 0 overrides it. Query tails (Tq not a multiple of block_m) are left
     to the program, which masks them; the user pads nothing.
 
+    Split-KV (flash-decoding): when Tq is static and fits one query block
+    (decode), `B x Hq` programs cannot fill a GPU, so the keys are split
+    as well: the grid is `B x Hq x S` programs, split `s` reading its run
+    of key blocks (`key_split`) and writing the softmax of those keys alone
+    and its log-sum-exp to f32 workspaces (`split_output`, `split_lse`);
+    a second grid (`attn.split_combine`) merges them exactly into the
+    results. `S = min(ceil(Tk / (4 block_n)), ceil(P / (B Hq)))`, with `P`
+    the `split-programs` option, is evaluated at launch time.
+
     The tensors enter and leave through `bufferization.to_buffer` /
     `bufferization.to_tensor`, so one-shot bufferization later turns the
     function into one on buffers.
@@ -38,7 +47,10 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
     Option<"numWarps", "num-warps", "int64_t", /*default=*/"0",
            "Warps per program (0: default for the target)">,
     Option<"numStages", "num-stages", "int64_t", /*default=*/"0",
-           "K/V pipeline stages (0: default for the target)">
+           "K/V pipeline stages (0: default for the target)">,
+    Option<"splitPrograms", "split-programs", "int64_t", /*default=*/"-1",
+           "Split-KV for a static Tq of one query block: the programs the "
+           "key splits aim for (0: no splits; -1: the target's default, 0)">
   ];
   let statistics = [
     Statistic<"numTiled", "num-tiled", "Number of attn.attention ops tiled">

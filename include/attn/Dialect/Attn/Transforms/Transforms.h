@@ -51,14 +51,25 @@ selectKernelConfig(function_ref<InFlightDiagnostic()> emitError,
                    StringRef target, const KernelConfigOverrides &overrides);
 
 /// Rewrites `op` into a program grid (`scf.forall` over batch, query head and
-/// query block) of `attn.block_attention` on buffers, with `config`. Returns
-/// the tensors that replace the op's results.
-FailureOr<SmallVector<Value>>
-tileAttention(RewriterBase &rewriter, AttentionOp op, KernelConfigAttr config);
+/// query block) of `attn.block_attention` on buffers, with `config`. With
+/// `splitPrograms` > 0 and a static Tq of one query block (decode), the keys
+/// are split too (KeySplit.cpp): programs over (batch, query head, split)
+/// and a combine grid after them. Returns the tensors that replace the op's
+/// results.
+FailureOr<SmallVector<Value>> tileAttention(RewriterBase &rewriter,
+                                            AttentionOp op,
+                                            KernelConfigAttr config,
+                                            int64_t splitPrograms = 0);
 
-/// Patterns that tile every `attn.attention` with `selectKernelConfig`.
+/// The program slots split-KV aims to fill on `target` by default (0: no
+/// splits).
+int64_t getDefaultSplitPrograms(StringRef target);
+
+/// Patterns that tile every `attn.attention` with `selectKernelConfig`
+/// (`splitPrograms` < 0: the target's default).
 void populateAttnTilePatterns(RewritePatternSet &patterns, StringRef target,
-                              const KernelConfigOverrides &overrides);
+                              const KernelConfigOverrides &overrides,
+                              int64_t splitPrograms = -1);
 
 /// Which keys a query row sees inside a program (SPEC.md section 1): the key
 /// tail, the causal diagonal, the window and the user mask, as block IR shared
@@ -122,6 +133,32 @@ struct KeyBlockRange {
 KeyBlockRange buildKeyBlockRange(OpBuilder &b, Location loc,
                                  BlockAttentionOp op, Value queryLen,
                                  Value keyLen);
+
+/// Split-KV (KeySplit.cpp). The number of key splits of a launch, as index
+/// arithmetic of its sizes: min(ceil(Tk / minKeys), ceil(programs / (B *
+/// Hq))), so that B * Hq * S programs fill a GPU of about `programs`
+/// program slots and none reads fewer than `minKeys` keys.
+Value buildNumKeySplits(OpBuilder &b, Location loc, OpFoldResult batch,
+                        OpFoldResult heads, OpFoldResult keyLen,
+                        int64_t minKeys, int64_t programs);
+/// The grid (`scf.forall` over B x Hq x Tq) that merges the splits'
+/// partial results, `partialOutput` (S x B x Hq x Tq x Dv, f32, each split's
+/// normalized O) and `partialLse` (S x B x Hq x Tq), into `output` and, when
+/// not null, `lse`, by their log-sum-exps (exact). Tagged
+/// kSplitCombineAttrName.
+scf::ForallOp buildSplitCombine(OpBuilder &b, Location loc, Value partialOutput,
+                                Value partialLse, Value numSplits, Value output,
+                                Value lse);
+/// On a program grid whose programs split the keys: the split rule
+/// `array<i64: min_keys, programs>` (buildNumKeySplits), which the launch
+/// evaluates.
+inline constexpr llvm::StringLiteral kKeySplitsAttrName = "attn.key_splits";
+/// On the grid that merges the splits (launched after the programs).
+inline constexpr llvm::StringLiteral kSplitCombineAttrName =
+    "attn.split_combine";
+/// On the combine grid's loop over value columns: the GPU splits it over
+/// the threads of a block.
+inline constexpr llvm::StringLiteral kThreadLoopAttrName = "attn.thread_loop";
 
 /// Discardable attribute of `--attn-mask-block-map`: on the grid that
 /// classifies the mask's blocks (the config of the programs it serves), and
