@@ -59,6 +59,8 @@ static FailureOr<OwningOpRef<ModuleOp>> buildCanonicalModule(AttentionOp op,
                               op.getValue().getType()};
   if (op.getMask())
     inputs.push_back(op.getMask().getType());
+  if (op.getKvLengths())
+    inputs.push_back(op.getKvLengths().getType());
   SmallVector<Value> captured = op.getCapturedTensors();
   for (Value tensor : captured)
     inputs.push_back(tensor.getType());
@@ -225,7 +227,14 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   }
   // Kernel arguments to manifest params (Outline.cpp's attn.kernel_args).
   auto toParams = [&](gpu::GPUFuncOp f) {
-    static const char *roles[] = {"query", "key", "value", "mask"};
+    // The op's operands in order: query, key, value, then the optional
+    // mask and kv_lengths where present.
+    SmallVector<std::pair<const char *, unsigned>> roles = {
+        {"query", 4}, {"key", 4}, {"value", 4}};
+    if (op.getMask())
+      roles.push_back({"mask", static_cast<unsigned>(maskRank)});
+    if (op.getKvLengths())
+      roles.push_back({"kv_lengths", 1});
     std::vector<rt::KernelParam> params;
     auto workspaces = f->getAttrOfType<ArrayAttr>(kKernelWorkspacesAttrName);
     auto tensorMaps = f->getAttrOfType<ArrayAttr>(kKernelTensorMapsAttrName);
@@ -239,7 +248,7 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
         int32_t of = hostArgs[cast<IntegerAttr>(map.get("arg")).getInt()];
         auto box = cast<DenseI64ArrayAttr>(map.get("box")).asArrayRef();
         params.push_back(rt::KernelParam::tensorMap(
-            of == kResultArgCode ? "output" : roles[of],
+            of == kResultArgCode ? "output" : roles[of].first,
             std::vector<int64_t>(box.begin(), box.end()),
             static_cast<unsigned>(
                 cast<IntegerAttr>(map.get("swizzle")).getInt())));
@@ -256,8 +265,8 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
             "capture" + std::to_string(index),
             static_cast<unsigned>(manifest.captures[index].shape.size())));
       } else {
-        params.push_back(rt::KernelParam::memref(roles[hostArg],
-                                                 hostArg == 3 ? maskRank : 4));
+        params.push_back(rt::KernelParam::memref(roles[hostArg].first,
+                                                 roles[hostArg].second));
       }
     }
     return params;

@@ -316,3 +316,20 @@ func.func @lse_type(%q: tensor<1x1x8x16xf16>, %k: tensor<1x1x8x16xf16>, %v: tens
   %o, %l = attn.attention %q, %k, %v : tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16> -> tensor<1x1x8x16xf16>, tensor<1x1x8xf16>
   return %l : tensor<1x1x8xf16>
 }
+
+// -----
+
+// kv_lengths holds one count per batch.
+func.func @kv_lengths_shape(%q: tensor<2x4x1x16xf32>, %k: tensor<2x2x9x16xf32>, %v: tensor<2x2x9x16xf32>, %l: tensor<3xi32>) -> tensor<2x4x1x16xf32> {
+  // expected-error @+1 {{expects 'kv_lengths' of shape 2 (B), got 'tensor<3xi32>'}}
+  %o = attn.attention %q, %k, %v kv_lengths(%l : tensor<3xi32>) : tensor<2x4x1x16xf32>, tensor<2x2x9x16xf32>, tensor<2x2x9x16xf32> -> tensor<2x4x1x16xf32>
+  return %o : tensor<2x4x1x16xf32>
+}
+
+// -----
+
+func.func @kv_lengths_type(%q: tensor<2x4x1x16xf32>, %k: tensor<2x2x9x16xf32>, %v: tensor<2x2x9x16xf32>, %l: tensor<2xi64>) -> tensor<2x4x1x16xf32> {
+  // expected-error @+1 {{operand #3 must be ranked tensor of 32-bit signless integer values, but got 'tensor<2xi64>'}}
+  %o = attn.attention %q, %k, %v kv_lengths(%l : tensor<2xi64>) : tensor<2x4x1x16xf32>, tensor<2x2x9x16xf32>, tensor<2x2x9x16xf32> -> tensor<2x4x1x16xf32>
+  return %o : tensor<2x4x1x16xf32>
+}

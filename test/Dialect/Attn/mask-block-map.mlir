@@ -258,3 +258,15 @@ func.func @no_mask(%q: tensor<?x8x?x64xf16>) -> tensor<?x8x?x64xf16> {
   %o = attn.attention %q, %q, %q {causal = #attn.causal<top_left>} : tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16> -> tensor<?x8x?x64xf16>
   return %o : tensor<?x8x?x64xf16>
 }
+
+// Per-batch key counts: no map (its classes take one Tk for all batches);
+// the programs read the mask per element.
+// MAP-LABEL: func.func @kv_lengths
+// MAP-NOT: attn.workspace
+// MAP-NOT: attn.mask_block_map
+// MAP: attn.block_attention ins({{.*}} mask({{.*}}) kv_lengths({{.*}}))
+// MAP: return
+func.func @kv_lengths(%q: tensor<?x8x?x64xf16>, %m: tensor<?x?xi1>, %l: tensor<?xi32>) -> tensor<?x8x?x64xf16> {
+  %o = attn.attention %q, %q, %q mask(%m) kv_lengths(%l : tensor<?xi32>) : tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x?xi1> -> tensor<?x8x?x64xf16>
+  return %o : tensor<?x8x?x64xf16>
+}

@@ -436,6 +436,29 @@ func.func @key_split(%q: memref<?x4x?x32xf16>, %k: memref<?x2x?x32xf16>, %v: mem
 
 // -----
 
+#cfg = #attn.config<block_m = 16, block_n = 8, num_warps = 1, num_stages = 1, target = "cpu">
+
+// kv_lengths: the batch's key count, clamped to 0..Tk, is Tk for the whole
+// program: the key blocks, the tail and the bottom_right offset.
+// CHECK-LABEL: func @kv_lengths
+// CHECK-SAME:    %[[KL:[a-z0-9]*]]: memref<?xi32>, %[[O:.*]]: memref<?x4x?x32xf16>, %[[B:.*]]: index, %[[H:.*]]: index, %[[QB:.*]]: index)
+// CHECK:         %[[TK:.*]] = memref.dim %{{.*}}, %c2 : memref<?x2x?x32xf16>
+// CHECK:         %[[LEN32:.*]] = memref.load %[[KL]][%[[B]]] : memref<?xi32>
+// CHECK:         %[[LEN:.*]] = arith.index_cast %[[LEN32]] : i32 to index
+// CHECK:         %[[POS:.*]] = arith.maxsi %[[LEN]], %c0
+// CHECK:         %[[KEYS:.*]] = arith.minsi %[[POS]], %[[TK]]
+// CHECK:         arith.ceildivsi %[[KEYS]], %c8
+// The bottom_right offset: keys - Tq.
+// CHECK:         arith.subi %[[KEYS]], %{{.*}}
+// CHECK:         scf.for
+// CHECK:         return
+func.func @kv_lengths(%q: memref<?x4x?x32xf16>, %k: memref<?x2x?x32xf16>, %v: memref<?x2x?x32xf16>, %kl: memref<?xi32>, %o: memref<?x4x?x32xf16>, %b: index, %h: index, %qb: index) {
+  attn.block_attention ins(%q, %k, %v kv_lengths(%kl)) outs(%o) at [%b, %h, %qb] {causal = #attn.causal<bottom_right>, config = #cfg, scale = 0.25 : f32} : memref<?x4x?x32xf16>, memref<?x2x?x32xf16>, memref<?x2x?x32xf16> kv_lengths memref<?xi32> outs memref<?x4x?x32xf16>
+  return
+}
+
+// -----
+
 // No block_attention: nothing changes.
 // CHECK-LABEL: func @nothing
 // CHECK-NEXT:    return

@@ -87,3 +87,11 @@ func.func @with_lse(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: te
   %o, %lse = attn.attention %q, %k, %v {causal = #attn.causal<top_left>} : tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> -> tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>
   return %o, %lse : tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>
 }
+
+// Per-batch key counts (a KV cache).
+// CHECK-LABEL: func @with_kv_lengths
+// CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} kv_lengths(%{{.*}} : tensor<?xi32>) {causal = #attn.causal<bottom_right>} : tensor<?x32x1x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x1x128xbf16>
+func.func @with_kv_lengths(%q: tensor<?x32x1x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: tensor<?x8x?x128xbf16>, %lens: tensor<?xi32>) -> tensor<?x32x1x128xbf16> {
+  %o = attn.attention %q, %k, %v kv_lengths(%lens : tensor<?xi32>) {causal = #attn.causal<bottom_right>} : tensor<?x32x1x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x1x128xbf16>
+  return %o : tensor<?x32x1x128xbf16>
+}

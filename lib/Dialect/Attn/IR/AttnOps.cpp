@@ -286,6 +286,14 @@ LogicalResult AttentionOp::verify() {
                            << oType;
   }
 
+  // Per-batch key counts: B.
+  if (Value lengths = getKvLengths()) {
+    auto type = cast<RankedTensorType>(lengths.getType());
+    if (type.getRank() != 1 || !compatible(type.getDimSize(0), batch))
+      return emitOpError() << "expects 'kv_lengths' of shape " << dimStr(batch)
+                           << " (B), got " << type;
+  }
+
   // The log-sum-exp: B x Hq x Tq, f32.
   if (Value lse = getLse()) {
     auto lType = cast<RankedTensorType>(lse.getType());

@@ -91,6 +91,14 @@ void ProgramBuilder::build() {
   kvHead = arith::DivUIOp::create(b, loc, head, groupSize);
   queryLen = dim(query, 2);
   keyLen = dim(key, 2);
+  // A batch's own key count, clamped to 0..Tk, stands for Tk everywhere.
+  if (Value lengths = op.getKvLengths()) {
+    Value length = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        memref::LoadOp::create(b, loc, lengths, ValueRange{batch}));
+    keyLen = arith::MinSIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, length, index(0)), keyLen);
+  }
   Value bm = index(blockM), bn = index(blockN);
   row0 = arith::MulIOp::create(b, loc, op.getQueryBlock(), bm);
   // Valid query rows of this block: min(block_m, Tq - row0).

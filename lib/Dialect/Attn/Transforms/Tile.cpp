@@ -53,6 +53,8 @@ FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
   Value key = toBuffer(rewriter, loc, op.getKey());
   Value value = toBuffer(rewriter, loc, op.getValue());
   Value mask = op.getMask() ? toBuffer(rewriter, loc, op.getMask()) : Value();
+  Value kvLengths =
+      op.getKvLengths() ? toBuffer(rewriter, loc, op.getKvLengths()) : Value();
   // The tensors the regions read become read-only buffers too (the
   // programs' captures), each once.
   SmallVector<Value> captures;
@@ -159,10 +161,10 @@ FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
         }
         program = BlockAttentionOp::create(
             b, bodyLoc, query, key, value, mask,
-            /*block_map=*/Value(), captures, programOutput, programLse, ivs[0],
-            ivs[1], queryBlock, keySplit, split ? numSplits : Value(), config,
-            scale, op.getCausalAttr(), op.getPrecisionAttr(),
-            op.getWindowAttr(), op.getSoftcapAttr());
+            /*block_map=*/Value(), kvLengths, captures, programOutput,
+            programLse, ivs[0], ivs[1], queryBlock, keySplit,
+            split ? numSplits : Value(), config, scale, op.getCausalAttr(),
+            op.getPrecisionAttr(), op.getWindowAttr(), op.getSoftcapAttr());
         scf::InParallelOp::create(b, bodyLoc);
       });
   // The regions, reading the captured buffers where they read the tensors.

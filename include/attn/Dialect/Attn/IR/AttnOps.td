@@ -14,7 +14,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 def Attn_FloatElement : AnyTypeOf<[F32, F16, BF16]>;
 def Attn_MaskElement : AnyTypeOf<[F32, F16, BF16, I1]>;
 
-def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
+def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let summary = "scaled dot-product attention over whole 4-D tensors";
   let description = [{
     For every batch `b`, query head `h`, query row `i` and value column `d`:
@@ -80,6 +80,13 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
     `mask_mod` keeps it; a kept key whose final score is `-inf` counts as
     masked.
 
+    The optional `kv_lengths` (`B`, i32) gives each batch its own key
+    count (FlashAttention's `cache_seqlens`: a KV cache of capacity `Tk`
+    holding `kv_lengths[b]` keys): for batch `b` the keys `j >=
+    kv_lengths[b]` do not exist, and `kv_lengths[b]` stands for `Tk`
+    everywhere, in the `bottom_right` causal and window offset too. A length
+    is clamped to `0..Tk`; a batch with none yields zeros.
+
     The optional second result `lse` (`B x Hq x Tq`, f32) holds, for each
     query row, the natural log of the sum over its kept keys of `exp(s)` of
     the final scores: FlashAttention's `softmax_lse`, what split-KV,
@@ -119,6 +126,12 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
            }
            : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>
            -> tensor<?x32x?x128xbf16>
+    // Decode against a KV cache: 1 new query row per sequence, each sequence
+    // with its own cache length.
+    %o5 = attn.attention %q1, %kc, %vc kv_lengths(%lens : tensor<?xi32>)
+           {causal = #attn.causal<bottom_right>}
+           : tensor<?x32x1x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>
+           -> tensor<?x32x1x128xbf16>
     // The output and its log-sum-exp.
     %o4, %lse = attn.attention %q, %k, %v {causal = #attn.causal<top_left>}
            : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>
@@ -131,6 +144,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
     RankedTensorOf<[Attn_FloatElement]>:$key,
     RankedTensorOf<[Attn_FloatElement]>:$value,
     Optional<RankedTensorOf<[Attn_MaskElement]>>:$mask,
+    Optional<RankedTensorOf<[I32]>>:$kv_lengths,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<Attn_CausalAttr>:$causal,
     OptionalAttr<Attn_PrecisionAttr>:$precision,
@@ -142,7 +156,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
   let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
 
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`mask` `(` $mask^ `)`)? attr-dict
+    $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
+    (`kv_lengths` `(` $kv_lengths^ `:` type($kv_lengths) `)`)? attr-dict
     (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)? `:`
     type($query) `,` type($key) `,` type($value) (`,` type($mask)^)?
     `->` type($output) (`,` type($lse)^)?
@@ -197,6 +212,9 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
     `Tk`; -inf elsewhere), 2 otherwise. Dimensions 0 and 1 have size 1 where the
     mask broadcasts over batch or heads (index 0 is read there).
 
+    With `kv_lengths`, the keys of batch `b` are the first
+    `kv_lengths[b]` (clamped to `0..Tk`), as for `attn.attention`.
+
     With `lse` (`B x Hq x Tq`), the program also writes the log-sum-exp of
     its rows there, as `attn.attention`'s second result.
 
@@ -230,6 +248,7 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
     Arg<MemRefRankOf<[Attn_FloatElement], [4]>, "", [MemRead]>:$value,
     Arg<Optional<MemRefOf<[Attn_MaskElement]>>, "", [MemRead]>:$mask,
     Arg<Optional<MemRefRankOf<[I8], [4]>>, "", [MemRead]>:$block_map,
+    Arg<Optional<MemRefRankOf<[I32], [1]>>, "", [MemRead]>:$kv_lengths,
     Arg<Variadic<AnyMemRef>, "", [MemRead]>:$captures,
     Arg<MemRefRankOf<[Attn_FloatElement], [4]>, "", [MemWrite]>:$output,
     Arg<Optional<MemRefRankOf<[F32], [3]>>, "", [MemWrite]>:$lse,
@@ -246,12 +265,14 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
 
   let assemblyFormat = [{
     `ins` `(` $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
-    (`block_map` `(` $block_map^ `)`)? (`captures` `(` $captures^ `)`)? `)`
+    (`block_map` `(` $block_map^ `)`)? (`kv_lengths` `(` $kv_lengths^ `)`)?
+    (`captures` `(` $captures^ `)`)? `)`
     `outs` `(` $output (`lse` `(` $lse^ `)`)? `)` `at` `[` $batch `,` $head `,` $query_block `]`
     (`key_split` `[` $key_split^ `of` $num_key_splits `]`)?
     attr-dict (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
     `:` type($query) `,` type($key) `,` type($value)
     (`mask` type($mask)^)? (`block_map` type($block_map)^)?
+    (`kv_lengths` type($kv_lengths)^)?
     (`captures` type($captures)^)? `outs` type($output)
     (`lse` type($lse)^)?
   }];
