@@ -191,10 +191,21 @@ static llvm::Expected<EntryFunction> analyzeFunction(func::FuncOp func) {
         arg && arg.getOwner() == &func.getBody().front() ? arg.getArgNumber()
                                                          : -1);
   }
-  for (OpOperand &operand : attention->getOpOperands()) {
-    // Operand order of the op: query, key, value, then the optional mask.
-    auto role = static_cast<OperandRole>(operand.getOperandNumber());
-    auto arg = dyn_cast<BlockArgument>(operand.get());
+  // The per-batch key counts are not run here yet: refused by name rather
+  // than taken for a mask.
+  if (attention.getKvLengths())
+    return makeError("the attn.attention in '" + name +
+                     "' has kv_lengths, which attn-run does not run yet");
+  // The operands by role (query, key, value, then the optional mask).
+  std::pair<OperandRole, Value> operands[] = {
+      {OperandRole::Query, attention.getQuery()},
+      {OperandRole::Key, attention.getKey()},
+      {OperandRole::Value, attention.getValue()},
+      {OperandRole::Mask, attention.getMask()}};
+  for (auto [role, value] : operands) {
+    if (!value)
+      continue;
+    auto arg = dyn_cast<BlockArgument>(value);
     if (!arg || arg.getOwner() != &func.getBody().front())
       return makeError("operand '" + getRoleLabel(role) +
                        "' of the attn.attention in '" + name +
