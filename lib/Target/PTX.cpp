@@ -181,6 +181,9 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   manifest.key.shape = toShape(op.getKey().getType());
   manifest.value.shape = toShape(op.getValue().getType());
   manifest.output.shape = toShape(op.getOutput().getType());
+  if (Value lse = op.getLse())
+    manifest.lse =
+        rt::OperandSpec{toShape(cast<RankedTensorType>(lse.getType()))};
   if (Value mask = op.getMask()) {
     auto maskType = cast<RankedTensorType>(mask.getType());
     manifest.mask = rt::MaskSpec{toRuntimeType(maskType.getElementType()),
