@@ -38,6 +38,9 @@ Workloads:
   SDPA's flash (FlashAttention-2), cuDNN, efficient and math backends (math
   only where its T x T scores fit in memory).
 
+- decode: steps of 1 and 16 query rows (GQA 32/8, bf16, D128) against KV
+  caches of 4k..128k keys, B = 1..128, in TB/s of memory moved: attn-mlir
+  against SDPA's flash and cuDNN backends (decode_workload()).
 - variants: causal sliding windows of 256, 1024 and 4096 keys, a causal
   softcap of 50, causal ALiBi, prefix-LM (1024) and causal document masks
   (packed documents of 256..4096 tokens), bf16 D128 and f16 D64, T = 4k,
@@ -409,6 +412,66 @@ def variants_workload(kernels, seqlens):
                 torch.cuda.empty_cache()
 
 
+# Decode steps (issue shapes): Tq new rows of 32 query heads against a
+# cache of Tk keys of 8 KV heads, bf16, head dim 128. (B, Tq, Tk).
+DECODE_SHAPES = ((1, 1, 4096), (1, 1, 32768), (1, 1, 131072), (8, 1, 8192), (32, 1, 4096),
+                 (128, 1, 4096), (4, 16, 16384))
+
+
+def decode_workload(kernels):
+    """Each DECODE_SHAPES point against SDPA's flash and cuDNN backends
+    (GQA through enable_gqa) and FlashAttention's flash_attn_with_kvcache
+    where installed. The figure of merit is memory moved per call (Q, K, V
+    and O bytes) over time, against the copy ceiling: a decode step reads
+    its cache once."""
+    try:
+        from flash_attn import flash_attn_with_kvcache
+    except ImportError:
+        flash_attn_with_kvcache = None
+    hq, hkv, d = 32, 8, 128
+    for b, tq, tk in DECODE_SHAPES:
+        kernel = Kernel(os.path.join(kernels, f"decode_q{tq}.json"))
+        shape = f"decode B{b} Tq{tq} Tk{tk} (Hq{hq} Hkv{hkv} D{d} bf16)"
+        q = torch.randn(b, hq, tq, d, device="cuda", dtype=torch.bfloat16)
+        k, v = (torch.randn(b, hkv, tk, d, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+        ref = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        flops = 4 * b * hq * tq * tk * d
+        moved = 2 * (2 * q.numel() + k.numel() + v.numel())
+        out = torch.empty_like(q)
+        meta = dict(b=b, h=hq, d=d, dtype="bf16", causal=False, tq=tq, tk=tk, bytes=moved)
+        providers = [("attn-mlir", lambda: kernel(q, k, v, out=out))]
+        for label, backend in (("sdpa flash (FA2)", SDPBackend.FLASH_ATTENTION),
+                               ("sdpa cudnn", SDPBackend.CUDNN_ATTENTION)):
+            def run(backend=backend):
+                with sdpa_kernel(backend):
+                    return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+            providers.append((label, run))
+        if flash_attn_with_kvcache:
+            qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))
+            providers.append(("flash-attn kvcache", lambda: flash_attn_with_kvcache(
+                qt, kt, vt).transpose(1, 2)))
+        rows = measure("decode", shape, providers, ref, flops, meta)
+        for row in rows.values():
+            if row.get("ms"):
+                row["tb_s"] = moved / row["ms"] / 1e9
+        del q, k, v, out, ref
+        torch.cuda.empty_cache()
+
+
+def decode_markdown(rows):
+    """The decode rows as one table: ms and TB/s per provider."""
+    rows = [r for r in rows if r["workload"] == "decode"]
+    if not rows:
+        return ""
+    lines = ["| shape | provider | ms | TB/s | rel err |", "|---|---|---|---|---|"]
+    for r in rows:
+        ms = f"{r['ms']:.4f}" if r["ms"] else r.get("note", "-")
+        tbs = f"{r['tb_s']:.2f}" if r.get("tb_s") else "-"
+        err = f"{r['rel_err']:.1e}" if r["rel_err"] is not None else "-"
+        lines.append(f"| {r['shape']} | {r['provider']} | {ms} | {tbs} | {err} |")
+    return "## Decode (memory moved per call / time)\n\n" + "\n".join(lines) + "\n\n"
+
+
 def markdown(rows):
     lines = ["| workload | shape | provider | ms | TFLOP/s | rel err |", "|---|---|---|---|---|---|"]
     for r in rows:
@@ -442,13 +505,14 @@ def main():
     ap.add_argument("--tag", help="the device in the file names (default from its name: h200)")
     ap.add_argument("--quick", action="store_true", help="fewer sequence lengths")
     ap.add_argument("--only", help="a comma-separated list of the workloads to run "
-                    "(seed, modern, variants; default all)")
+                    "(seed, modern, variants, decode; default all)")
     ap.add_argument("--order", choices=("shuffled", "fixed"), default="shuffled",
                     help="the order of the providers in each timed round (measure())")
     args = ap.parse_args()
-    only = set(args.only.split(",")) if args.only else {"seed", "modern", "variants"}
-    if only - {"seed", "modern", "variants"}:
-        ap.error(f"--only: unknown workloads {sorted(only - {'seed', 'modern', 'variants'})}")
+    workloads = {"seed", "modern", "variants", "decode"}
+    only = set(args.only.split(",")) if args.only else workloads
+    if only - workloads:
+        ap.error(f"--only: unknown workloads {sorted(only - workloads)}")
     global ORDER
     ORDER = args.order
     import_torch()
@@ -461,6 +525,8 @@ def main():
                         else (512, 1024, 2048, 4096, 8192, 16384))
     if "variants" in only:
         variants_workload(args.kernels, (4096, 16384) if args.quick else (4096, 16384, 32768))
+    if "decode" in only:
+        decode_workload(args.kernels)
     device = torch.cuda.get_device_name()
     versions = dict(torch=torch.__version__, triton=triton.__version__,
                     cuda=torch.version.cuda, python=platform.python_version())
@@ -492,6 +558,7 @@ def write_results(out, tag, device, date, command, versions, rows, explains):
         f.write(f"# attn-mlir vs anchors on {device} ({date})\n\n"
                 f"`{command}` ({versions_line}).\n\n{plot_line}\n\n"
                 f"## TFLOP/s per figure\n\n{plots.pivot_markdown(rows)}\n\n"
+                f"{decode_markdown(rows)}"
                 f"## Explain: attn-mlir at its largest point\n\n{explain_markdown(explains)}\n\n"
                 f"## Every row\n\n{markdown(rows)}\n")
     paths = [prefix + ".md", prefix + ".json"] + pngs

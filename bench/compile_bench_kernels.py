@@ -8,7 +8,8 @@ One kernel per (dtype f16/bf16, head dim 64/128, causal or not) with every
 size dynamic, and the seed workload's two forms (f32, 96 heads, head dim
 128: the additive mask tensor as the seed passes it, and `causal`), and
 the variants' kernels (causal sliding windows, a causal softcap, ALiBi,
-prefix-LM and document masks). The
+prefix-LM and document masks), and decode steps of 1 and 16 query rows
+(GQA 32/8, bf16, head dim 128). The
 .mlir sources are written next to the PTX and manifests.
 """
 
@@ -71,6 +72,17 @@ def function(name, elt, d, heads, causal, mask, window=None, softcap=None, regio
             f"  return %o : {t}\n}}\n")
 
 
+def decode_function(name, tq):
+    """A decode step: `tq` new query rows (static, so that the keys split
+    over programs: docs/Serving.md) of 32 query heads against a cache of 8
+    KV heads, bf16, head dim 128."""
+    q = f"tensor<?x32x{tq}x128xbf16>"
+    kv = "tensor<?x8x?x128xbf16>"
+    return (f"func.func @{name}(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{\n"
+            f"  %o = attn.attention %q, %k, %v : {q}, {kv}, {kv} -> {q}\n"
+            f"  return %o : {q}\n}}\n")
+
+
 def kernels():
     for elt in ("f16", "bf16"):
         for d in (64, 128):
@@ -89,6 +101,8 @@ def kernels():
                                         ("document", True, DOCUMENT)):
             name = f"{elt}_d{d}_{variant}"
             yield name, function(name, elt, d, "?", causal, False, region=region)
+    for tq in (1, 16):
+        yield f"decode_q{tq}", decode_function(f"decode_q{tq}", tq)
     yield "seed_mask", function("seed_mask", "f32", 128, 96, False, True)
     yield "seed_causal", function("seed_causal", "f32", 128, 96, True, False)
 

@@ -7,6 +7,7 @@
 #   bash bench/gpu_run.sh variants  # likewise: attn_bench.py's variants
 #                                       # workload, a call of its own (every
 #                                       # point is a FlexAttention compile)
+#   bash bench/gpu_run.sh decode    # likewise: the decode workload
 # `prepare` runs prepare_gpu_run.sh (benchmark kernels, seed anchor, kernel
 # cache, runner-only attn-run), compiles the GPU matrix (473 cases) and the
 # lazy-rescale cases. `run` runs the matrix twice (gpu_check.py through the
@@ -70,19 +71,20 @@ run)
   printf '%s\n' "${summary[@]}"
   exit "$failed"
   ;;
-variants)
+variants | decode)
+  WORKLOAD=$1
   OUTDIR="${OUT:-/tmp/gpu-run}"
-  RES=/tmp/gpu-run-variants
+  RES=/tmp/gpu-run-$WORKLOAD
   rm -rf "$RES" && mkdir -p "$RES" "$OUTDIR"
   timeout 560 python3 "$ROOT/bench/attn_bench.py" --kernels "$CARRY/bk" \
-    --seed-dir "$CARRY/anchors" --out "$RES" --only variants > "$RES/variants.log" 2>&1
+    --seed-dir "$CARRY/anchors" --out "$RES" --only "$WORKLOAD" > "$RES/$WORKLOAD.log" 2>&1
   rc=$?
-  (cd "$RES" && tar czf "$OUTDIR/gpu-variants.tgz" .)
-  grep -v "^variants |" "$RES/variants.log" | tail -150
+  (cd "$RES" && tar czf "$OUTDIR/gpu-$WORKLOAD.tgz" .)
+  grep -v "^$WORKLOAD |" "$RES/$WORKLOAD.log" | tail -150
   exit "$rc"
   ;;
 *)
-  echo "usage: bash bench/gpu_run.sh prepare|run|variants" >&2
+  echo "usage: bash bench/gpu_run.sh prepare|run|variants|decode" >&2
   exit 2
   ;;
 esac
