@@ -209,6 +209,20 @@ static SmallVector<unsigned> useCallerStrides(KernelArguments &args) {
   return outputs;
 }
 
+/// Puts each of `stores` under `tid == 0`: a value every thread of the block
+/// computed, stored once.
+static void storeFromThreadZero(RewriterBase &rewriter, Location loc, Value tid,
+                                ArrayRef<memref::StoreOp> stores) {
+  for (memref::StoreOp store : stores) {
+    rewriter.setInsertionPoint(store);
+    Value first =
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, tid,
+                              arith::ConstantIndexOp::create(rewriter, loc, 0));
+    auto ifOp = scf::IfOp::create(rewriter, loc, first, /*withElse=*/false);
+    rewriter.moveOpBefore(store, ifOp.thenBlock()->getTerminator());
+  }
+}
+
 /// Re-infers the result types of the subviews of `value` (transitively),
 /// whose type was made less static.
 static void refineSubviewTypes(Value value) {
@@ -430,14 +444,7 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineMaskMapGrid(RewriterBase &rewriter,
   }
   SmallVector<memref::StoreOp> stores;
   kernel.walk([&](memref::StoreOp store) { stores.push_back(store); });
-  for (memref::StoreOp store : stores) {
-    rewriter.setInsertionPoint(store);
-    Value first =
-        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, tid,
-                              arith::ConstantIndexOp::create(rewriter, loc, 0));
-    auto ifOp = scf::IfOp::create(rewriter, loc, first, /*withElse=*/false);
-    rewriter.moveOpBefore(store, ifOp.thenBlock()->getTerminator());
-  }
+  storeFromThreadZero(rewriter, loc, tid, stores);
 
   // The launch, in place of the grid.
   rewriter.setInsertionPoint(grid);
@@ -510,14 +517,7 @@ mlir::attn::outlineSplitCombineGrid(RewriterBase &rewriter, scf::ForallOp grid,
     if (!store->getParentOfType<scf::ForOp>())
       rowStores.push_back(store);
   });
-  for (memref::StoreOp store : rowStores) {
-    rewriter.setInsertionPoint(store);
-    Value first =
-        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, tid,
-                              arith::ConstantIndexOp::create(rewriter, loc, 0));
-    auto ifOp = scf::IfOp::create(rewriter, loc, first, /*withElse=*/false);
-    rewriter.moveOpBefore(store, ifOp.thenBlock()->getTerminator());
-  }
+  storeFromThreadZero(rewriter, loc, tid, rowStores);
 
   // The launch, in place of the grid: (Tq, Hq, B) blocks.
   rewriter.setInsertionPoint(grid);
