@@ -180,10 +180,12 @@ createKernel(RewriterBase &rewriter, scf::ForallOp grid, func::FuncOp func,
 }
 
 /// The layout the caller's strides need: every stride and the offset
-/// dynamic but the last stride, 1 (the manifest's memref parameters).
-static MemRefType withCallerStrides(MemRefType type) {
+/// dynamic but, with `unitLastStride`, the last stride, 1 (the manifest's
+/// memref parameters).
+static MemRefType withCallerStrides(MemRefType type,
+                                    bool unitLastStride = true) {
   SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
-  if (!strides.empty())
+  if (!strides.empty() && unitLastStride)
     strides.back() = 1;
   return MemRefType::get(
       type.getShape(), type.getElementType(),
@@ -195,14 +197,17 @@ static MemRefType withCallerStrides(MemRefType type) {
 /// allocates (identity layout), are written through the strides the caller
 /// passes, as the inputs are read: a (B, T, H, Dv) buffer viewed as (B, H,
 /// T, Dv) takes no copy. (With the identity layout, the static row stride
-/// Dv was used whatever the caller passed.) Returns their positions.
+/// Dv was used whatever the caller passed.) The log-sum-exp (rank 3, one f32
+/// per row) takes any strides: (B, Tq, Hq) storage viewed as (B, Hq, Tq)
+/// has its rows Hq apart. Returns their positions.
 static SmallVector<unsigned> useCallerStrides(KernelArguments &args) {
   SmallVector<unsigned> outputs;
   for (auto [i, hostArg] : llvm::enumerate(args.hostArgs)) {
     auto type = dyn_cast<MemRefType>(args.types[i]);
     if (hostArg <= kResultArgCode && hostArg > kWorkspaceArgCode && type &&
         type.getLayout().isIdentity()) {
-      args.types[i] = withCallerStrides(type);
+      args.types[i] =
+          withCallerStrides(type, /*unitLastStride=*/type.getRank() != 3);
       outputs.push_back(i);
     }
   }
