@@ -58,7 +58,7 @@ run)
     summary+=("$(printf '%-12s rc=%-3s %4ss  %s' "$name" "$rc" "$((SECONDS - start))" \
       "$(grep -v '^\s*$' "$RES/$name.log" | tail -1 | cut -c1-100)")")
   }
-  step matrix 150 python3 "$ROOT/bench/gpu_check.py" "$CARRY/gk" --out "$RES"
+  step matrix 240 python3 "$ROOT/bench/gpu_check.py" "$CARRY/gk" --out "$RES"
   step runner 150 python3 "$ROOT/test/Integration/CPU/sweep.py" --attn-run "$R" \
     --manifests "$CARRY/gk" --workdir /tmp/gpu-run-runner --jobs 8
   step lazy 60 python3 "$ROOT/test/Integration/CPU/lazy_rescale.py" --attn-run "$R" \

@@ -35,7 +35,7 @@ struct AttnToLLVMCPUOptions : public PassPipelineOptions<AttnToLLVMCPUOptions> {
       *this, "split-programs",
       llvm::cl::desc("--attn-tile's split-KV for a static Tq of one query "
                      "block: the programs the key splits aim for (0: none; "
-                     "-1: the target's default, 0)"),
+                     "-1: the target's default, 0 on the host and 264 on GPUs)"),
       llvm::cl::init(-1)};
   PassOptions::Option<std::string> scoresAhead{
       *this, "scores-ahead",
@@ -100,7 +100,7 @@ struct AttnToNVVMOptions : public PassPipelineOptions<AttnToNVVMOptions> {
       *this, "split-programs",
       llvm::cl::desc("--attn-tile's split-KV for a static Tq of one query "
                      "block: the programs the key splits aim for (0: none; "
-                     "-1: the target's default, 0)"),
+                     "-1: the target's default, 0 on the host and 264 on GPUs)"),
       llvm::cl::init(-1)};
   PassOptions::Option<std::string> scoresAhead{
       *this, "scores-ahead",

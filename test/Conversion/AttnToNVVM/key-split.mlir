@@ -3,7 +3,7 @@
 // the combine grid becomes a kernel launched after them: one block of 128
 // threads per query row (x = row, y = head, z = batch), the threads taking
 // the value columns, thread 0 the row's log-sum-exp.
-// RUN: attn-opt %s --attn-tile="target=sm_90a split-programs=264" --attn-online-softmax --attn-pipeline --cse \
+// RUN: attn-opt %s --attn-tile="target=sm_90a" --attn-online-softmax --attn-pipeline --cse \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s
 

@@ -1,9 +1,10 @@
 // Split-KV (flash-decoding) in --attn-tile: a static Tq that fits one query
 // block splits the keys over S programs per (batch, head), S evaluated from
-// the launch's sizes; no target splits by default.
+// the launch's sizes; GPUs split by default (264 program slots), the host does
+// not.
 // RUN: attn-opt %s --attn-tile --split-input-file | FileCheck %s --check-prefix=HOST
 // RUN: attn-opt %s --attn-tile="split-programs=64" --split-input-file --verify-each | FileCheck %s
-// RUN: attn-opt %s --attn-tile="target=sm_90a split-programs=264" --split-input-file | FileCheck %s --check-prefix=SM90
+// RUN: attn-opt %s --attn-tile="target=sm_90a" --split-input-file | FileCheck %s --check-prefix=SM90
 // The split programs expand and print back:
 // RUN: attn-opt %s --attn-tile="split-programs=64" --attn-online-softmax --split-input-file --verify-each \
 // RUN:   | attn-opt --split-input-file --verify-each | FileCheck %s --check-prefix=ROUNDTRIP

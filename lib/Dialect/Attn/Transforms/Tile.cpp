@@ -305,7 +305,10 @@ struct AttnTilePass : public attn::impl::AttnTileBase<AttnTilePass> {
 };
 } // namespace
 
-int64_t mlir::attn::getDefaultSplitPrograms(StringRef target) { return 0; }
+int64_t mlir::attn::getDefaultSplitPrograms(StringRef target) {
+  // Two programs per SM of a 132-SM Hopper; the host does not split.
+  return target == "cpu" ? 0 : 2 * 132;
+}
 
 void mlir::attn::populateAttnTilePatterns(
     RewritePatternSet &patterns, StringRef target,

@@ -50,7 +50,7 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
            "K/V pipeline stages (0: default for the target)">,
     Option<"splitPrograms", "split-programs", "int64_t", /*default=*/"-1",
            "Split-KV for a static Tq of one query block: the programs the "
-           "key splits aim for (0: no splits; -1: the target's default, 0)">
+           "key splits aim for (0: no splits; -1: the target's default, 0 on the host and 264 on GPUs)">
   ];
   let statistics = [
     Statistic<"numTiled", "num-tiled", "Number of attn.attention ops tiled">

@@ -61,8 +61,8 @@ FailureOr<SmallVector<Value>> tileAttention(RewriterBase &rewriter,
                                             KernelConfigAttr config,
                                             int64_t splitPrograms = 0);
 
-/// The program slots split-KV aims to fill on `target` by default (0: no
-/// splits).
+/// The program slots split-KV aims to fill on `target` by default: 0 (no
+/// splits) on the host, two programs per SM of a 132-SM Hopper on GPUs.
 int64_t getDefaultSplitPrograms(StringRef target);
 
 /// Patterns that tile every `attn.attention` with `selectKernelConfig`
