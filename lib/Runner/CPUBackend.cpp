@@ -190,6 +190,7 @@ llvm::Error CPUBackend::compile(ModuleOp module, EntryFunction &entry,
     pipelineOptions.blockM = options.blockM;
     pipelineOptions.blockN = options.blockN;
     pipelineOptions.numStages = options.numStages;
+    pipelineOptions.splitPrograms = options.splitPrograms;
     if (!options.scoresAhead.empty())
       pipelineOptions.scoresAhead = options.scoresAhead;
     buildAttnToLLVMCPUPipeline(pm, pipelineOptions);

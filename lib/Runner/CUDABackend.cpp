@@ -65,6 +65,7 @@ compileKernel(ModuleOp module, EntryFunction &entry,
   ptxOptions.overrides.blockN = options.blockN;
   ptxOptions.overrides.numWarps = options.numWarps;
   ptxOptions.overrides.numStages = options.numStages;
+  ptxOptions.splitPrograms = options.splitPrograms;
   if (!options.scoresAhead.empty())
     ptxOptions.scoresAhead = options.scoresAhead;
   ptxOptions.nvvm = options.nvvm;
@@ -153,7 +154,7 @@ private:
   getProblem(const std::vector<const rt::HostTensor *> &arguments) const;
 
   std::unique_ptr<rt::KernelRunner> runner;
-  std::array<int, 4> roleArguments = {-1, -1, -1, -1};
+  RoleArguments roleArguments = {-1, -1, -1, -1, -1};
   std::vector<int> captureArguments;
   unsigned numArguments = 0, numResults = 0;
   bool compiled = false;
@@ -199,6 +200,7 @@ llvm::Expected<rt::AttentionProblem> CUDABackend::getProblem(
   problem.key = get(OperandRole::Key);
   problem.value = get(OperandRole::Value);
   problem.mask = get(OperandRole::Mask);
+  problem.kvLengths = get(OperandRole::KvLengths);
   for (int index : captureArguments) {
     if (index < 0)
       return makeError("a region reads a tensor the function computes; the "

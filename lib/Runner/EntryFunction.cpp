@@ -38,6 +38,8 @@ StringRef mlir::attn::runner::getRoleLabel(OperandRole role) {
     return "v";
   case OperandRole::Mask:
     return "mask";
+  case OperandRole::KvLengths:
+    return "kv_lengths";
   }
   return "?";
 }
@@ -79,7 +81,7 @@ RankedTensorType EntryFunction::getLseType() {
 
 std::string EntryFunction::getArgumentLabel(unsigned index) const {
   std::string label;
-  for (unsigned role = 0; role < 4; ++role)
+  for (unsigned role = 0; role < kNumOperandRoles; ++role)
     if (roleArguments[role] == static_cast<int>(index))
       appendLabel(label, getRoleLabel(static_cast<OperandRole>(role)));
   if (index < regionReaders.size() && !regionReaders[index].empty())
@@ -191,17 +193,14 @@ static llvm::Expected<EntryFunction> analyzeFunction(func::FuncOp func) {
         arg && arg.getOwner() == &func.getBody().front() ? arg.getArgNumber()
                                                          : -1);
   }
-  // The per-batch key counts are not run here yet: refused by name rather
-  // than taken for a mask.
-  if (attention.getKvLengths())
-    return makeError("the attn.attention in '" + name +
-                     "' has kv_lengths, which attn-run does not run yet");
-  // The operands by role (query, key, value, then the optional mask).
+  // The operands by role (query, key, value, then the optional mask and
+  // kv_lengths).
   std::pair<OperandRole, Value> operands[] = {
       {OperandRole::Query, attention.getQuery()},
       {OperandRole::Key, attention.getKey()},
       {OperandRole::Value, attention.getValue()},
-      {OperandRole::Mask, attention.getMask()}};
+      {OperandRole::Mask, attention.getMask()},
+      {OperandRole::KvLengths, attention.getKvLengths()}};
   for (auto [role, value] : operands) {
     if (!value)
       continue;
@@ -210,7 +209,7 @@ static llvm::Expected<EntryFunction> analyzeFunction(func::FuncOp func) {
       return makeError("operand '" + getRoleLabel(role) +
                        "' of the attn.attention in '" + name +
                        "' is not a function argument; attn-run passes q, k, "
-                       "v and the mask as arguments");
+                       "v, the mask and kv_lengths as arguments");
     entry.roleArguments[static_cast<unsigned>(role)] = arg.getArgNumber();
     used[arg.getArgNumber()] = true;
   }

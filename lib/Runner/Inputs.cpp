@@ -124,6 +124,7 @@ rt::AttentionProblem RunInputs::getProblem() const {
   problem.key = get(OperandRole::Key);
   problem.value = get(OperandRole::Value);
   problem.mask = get(OperandRole::Mask);
+  problem.kvLengths = get(OperandRole::KvLengths);
   problem.scale = scale;
   problem.causal = causal;
   problem.windowLeft = windowLeft;
@@ -167,6 +168,7 @@ mlir::attn::runner::prepareInputs(EntryFunction &entry,
   }
 
   RunInputs inputs;
+  int lengthsArg = entry.roleArguments[unsigned(OperandRole::KvLengths)];
   for (unsigned i = 0; i < numArgs; ++i) {
     std::string label =
         "input #" + std::to_string(i) + " (" + entry.getArgumentLabel(i) + ")";
@@ -182,6 +184,16 @@ mlir::attn::runner::prepareInputs(EntryFunction &entry,
   }
 
   inputs.roleArguments = entry.roleArguments;
+  // Random kv_lengths are lengths in 0 .. Tk (the key's, once it is known).
+  int keyArg = entry.roleArguments[unsigned(OperandRole::Key)];
+  if (lengthsArg >= 0 && inputs.sources[lengthsArg] == "random") {
+    rt::HostTensor &lengths = inputs.arguments[lengthsArg];
+    const rt::HostTensor &key = inputs.arguments[keyArg];
+    if (lengths.type == rt::ElementType::I32 && lengths.shape.size() == 1 &&
+        key.shape.size() == 4)
+      lengths = rt::makeRandomLengths(lengths.shape[0], key.shape[2],
+                                      deriveInputSeed(seed, lengthsArg));
+  }
   inputs.scale = entry.getScale();
   inputs.causal = entry.getCausal();
   if (WindowAttr window = entry.attention.getWindowAttr()) {

@@ -26,17 +26,16 @@ bool attn::runtime::prepareLaunch(
     const TensorMapResolver &resolveTensorMap) {
   LaunchConfig config;
   config.prologue.resize(manifest.prologue.size());
-  // The main kernel, then the prologue kernels.
-  for (size_t i = 0; i <= manifest.prologue.size(); ++i) {
-    const KernelLaunch &kernel = i ? manifest.prologue[i - 1] : manifest;
-    LaunchConfig &launch = i ? config.prologue[i - 1] : config;
-    if (!(i ? evaluateGrid(kernel, sizes, launch.grid, error)
-            : evaluateGrid(manifest, sizes, launch.grid, error)))
+  config.epilogue.resize(manifest.epilogue.size());
+  for (const LaunchStep &step : manifest.getLaunchOrder()) {
+    const KernelLaunch &kernel = *step.kernel;
+    LaunchConfig &launch = *config.getLaunch(step);
+    if (!evaluateGrid(step, sizes, launch.grid, error))
       return false;
     if (!packParams(manifest, kernel.params, operands, sizes, launch.params,
                     error, resolveTensorMap)) {
-      if (i)
-        error = "prologue kernel '" + kernel.kernel + "': " + error;
+      if (step.stage != KernelStage::Main)
+        error = step.describe() + ": " + error;
       return false;
     }
     std::copy(kernel.block, kernel.block + 3, launch.block);
@@ -44,6 +43,14 @@ bool attn::runtime::prepareLaunch(
   }
   out = std::move(config);
   return true;
+}
+
+LaunchConfig *LaunchConfig::getLaunch(const LaunchStep &step) {
+  std::vector<LaunchConfig> &list =
+      step.stage == KernelStage::Prologue ? prologue : epilogue;
+  if (step.stage == KernelStage::Main)
+    return this;
+  return step.index < list.size() ? &list[step.index] : nullptr;
 }
 
 //===----------------------------------------------------------------------===//
@@ -243,12 +250,13 @@ bool ManifestKernel::load(const CudaDevice &device, const Manifest &manifest,
   bool ptx = image.find(".entry") != std::string::npos &&
              image.find(".target") != std::string::npos;
   std::vector<const KernelLaunch *> launches = manifest.getKernels();
-  for (size_t i = 0; ptx && i < launches.size(); ++i)
-    if (!checkPtxEntryParams(
-            image, launches[i]->kernel, launches[i]->getNumParamSlots(),
-            i ? "manifest's prologue[" + std::to_string(i - 1) + "].params"
-              : "manifest's params",
-            error))
+  for (const LaunchStep &step : manifest.getLaunchOrder())
+    if (ptx && !checkPtxEntryParams(
+                   image, step.kernel->kernel, step.kernel->getNumParamSlots(),
+                   "manifest's " + (step.getPath().empty()
+                                        ? std::string("params")
+                                        : step.getPath() + ".params"),
+                   error))
       return false;
 
   ManifestKernel loaded;
@@ -335,21 +343,20 @@ bool ManifestKernel::prepare(const std::map<std::string, TensorArg> &operands,
 
 bool ManifestKernel::launch(LaunchConfig &config, CUstream stream,
                             std::string &error) const {
-  if (!isLoaded() || config.prologue.size() + 1 != kernels.size())
-    return failWith(error, !isLoaded()
-                               ? "the kernel is not loaded"
-                               : "the launch has " +
-                                     std::to_string(config.prologue.size()) +
-                                     " prologue launches but kernel '" +
-                                     manifest.kernel + "' has " +
-                                     std::to_string(kernels.size() - 1) +
-                                     " prologue kernels");
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    LaunchConfig &launch = i + 1 < kernels.size() ? config.prologue[i] : config;
-    const CudaKernel &kernel =
-        i + 1 < kernels.size() ? kernels[i + 1] : kernels[0];
-    if (!kernel.launch(launch.grid, launch.block, launch.sharedMemoryBytes,
-                       stream, launch.params.getArgs(), error))
+  if (!isLoaded())
+    return failWith(error, "the kernel is not loaded");
+  if (config.prologue.size() != manifest.prologue.size() ||
+      config.epilogue.size() != manifest.epilogue.size())
+    return failWith(error, "the launch has ", config.prologue.size(),
+                    " prologue and ", config.epilogue.size(),
+                    " epilogue launches but kernel '", manifest.kernel,
+                    "' has ", manifest.prologue.size(), " prologue and ",
+                    manifest.epilogue.size(), " epilogue kernels");
+  for (const LaunchStep &step : manifest.getLaunchOrder()) {
+    LaunchConfig &launch = *config.getLaunch(step);
+    if (!kernels[step.kernelIndex].launch(launch.grid, launch.block,
+                                          launch.sharedMemoryBytes, stream,
+                                          launch.params.getArgs(), error))
       return false;
   }
   return true;

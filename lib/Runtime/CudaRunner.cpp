@@ -73,7 +73,8 @@ bool KernelRunner::upload(const AttentionProblem &problem,
       {"query", problem.query},
       {"key", problem.key},
       {"value", problem.value},
-      {"mask", problem.mask}};
+      {"mask", problem.mask},
+      {"kv_lengths", problem.kvLengths}};
   for (size_t i = 0; i < problem.captures.size(); ++i)
     inputs.push_back({"capture" + std::to_string(i), problem.captures[i]});
   for (const auto &[name, tensor] : inputs) {

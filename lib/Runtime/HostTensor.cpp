@@ -346,3 +346,22 @@ HostTensor attn::runtime::makeRandomTensor(std::vector<int64_t> shape,
     tensor.set(0, isFloatType(type) ? 0.5 : 1.0);
   return tensor;
 }
+
+HostTensor attn::runtime::makeRandomLengths(int64_t batch, int64_t capacity,
+                                            uint64_t seed) {
+  HostTensor tensor = makeZeroTensor({batch}, ElementType::I32);
+  SplitMix64 rng(seed);
+  uint64_t values = uint64_t(std::max<int64_t>(capacity, 0)) + 1;
+  for (int64_t b = 0; b < batch; ++b)
+    tensor.set(b, double(rng.nextBelow(values)));
+  if (batch >= 2) {
+    // A full cache and, from 3 batches on, an empty one, at random places.
+    int64_t full = int64_t(rng.nextBelow(uint64_t(batch)));
+    tensor.set(full, double(capacity));
+    if (batch >= 3) {
+      int64_t empty = int64_t(rng.nextBelow(uint64_t(batch - 1)));
+      tensor.set(empty >= full ? empty + 1 : empty, 0.0);
+    }
+  }
+  return tensor;
+}

@@ -97,12 +97,40 @@ bool Manifest::hasTensorMaps() const {
 
 std::vector<const KernelLaunch *> Manifest::getKernels() const {
   std::vector<const KernelLaunch *> kernels = {this};
-  for (const PrologueKernel &kernel : prologue)
-    kernels.push_back(&kernel);
+  for (const std::vector<KernelLaunch> *list : {&prologue, &epilogue})
+    for (const KernelLaunch &kernel : *list)
+      kernels.push_back(&kernel);
   return kernels;
 }
 
+std::vector<LaunchStep> Manifest::getLaunchOrder() const {
+  std::vector<LaunchStep> steps;
+  for (size_t i = 0; i < prologue.size(); ++i)
+    steps.push_back({KernelStage::Prologue, i, 1 + i, &prologue[i]});
+  steps.push_back({KernelStage::Main, 0, 0, this});
+  for (size_t i = 0; i < epilogue.size(); ++i)
+    steps.push_back(
+        {KernelStage::Epilogue, i, 1 + prologue.size() + i, &epilogue[i]});
+  return steps;
+}
+
+std::string LaunchStep::getPath() const {
+  if (stage == KernelStage::Main)
+    return "";
+  return concat(stage == KernelStage::Prologue ? "prologue" : "epilogue", "[",
+                index, "]");
+}
+
+std::string LaunchStep::describe() const {
+  const char *what = stage == KernelStage::Prologue   ? "prologue kernel '"
+                     : stage == KernelStage::Epilogue ? "epilogue kernel '"
+                                                      : "kernel '";
+  return what + kernel->kernel + "'";
+}
+
 int64_t Manifest::getVersion() const {
+  if (kvLengths || !epilogue.empty())
+    return 5;
   if (lse)
     return 4;
   if (hasTensorMaps())
@@ -264,6 +292,8 @@ std::string attn::runtime::serializeManifest(const Manifest &manifest) {
   if (manifest.lse)
     root["lse"] = {{"shape", manifest.lse->shape}};
   root["mask"] = manifest.mask ? Json(*manifest.mask) : Json();
+  if (manifest.kvLengths)
+    root["kv_lengths"] = *manifest.kvLengths;
   // Written only when there are any, so that a manifest without them is
   // written as an older writer wrote it.
   if (!manifest.captures.empty())
@@ -292,11 +322,13 @@ std::string attn::runtime::serializeManifest(const Manifest &manifest) {
   to_json(root, static_cast<const KernelLaunch &>(manifest));
   if (!manifest.workspaces.empty())
     root["workspace"] = manifest.workspaces;
-  for (const PrologueKernel &kernel : manifest.prologue) {
-    Json entry = {{"kernel", kernel.kernel}};
-    to_json(entry, kernel);
-    root["prologue"].push_back(std::move(entry));
-  }
+  for (auto [key, list] : {std::pair{"prologue", &manifest.prologue},
+                           {"epilogue", &manifest.epilogue}})
+    for (const KernelLaunch &kernel : *list) {
+      Json entry = {{"kernel", kernel.kernel}};
+      to_json(entry, kernel);
+      root[key].push_back(std::move(entry));
+    }
   return writeIndented(root, 0, 0) + "\n";
 }
 
@@ -579,34 +611,21 @@ void ManifestReader::read(const Json &root, Manifest &out) {
   version = integer(member(root, "version", ""), "version");
   if (error.empty() && (version < 1 || version > Manifest::kVersion))
     fail("version", "unsupported manifest version ", version,
-         " (this reader supports versions 1, 2, 3 and 4)");
+         " (this reader supports versions 1, 2, 3, 4 and 5)");
   object(root, "",
-         {"format",
-          "version",
-          "kernel",
-          "ptx",
-          "chip",
-          "function",
-          "element_type",
-          "query",
-          "key",
-          "value",
-          "output",
-          "lse",
-          "mask",
-          "captures",
-          "attributes",
-          "config",
-          "block",
-          "grid",
-          "shared_memory_bytes",
-          "params",
-          "workspace",
-          "prologue"});
-  for (const char *key : {"workspace", "prologue", "lse"})
+         {"format", "version",    "kernel",       "ptx",
+          "chip",   "function",   "element_type", "query",
+          "key",    "value",      "output",       "lse",
+          "mask",   "kv_lengths", "captures",     "attributes",
+          "config", "block",      "grid",         "shared_memory_bytes",
+          "params", "workspace",  "prologue",     "epilogue"});
+  for (auto [key, needed] : {std::pair{"workspace", 2},
+                             {"prologue", 2},
+                             {"lse", 4},
+                             {"kv_lengths", 5},
+                             {"epilogue", 5}})
     if (root.contains(key))
-      needsVersion(key[0] == 'l' ? 4 : 2, key,
-                   std::string("the key '") + key + "'");
+      needsVersion(needed, key, std::string("the key '") + key + "'");
 
   out.kernel = string(root, "kernel", "");
   out.ptx = string(root, "ptx", "");
@@ -624,6 +643,9 @@ void ManifestReader::read(const Json &root, Manifest &out) {
     out.mask = tensor(mask, "mask",
                       {ElementType::F32, ElementType::F16, ElementType::BF16,
                        ElementType::I1});
+  if (const Json &lengths = member(root, "kv_lengths", "", false);
+      !lengths.is_null())
+    out.kvLengths = tensor(lengths, "kv_lengths", {ElementType::I32});
   for (const Json &capture : list(root, "captures"))
     out.captures.push_back(
         tensor(capture, at("captures", out.captures.size()),
@@ -705,15 +727,17 @@ void ManifestReader::read(const Json &root, Manifest &out) {
     for (size_t i = 0; i < dims.size() && error.empty(); ++i)
       spec.shape.push_back(gridExpr(dims[i], at(at(path, "shape"), i)));
   }
-  for (const Json &value : list(root, "prologue")) {
-    std::string path = at("prologue", out.prologue.size());
-    PrologueKernel &kernel = out.prologue.emplace_back();
-    const Json &item =
-        object(value, path,
-               {"kernel", "block", "grid", "shared_memory_bytes", "params"});
-    kernel.kernel = string(item, "kernel", path);
-    launch(item, path, kernel);
-  }
+  for (auto [key, kernels] :
+       {std::pair{"prologue", &out.prologue}, {"epilogue", &out.epilogue}})
+    for (const Json &value : list(root, key)) {
+      std::string path = at(key, kernels->size());
+      KernelLaunch &kernel = kernels->emplace_back();
+      const Json &item =
+          object(value, path,
+                 {"kernel", "block", "grid", "shared_memory_bytes", "params"});
+      kernel.kernel = string(item, "kernel", path);
+      launch(item, path, kernel);
+    }
 }
 
 bool attn::runtime::parseManifest(const std::string &text, Manifest &out,

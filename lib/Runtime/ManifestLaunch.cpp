@@ -124,6 +124,14 @@ bool attn::runtime::evaluateGrid(const KernelLaunch &kernel,
                            "prologue kernel '" + kernel.kernel + "': ", error);
 }
 
+bool attn::runtime::evaluateGrid(const LaunchStep &step,
+                                 const ProblemSizes &sizes, unsigned grid[3],
+                                 std::string &error) {
+  return evaluateGridExprs(
+      step.kernel->grid, sizes, grid,
+      step.stage == KernelStage::Main ? "" : step.describe() + ": ", error);
+}
+
 bool attn::runtime::evaluateWorkspace(const WorkspaceSpec &workspace,
                                       const ProblemSizes &sizes,
                                       std::vector<int64_t> &shape,
@@ -206,6 +214,17 @@ bool attn::runtime::checkShapes(const Manifest &manifest,
   if (shapes.hasLse &&
       !checkOperandShape("lse", manifest.lse->shape, shapes.lse, error))
     return false;
+  if (manifest.kvLengths && !shapes.hasKvLengths)
+    return failWith(error, "the kernel was compiled with kv_lengths (",
+                    formatDims(manifest.kvLengths->shape),
+                    "xi32) but none were given");
+  if (!manifest.kvLengths && shapes.hasKvLengths)
+    return failWith(error, "kv_lengths were given but the kernel was compiled "
+                           "without them");
+  if (shapes.hasKvLengths &&
+      !checkOperandShape("kv_lengths", manifest.kvLengths->shape,
+                         shapes.kvLengths, error))
+    return false;
 
   // The manifest's operands are rank 4 (verifyManifest), so are the actual
   // shapes now.
@@ -230,6 +249,9 @@ bool attn::runtime::checkShapes(const Manifest &manifest,
   if (shapes.hasLse) // rank 3, as the manifest's
     for (auto [size, dim] : {std::pair{"B", 0u}, {"Hq", 1u}, {"Tq", 2u}})
       checked.push_back({size, "query", shapes.query, "lse", shapes.lse, dim});
+  if (shapes.hasKvLengths) // rank 1
+    checked.push_back(
+        {"B", "query", shapes.query, "kv_lengths", shapes.kvLengths, 0});
   for (const Shared &entry : checked) {
     int64_t lhs = entry.lhs[entry.dim], rhs = entry.rhs[entry.dim];
     if (lhs == rhs)
@@ -287,6 +309,9 @@ bool attn::runtime::inferProblemSizes(const Manifest &manifest,
   shapes.hasMask = problem.mask != nullptr;
   if (problem.mask)
     shapes.mask = problem.mask->shape;
+  shapes.hasKvLengths = problem.kvLengths != nullptr;
+  if (problem.kvLengths)
+    shapes.kvLengths = problem.kvLengths->shape;
   return inferProblemSizes(manifest, shapes, sizes, error);
 }
 
@@ -355,15 +380,22 @@ static bool checkVectorLayout(const Manifest &manifest, const std::string &name,
   return true;
 }
 
-/// Checks the operands of a launch: each one a param of the main kernel (or
-/// a workspace), well-formed, with sizes that give `sizes`.
+/// Checks the operands of a launch: each one a param of a kernel of the
+/// launch (or a workspace), well-formed, with sizes that give `sizes`.
 static bool checkOperands(const Manifest &manifest,
                           const std::map<std::string, TensorArg> &operands,
                           const ProblemSizes &sizes, std::string &error) {
+  // The memref params of every kernel (verifyManifest: together they pass
+  // every operand).
+  std::vector<const KernelParam *> memrefs;
+  for (const KernelLaunch *kernel : manifest.getKernels())
+    for (const KernelParam &param : kernel->params)
+      if (param.kind == KernelParam::Kind::MemRef)
+        memrefs.push_back(&param);
   for (const auto &[name, arg] : operands) {
     bool used = manifest.getWorkspace(name) != nullptr;
-    for (const KernelParam &param : manifest.params)
-      used |= param.kind == KernelParam::Kind::MemRef && param.operand == name;
+    for (const KernelParam *param : memrefs)
+      used |= param->operand == name;
     if (used)
       continue;
     error = name == "mask"
@@ -372,10 +404,8 @@ static bool checkOperands(const Manifest &manifest,
                       manifest.kernel + "'";
     return false;
   }
-  // The main kernel passes query, key, value and output (verifyManifest).
-  for (const KernelParam &param : manifest.params) {
-    if (param.kind != KernelParam::Kind::MemRef)
-      continue;
+  for (const KernelParam *memref : memrefs) {
+    const KernelParam &param = *memref;
     auto it = operands.find(param.operand);
     std::string what = "operand '" + param.operand + "' has ";
     if (it == operands.end())
@@ -395,6 +425,7 @@ static bool checkOperands(const Manifest &manifest,
       error = concat(what, "stride ", it->second.strides.back(),
                      " in its last dimension; the kernel reads it with 1");
     else if (param.operand == "mask" || param.operand == "lse" ||
+             param.operand == "kv_lengths" ||
              manifest.getCapture(param.operand) ||
              checkVectorLayout(manifest, param.operand, it->second, error))
       continue;
@@ -415,6 +446,10 @@ static bool checkOperands(const Manifest &manifest,
   if (auto lse = operands.find("lse"); lse != operands.end()) {
     shapes.hasLse = true;
     shapes.lse = lse->second.sizes;
+  }
+  if (auto lengths = operands.find("kv_lengths"); lengths != operands.end()) {
+    shapes.hasKvLengths = true;
+    shapes.kvLengths = lengths->second.sizes;
   }
   ProblemSizes actual;
   if (!inferProblemSizes(manifest, shapes, actual, error))

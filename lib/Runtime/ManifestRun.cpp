@@ -178,6 +178,9 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   if (manifest.mask)
     inputs.push_back(
         {"mask", manifest.mask->shape, manifest.mask->elementType});
+  if (manifest.kvLengths)
+    inputs.push_back({"kv_lengths", manifest.kvLengths->shape,
+                      manifest.kvLengths->elementType});
   for (size_t i = 0; i < manifest.captures.size(); ++i)
     inputs.push_back({"capture" + std::to_string(i), manifest.captures[i].shape,
                       manifest.captures[i].elementType});
@@ -212,6 +215,9 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   problem.key = &inputs[1].tensor;
   problem.value = &inputs[2].tensor;
   problem.mask = manifest.mask ? &inputs[3].tensor : nullptr;
+  Input *kvLengths =
+      manifest.kvLengths ? &inputs[manifest.mask ? 4 : 3] : nullptr;
+  problem.kvLengths = kvLengths ? &kvLengths->tensor : nullptr;
   for (size_t i = inputs.size() - manifest.captures.size(); i < inputs.size();
        ++i)
     problem.captures.push_back(&inputs[i].tensor);
@@ -232,6 +238,9 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
     shapes.mask = problem.mask->shape;
   shapes.hasLse = manifest.lse.has_value();
   shapes.lse = lseShape;
+  shapes.hasKvLengths = kvLengths != nullptr;
+  if (kvLengths)
+    shapes.kvLengths = kvLengths->tensor.shape;
   ProblemSizes sizes;
   if (!inferProblemSizes(manifest, shapes, sizes, error))
     return failWith(error, "the inputs do not fit kernel '", name,
@@ -258,11 +267,15 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   KernelRunner runner;
   if (!runner.open(/*ordinal=*/0, error) || !runner.load(manifest, ptx, error))
     return false;
+  // Random kv_lengths are lengths in 0 .. Tk.
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].isRandom)
       inputs[i].tensor =
-          makeRandomTensor(inputs[i].tensor.shape, inputs[i].tensor.type,
-                           deriveInputSeed(options.seed, unsigned(i)));
+          &inputs[i] == kvLengths
+              ? makeRandomLengths(sizes.B, sizes.Tk,
+                                  deriveInputSeed(options.seed, unsigned(i)))
+              : makeRandomTensor(inputs[i].tensor.shape, inputs[i].tensor.type,
+                                 deriveInputSeed(options.seed, unsigned(i)));
   problem.scale = manifest.attributes.scale.value_or(1.0 / std::sqrt(sizes.D));
   problem.causal = manifest.attributes.causal;
   if (manifest.attributes.window) {

@@ -11,6 +11,7 @@
 
 #include "attn/Runtime/Manifest.h"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <set>
@@ -110,6 +111,8 @@ bool ManifestVerifier::workspace(size_t index) {
     return fail(path, ".name: '", spec.name,
                 "' is the name of an operand (query, key, value, mask, "
                 "output)");
+  if (spec.name == "kv_lengths")
+    return fail(path, ".name: 'kv_lengths' is the name of an operand");
   if (spec.name == "lse")
     return fail(path, ".name: 'lse' is the name of the log-sum-exp result");
   for (size_t i = 0; i < index; ++i)
@@ -197,26 +200,44 @@ bool ManifestVerifier::params(const std::vector<KernelParam> &list,
       break;
     }
     const CaptureSpec *capture = manifest.getCapture(param.operand);
-    if (!capture &&
-        !contains({"query", "key", "value", "mask", "output", "lse"},
-                  param.operand))
+    if (!capture && !contains({"query", "key", "value", "mask", "output", "lse",
+                               "kv_lengths"},
+                              param.operand)) {
+      // "query, key, value, mask or output", with lse and kv_lengths where
+      // the manifest has them.
+      std::vector<std::string> names = {"query", "key", "value", "mask",
+                                        "output"};
+      if (manifest.lse)
+        names.push_back("lse");
+      if (manifest.kvLengths)
+        names.push_back("kv_lengths");
+      std::string expected;
+      for (size_t n = 0; n < names.size(); ++n)
+        expected += (n == 0                  ? ""
+                     : n + 1 == names.size() ? " or "
+                                             : ", ") +
+                    names[n];
       return fail(path, ".operand: unknown operand '", param.operand,
-                  "' (expected query, key, value, mask",
-                  manifest.lse ? ", output or lse" : " or output",
+                  "' (expected ", expected,
                   manifest.captures.empty()
                       ? std::string()
                       : concat(", or capture0 to capture",
                                manifest.captures.size() - 1),
                   ")");
+    }
     if (!seen.insert(param.operand).second)
       return fail(path, ": operand '", param.operand, "' is passed twice");
     if (param.operand == "mask" && !manifest.mask)
       return fail(path, ": operand 'mask' but the manifest has no mask");
     if (param.operand == "lse" && !manifest.lse)
       return fail(path, ": operand 'lse' but the manifest has no lse");
-    size_t rank = capture ? capture->shape.size()
-                  : param.operand == "mask"
-                      ? manifest.mask->shape.size()
+    if (param.operand == "kv_lengths" && !manifest.kvLengths)
+      return fail(path,
+                  ": operand 'kv_lengths' but the manifest has no kv_lengths");
+    size_t rank = capture                   ? capture->shape.size()
+                  : param.operand == "mask" ? manifest.mask->shape.size()
+                  : param.operand == "kv_lengths"
+                      ? manifest.kvLengths->shape.size()
                       : manifest.getOperand(param.operand)->shape.size();
     if (param.rank != rank)
       return fail(path, ": rank ", param.rank, " but ", param.operand,
@@ -289,6 +310,22 @@ bool ManifestVerifier::verify() {
     if (!shape(manifest.mask->shape, "mask"))
       return false;
   }
+  // The per-batch key counts: i32 [B].
+  if (manifest.kvLengths) {
+    const MaskSpec &lengths = *manifest.kvLengths;
+    if (lengths.elementType != ElementType::I32)
+      return fail("kv_lengths.element_type: '",
+                  getTypeName(lengths.elementType), "' (expected i32)");
+    if (lengths.shape.size() != 1)
+      return fail("kv_lengths.shape has rank ", lengths.shape.size(),
+                  " (expected 1: B)");
+    if (!shape(lengths.shape, "kv_lengths"))
+      return false;
+    int64_t batch = manifest.query.shape[0], count = lengths.shape[0];
+    if (batch >= 0 && count >= 0 && batch != count)
+      return fail("B disagrees: query.shape[0] is ", batch,
+                  " but kv_lengths.shape[0] is ", count);
+  }
   if (const std::optional<double> &scale = manifest.attributes.scale;
       scale && (!std::isfinite(*scale) || *scale <= 0.0))
     return fail("attributes.scale must be finite and > 0");
@@ -303,11 +340,30 @@ bool ManifestVerifier::verify() {
     if (!workspace(i))
       return false;
 
-  // The params of the main kernel pass every operand; a prologue kernel
-  // takes any of them.
+  // Each kernel passes an operand at most once; the main kernel and the
+  // epilogue kernels together pass every operand (a split main kernel
+  // leaves the output to its combine kernel). A prologue kernel takes any
+  // of them.
+  // In the order of getKernels(): the main kernel's errors first.
+  std::vector<LaunchStep> steps = manifest.getLaunchOrder();
+  std::sort(steps.begin(), steps.end(),
+            [](const LaunchStep &lhs, const LaunchStep &rhs) {
+              return lhs.kernelIndex < rhs.kernelIndex;
+            });
   std::set<std::string> seen;
-  if (!params(manifest.params, "params", seen))
-    return false;
+  for (const LaunchStep &step : steps) {
+    std::string path = step.getPath();
+    std::set<std::string> kernelSeen;
+    if (step.stage != KernelStage::Main && step.kernel->kernel.empty())
+      return fail(path, ".kernel: the entry name is empty");
+    if (step.stage != KernelStage::Main && !launch(*step.kernel, path + "."))
+      return false;
+    if (!params(step.kernel->params, path.empty() ? "params" : path + ".params",
+                kernelSeen))
+      return false;
+    if (step.stage != KernelStage::Prologue)
+      seen.insert(kernelSeen.begin(), kernelSeen.end());
+  }
   for (const char *name : {"query", "key", "value", "output"})
     if (!seen.count(name))
       return fail("params: no memref param passes '", name, "'");
@@ -317,6 +373,9 @@ bool ManifestVerifier::verify() {
   if (manifest.lse && !seen.count("lse"))
     return fail("params: the manifest has an lse but no memref param passes "
                 "it");
+  if (manifest.kvLengths && !seen.count("kv_lengths"))
+    return fail("params: the manifest has kv_lengths but no memref param "
+                "passes them");
   for (size_t i = 0; i < manifest.captures.size(); ++i) {
     const CaptureSpec &capture = manifest.captures[i];
     if (capture.elementType != ElementType::F32 &&
@@ -329,16 +388,6 @@ bool ManifestVerifier::verify() {
       return false;
     if (!seen.count("capture" + std::to_string(i)))
       return fail("params: no memref param passes 'capture", i, "'");
-  }
-  for (size_t i = 0; i < manifest.prologue.size(); ++i) {
-    const PrologueKernel &kernel = manifest.prologue[i];
-    std::string path = "prologue[" + std::to_string(i) + "]";
-    std::set<std::string> prologueSeen;
-    if (kernel.kernel.empty())
-      return fail(path, ".kernel: the entry name is empty");
-    if (!launch(kernel, path + ".") ||
-        !params(kernel.params, path + ".params", prologueSeen))
-      return false;
   }
   for (size_t i = 0; i < manifest.workspaces.size(); ++i)
     if (!usedWorkspaces.count(manifest.workspaces[i].name))

@@ -101,6 +101,18 @@ bool attn::runtime::validateProblem(const AttentionProblem &problem,
                         m.shape[i], ", expected 1 or ", want);
     }
   }
+  if (const HostTensor *lengths = problem.kvLengths) {
+    if (lengths->type != ElementType::I32)
+      return failWith(error, "kv_lengths has element type ",
+                      getTypeName(lengths->type), ", expected i32");
+    if (!checkTensor(lengths, "kv_lengths", 1, "B", error))
+      return false;
+    if (lengths->shape[0] != b)
+      return failWith(error, "kv_lengths has shape ", lengths->getShapeString(),
+                      ", expected ", formatShape({b}, ElementType::I32),
+                      " (one length per batch of the query ",
+                      q.getShapeString(), ")");
+  }
   if (!std::isfinite(problem.scale) || problem.scale <= 0.0)
     return failWith(error, "scale must be finite and > 0, got ",
                     formatString("%g", problem.scale));
@@ -144,7 +156,7 @@ void attn::runtime::referenceRows(const AttentionProblem &problem,
   const HostTensor &q = *problem.query, &k = *problem.key, &v = *problem.value;
   const HostTensor *mask = problem.mask;
   const int64_t hq = q.shape[1], tq = q.shape[2], d = q.shape[3];
-  const int64_t hkv = k.shape[1], tk = k.shape[2], dv = v.shape[3];
+  const int64_t hkv = k.shape[1], capacity = k.shape[2], dv = v.shape[3];
   const int64_t group = hq / hkv;
   const double negInf = -std::numeric_limits<double>::infinity();
 
@@ -163,17 +175,22 @@ void attn::runtime::referenceRows(const AttentionProblem &problem,
   if (lse)
     lse->assign(rows.size(), negInf);
   KeyValueSlice slice;
-  std::vector<double> query(d), scores(tk), accumulator(dv);
-  std::vector<char> visible(tk);
+  std::vector<double> query(d), scores(capacity), accumulator(dv);
+  std::vector<char> visible(capacity);
   for (size_t n = 0; n < rows.size(); ++n) {
     const int64_t row = rows[n];
     const int64_t i = row % tq, h = (row / tq) % hq, b = row / (tq * hq);
     const int64_t g = h / group;
+    // The batch's key count: Tk, or its clamped kv_lengths entry.
+    const int64_t tk =
+        problem.kvLengths
+            ? std::clamp<int64_t>(problem.kvLengths->getInteger(b), 0, capacity)
+            : capacity;
     if (slice.batch != b || slice.head != g) {
       slice.batch = b;
       slice.head = g;
-      loadSlice(k, (b * hkv + g) * tk * d, tk * d, slice.keys);
-      loadSlice(v, (b * hkv + g) * tk * dv, tk * dv, slice.values);
+      loadSlice(k, (b * hkv + g) * capacity * d, tk * d, slice.keys);
+      loadSlice(v, (b * hkv + g) * capacity * dv, tk * dv, slice.values);
     }
     loadSlice(q, row * d, d, query);
 

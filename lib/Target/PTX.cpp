@@ -94,6 +94,47 @@ static FailureOr<OwningOpRef<ModuleOp>> buildCanonicalModule(AttentionOp op,
   return module;
 }
 
+/// `lhs op rhs`, folded when both are constants, as the compiler's index
+/// arithmetic folds (createOrFold).
+static rt::GridExpr fold(rt::GridExpr::Kind kind, rt::GridExpr lhs,
+                         rt::GridExpr rhs) {
+  rt::GridExpr expr = rt::GridExpr::binary(kind, lhs, rhs);
+  int64_t value;
+  std::string error;
+  if (lhs.kind == rt::GridExpr::Kind::Constant &&
+      rhs.kind == rt::GridExpr::Kind::Constant &&
+      rt::evaluateGridExpr(expr, rt::ProblemSizes(), value, error))
+    return rt::GridExpr::constant(value);
+  return expr;
+}
+
+/// The split count of a split-KV kernel (`attn.key_splits = array<i64:
+/// min_keys, programs>`), exactly buildNumKeySplits' arithmetic (KeySplit.cpp)
+/// on the op's sizes, static ones as constants: the main kernel takes it from
+/// gridDim.x and the combine kernel recomputes it from the sizes, so the
+/// launch must evaluate the same formula. None for a kernel without splits.
+static std::optional<rt::GridExpr> getNumKeySplits(AttentionOp op,
+                                                   gpu::GPUFuncOp kernel) {
+  auto splits = kernel->getAttrOfType<DenseI64ArrayAttr>(kKeySplitsAttrName);
+  if (!splits || splits.size() != 2)
+    return std::nullopt;
+  auto size = [](RankedTensorType type, int64_t dim, const char *name) {
+    return type.isDynamicDim(dim)
+               ? rt::GridExpr::size(name)
+               : rt::GridExpr::constant(type.getDimSize(dim));
+  };
+  using Kind = rt::GridExpr::Kind;
+  RankedTensorType query = op.getQuery().getType();
+  rt::GridExpr byKeys =
+      fold(Kind::CeilDiv, size(op.getKey().getType(), 2, "Tk"),
+           rt::GridExpr::constant(splits[0]));
+  rt::GridExpr perProgram =
+      fold(Kind::Mul, size(query, 0, "B"), size(query, 1, "Hq"));
+  rt::GridExpr byPrograms =
+      fold(Kind::CeilDiv, rt::GridExpr::constant(splits[1]), perProgram);
+  return fold(Kind::Min, byKeys, byPrograms);
+}
+
 llvm::Expected<std::string> mlir::attn::getPTXFeatures(StringRef chip) {
   std::optional<unsigned> number = parseCudaChip(chip);
   if (!number)
@@ -143,6 +184,7 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   pipelineOptions.blockN = options.overrides.blockN;
   pipelineOptions.numWarps = options.overrides.numWarps;
   pipelineOptions.numStages = options.overrides.numStages;
+  pipelineOptions.splitPrograms = options.splitPrograms;
   pipelineOptions.scoresAhead = options.scoresAhead;
   pipelineOptions.maskBlockMap = options.maskBlockMap;
   pipelineOptions.convert = options.nvvm;
@@ -150,14 +192,17 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   buildAttnToGPUKernelsPipeline(kernels, pipelineOptions);
   if (failed(kernels.run(*work)))
     return failure();
-  // The attention kernel (attn.config) and the kernels launched before it
-  // (the mask classification of --attn-mask-block-map).
-  SmallVector<gpu::GPUFuncOp> mains, prologues;
+  // The attention kernel (attn.config), the kernels launched before it
+  // (the mask classification of --attn-mask-block-map) and after it
+  // (split-KV's combine).
+  SmallVector<gpu::GPUFuncOp> mains, prologues, epilogues;
   work->walk([&](gpu::GPUFuncOp f) {
     if (f->hasAttr(kConfigAttrName))
       mains.push_back(f);
     else if (f->hasAttr(kMaskMapAttrName))
       prologues.push_back(f);
+    else if (f->hasAttr(kSplitCombineAttrName))
+      epilogues.push_back(f);
   });
   if (mains.size() != 1)
     return mlir::emitError(func.getLoc(), "expected one GPU kernel, got ")
@@ -189,6 +234,10 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
     manifest.mask = rt::MaskSpec{toRuntimeType(maskType.getElementType()),
                                  toShape(maskType)};
   }
+  if (Value lengths = op.getKvLengths())
+    manifest.kvLengths =
+        rt::MaskSpec{rt::ElementType::I32,
+                     toShape(cast<RankedTensorType>(lengths.getType()))};
   manifest.attributes.scale =
       static_cast<double>(static_cast<float>(op.getScaleValue()));
   if (std::optional<CausalKind> causal = op.getCausalKind())
@@ -211,10 +260,14 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   manifest.config.numStages = config.getNumStages();
   for (int i = 0; i < 3; ++i)
     manifest.block[i] = static_cast<unsigned>((*blockSize)[i]);
-  // Grid (outlineProgramGrid): x = query blocks, y = query heads, z =
-  // batch.
-  manifest.grid[0] = rt::GridExpr::ceilDiv(
-      rt::GridExpr::size("Tq"), rt::GridExpr::constant(config.getBlockM()));
+  // Grid (outlineProgramGrid): x = query blocks (or key splits), y = query
+  // heads, z = batch.
+  std::optional<rt::GridExpr> numSplits = getNumKeySplits(op, kernel);
+  manifest.grid[0] =
+      numSplits
+          ? *numSplits
+          : rt::GridExpr::ceilDiv(rt::GridExpr::size("Tq"),
+                                  rt::GridExpr::constant(config.getBlockM()));
   manifest.grid[1] = rt::GridExpr::size("Hq");
   manifest.grid[2] = rt::GridExpr::size("B");
   manifest.sharedMemoryBytes = shared.getInt();
@@ -261,7 +314,9 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
         params.push_back(rt::KernelParam::memref("lse", 3));
       } else if (hostArg <= kWorkspaceArgCode) {
         auto name = cast<StringAttr>(workspaces[kWorkspaceArgCode - hostArg]);
-        params.push_back(rt::KernelParam::workspace(name.str(), 4));
+        auto type = cast<MemRefType>(f.getArgumentTypes()[params.size()]);
+        params.push_back(rt::KernelParam::workspace(
+            name.str(), static_cast<unsigned>(type.getRank())));
       } else if (hostArg >= numOperands) {
         int64_t index = hostArg - numOperands;
         params.push_back(rt::KernelParam::memref(
@@ -316,6 +371,57 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
     launch.sharedMemoryBytes = 0;
     launch.params = toParams(prologue);
     manifest.prologue.push_back(std::move(launch));
+  }
+
+  // Split-KV: the partial results, S x B x Hq x Tq [x Dv] f32 (Tile.cpp),
+  // static sizes as compiled, and the combine kernel after the programs.
+  if (numSplits) {
+    auto addWorkspace = [&](StringRef name) -> LogicalResult {
+      ArrayRef<int32_t> args =
+          kernel->getAttrOfType<DenseI32ArrayAttr>(kKernelArgsAttrName)
+              .asArrayRef();
+      auto names = kernel->getAttrOfType<ArrayAttr>(kKernelWorkspacesAttrName);
+      for (auto [i, arg] : llvm::enumerate(args)) {
+        if (arg > kWorkspaceArgCode || arg <= kTensorMapArgCode ||
+            cast<StringAttr>(names[kWorkspaceArgCode - arg]).getValue() != name)
+          continue;
+        auto type = cast<MemRefType>(kernel.getArgumentTypes()[i]);
+        static const char *const kDims[] = {nullptr, "B", "Hq", "Tq", "Dv"};
+        rt::WorkspaceSpec workspace;
+        workspace.name = name.str();
+        workspace.elementBytes = type.getElementTypeBitWidth() / 8;
+        workspace.shape.push_back(*numSplits);
+        for (int64_t d = 1; d < type.getRank() && d < 5; ++d)
+          workspace.shape.push_back(
+              type.isDynamicDim(d)
+                  ? rt::GridExpr::size(kDims[d])
+                  : rt::GridExpr::constant(type.getDimSize(d)));
+        manifest.workspaces.push_back(std::move(workspace));
+        return success();
+      }
+      return kernel.emitOpError("split-KV kernel without its workspace '")
+             << name << "'";
+    };
+    if (failed(addWorkspace("split_output")) ||
+        failed(addWorkspace("split_lse")))
+      return failure();
+  }
+  for (gpu::GPUFuncOp epilogue : epilogues) {
+    rt::EpilogueKernel launch;
+    launch.kernel = epilogue.getName().str();
+    auto size = epilogue.getKnownBlockSize();
+    if (!size)
+      return mlir::emitError(epilogue.getLoc(),
+                             "kernel lacks its launch attributes");
+    for (int i = 0; i < 3; ++i)
+      launch.block[i] = static_cast<unsigned>((*size)[i]);
+    // Grid (outlineSplitCombineGrid): x = query row, y = head, z = batch.
+    launch.grid[0] = rt::GridExpr::size("Tq");
+    launch.grid[1] = rt::GridExpr::size("Hq");
+    launch.grid[2] = rt::GridExpr::size("B");
+    launch.sharedMemoryBytes = 0;
+    launch.params = toParams(epilogue);
+    manifest.epilogue.push_back(std::move(launch));
   }
 
   // Stage 2: MLIR's lowering to NVVM and serialization to PTX.

@@ -8,6 +8,7 @@
 //            [--seed=N] [--check] [--bench [--iters=N] [--explain]]
 //            [--output=@o.npy [--output=@lse.npy]]
 //            [--json] [--block-m=N --block-n=N] [--num-warps=N]
+//            [--split-programs=N]
 //            [--chip=sm_90a] [--emit-kernel=DIR]
 //            [--NAME=VALUE ...]  (cuda: --convert-attn-to-nvvm's options)
 //   attn-run MANIFEST.json --input=SPEC ... [--seed=N] [--check] ...
@@ -62,8 +63,9 @@ int main(int argc, char **argv) {
   cl::list<std::string> inputs(
       "input",
       cl::desc("One per function argument, in order (for a manifest: query, "
-               "key, value[, mask]): SHAPExTYPE (random data, e.g. "
-               "2x32x1024x128xbf16), @file.npy, or random (the argument's "
+               "key, value[, mask][, kv_lengths][, captures]): SHAPExTYPE "
+               "(random data, e.g. 2x32x1024x128xbf16; kv_lengths get "
+               "lengths in 0..Tk), @file.npy, or random (the argument's "
                "static type)"),
       cl::value_desc("spec"), cl::cat(category));
   cl::opt<uint64_t> seed(
@@ -116,6 +118,12 @@ int main(int argc, char **argv) {
       cl::desc("K/V pipeline stages of --attn-pipeline (0: the default "
                "config); on cpu the pipelined loop runs in order"),
       cl::init(0), cl::cat(category));
+  cl::opt<int64_t> splitPrograms(
+      "split-programs",
+      cl::desc("Split-KV for a static Tq of one query block: the programs "
+               "the key splits aim for, merged by a combine grid (0: never "
+               "split; -1, the default: the target's default)"),
+      cl::init(-1), cl::cat(category));
   cl::opt<std::string> scoresAhead(
       "scores-ahead", cl::ValueOptional, cl::value_desc("none|tf32|auto|all"),
       cl::desc("--attn-pipeline's scores-ahead: the next key block's Q K^T "
@@ -179,6 +187,10 @@ int main(int argc, char **argv) {
     return fail("--num-warps must be >= 0");
   if (numStages < 0)
     return fail("--num-stages must be >= 0");
+  if (splitPrograms < -1)
+    return fail("--split-programs must be >= -1 (-1: the target's default; "
+                "0: never split), got " +
+                llvm::Twine(static_cast<int64_t>(splitPrograms)));
   if (!scoresAhead.empty() && scoresAhead != "none" && scoresAhead != "tf32" &&
       scoresAhead != "auto" && scoresAhead != "all")
     return fail("--scores-ahead must be none, tf32, auto or all, got '" +
@@ -223,11 +235,13 @@ int main(int argc, char **argv) {
     if (!isCUDA)
       return fail("a launch manifest runs on --target=cuda only");
     if (entry.getNumOccurrences() || blockM || blockN || numWarps ||
-        numStages || scoresAhead.getNumOccurrences() ||
-        !conversionArgs.empty() || chip.getNumOccurrences() ||
-        !jitCPU.empty() || emitKernel.getNumOccurrences())
+        numStages || splitPrograms.getNumOccurrences() ||
+        scoresAhead.getNumOccurrences() || !conversionArgs.empty() ||
+        chip.getNumOccurrences() || !jitCPU.empty() ||
+        emitKernel.getNumOccurrences())
       return fail("-e, --block-m, --block-n, --num-warps, --num-stages, "
-                  "--scores-ahead, --chip, --jit-cpu, --emit-kernel and the "
+                  "--split-programs, --scores-ahead, --chip, --jit-cpu, "
+                  "--emit-kernel and the "
                   "options of --convert-attn-to-nvvm do not apply to a launch "
                   "manifest (it is compiled already)");
     ::attn::runtime::ManifestRunOptions manifestOptions;
@@ -247,6 +261,7 @@ int main(int argc, char **argv) {
   options.compile.blockN = blockN;
   options.compile.numWarps = numWarps;
   options.compile.numStages = numStages;
+  options.compile.splitPrograms = splitPrograms;
   if (scoresAhead.getNumOccurrences())
     options.compile.scoresAhead =
         scoresAhead.empty() ? std::string("all") : scoresAhead.getValue();

@@ -124,6 +124,13 @@ int main(int argc, char **argv) {
   cl::opt<int64_t> numStages("num-stages", cl::init(0),
                              cl::desc("K/V stages (0: default)"),
                              cl::cat(category));
+  cl::opt<int64_t> splitPrograms(
+      "split-programs", cl::init(-1),
+      cl::desc("Split-KV for a static Tq of one query block: the programs "
+               "the key splits aim for, the combine kernel an epilogue "
+               "kernel of the manifest (0: never split; -1: the target's "
+               "default)"),
+      cl::cat(category));
   cl::opt<std::string> scoresAhead(
       "scores-ahead", cl::init("auto"), cl::ValueOptional,
       cl::value_desc("none|tf32|auto|all"),
@@ -173,6 +180,10 @@ int main(int argc, char **argv) {
   if (blockM < 0 || blockN < 0 || numWarps < 0 || numStages < 0)
     return fail("--block-m, --block-n, --num-warps and --num-stages must be "
                 ">= 0");
+  if (splitPrograms < -1)
+    return fail("--split-programs must be >= -1 (-1: the target's default; "
+                "0: never split), got " +
+                llvm::Twine(static_cast<int64_t>(splitPrograms)));
   if (entry.getNumOccurrences() && entry.empty())
     return fail("-e needs a function name, as in -e attn");
   if (scoresAhead.empty())
@@ -251,6 +262,7 @@ int main(int argc, char **argv) {
   options.features =
       features.getNumOccurrences() ? std::string(features) : *chipFeatures;
   options.overrides = {blockM, blockN, numWarps, numStages};
+  options.splitPrograms = splitPrograms;
   options.scoresAhead = scoresAhead;
   options.maskBlockMap = maskBlockMap;
   FailureOr<mlir::attn::KernelArtifact> artifact =

@@ -7,7 +7,8 @@
 // Where cuda.h was found: the CUDA launch helpers that need no GPU,
 // CudaDevice::open, which must fail cleanly on a machine without a CUDA
 // driver or device, and, on a machine with a GPU, a version 2 kernel whose
-// prologue kernel writes a workspace that the main kernel reads.
+// prologue kernel writes a workspace that the main kernel reads, and a
+// version 5 one whose epilogue kernel reads what the main kernel wrote.
 //
 //===----------------------------------------------------------------------===//
 
@@ -96,6 +97,50 @@ TEST(CudaLaunchTest, PrepareLaunchWithPrologue) {
       prepareLaunch(makeExampleManifest(), operands, sizes, config, error))
       << error;
   EXPECT_TRUE(config.prologue.empty());
+}
+
+TEST(CudaLaunchTest, PrepareLaunchWithEpilogue) {
+  // The split decode kernel, then its combine kernel (version 5).
+  Manifest manifest = makeExampleV5Manifest();
+  ProblemSizes sizes = makeSizes(2, 8, 2, 3, 1000, 64, 64);
+  std::map<std::string, TensorArg> operands = {
+      {"query", makeContiguousTensorArg(0x10000, {2, 8, 3, 64})},
+      {"key", makeContiguousTensorArg(0x20000, {2, 2, 1000, 64})},
+      {"value", makeContiguousTensorArg(0x30000, {2, 2, 1000, 64})},
+      {"output", makeContiguousTensorArg(0x40000, {2, 8, 3, 64})},
+      {"lse", makeContiguousTensorArg(0x50000, {2, 8, 3})},
+      {"kv_lengths", makeContiguousTensorArg(0x60000, {2})},
+      {"split_output", makeContiguousTensorArg(0x70000, {})}};
+  LaunchConfig config;
+  std::string error;
+  EXPECT_FALSE(prepareLaunch(manifest, operands, sizes, config, error));
+  EXPECT_EQ(error, "missing workspace 'split_lse'");
+  operands["split_lse"].devicePtr = 0x80000;
+  ASSERT_TRUE(prepareLaunch(manifest, operands, sizes, config, error)) << error;
+  // S = min(ceil(1000 / 256), ceil(264 / 16)) = 4 programs per (b, h).
+  EXPECT_EQ(config.grid[0], 4u);
+  EXPECT_EQ(config.grid[1], 8u);
+  EXPECT_EQ(config.grid[2], 2u);
+  EXPECT_TRUE(config.prologue.empty());
+  ASSERT_EQ(config.epilogue.size(), 1u);
+  const LaunchConfig &combine = config.epilogue[0];
+  EXPECT_EQ(combine.grid[0], 3u);
+  EXPECT_EQ(combine.grid[1], 8u);
+  EXPECT_EQ(combine.grid[2], 2u);
+  EXPECT_EQ(combine.block[0], 128u);
+  EXPECT_EQ(combine.params.size(), manifest.epilogue[0].getNumParamSlots());
+  EXPECT_EQ(combine.params.getName(31), "output.allocated");
+  // getLaunch finds each step's launch.
+  std::vector<LaunchStep> steps = manifest.getLaunchOrder();
+  EXPECT_EQ(config.getLaunch(steps[0]), &config);
+  EXPECT_EQ(config.getLaunch(steps[1]), &config.epilogue[0]);
+
+  // An epilogue kernel's errors name it.
+  manifest.epilogue[0].grid[1] = GridExpr::constant(70000);
+  EXPECT_FALSE(prepareLaunch(manifest, operands, sizes, config, error));
+  EXPECT_EQ(error, "epilogue kernel 'decode_combine': grid.y = 70000 = 70000 "
+                   "is out of range (1 .. 65535) for B=2 Hq=8 Hkv=2 Tq=3 "
+                   "Tk=1000 D=64 Dv=64");
 }
 
 const char *const kPtx = R"(//
@@ -493,6 +538,69 @@ TEST(CudaWorkspaceTest, PrologueWritesWhatTheMainKernelReads) {
       ManifestKernel::load(device, manifest, getWorkspacePtx(), bad, error));
   EXPECT_EQ(error, "the PTX entry 'fill_map' takes 8 parameters but the "
                    "manifest's prologue[0].params expand to 7");
+}
+
+TEST(CudaWorkspaceTest, EpilogueReadsWhatTheMainKernelWrote) {
+  CudaDevice device;
+  std::string error;
+  if (!CudaDevice::open(0, device, error))
+    GTEST_SKIP() << error;
+  // fill_map as the main kernel, read_map after it as an epilogue kernel
+  // (version 5), which alone passes the operands.
+  Manifest manifest = makeWorkspaceManifest();
+  EpilogueKernel read = manifest;
+  read.kernel = "read_map";
+  manifest.epilogue.push_back(read);
+  static_cast<KernelLaunch &>(manifest) = manifest.prologue[0];
+  manifest.prologue.clear();
+  ASSERT_TRUE(verifyManifest(manifest, error)) << error;
+  EXPECT_EQ(manifest.getVersion(), 5);
+  ManifestKernel kernel;
+  ASSERT_TRUE(
+      ManifestKernel::load(device, manifest, getWorkspacePtx(), kernel, error))
+      << error;
+  ASSERT_EQ(kernel.getKernels().size(), 2u);
+  EXPECT_EQ(kernel.getKernel().getName(), "fill_map");
+  EXPECT_EQ(kernel.getKernels()[1].getName(), "read_map");
+
+  DeviceBuffer inputs, output, map;
+  ASSERT_TRUE(device.allocate(16 * 16 * 4, inputs, error)) << error;
+  ASSERT_TRUE(device.allocate(16 * 16 * 4, output, error)) << error;
+  ASSERT_TRUE(device.allocate(16, map, error)) << error;
+  std::map<std::string, TensorArg> operands = {
+      {"query", makeContiguousTensorArg(inputs.get(), {1, 1, 16, 16})},
+      {"key", makeContiguousTensorArg(inputs.get(), {1, 1, 8, 16})},
+      {"value", makeContiguousTensorArg(inputs.get(), {1, 1, 8, 16})},
+      {"output", makeContiguousTensorArg(output.get(), {1, 1, 16, 16})}};
+  operands["map"].devicePtr = map.get();
+  ProblemSizes sizes = makeSizes(1, 1, 1, 16, 8, 16, 16);
+  // A zero map and output: an epilogue run before the main kernel would
+  // leave zeros.
+  ASSERT_TRUE(map.fill(0, error)) << error;
+  ASSERT_TRUE(output.fill(0, error)) << error;
+  ASSERT_TRUE(kernel.launch(operands, sizes, nullptr, error)) << error;
+  ASSERT_TRUE(device.synchronize(error)) << error;
+  std::vector<float> values(16 * 16);
+  ASSERT_TRUE(output.copyToHost(values.data(), values.size() * 4, error));
+  for (int64_t i = 0; i < 16; ++i)
+    EXPECT_EQ(values[i], float(i + 1)) << "element " << i;
+
+  // benchmark() launches the epilogue too.
+  BenchmarkOptions options;
+  options.warmupIterations = 1;
+  options.iterations = 3;
+  std::vector<double> timesMs;
+  ASSERT_TRUE(benchmark(kernel, operands, sizes, options, timesMs, error))
+      << error;
+  EXPECT_EQ(timesMs.size(), 3u);
+
+  // An epilogue entry whose parameters disagree with the PTX.
+  manifest.epilogue[0].params.pop_back();
+  ManifestKernel bad;
+  EXPECT_FALSE(
+      ManifestKernel::load(device, manifest, getWorkspacePtx(), bad, error));
+  EXPECT_EQ(error, "the PTX entry 'read_map' takes 51 parameters but the "
+                   "manifest's epilogue[0].params expand to 44");
 }
 
 #endif // ATTN_HAS_CUDA_DRIVER

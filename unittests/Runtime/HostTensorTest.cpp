@@ -289,3 +289,34 @@ TEST(RandomTest, NeverAllZero) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(HostTensorTest, RandomLengths) {
+  // In 0..capacity, the same for a seed; from 2 batches on one is the
+  // capacity, from 3 on another 0.
+  for (int64_t batch : {1, 2, 3, 8, 100}) {
+    for (uint64_t seed : {0u, 1u, 7u}) {
+      HostTensor lengths = makeRandomLengths(batch, 1000, seed);
+      ASSERT_EQ(lengths.type, ElementType::I32);
+      ASSERT_EQ(lengths.shape, std::vector<int64_t>{batch});
+      bool full = false, empty = false;
+      for (int64_t b = 0; b < batch; ++b) {
+        int64_t n = lengths.getInteger(b);
+        EXPECT_GE(n, 0);
+        EXPECT_LE(n, 1000);
+        full |= n == 1000;
+        empty |= n == 0;
+      }
+      EXPECT_TRUE(full || batch < 2) << batch;
+      EXPECT_TRUE(empty || batch < 3) << batch;
+      EXPECT_EQ(lengths.data, makeRandomLengths(batch, 1000, seed).data);
+    }
+  }
+  // A cache of capacity 0: every length is 0.
+  HostTensor none = makeRandomLengths(4, 0, 3);
+  for (int64_t b = 0; b < 4; ++b)
+    EXPECT_EQ(none.getInteger(b), 0);
+}
+
+} // namespace

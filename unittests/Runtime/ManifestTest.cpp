@@ -216,12 +216,12 @@ TEST(ManifestTest, Errors) {
   EXPECT_EQ(manifestError(editExample("attn-mlir-manifest", "other")),
             "format: 'other' is not an attn-mlir launch "
             "manifest (expected 'attn-mlir-manifest')");
-  EXPECT_EQ(manifestError(editExample("\"version\": 1", "\"version\": 5")),
-            "version: unsupported manifest version 5 (this "
-            "reader supports versions 1, 2, 3 and 4)");
+  EXPECT_EQ(manifestError(editExample("\"version\": 1", "\"version\": 6")),
+            "version: unsupported manifest version 6 (this "
+            "reader supports versions 1, 2, 3, 4 and 5)");
   EXPECT_EQ(manifestError(editExample("\"version\": 1", "\"version\": 0")),
             "version: unsupported manifest version 0 (this "
-            "reader supports versions 1, 2, 3 and 4)");
+            "reader supports versions 1, 2, 3, 4 and 5)");
   // Keys.
   EXPECT_EQ(manifestError(editExample("\"ptx\": \"f.ptx\",", "")),
             "missing key 'ptx'");

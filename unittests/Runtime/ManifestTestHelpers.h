@@ -6,9 +6,10 @@
 //
 // The example manifests of docs/Manifest.md (version 1, version 2 with a
 // workspace and a prologue kernel, version 3 with tensor maps, version 4
-// with the log-sum-exp), as text and built in code, and problem sizes in one
-// call, for ManifestTest.cpp, ManifestV2Test.cpp, ManifestV3Test.cpp,
-// ManifestV4Test.cpp, TensorMapTest.cpp and CudaLaunchTest.cpp.
+// with the log-sum-exp, version 5 with an epilogue kernel and kv_lengths),
+// as text and built in code, and problem sizes in one call, for
+// ManifestTest.cpp, ManifestV2Test.cpp ... ManifestV5Test.cpp,
+// TensorMapTest.cpp and CudaLaunchTest.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -258,6 +259,115 @@ inline Manifest makeExampleV4Manifest() {
   manifest.lse = OperandSpec{{-1, 32, -1}};
   manifest.params.insert(manifest.params.begin() + 4,
                          KernelParam::memref("lse", 3));
+  return manifest;
+}
+
+/// A version 5 manifest after docs/Manifest.md's: a split decode kernel (f16,
+/// Tq 3, Hq 8, Hkv 2, D 64) with its combine kernel as an epilogue kernel,
+/// and per-batch key lengths.
+inline const char *const kExampleV5Text = R"({
+  "format": "attn-mlir-manifest", "version": 5,
+  "kernel": "decode_kernel",
+  "ptx": "decode.ptx",
+  "chip": "sm_90a",
+  "function": "decode",
+  "element_type": "f16",
+  "query":  {"shape": [-1, 8, 3, 64]},
+  "key":    {"shape": [-1, 2, -1, 64]},
+  "value":  {"shape": [-1, 2, -1, 64]},
+  "output": {"shape": [-1, 8, 3, 64]},
+  "lse":    {"shape": [-1, 8, 3]},
+  "mask":   null,
+  "kv_lengths": {"element_type": "i32", "shape": [-1]},
+  "attributes": {"scale": 0.125, "causal": "bottom_right", "precision": null},
+  "config": {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 2},
+  "block": [128, 1, 1],
+  "grid": [
+    {"min": [{"ceil_div": ["Tk", 256]}, {"ceil_div": [264, {"mul": ["B", 8]}]}]},
+    "Hq", "B"],
+  "shared_memory_bytes": 42016,
+  "params": [
+    {"kind": "memref", "operand": "query", "rank": 4},
+    {"kind": "memref", "operand": "key", "rank": 4},
+    {"kind": "memref", "operand": "value", "rank": 4},
+    {"kind": "memref", "operand": "kv_lengths", "rank": 1},
+    {"kind": "workspace", "name": "split_lse", "rank": 4},
+    {"kind": "workspace", "name": "split_output", "rank": 5}
+  ],
+  "workspace": [
+    {"name": "split_output", "element_bytes": 4,
+     "shape": [{"min": [{"ceil_div": ["Tk", 256]}, {"ceil_div": [264, {"mul": ["B", 8]}]}]},
+               "B", 8, 3, 64]},
+    {"name": "split_lse", "element_bytes": 4,
+     "shape": [{"min": [{"ceil_div": ["Tk", 256]}, {"ceil_div": [264, {"mul": ["B", 8]}]}]},
+               "B", 8, 3]}
+  ],
+  "epilogue": [
+    {"kernel": "decode_combine", "block": [128, 1, 1], "grid": ["Tq", "Hq", "B"],
+     "shared_memory_bytes": 0,
+     "params": [
+       {"kind": "memref", "operand": "query", "rank": 4},
+       {"kind": "memref", "operand": "key", "rank": 4},
+       {"kind": "memref", "operand": "lse", "rank": 3},
+       {"kind": "memref", "operand": "output", "rank": 4},
+       {"kind": "workspace", "name": "split_output", "rank": 5},
+       {"kind": "workspace", "name": "split_lse", "rank": 4}
+     ]}
+  ]
+}
+)";
+
+/// kExampleV5Text, built in code.
+inline Manifest makeExampleV5Manifest() {
+  using K = GridExpr::Kind;
+  Manifest manifest;
+  manifest.kernel = "decode_kernel";
+  manifest.ptx = "decode.ptx";
+  manifest.chip = "sm_90a";
+  manifest.function = "decode";
+  manifest.elementType = ElementType::F16;
+  manifest.query.shape = {-1, 8, 3, 64};
+  manifest.key.shape = {-1, 2, -1, 64};
+  manifest.value.shape = {-1, 2, -1, 64};
+  manifest.output.shape = {-1, 8, 3, 64};
+  manifest.lse = OperandSpec{{-1, 8, 3}};
+  manifest.kvLengths = MaskSpec{ElementType::I32, {-1}};
+  manifest.attributes.scale = 0.125;
+  manifest.attributes.causal = CausalMode::BottomRight;
+  manifest.config = {64, 64, 4, 2, {}};
+  manifest.block[0] = 128;
+  GridExpr splits = GridExpr::binary(
+      K::Min, GridExpr::ceilDiv(GridExpr::size("Tk"), GridExpr::constant(256)),
+      GridExpr::ceilDiv(
+          GridExpr::constant(264),
+          GridExpr::mul(GridExpr::size("B"), GridExpr::constant(8))));
+  manifest.grid[0] = splits;
+  manifest.grid[1] = GridExpr::size("Hq");
+  manifest.grid[2] = GridExpr::size("B");
+  manifest.sharedMemoryBytes = 42016;
+  manifest.params = {KernelParam::memref("query", 4),
+                     KernelParam::memref("key", 4),
+                     KernelParam::memref("value", 4),
+                     KernelParam::memref("kv_lengths", 1),
+                     KernelParam::workspace("split_lse", 4),
+                     KernelParam::workspace("split_output", 5)};
+  GridExpr b = GridExpr::size("B"), hq = GridExpr::constant(8),
+           tq = GridExpr::constant(3), dv = GridExpr::constant(64);
+  manifest.workspaces = {{"split_output", 4, {splits, b, hq, tq, dv}},
+                         {"split_lse", 4, {splits, b, hq, tq}}};
+  EpilogueKernel combine;
+  combine.kernel = "decode_combine";
+  combine.block[0] = 128;
+  combine.grid[0] = GridExpr::size("Tq");
+  combine.grid[1] = GridExpr::size("Hq");
+  combine.grid[2] = GridExpr::size("B");
+  combine.params = {KernelParam::memref("query", 4),
+                    KernelParam::memref("key", 4),
+                    KernelParam::memref("lse", 3),
+                    KernelParam::memref("output", 4),
+                    KernelParam::workspace("split_output", 5),
+                    KernelParam::workspace("split_lse", 4)};
+  manifest.epilogue.push_back(combine);
   return manifest;
 }
 

@@ -184,9 +184,9 @@ TEST(ManifestV2Test, Equality) {
 }
 
 TEST(ManifestV2Test, VersionErrors) {
-  EXPECT_EQ(manifestError(editV2("\"version\": 2", "\"version\": 5")),
-            "version: unsupported manifest version 5 (this "
-            "reader supports versions 1, 2, 3 and 4)");
+  EXPECT_EQ(manifestError(editV2("\"version\": 2", "\"version\": 6")),
+            "version: unsupported manifest version 6 (this "
+            "reader supports versions 1, 2, 3, 4 and 5)");
   // The keys and the param kind of version 2 in a version 1 manifest.
   EXPECT_EQ(manifestError(editV2("\"version\": 2", "\"version\": 1")),
             "workspace: the key 'workspace' requires "

@@ -188,3 +188,97 @@ TEST(ReferenceVariantsTest, IntegerTensors) {
 }
 
 } // namespace
+
+namespace {
+
+/// The per-batch key counts (kv_lengths): B = 3, Tq = 2, Tk = 6, Q = 0
+/// (every visible key weighs the same), K = 1, V[j] = j (Dv = 1): a row's
+/// output is the mean of its visible keys' indices, its log-sum-exp the log
+/// of their count.
+struct LengthsProblem {
+  HostTensor q, k, v, lengths;
+  AttentionProblem problem;
+
+  explicit LengthsProblem(std::vector<int32_t> counts) {
+    q = makeZeroTensor({3, 1, 2, 1}, ElementType::F32);
+    k = makeZeroTensor({3, 1, 6, 1}, ElementType::F32);
+    v = makeZeroTensor({3, 1, 6, 1}, ElementType::F32);
+    for (int64_t b = 0; b < 3; ++b)
+      for (int64_t j = 0; j < 6; ++j) {
+        k.set(b * 6 + j, 1.0);
+        v.set(b * 6 + j, static_cast<double>(j));
+      }
+    lengths = makeZeroTensor({3}, ElementType::I32);
+    for (int64_t b = 0; b < 3; ++b)
+      lengths.set(b, counts[b]);
+    problem.query = &q;
+    problem.key = &k;
+    problem.value = &v;
+    problem.kvLengths = &lengths;
+    problem.causal = CausalMode::BottomRight;
+  }
+
+  std::vector<double> run(std::vector<double> *lse = nullptr) {
+    std::string error;
+    EXPECT_TRUE(validateProblem(problem, error)) << error;
+    std::vector<double> out;
+    referenceRows(problem, {0, 1, 2, 3, 4, 5}, out, lse);
+    return out;
+  }
+};
+
+TEST(ReferenceVariantsTest, KvLengthsBottomRight) {
+  // Batch 0 has no key; batch 1 all 6 (offset 4: rows see 0..4 and 0..5);
+  // batch 2 three (offset 1: 0..1 and 0..2). Out-of-range counts clamp.
+  for (std::vector<int32_t> counts :
+       {std::vector<int32_t>{0, 6, 3}, std::vector<int32_t>{-4, 99, 3}}) {
+    LengthsProblem p(counts);
+    std::vector<double> lse;
+    std::vector<double> out = p.run(&lse);
+    std::vector<double> expected = {0.0, 0.0, 2.0, 2.5, 0.5, 1.0};
+    for (size_t i = 0; i < expected.size(); ++i)
+      EXPECT_DOUBLE_EQ(out[i], expected[i]) << "row " << i;
+    double negInf = -std::numeric_limits<double>::infinity();
+    std::vector<double> counted = {negInf,        negInf,        std::log(5.0),
+                                   std::log(6.0), std::log(2.0), std::log(3.0)};
+    for (size_t i = 0; i < counted.size(); ++i)
+      EXPECT_DOUBLE_EQ(lse[i], counted[i]) << "row " << i;
+  }
+}
+
+TEST(ReferenceVariantsTest, KvLengthsWindow) {
+  // A window of one key to the left, from each batch's own offset.
+  LengthsProblem p({0, 6, 3});
+  p.problem.windowLeft = 1;
+  std::vector<double> out = p.run();
+  std::vector<double> expected = {0.0, 0.0, 3.5, 4.5, 0.5, 1.5};
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_DOUBLE_EQ(out[i], expected[i]) << "row " << i;
+  // Without causal the offset is 0, and the counts cut the keys alone.
+  p.problem.causal = CausalMode::None;
+  p.problem.windowLeft = -1;
+  out = p.run();
+  expected = {0.0, 0.0, 2.5, 2.5, 1.0, 1.0};
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_DOUBLE_EQ(out[i], expected[i]) << "row " << i;
+}
+
+TEST(ReferenceVariantsTest, KvLengthsValidation) {
+  LengthsProblem p({1, 2, 3});
+  std::string error;
+  HostTensor wrongType = makeZeroTensor({3}, ElementType::I64);
+  p.problem.kvLengths = &wrongType;
+  EXPECT_FALSE(validateProblem(p.problem, error));
+  EXPECT_EQ(error, "kv_lengths has element type i64, expected i32");
+  HostTensor wrongCount = makeZeroTensor({2}, ElementType::I32);
+  p.problem.kvLengths = &wrongCount;
+  EXPECT_FALSE(validateProblem(p.problem, error));
+  EXPECT_EQ(error, "kv_lengths has shape 2xi32, expected 3xi32 (one length "
+                   "per batch of the query 3x1x2x1xf32)");
+  HostTensor wrongRank = makeZeroTensor({3, 1}, ElementType::I32);
+  p.problem.kvLengths = &wrongRank;
+  EXPECT_FALSE(validateProblem(p.problem, error));
+  EXPECT_EQ(error, "kv_lengths has shape 3x1xi32, expected rank 1 (B)");
+}
+
+} // namespace

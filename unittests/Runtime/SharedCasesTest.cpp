@@ -85,6 +85,14 @@ TEST(SharedCasesTest, Manifests) {
       ASSERT_TRUE(evaluateGrid(manifest.prologue[i], sizes, grid, error));
       EXPECT_EQ(std::vector<unsigned>(grid, grid + 3), prologueGrids[i]);
     }
+    json epilogueGrids = test.value("epilogue_grids", json::array());
+    std::vector<LaunchStep> steps = manifest.getLaunchOrder();
+    ASSERT_LE(epilogueGrids.size(), manifest.epilogue.size());
+    for (size_t i = 0; i < epilogueGrids.size(); ++i) {
+      const LaunchStep &step = steps[manifest.prologue.size() + 1 + i];
+      ASSERT_TRUE(evaluateGrid(step, sizes, grid, error)) << error;
+      EXPECT_EQ(std::vector<unsigned>(grid, grid + 3), epilogueGrids[i]);
+    }
     for (const WorkspaceSpec &workspace : manifest.workspaces) {
       std::vector<int64_t> shape;
       int64_t bytes;

@@ -41,6 +41,10 @@ struct CompileOptions {
   /// K/V pipeline stages of `--attn-pipeline` (0 keeps the default; the
   /// CPU runs the pipelined loop sequentially, which checks its expansion).
   int64_t numStages = 0;
+  /// --attn-tile's split-KV for a static Tq of one query block: the
+  /// programs the key splits aim for (0: none; -1: the target's default,
+  /// getDefaultSplitPrograms).
+  int64_t splitPrograms = -1;
   /// --attn-pipeline's scores-ahead ("none", "tf32", "auto", "all"); empty
   /// keeps the target's default (cpu: none; cuda: auto).
   std::string scoresAhead;

@@ -34,9 +34,20 @@ namespace attn {
 namespace runner {
 
 /// The operands of attn.attention, in the op's order.
-enum class OperandRole { Query = 0, Key = 1, Value = 2, Mask = 3 };
+enum class OperandRole {
+  Query = 0,
+  Key = 1,
+  Value = 2,
+  Mask = 3,
+  KvLengths = 4
+};
+constexpr unsigned kNumOperandRoles = 5;
 
-/// Returns "q", "k", "v" or "mask".
+/// For each role (indexed by OperandRole): the function argument that feeds
+/// it, or -1 for an absent optional operand.
+using RoleArguments = std::array<int, kNumOperandRoles>;
+
+/// Returns "q", "k", "v", "mask" or "kv_lengths".
 StringRef getRoleLabel(OperandRole role);
 
 /// Maps f32, f16, bf16 and i1 to the runtime's element types.
@@ -47,8 +58,8 @@ struct EntryFunction {
   func::FuncOp func;
   AttentionOp attention;
   /// For each role (indexed by OperandRole): the function argument that
-  /// feeds it, or -1 for an absent mask.
-  std::array<int, 4> roleArguments = {-1, -1, -1, -1};
+  /// feeds it, or -1 for an absent mask or kv_lengths.
+  RoleArguments roleArguments = {-1, -1, -1, -1, -1};
   /// Per argument: the regions that read it ("score_mod", "mask_mod",
   /// "score_mod/mask_mod"), or empty.
   std::vector<std::string> regionReaders;
@@ -66,6 +77,7 @@ struct EntryFunction {
   bool hasLse();
   RankedTensorType getLseType();
   bool hasMask() const { return roleArguments[3] >= 0; }
+  bool hasKvLengths() const { return roleArguments[4] >= 0; }
 
   /// A short name for argument `index`: "q", "k", "v", "mask", the regions
   /// that read it ("score_mod"), or e.g. "q/k/v" when one argument feeds

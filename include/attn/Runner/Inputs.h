@@ -9,7 +9,8 @@
 // types and the semantics of attn.attention before anything is compiled.
 //
 // An input is one of:
-//   SHAPExTYPE   e.g. 2x32x1024x128xbf16: random data (see deriveInputSeed)
+//   SHAPExTYPE   e.g. 2x32x1024x128xbf16: random data (see deriveInputSeed;
+//                for kv_lengths, lengths in 0 .. Tk: makeRandomLengths)
 //   @path.npy    a numpy file (f32 '<f4', f16 '<f2', bf16 '|V2', i1 '|b1')
 //   random       random data of the argument's static type
 //
@@ -52,8 +53,9 @@ struct RunInputs {
   std::vector<::attn::runtime::HostTensor> arguments;
   /// Per argument: "random" or the .npy path it was read from.
   std::vector<std::string> sources;
-  /// Per role (query, key, value, mask): the argument index, or -1.
-  std::array<int, 4> roleArguments = {-1, -1, -1, -1};
+  /// Per role (query, key, value, mask, kv_lengths): the argument index, or
+  /// -1.
+  RoleArguments roleArguments = {-1, -1, -1, -1, -1};
   double scale = 1.0;
   ::attn::runtime::CausalMode causal = ::attn::runtime::CausalMode::None;
   /// The op's window (-1: unbounded) and softcap (0: none).

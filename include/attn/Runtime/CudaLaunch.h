@@ -10,11 +10,12 @@
 //   ManifestKernel::load(device, manifest, ptx, kernel, error);
 //   kernel.launch({{"query", q}, ...}, sizes, /*stream=*/nullptr, error);
 //
-// A launch runs the manifest's prologue kernels (version 2), then the main
-// kernel, on one stream, with the ManifestKernel's workspaces unless the
-// caller passes them; the tensor maps of version 3 params are encoded at
-// each launch (TensorMap.h). Also here: benchmarking with CUDA events,
-// rotating among copies of the inputs so that they do not stay in L2.
+// A launch runs the manifest's prologue kernels (version 2), the main
+// kernel, then its epilogue kernels (version 5), on one stream, with the
+// ManifestKernel's workspaces unless the caller passes them; the tensor maps of
+// version 3 params are encoded at each launch (TensorMap.h). Also here:
+// benchmarking with CUDA events, rotating among copies of the inputs so that
+// they do not stay in L2.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,18 +36,22 @@ namespace attn {
 namespace runtime {
 
 /// What cuLaunchKernel takes for the main kernel and, before it, each
-/// prologue kernel.
+/// prologue kernel and, after it, each epilogue kernel.
 struct LaunchConfig {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
   unsigned sharedMemoryBytes = 0;
   ParamPack params;
-  std::vector<LaunchConfig> prologue;
+  std::vector<LaunchConfig> prologue, epilogue;
   /// Keeps the device copies of the tensor maps the params point to.
   std::vector<std::shared_ptr<const void>> tensorMaps;
+
+  /// The launch of `step` (prologue, epilogue or this one); nullptr when
+  /// this config has no such launch.
+  LaunchConfig *getLaunch(const LaunchStep &step);
 };
 
-/// evaluateGrid and packParams for the main kernel and each prologue kernel;
+/// evaluateGrid and packParams for every kernel of the launch;
 /// `operands` holds every workspace (ManifestKernel::prepare adds them).
 bool prepareLaunch(const Manifest &manifest,
                    const std::map<std::string, TensorArg> &operands,
@@ -84,7 +89,8 @@ public:
   bool isLoaded() const { return module.isLoaded(); }
   const CudaDevice &getDevice() const { return *device; }
   const Manifest &getManifest() const { return manifest; }
-  /// The main kernel, then the kernels of Manifest::prologue in order.
+  /// The kernels of Manifest::getKernels(): the main kernel, the prologue
+  /// kernels, the epilogue kernels.
   const std::vector<CudaKernel> &getKernels() const { return kernels; }
   const CudaKernel &getKernel() const { return kernels.front(); }
   const KernelResources &getResources() const { return resources.front(); }
@@ -94,7 +100,8 @@ public:
   bool prepare(const std::map<std::string, TensorArg> &operands,
                const ProblemSizes &sizes, LaunchConfig &out,
                std::string &error) const;
-  /// Launches asynchronously: the prologue kernels, then the main one.
+  /// Launches asynchronously: the prologue kernels, the main one, the
+  /// epilogue kernels (Manifest::getLaunchOrder).
   bool launch(LaunchConfig &config, CUstream stream, std::string &error) const;
   bool launch(const std::map<std::string, TensorArg> &operands,
               const ProblemSizes &sizes, CUstream stream,
@@ -155,7 +162,8 @@ unsigned chooseNumInputCopies(uint64_t bytesPerCopy, uint64_t l2Bytes,
 void getTensorByteSpan(const TensorArg &arg, uint64_t elementBytes,
                        int64_t &firstByte, int64_t &endByte);
 
-/// Times launches of `kernel` (the prologue kernels included) on `stream`
+/// Times launches of `kernel` (the prologue and epilogue kernels included:
+/// each timed launch is the whole sequence) on `stream`
 /// as BenchmarkOptions say: the milliseconds of each timed launch, in launch
 /// order. The input copies share the workspaces and the output, and are
 /// freed before returning.

@@ -112,6 +112,12 @@ HostTensor makeZeroTensor(std::vector<int64_t> shape, ElementType type);
 HostTensor makeRandomTensor(std::vector<int64_t> shape, ElementType type,
                             uint64_t seed);
 
+/// Random per-batch key counts for a kv_lengths operand: an i32 tensor of
+/// `batch` lengths in [0, capacity], the same on every platform. With 2 or
+/// more batches one of them is `capacity` (a full cache), with 3 or more
+/// another is 0 (no key); the rest are uniform.
+HostTensor makeRandomLengths(int64_t batch, int64_t capacity, uint64_t seed);
+
 /// Fails with "<what> needs N GB, more than the M GB ..." when `bytes`
 /// exceed what this process may allocate: the host's physical memory, its
 /// address space limit (RLIMIT_AS, `ulimit -v`) less the address space in

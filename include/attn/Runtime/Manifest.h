@@ -159,8 +159,9 @@ struct WorkspaceSpec {
 };
 
 /// How one kernel of the PTX module is launched: the main kernel (these
-/// members of the Manifest) or a prologue kernel, launched before it on the
-/// same stream (version 2).
+/// members of the Manifest), a prologue kernel, launched before it on the
+/// same stream (version 2), or an epilogue kernel, launched after it
+/// (version 5; split-KV's combine).
 struct KernelLaunch {
   std::string kernel; // the PTX entry name
   unsigned block[3] = {1, 1, 1};
@@ -172,11 +173,32 @@ struct KernelLaunch {
   unsigned getNumParamSlots() const;
 };
 using PrologueKernel = KernelLaunch;
+using EpilogueKernel = KernelLaunch;
+
+/// Where a kernel runs in a launch.
+enum class KernelStage { Prologue, Main, Epilogue };
+
+/// One kernel of a launch (Manifest::getLaunchOrder).
+struct LaunchStep {
+  KernelStage stage = KernelStage::Main;
+  /// In Manifest::prologue or Manifest::epilogue (0 for the main kernel).
+  size_t index = 0;
+  /// In Manifest::getKernels(): the main kernel 0, the prologue kernels
+  /// 1 .. P, the epilogue kernels P + 1 .. P + E.
+  size_t kernelIndex = 0;
+  const KernelLaunch *kernel = nullptr;
+
+  /// The JSON path of the kernel: "prologue[1]", "epilogue[0]", "" for the
+  /// main kernel.
+  std::string getPath() const;
+  /// "prologue kernel 'NAME'", "epilogue kernel 'NAME'", "kernel 'NAME'".
+  std::string describe() const;
+};
 
 /// A launch manifest (format "attn-mlir-manifest").
 struct Manifest : KernelLaunch {
   static constexpr const char *kFormat = "attn-mlir-manifest";
-  static constexpr int64_t kVersion = 4; // the newest
+  static constexpr int64_t kVersion = 5; // the newest
 
   std::string ptx;      // relative to the manifest's directory, or absolute
   std::string chip;     // e.g. "sm_90a"
@@ -189,21 +211,30 @@ struct Manifest : KernelLaunch {
   /// writes none.
   std::optional<OperandSpec> lse;
   std::optional<MaskSpec> mask;
+  /// Version 5: the per-batch key counts (FlashAttention's cache_seqlens),
+  /// i32 of shape [B], passed by the memref param "kv_lengths"; absent when
+  /// the op has none.
+  std::optional<MaskSpec> kvLengths;
   std::vector<CaptureSpec> captures; // "captures", absent when empty
   ManifestAttributes attributes;
   KernelConfig config;
   std::vector<WorkspaceSpec> workspaces; // version 2: "workspace"
   std::vector<PrologueKernel> prologue;  // version 2: "prologue"
+  std::vector<EpilogueKernel> epilogue;  // version 5: "epilogue"
   /// Not serialized: the manifest file's directory (readManifestFile).
   std::string directory;
 
-  /// 4 with an lse, else 3 with a tensor_map param, else 2 with workspaces
-  /// or prologue kernels, else 1: what serializeManifest writes, so that
-  /// older readers keep reading the kernels they can launch.
+  /// 5 with epilogue kernels or kv_lengths, else 4 with an lse, else 3 with
+  /// a tensor_map param, else 2 with workspaces or prologue kernels, else 1:
+  /// what serializeManifest writes, so that older readers keep reading the
+  /// kernels they can launch.
   int64_t getVersion() const;
   bool hasTensorMaps() const;
-  /// The main kernel, then the prologue kernels.
+  /// The main kernel, then the prologue kernels, then the epilogue kernels.
   std::vector<const KernelLaunch *> getKernels() const;
+  /// The kernels in launch order: the prologue kernels, the main kernel,
+  /// the epilogue kernels.
+  std::vector<LaunchStep> getLaunchOrder() const;
   /// nullptr when there is none.
   const WorkspaceSpec *getWorkspace(std::string_view name) const;
   /// The PTX path resolved against `directory`.
@@ -221,7 +252,7 @@ const std::vector<std::string> &getSizeNames();
 /// Checks the rules of docs/Manifest.md; parseManifest calls it.
 bool verifyManifest(const Manifest &manifest, std::string &error);
 
-/// Parses manifest JSON text (version 1 to 4), then verifyManifest.
+/// Parses manifest JSON text (version 1 to 5), then verifyManifest.
 /// Unknown keys are errors, except inside "config", and so are the members
 /// of a newer version.
 bool parseManifest(const std::string &text, Manifest &out, std::string &error);
@@ -274,6 +305,10 @@ bool evaluateGrid(const Manifest &manifest, const ProblemSizes &sizes,
 /// A prologue kernel's, whose messages start "prologue kernel 'NAME': ".
 bool evaluateGrid(const KernelLaunch &kernel, const ProblemSizes &sizes,
                   unsigned grid[3], std::string &error);
+/// Any kernel's of a launch; the messages of a prologue or epilogue kernel
+/// start with LaunchStep::describe(), e.g. "epilogue kernel 'f_combine': ".
+bool evaluateGrid(const LaunchStep &step, const ProblemSizes &sizes,
+                  unsigned grid[3], std::string &error);
 
 /// The shape of `workspace` and its bytes; fails unless every dimension is
 /// >= 1 and on overflow, e.g. "workspace 'mask_block_map': shape[2] =
@@ -285,8 +320,8 @@ bool evaluateWorkspace(const WorkspaceSpec &workspace,
 /// The actual shapes of the operands of one call; the log-sum-exp result's
 /// is checked when given.
 struct OperandShapes {
-  std::vector<int64_t> query, key, value, output, mask, lse;
-  bool hasMask = false, hasLse = false;
+  std::vector<int64_t> query, key, value, output, mask, lse, kvLengths;
+  bool hasMask = false, hasLse = false, hasKvLengths = false;
 };
 
 /// Checks actual shapes against the manifest and against each other (SPEC.md
@@ -349,9 +384,9 @@ using TensorMapResolver =
     std::function<bool(const KernelParam &param, const TensorArg &arg,
                        uint64_t &devicePtr, std::string &error)>;
 
-/// The kernel parameters of `params` (the main kernel's or a prologue
-/// kernel's) for `operands`, keyed by operand and workspace names: a memref
-/// of rank r is the pointer twice, the offset, r sizes and r strides; a
+/// The kernel parameters of `params` (the main kernel's, a prologue or an
+/// epilogue kernel's) for `operands`, keyed by operand and workspace names: a
+/// memref of rank r is the pointer twice, the offset, r sizes and r strides; a
 /// workspace the same over its dense evaluated shape (its TensorArg gives
 /// the pointer); a size one int64; a tensor map the pointer
 /// `resolveTensorMap` gives. Fails on missing or unknown operands, null

@@ -45,6 +45,12 @@ const char *getCausalName(CausalMode mode);
 /// h, i, j) gives the final score and maskMod(b, h, i, j) whether the key is
 /// kept (the caller evaluates the op's regions). A kept key whose final
 /// score is -inf counts as masked.
+///
+/// The optional kvLengths (i32 of shape [B], FlashAttention's
+/// cache_seqlens) gives batch b its own key count n_b = clamp(kvLengths[b],
+/// 0, Tk): keys j >= n_b do not exist, and n_b stands for Tk everywhere, in
+/// the BottomRight offset (n_b - Tq) too; a batch with none gives zero rows
+/// (log-sum-exp -inf).
 struct AttentionProblem {
   const HostTensor *query = nullptr;
   const HostTensor *key = nullptr;
@@ -60,6 +66,9 @@ struct AttentionProblem {
   /// The tensors the regions read, as a kernel takes them (capture0, ...);
   /// the reference reads them through the callbacks.
   std::vector<const HostTensor *> captures;
+  /// The per-batch key counts (see above), or nullptr. Last, so that the
+  /// aggregate initializers of the fields above stay as they were.
+  const HostTensor *kvLengths = nullptr;
 };
 
 /// Checks shapes, element types, data sizes and the scale, naming the

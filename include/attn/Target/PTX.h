@@ -33,6 +33,11 @@ struct PTXOptions {
   int optLevel = 3;
   /// Kernel config overrides (0 keeps the default of selectKernelConfig).
   KernelConfigOverrides overrides;
+  /// --attn-tile's split-KV for a static Tq of one query block: the
+  /// programs the key splits aim for (0: none; -1: the target's default,
+  /// getDefaultSplitPrograms). A split kernel's manifest has the combine
+  /// kernel as its epilogue kernel (version 5).
+  int64_t splitPrograms = -1;
   /// --attn-pipeline's scores-ahead: the next key block's Q K^T on wgmma,
   /// in flight across this block's softmax and P V: "auto" (f32 programs
   /// that can run on wgmma, and 16-bit ones at head dim 128), "tf32" (the

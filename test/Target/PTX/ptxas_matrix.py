@@ -6,13 +6,15 @@
 Matrix: {f32 tf32, f32 ieee, f16, bf16} x head dim {16, 64, 128, 256} x
 five variants (plain MHA; causal top_left + GQA 4:1; bottom_right + rank-4
 float mask; i1 rank-2 mask + MQA; bottom_right + a window and a softcap), plus D != Dv and the benchmark's ten
-kernels (dynamic head count; the seed's), all with the default kernel
+kernels (dynamic head count; the seed's) and eight split-KV decode kernels
+(--split-programs=264: Tq 1 and 16, the log-sum-exp, kv_lengths; each with
+its combine kernel), all with the default kernel
 config (on sm_90a the 16-bit kernels on wgmma and the f32 tf32 ones at
 head dims 64 and 128 load K and V by TMA tensor copies:
 --tensor-copies=auto); those f32 kernels and the seed's, and the
 benchmark's 16-bit kernels, again with --tensor-copies=none (every
 thread's cp.async). For each kernel `ptxas -v` must
-report a 0-byte stack frame and no spills. Prints one line per kernel
+report a 0-byte stack frame and no spills, for every entry of its module. Prints one line per kernel
 and a summary last.
 """
 
@@ -33,17 +35,21 @@ VARIANTS = {
 }
 
 
-def function(name, dtype, d, dv, hq, hkv, causal, mask, window=None, softcap=None):
+def function(name, dtype, d, dv, hq, hkv, causal, mask, window=None, softcap=None,
+             tq="?", lse=False, kv_lengths=False):
     elt = dtype.split("-")[0]
-    t = lambda h, dd: f"tensor<?x{h}x?x{dd}x{elt}>"  # noqa: E731
-    args = [f"%q: {t(hq, d)}", f"%k: {t(hkv, d)}", f"%v: {t(hkv, dv)}"]
-    types = f"{t(hq, d)}, {t(hkv, d)}, {t(hkv, dv)}"
+    t = lambda h, dd, tt="?": f"tensor<?x{h}x{tt}x{dd}x{elt}>"  # noqa: E731
+    args = [f"%q: {t(hq, d, tq)}", f"%k: {t(hkv, d)}", f"%v: {t(hkv, dv)}"]
+    types = f"{t(hq, d, tq)}, {t(hkv, d)}, {t(hkv, dv)}"
     operands = "%q, %k, %v"
     if mask:
         mt = f"tensor<{mask[1]}x{elt if mask[0] == 'f' else 'i1'}>"
         args.append(f"%m: {mt}")
         types += f", {mt}"
         operands += " mask(%m)"
+    if kv_lengths:
+        args.append("%l: tensor<?xi32>")
+        operands += " kv_lengths(%l : tensor<?xi32>)"
     attrs = []
     if causal:
         attrs.append(f"causal = #attn.causal<{causal}>")
@@ -54,9 +60,13 @@ def function(name, dtype, d, dv, hq, hkv, causal, mask, window=None, softcap=Non
     if softcap:
         attrs.append(f"softcap = {softcap} : f32")
     attr = " {" + ", ".join(attrs) + "}" if attrs else ""
-    return (f"func.func @{name}({', '.join(args)}) -> {t(hq, dv)} {{\n"
-            f"  %o = attn.attention {operands}{attr} : {types} -> {t(hq, dv)}\n"
-            f"  return %o : {t(hq, dv)}\n}}\n")
+    results, values = t(hq, dv, tq), "%o"
+    if lse:
+        results += f", tensor<?x{hq}x{tq}xf32>"
+        values += ", %lse"
+    return (f"func.func @{name}({', '.join(args)}) -> ({results}) {{\n"
+            f"  {values} = attn.attention {operands}{attr} : {types} -> {results}\n"
+            f"  return {values} : {results}\n}}\n")
 
 
 def main():
@@ -95,6 +105,18 @@ def main():
                 if (dtype == "f32-tf32" and d in (64, 128))
                 or (name.startswith("bench_") and dtype in ("f16", "bf16"))]
 
+    # Split-KV decode kernels (a static Tq of one query block; 264
+    # programs) and their combine kernels: GQA 32/8 at head dim 128 with the
+    # log-sum-exp and kv_lengths (Tq 1), and speculative decode at head dim
+    # 64 (Tq 16), every dtype.
+    for dtype in ("f32-tf32", "f32-ieee", "f16", "bf16"):
+        kernels.append((f"decode_{dtype.replace('-', '_')}_d128_gqa", dtype, 128, 128,
+                        dict(hq=32, hkv=8, causal="bottom_right", mask=None, tq=1,
+                             lse=True, kv_lengths=True), ["--split-programs=264"]))
+        kernels.append((f"decode_{dtype.replace('-', '_')}_d64_tq16", dtype, 64, 64,
+                        dict(hq=8, hkv=2, causal="bottom_right", mask=None, tq=16),
+                        ["--split-programs=264"]))
+
     def build(item):
         name, dtype, d, dv, kw, *extra = item
         extra = extra[0] if extra else []
@@ -110,10 +132,18 @@ def main():
         report = px.stdout + px.stderr
         if px.returncode:
             return name, False, "ptxas failed: " + report.strip().splitlines()[-1]
-        frame = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", report)
-        regs = re.search(r"Used (\d+) registers", report)
-        clean = frame is not None and frame.groups() == ("0", "0", "0")
-        line = f"{regs.group(1) if regs else '?'} registers, " + (frame.group(0) if frame else "no report")
+        # Every entry of the module (a split kernel's combine kernel too).
+        frames = re.findall(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads",
+                            report)
+        regs = re.findall(r"Used (\d+) registers", report)
+        clean = bool(frames) and all(f == ("0", "0", "0") for f in frames)
+        bad = [f for f in frames if f != ("0", "0", "0")]
+        frame = bad[0] if bad else (frames[0] if frames else None)
+        line = (f"{'+'.join(regs) if regs else '?'} registers, "
+                + (f"{frame[0]} bytes stack frame, {frame[1]} bytes spill stores, "
+                   f"{frame[2]} bytes spill loads" if frame else "no report"))
+        if len(frames) > 1:
+            line += f" ({len(frames)} entries)"
         with open(base + ".ptx") as f:
             if "cp.async.bulk.tensor" in f.read():
                 line += ", tensor copies"
@@ -124,7 +154,7 @@ def main():
         for name, ok, line in pool.map(build, kernels):
             print(f"{'ok  ' if ok else 'BAD '} {name}: {line}")
             bad += not ok
-            tma += line.endswith("tensor copies")
+            tma += "tensor copies" in line
     print(f"ptxas-matrix: {tma} kernels with tensor copies")
     print(f"ptxas-matrix: {len(kernels)} kernels, {bad} with spills, stack or errors")
     return 1 if bad else 0

@@ -31,7 +31,7 @@ func.func @gqa(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<
 // RUN:   | FileCheck %s --check-prefix=COMPILED
 // RUN: not attn-run %t/gqa.json --scores-ahead --input=1x4x16x64xbf16 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=COMPILED
-// COMPILED: attn-run: error: -e, --block-m, --block-n, --num-warps, --num-stages, --scores-ahead, --chip, --jit-cpu, --emit-kernel and the options of --convert-attn-to-nvvm do not apply to a launch manifest (it is compiled already)
+// COMPILED: attn-run: error: -e, --block-m, --block-n, --num-warps, --num-stages, --split-programs, --scores-ahead, --chip, --jit-cpu, --emit-kernel and the options of --convert-attn-to-nvvm do not apply to a launch manifest (it is compiled already)
 // RUN: not attn-run %t/gqa.json --target=cpu --input=1x4x16x64xbf16 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=TARGET
 // TARGET: attn-run: error: a launch manifest runs on --target=cuda only
