@@ -7,7 +7,8 @@
 Takes the execution matrix of test/Integration/attn_cases.py (the one the
 CPU path runs in CI) plus `--random` random cases, `--configs` cases
 with the non-default configs of CONFIG_BLOCKS and `--variants` cases with
-windows, softcaps and regions, compiles each distinct
+windows, softcaps and regions (split-KV decode cases with their
+--split-programs, kv_lengths cases among them), compiles each distinct
 function once with attn-translate for sm_90a, and writes DIR/cases.json
 (each case: its kernel, shapes, causal, mask kind, NaN row, seed) for
 gpu_check.py to run on the GPU machine, which has no MLIR.
@@ -106,12 +107,16 @@ def main():
             case["block"] = GPU_BLOCKS.get(tuple(case["block"])) if case["block"] else default_block
         text = attn_cases.mlir_text(dict(case, name="attn"))
         stages = case.get("stages")
-        key = hashlib.sha1((text + repr(case["block"]) + repr(stages)).encode()).hexdigest()[:12]
+        # Split-KV cases (a static Tq of one query block) name their program
+        # count; the others take the target's default.
+        split = case.get("split")
+        key = hashlib.sha1((text + repr(case["block"]) + repr(stages)
+                            + ("" if split is None else f"split={split}")).encode()).hexdigest()[:12]
         case["kernel"] = key
-        jobs[key] = (text, case["block"], stages)
+        jobs[key] = (text, case["block"], stages, split)
 
     def compile_one(item):
-        key, (text, block, stages) = item
+        key, (text, block, stages, split) = item
         mlir = os.path.join(args.out, key + ".mlir")
         with open(mlir, "w") as f:
             f.write(text)
@@ -122,6 +127,8 @@ def main():
             cmd += [f"--block-m={block[0]}", f"--block-n={block[1]}", f"--num-warps={block[2]}"]
         if stages:
             cmd.append(f"--num-stages={stages}")
+        if split is not None:
+            cmd.append(f"--split-programs={split}")
         proc = subprocess.run(cmd, capture_output=True, text=True)
         return key, proc.returncode, proc.stderr.strip()
 

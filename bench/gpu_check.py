@@ -16,7 +16,12 @@ bf16 1e-2/5e-2. A kernel that writes the log-sum-exp (a case with "lse",
 SPEC section 1.2) gets a NaN-poisoned float32 (B, Hq, Tq) buffer too, for
 odd seeds in (B, T, H) storage, checked against the float64 logsumexp of the
 same scores: -inf and NaN rows exactly, the others within LSE_TOL * (1 +
-|lse|). Prints one line per failure and a summary table last.
+|lse|). A case with "kv_lengths" passes attn_cases.kv_lengths_array's
+per-batch key counts (int32, on the device) to the kernel, and the
+reference removes each batch's keys from its count on, which also stands
+for Tk in the bottom-right and window offsets. Split-KV cases need nothing
+here: the manifest's epilogue kernel merges the splits. Prints one line per
+failure and a summary table last.
 """
 
 import argparse
@@ -124,7 +129,7 @@ def modify(case, s, keep, captures):
     return s, keep
 
 
-def reference(case, q, k, v, mask, scale, captures=None, lse=False):
+def reference(case, q, k, v, mask, scale, captures=None, lse=False, kv_lengths=None):
     """SPEC section 1 (with 1.1's window and softcap) in float64: masked
     keys are removed from the sum. With `lse`, (O, LSE): the log-sum-exp of
     the same final scores, -inf for a row without keys."""
@@ -136,12 +141,16 @@ def reference(case, q, k, v, mask, scale, captures=None, lse=False):
     s = (qd @ kd.transpose(-1, -2)) * scale
     if case.get("softcap"):
         s = case["softcap"] * torch.tanh(s / case["softcap"])
-    keep = torch.ones(tq, tk, dtype=torch.bool, device=q.device)
-    off = tk - tq if case["causal"] == "bottom_right" else 0
+    # Per batch (B, 1, 1, 1): its key count, Tk without kv_lengths.
+    n = torch.full((q.shape[0], 1, 1, 1), tk, dtype=torch.long, device=q.device)
+    if kv_lengths is not None:
+        n = kv_lengths.long().clamp(0, tk).view(-1, 1, 1, 1)
+    off = n - tq if case["causal"] == "bottom_right" else torch.zeros_like(n)
     i = torch.arange(tq, device=q.device)[:, None]
     j = torch.arange(tk, device=q.device)[None, :]
+    keep = j < n
     if case["causal"]:
-        keep = j <= i + off
+        keep = keep & (j <= i + off)
     if case.get("window"):  # SPEC section 1.1
         left, right = case["window"]
         if left >= 0:
@@ -239,10 +248,15 @@ def main():
                                  dtype=torch.float32, device="cuda")
                 if case["seed"] % 2:  # (B, T, H) storage viewed as (B, H, T)
                     lse = lse.transpose(1, 2).contiguous().transpose(1, 2)
-            kernel(q, k, v, mask, out=out, captures=list(captures.values()), lse=lse)
+            lengths = None
+            if case.get("kv_lengths"):
+                lengths = torch.from_numpy(attn_cases.kv_lengths_array(case)).to("cuda")
+            extra = {} if lengths is None else {"kv_lengths": lengths}
+            kernel(q, k, v, mask, out=out, captures=list(captures.values()), lse=lse, **extra)
             torch.cuda.synchronize()
             scale = kernel.manifest.attributes["scale"]
-            ref = reference(case, q, k, v, mask, scale, captures, lse=lse is not None)
+            ref = reference(case, q, k, v, mask, scale, captures, lse=lse is not None,
+                            kv_lengths=lengths)
             ok, rel, mx, nanmis = compare(out, ref[0] if lse is not None else ref,
                                           TOL[case["dtype"]])
             row.update(ok=ok, rel_l2=rel, max_abs=mx, nan_mismatch=nanmis)
@@ -255,6 +269,7 @@ def main():
         if not row["ok"]:
             desc = " ".join(f"{k}={case[k]}" for k in ("dtype", "b", "hq", "hkv", "tq", "tk", "d", "dv",
                                                        "causal", "mask", "nan_row", "block", "lse",
+                                                       "split", "kv_lengths",
                                                        "window", "softcap", "score_mod", "mask_mod")
                             if case.get(k) is not None)
             print(f"FAIL {case['name']} [{desc}] {row.get('error') or row}", flush=True)

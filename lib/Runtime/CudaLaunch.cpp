@@ -27,7 +27,14 @@ bool attn::runtime::prepareLaunch(
   LaunchConfig config;
   config.prologue.resize(manifest.prologue.size());
   config.epilogue.resize(manifest.epilogue.size());
-  for (const LaunchStep &step : manifest.getLaunchOrder()) {
+  // The main kernel first (its errors before a prologue kernel's), then
+  // the others; ManifestKernel::launch launches them in launch order.
+  std::vector<LaunchStep> steps = manifest.getLaunchOrder();
+  std::sort(steps.begin(), steps.end(),
+            [](const LaunchStep &lhs, const LaunchStep &rhs) {
+              return lhs.kernelIndex < rhs.kernelIndex;
+            });
+  for (const LaunchStep &step : steps) {
     const KernelLaunch &kernel = *step.kernel;
     LaunchConfig &launch = *config.getLaunch(step);
     if (!evaluateGrid(step, sizes, launch.grid, error))

@@ -5,7 +5,12 @@ A case is a dict; `write_case` turns it into an .mlir file plus .npy inputs
 (masks with -inf and fully masked rows, a NaN row), and `attn_run_args` into
 the attn-run command line. Everything is reproducible from the case alone.
 A case with "lse" returns the op's log-sum-exp too (SPEC.md section 1.2),
-which attn-run --check checks with the output.
+which attn-run --check checks with the output. A case with "split" compiles
+with --split-programs (split-KV: its Tq is static, "static_tq", and small,
+so that the keys are split over programs and a combine merges them); one
+with "kv_lengths" passes per-batch key counts (FlashAttention's
+cache_seqlens: lengths in 0..Tk, with a full and an empty cache where the
+batch allows) from an .npy file.
 """
 
 import os
@@ -43,6 +48,7 @@ def random_case(rng, index, max_work=3e7):
     # K/V pipeline stages of --attn-pipeline (None: the config's).
     case["stages"] = rng.choice([None, None, 2, 3, 4])
     case["lse"] = has_lse(case)
+    add_serving_axes(case)
     # f32 K/V slots of head dim 256 fit 227 KiB of shared memory twice only.
     if dtype.startswith("f32") and max(d, dv) > 128 and case["stages"]:
         case["stages"] = 2
@@ -54,6 +60,41 @@ def has_lse(case):
     from bits of the case's seed that nothing else reads (so the other
     draws, and the cases of a seed, are those of before)."""
     return (case["seed"] >> 8) % 4 == 0
+
+
+# Split-KV: the --split-programs values and the static query lengths of the
+# split cases (one query block: decode and speculative decode).
+SPLIT_PROGRAMS = [1, 8, 64, 264]
+SPLIT_TQ = [1, 2, 3, 5, 8, 16]
+
+
+def add_serving_axes(case):
+    """Split-KV in about one case in six (a static Tq of 1..16 and a
+    --split-programs value) and kv_lengths in about one in five, from bits of
+    the case's seed that nothing else reads (as has_lse), so that the other
+    draws of a seed stay as they were."""
+    seed = case["seed"]
+    case["split"] = None
+    if (seed >> 12) % 6 == 0:
+        case["split"] = SPLIT_PROGRAMS[(seed >> 15) % len(SPLIT_PROGRAMS)]
+        case["tq"] = SPLIT_TQ[(seed >> 17) % len(SPLIT_TQ)]
+        case["static_tq"] = True
+    case["kv_lengths"] = (seed >> 20) % 5 == 0
+
+
+def kv_lengths_array(case):
+    """The case's per-batch key counts (int32, B): uniform in 0..Tk, one
+    batch the whole cache and, from three batches on, one without keys; from
+    their own stream of the seed."""
+    b, tk = case["b"], case["tk"]
+    rng = np.random.default_rng([case["seed"], 42])
+    lengths = rng.integers(0, tk + 1, size=b)
+    if b >= 2:
+        full = int(rng.integers(b))
+        lengths[full] = tk
+        if b >= 3 or case["seed"] % 2:
+            lengths[(full + 1 + int(rng.integers(b - 1))) % b] = 0
+    return lengths.astype(np.int32)
 
 
 # The variants of SPEC.md section 1.1 (the variant sweep): windows
@@ -205,10 +246,12 @@ def mlir_text(case):
     elt = _elt(case)
     b, hq, hkv, tq, tk, d, dv = (case[k] for k in ("b", "hq", "hkv", "tq", "tk", "d", "dv"))
     dyn = case["dynamic"]
-    qt = _tensor_type([b, hq, tq, d], elt, {0, 2}, dyn)
+    # Split-KV needs a static Tq.
+    tq_dyn = set() if case.get("static_tq") else {2}
+    qt = _tensor_type([b, hq, tq, d], elt, {0} | tq_dyn, dyn)
     kt = _tensor_type([b, hkv, tk, d], elt, {0, 2}, dyn)
     vt = _tensor_type([b, hkv, tk, dv], elt, {0, 2}, dyn)
-    ot = _tensor_type([b, hq, tq, dv], elt, {0, 2}, dyn)
+    ot = _tensor_type([b, hq, tq, dv], elt, {0} | tq_dyn, dyn)
     attrs = []
     if case["causal"]:
         attrs.append(f"causal = #attn.causal<{case['causal']}>")
@@ -227,11 +270,16 @@ def mlir_text(case):
     if ms is not None:
         melt = "i1" if case["mask"].startswith("bool") else elt
         rank = len(ms)
-        dyn_dims = {rank - 2, rank - 1} | ({0} if rank == 4 and ms[0] != 1 else set())
+        dyn_dims = {rank - 1} | ({rank - 2} if tq_dyn else set()) | (
+            {0} if rank == 4 and ms[0] != 1 else set())
         mt = _tensor_type(ms, melt, dyn_dims, dyn)
         args.append(f"%m: {mt}")
         operands += " mask(%m)"
         types += f", {mt}"
+    if case.get("kv_lengths"):
+        lt = _tensor_type([b], "i32", {0}, dyn)
+        args.append(f"%l: {lt}")
+        operands += f" kv_lengths(%l : {lt})"
     capture_types = {}
     for name, shape, celt in captures(case):
         capture_types[name] = _tensor_type(shape, celt, set(range(len(shape))), dyn)
@@ -245,7 +293,7 @@ def mlir_text(case):
               if case.get("mask_mod") == "prefix_lm" else "")
     results, values, returned = ot, "%o", ot
     if case.get("lse"):
-        results += ", " + _tensor_type([b, hq, tq], "f32", {0, 2}, dyn)
+        results += ", " + _tensor_type([b, hq, tq], "f32", {0} | tq_dyn, dyn)
         values += ", %lse"
         returned = f"({results})"
     return (f"func.func @{case['name']}({', '.join(args)}) -> {returned} {{\n{prefix}"
@@ -338,6 +386,9 @@ def write_case(case, workdir):
     if case["mask"] is not None:
         files["m"] = base + ".m.npy"
         _save(files["m"], _mask_array(case, rng), elt)
+    if case.get("kv_lengths"):
+        files["l"] = base + ".l.npy"
+        np.save(files["l"], kv_lengths_array(case))
     for name, shape, celt in captures(case):
         files[name] = f"{base}.{name}.npy"
         np.save(files[name], _capture_array(name, shape, celt, rng))
@@ -367,18 +418,22 @@ def attn_run_args(case, mlir, files, target="cpu"):
     args.append(f"--input={b}x{hkv}x{tk}x{dv}x{elt}")
     if "m" in files:
         args.append("--input=@" + files["m"])
+    if "l" in files:
+        args.append("--input=@" + files["l"])
     for name, _, _ in captures(case):
         args.append("--input=@" + files[name])
     if case["block"]:
         args += [f"--block-m={case['block'][0]}", f"--block-n={case['block'][1]}"]
     if case.get("stages"):
         args.append(f"--num-stages={case['stages']}")
+    if case.get("split") is not None:
+        args.append(f"--split-programs={case['split']}")
     return args
 
 
 def describe(case):
     keys = ("dtype", "b", "hq", "hkv", "tq", "tk", "d", "dv", "causal", "mask", "pattern", "dynamic",
-            "nan_row", "block", "stages", "lse", "seed")
+            "nan_row", "block", "stages", "lse", "split", "kv_lengths", "seed")
     text = " ".join(f"{k}={case.get(k)}" for k in keys)
     return text + "".join(f" {k}={case[k]}" for k in VARIANT_KEYS if case.get(k))
 
@@ -386,7 +441,7 @@ def describe(case):
 def _case(index, **kw):
     case = dict(name=f"m{index}", dtype="f16", d=64, dv=64, tq=65, tk=65, b=1,
                 hkv=1, hq=1, causal=None, mask=None, dynamic=True, nan_row=False,
-                block=None, stages=None, seed=1000 + index)
+                block=None, stages=None, split=None, kv_lengths=False, seed=1000 + index)
     case.update(kw)
     return case
 
@@ -489,4 +544,40 @@ def matrix_cases():
         seed=3003)
     add(lse=True, dtype="f16", dynamic=False, tq=1, tk=1, d=256, dv=16)
     add(lse=True, dtype="f32-ieee", block=(8, 16), tq=63, tk=65, d=16, dv=64)
+    # Split-KV (decode: a static Tq of one query block, --split-programs):
+    # every dtype, GQA, both causal alignments, Tk below one key block, at a
+    # block's tail and long, a mask with a fully masked row, the
+    # log-sum-exp, pipelined loops; 264 is the GPUs' program count, 1
+    # leaves one split.
+    for n, dtype in enumerate(DTYPES):
+        add(split=264, static_tq=True, dtype=dtype, b=2, hq=8, hkv=2, tq=1, tk=1000,
+            d=128, dv=128, lse=n % 2 == 0)
+        add(split=64, static_tq=True, dtype=dtype, b=1, hq=4, hkv=1, tq=16, tk=3000,
+            causal="bottom_right", lse=True)
+    add(split=64, static_tq=True, tq=3, tk=5, hq=4, hkv=2, causal="bottom_right", lse=True)
+    add(split=64, static_tq=True, tq=4, tk=129, hq=2, hkv=2, causal="top_left")
+    add(split=64, static_tq=True, tq=8, tk=1000, b=2, hq=2, hkv=1, mask="float4",
+        dtype="bf16", lse=True)
+    add(split=64, static_tq=True, tq=2, tk=1000, b=2, hq=2, hkv=2, mask="bool2",
+        causal="bottom_right", stages=3, block=(16, 8))
+    add(split=1, static_tq=True, tq=1, tk=1000, hq=4, hkv=4, dtype="f32-tf32", lse=True)
+    add(split=264, static_tq=True, dynamic=False, tq=1, tk=700, b=3, hq=8, hkv=8,
+        dtype="f16", lse=True)
+    # Per-batch key counts (kv_lengths): decode and prefill, bottom-right
+    # causal (offsets from each batch's own count), a window, masks, GQA,
+    # with and without split-KV and the log-sum-exp; lengths 0 and Tk
+    # among them (kv_lengths_array).
+    add(kv_lengths=True, split=64, static_tq=True, b=4, hq=8, hkv=2, tq=1, tk=1000,
+        causal="bottom_right", lse=True, dtype="bf16", d=128, dv=128)
+    add(kv_lengths=True, b=3, hq=4, hkv=2, tq=1, tk=1000, static_tq=True,
+        causal="bottom_right", dtype="f16")
+    add(kv_lengths=True, b=3, hq=2, hkv=2, tq=129, tk=300, causal="bottom_right",
+        window=(40, 0), lse=True, dtype="f32-ieee")
+    add(kv_lengths=True, b=2, hq=2, hkv=1, tq=65, tk=129, mask="float4", lse=True,
+        causal="top_left")
+    add(kv_lengths=True, split=64, static_tq=True, b=3, hq=2, hkv=2, tq=4, tk=700,
+        mask="bool4", window=(100, -1), causal="bottom_right", dtype="f32-tf32", lse=True,
+        seed=4001)
+    add(kv_lengths=True, b=3, hq=4, hkv=4, tq=1000, tk=64, causal="bottom_right",
+        stages=2, dtype="bf16")
     return cases

@@ -12,7 +12,9 @@ causal alignment, mask kind and rank, GQA/MQA, NaN rows, block sizes).
 Otherwise it draws `count` cases (dtype, head dims, sequence lengths, GQA, causal, masks
 with -inf and fully masked rows, NaN rows, dynamic or static shapes, block
 sizes; about one in four returns the log-sum-exp too, which --check checks
-with the output) from `seed`, runs each through attn-run --check, and ends with
+with the output; about one in six has a static Tq of 1..16 and
+--split-programs, one in five kv_lengths: attn_cases.add_serving_axes) from
+`seed`, runs each through attn-run --check, and ends with
 `sweep: N passed, M failed`; each failure is printed with its case and the
 command that reproduces it. Exit code 1 if any case fails.
 
@@ -44,7 +46,7 @@ import attn_cases  # noqa: E402
 
 # Options that choose how attn-run compiles: a manifest's kernel is
 # compiled already (compile_gpu_cases.py passed them to attn-translate).
-COMPILE_OPTIONS = ("--block-m=", "--block-n=", "--num-stages=")
+COMPILE_OPTIONS = ("--block-m=", "--block-n=", "--num-stages=", "--split-programs=")
 
 
 def run_case(attn_run, case, workdir, target, manifests=None, scores_ahead=False):
@@ -127,7 +129,7 @@ def main():
         print(f"FAIL {case['name']}: {attn_cases.describe(case)}\n  {last}\n  repro: {' '.join(cmd)}")
     counts = {}
     for case in cases:
-        for key in ("dtype", "causal", "mask", "lse") + attn_cases.VARIANT_KEYS:
+        for key in ("dtype", "causal", "mask", "lse", "split", "kv_lengths") + attn_cases.VARIANT_KEYS:
             value = case.get(key)
             if key == "window" and value:
                 value = "set"

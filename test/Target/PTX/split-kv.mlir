@@ -108,6 +108,20 @@
 // LENGTHS: "shape": [{"min": [{"ceil_div": ["Tk", 256]}, 17]}, 2, 8, 1, 64]
 // LENGTHS: "kernel": "static_lengths_combine",
 
+// A mask tensor too: a launch of all three kinds, the mask's classification
+// (prologue), the split programs, the combine (epilogue).
+// RUN: attn-translate --attn-to-ptx %s -e masked --chip=sm_90a --split-programs=264 -o %t/masked.ptx
+// RUN: FileCheck %s --check-prefix=MASKED < %t/masked.json
+// MASKED: "version": 5,
+// MASKED: "name": "mask_block_map",
+// MASKED: "name": "split_output",
+// MASKED: "name": "split_lse",
+// MASKED: "prologue": [
+// MASKED: "kernel": "masked_mask_map",
+// MASKED: "epilogue": [
+// MASKED-NEXT: {
+// MASKED-NEXT: "kernel": "masked_combine",
+
 // No split: --split-programs=0, and a dynamic Tq (one program per query
 // block) whatever the option says.
 // RUN: attn-translate --attn-to-ptx %s -e decode_lse --chip=sm_90a --split-programs=0 -o %t/none.ptx
@@ -140,4 +154,9 @@ func.func @static_lengths(%q: tensor<2x8x1x64xbf16>, %k: tensor<2x8x?x64xbf16>, 
 func.func @prefill(%q: tensor<?x8x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tensor<?x2x?x64xf16>) -> (tensor<?x8x?x64xf16>, tensor<?x8x?xf32>) {
   %o, %l = attn.attention %q, %k, %v {causal = #attn.causal<bottom_right>} : tensor<?x8x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x?x64xf16>, tensor<?x8x?xf32>
   return %o, %l : tensor<?x8x?x64xf16>, tensor<?x8x?xf32>
+}
+
+func.func @masked(%q: tensor<?x8x2x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>, %m: tensor<?x1x2x?xi1>) -> (tensor<?x8x2x64xbf16>, tensor<?x8x2xf32>) {
+  %o, %l = attn.attention %q, %k, %v mask(%m) {causal = #attn.causal<bottom_right>} : tensor<?x8x2x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x1x2x?xi1> -> tensor<?x8x2x64xbf16>, tensor<?x8x2xf32>
+  return %o, %l : tensor<?x8x2x64xbf16>, tensor<?x8x2xf32>
 }
