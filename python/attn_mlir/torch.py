@@ -2,7 +2,15 @@
 
     out = attn_mlir.torch.attention(q, k, v, mask=None, causal=False, scale=None,
                                     window=None, softcap=None, score_mod=None, mask_mod=None,
-                                    return_lse=False)
+                                    return_lse=False, kv_lengths=None)
+    out = attn_mlir.torch.attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None,
+                                                 softmax_scale=None, causal=False,
+                                                 window_size=(-1, -1), softcap=0.0,
+                                                 return_softmax_lse=False)
+
+attention_with_kvcache follows FlashAttention's flash_attn_with_kvcache
+((B, T, H, D) tensors, per-batch cache lengths, bottom-right causal; see its
+doc and attn_mlir.kvcache); the rest of this doc is about attention.
 
 q: (B, Hq, Tq, D), k: (B, Hkv, Tk, D), v: (B, Hkv, Tk, Dv), CUDA tensors of
 one dtype (float32, float16, bfloat16), any strides whose last dimension is
