@@ -39,8 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         ProblemSizes{kHuge, kHuge, kHuge, kHuge, kHuge, kHuge, kHuge}}) {
     unsigned grid[3];
     (void)evaluateGrid(manifest, sizes, grid, error);
-    for (const PrologueKernel &kernel : manifest.prologue)
-      (void)evaluateGrid(kernel, sizes, grid, error);
+    for (const LaunchStep &step : manifest.getLaunchOrder())
+      (void)evaluateGrid(step, sizes, grid, error);
     for (const WorkspaceSpec &workspace : manifest.workspaces) {
       std::vector<int64_t> shape;
       int64_t bytes;

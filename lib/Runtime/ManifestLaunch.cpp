@@ -420,7 +420,8 @@ static bool checkOperands(const Manifest &manifest,
                      it->second.strides.size(),
                      " strides but the kernel takes a rank-", param.rank,
                      " memref");
-    else if (manifest.getCapture(param.operand) &&
+    else if ((manifest.getCapture(param.operand) ||
+              param.operand == "kv_lengths") &&
              !it->second.strides.empty() && it->second.strides.back() != 1)
       error = concat(what, "stride ", it->second.strides.back(),
                      " in its last dimension; the kernel reads it with 1");

@@ -439,6 +439,10 @@ TEST(ManifestV5Test, PackParams) {
   bad["kv_lengths"].sizes = {3};
   EXPECT_EQ(packError(bad), "kv_lengths: dimension 0 (B) is 3 but query has "
                             "B = 2 (query 2x8x3x64, kv_lengths 3)");
+  bad["kv_lengths"].sizes = {2};
+  bad["kv_lengths"].strides = {2};
+  EXPECT_EQ(packError(bad), "operand 'kv_lengths' has stride 2 in its last "
+                            "dimension; the kernel reads it with 1");
   bad["kv_lengths"].devicePtr = 0;
   EXPECT_EQ(packError(bad), "operand 'kv_lengths' has a null device pointer");
   // The output's vector rules hold though only the combine kernel takes it.
