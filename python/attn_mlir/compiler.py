@@ -94,6 +94,10 @@ class Signature:
     # Whether the op also returns the log-sum-exp (SPEC.md section 1.2):
     # f32 (B, Hq, Tq), the function's second result.
     lse: bool = False
+    # Whether the op takes per-batch key counts (`kv_lengths`, i32 (B,),
+    # FlashAttention's cache_seqlens): the function's argument after q, k,
+    # v and the mask, before the captures.
+    kv_lengths: bool = False
 
     def __post_init__(self):
         if self.dtype not in _ELEMENT_TYPES:
@@ -138,6 +142,8 @@ class Signature:
                                  f"attn.yield), got {body!r}")
         if not isinstance(self.lse, bool):
             raise ValueError(f"lse: expected a bool, got {self.lse!r}")
+        if not isinstance(self.kv_lengths, bool):
+            raise ValueError(f"kv_lengths: expected a bool, got {self.kv_lengths!r}")
         if not isinstance(self.captures, tuple) or any(
                 not isinstance(c, tuple) or len(c) != 2 or c[0] not in _CAPTURE_TYPES
                 or isinstance(c[1], bool) or not isinstance(c[1], int) or c[1] < 1
@@ -147,7 +153,9 @@ class Signature:
 
     def mlir(self, name="attention"):
         """The function holding the one attn.attention op; with `lse`, it
-        returns the op's two results, the output and the log-sum-exp."""
+        returns the op's two results, the output and the log-sum-exp; with
+        `kv_lengths` it takes the i32 (B) key counts after q, k, v and the
+        mask."""
         elt = self.dtype
         qt = f"tensor<{_dims(self.query)}x{elt}>"
         kt = f"tensor<{_dims(self.key)}x{elt}>"
@@ -159,6 +167,10 @@ class Signature:
             args.append(f"%m: {mt}")
             types.append(mt)
             operands += " mask(%m)"
+        if self.kv_lengths:
+            lt = f"tensor<{_dims(self.query[:1])}xi32>"
+            args.append(f"%lens: {lt}")
+            operands += f" kv_lengths(%lens : {lt})"
         for i, (element_type, rank) in enumerate(self.captures):
             args.append(f"%cap{i}: tensor<{'?x' * rank}{element_type}>")
         attrs = []
@@ -278,14 +290,19 @@ def cache_key(text, options):
 
 
 def compile(signature, chip="sm_90a", block_m=0, block_n=0, num_warps=0,
-            cache_dir=None, attn_translate=None, tensor_copies="auto"):
+            cache_dir=None, attn_translate=None, tensor_copies="auto", split_programs=-1):
     """Compiles `signature` (a Signature, or the text of an .mlir function)
     for `chip` and returns its cached Artifact (see the module doc).
     `tensor_copies` says whether Q/K/V tiles are loaded by TMA tensor copies
     (attn-translate --tensor-copies): "auto" (K and V of the 16-bit wgmma
     kernels for sm_90a, Q, K and V of the tf32 ones) or "none" (no tensor
     map to encode at each launch). A kernel with tensor copies has a
-    version 3 manifest, with a tensor map per such tile."""
+    version 3 manifest, with a tensor map per such tile. `split_programs`
+    (attn-translate --split-programs) is split-KV's aim for a static Tq of
+    one query block: the programs the key splits fill (the GPU's SMs x 2,
+    264 on an H100 / H200), 0 never splits, -1 the compiler's default;
+    a split kernel has a version 5 manifest whose epilogue kernel combines
+    the splits (docs/Serving.md)."""
     if not isinstance(chip, str) or not re.fullmatch(r"sm_[0-9]{2,4}[af]?", chip):
         raise ValueError(f"chip: expected sm_XY with an optional 'a' or 'f' suffix, such as "
                          f"sm_90a, got {chip!r}")
@@ -298,11 +315,17 @@ def compile(signature, chip="sm_90a", block_m=0, block_n=0, num_warps=0,
                              f"got {value!r}")
     if tensor_copies not in ("auto", "none"):
         raise ValueError(f"tensor_copies: expected 'auto' or 'none', got {tensor_copies!r}")
+    if isinstance(split_programs, bool) or not isinstance(split_programs, int) \
+            or split_programs < -1:
+        raise ValueError(f"split_programs: expected an integer >= -1 (-1: the compiler's default, "
+                         f"0: never split), got {split_programs!r}")
     text = signature.mlir() if isinstance(signature, Signature) else str(signature)
     options = [f"--chip={chip}", f"--block-m={block_m}", f"--block-n={block_n}",
                f"--num-warps={num_warps}"]
     if tensor_copies != "auto":
         options.append(f"--tensor-copies={tensor_copies}")
+    if split_programs != -1:
+        options.append(f"--split-programs={split_programs}")
     cache = cache_dir or default_cache_dir()
     entry = os.path.join(cache, cache_key(text, options))
     manifest_path = os.path.join(entry, "kernel.json")

@@ -1,12 +1,13 @@
 """Launch manifests (docs/Manifest.md): reading them and evaluating grids
 and workspaces.
 
-Versions 1 to 4 (version 2 adds workspaces, the device buffers a launch
+Versions 1 to 5 (version 2 adds workspaces, the device buffers a launch
 allocates, and prologue kernels, launched before the main kernel; version 3
 the "tensor_map" param, a TMA descriptor of an operand; version 4 the "lse"
 entry and memref param of a kernel that writes the log-sum-exp, SPEC.md
-section 1.2). Pure Python, no CUDA: the runtime (attn_mlir.runtime) and the
-tests use it.
+section 1.2; version 5 epilogue kernels, launched after the main kernel
+(split-KV's combine), and the "kv_lengths" operand, per-batch key counts).
+Pure Python, no CUDA: the runtime (attn_mlir.runtime) and the tests use it.
 """
 
 import json
@@ -18,7 +19,7 @@ OPERAND_NAMES = ("query", "key", "value", "mask", "output")
 TENSOR_MAP_OPERANDS = ("query", "key", "value", "output")
 TENSOR_MAP_SWIZZLES = (0, 32, 64, 128)
 ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
-VERSIONS = (1, 2, 3, 4)
+VERSIONS = (1, 2, 3, 4, 5)
 _BINARY = {
     "ceil_div": lambda a, b: -(-a // b),
     "mul": lambda a, b: a * b,
@@ -69,8 +70,22 @@ def evaluate(expr, sizes):
     if isinstance(expr, dict) and len(expr) == 1:
         (op, args), = expr.items()
         if op in _BINARY and isinstance(args, list) and len(args) == 2:
-            return _BINARY[op](evaluate(args[0], sizes), evaluate(args[1], sizes))
+            a, b = evaluate(args[0], sizes), evaluate(args[1], sizes)
+            if op == "ceil_div" and b <= 0:
+                raise ValueError(f"{_format(expr)}: division by {b}")
+            return _BINARY[op](a, b)
     raise ManifestError(f"invalid grid expression {expr!r}")
+
+
+def _evaluate_in(what, expr, sizes):
+    """evaluate(expr, sizes) as an int; a division by a value <= 0 is a
+    ValueError starting with `what` (the C++ evaluateGrid's message)."""
+    try:
+        return int(evaluate(expr, sizes))
+    except ManifestError:
+        raise
+    except ValueError as e:
+        raise ValueError(f"{what}: {e} ({_format_sizes(sizes)})") from None
 
 
 class Manifest:
@@ -91,7 +106,7 @@ class Manifest:
                                 "manifest (expected 'attn-mlir-manifest')")
         if data.get("version") not in VERSIONS:
             raise ManifestError(f"version: unsupported manifest version {data.get('version')} "
-                                "(this reader supports versions 1, 2, 3 and 4)")
+                                "(this reader supports versions 1, 2, 3, 4 and 5)")
         self.data = data
         self.version = data["version"]
         self.directory = directory
@@ -108,66 +123,125 @@ class Manifest:
             setattr(self, name + "_shape", data[name]["shape"])
         self.workspaces = {}
         self.prologue = []
+        self.epilogue = []
         self._read_version_2(data)
-        self.lse_shape = self._read_lse(data)
+        self.lse_shape = self._read_entry(data, "lse", 3, "B x Hq x Tq", None)
+        self.kv_lengths_shape = self._read_entry(data, "kv_lengths", 1, "B", "i32")
+        self._check_operand_params()
         self._read_tensor_maps()
 
-    def _read_lse(self, data):
-        """The shape of the "lse" entry (version 4) or None, after checking it
-        and its memref param with the messages of the C++ reader."""
-        lse = data.get("lse")
-        if "lse" in data and self.version < 4:
-            raise ManifestError(f"lse: the key 'lse' requires version 4 (this manifest has "
-                                f"version {self.version})")
-        shape = None
-        if lse is not None:
-            if not isinstance(lse, dict):
-                raise ManifestError(f"lse: expected an object, found {_describe(lse)}")
-            for key in lse:
-                if key != "shape":
-                    raise ManifestError(f"lse: unknown key '{key}' (expected shape)")
-            if "shape" not in lse:
-                raise ManifestError("lse: missing key 'shape'")
-            shape = lse["shape"]
-            if not isinstance(shape, list):
-                raise ManifestError(f"lse.shape: expected an array, found {_describe(shape)}")
-            if len(shape) != 3:
-                raise ManifestError(f"lse.shape has rank {len(shape)} (expected 3: B x Hq x Tq)")
-            for i, n in enumerate(shape):
-                if n != -1 and n < 1:
-                    raise ManifestError(f"lse.shape[{i}] is {n} (expected -1 for a dynamic size "
-                                        "or a size >= 1)")
-            for size, dim in (("B", 0), ("Hq", 1), ("Tq", 2)):
-                q = self.query_shape[dim]
-                if q >= 0 and shape[dim] >= 0 and q != shape[dim]:
-                    raise ManifestError(f"{size} disagrees: query.shape[{dim}] is {q} but "
-                                        f"lse.shape[{dim}] is {shape[dim]}")
-        passed = False
-        for i, p in enumerate(self.params):
-            if p.get("kind") != "memref" or p.get("operand") != "lse":
-                continue
-            if shape is None:
-                raise ManifestError(f"params[{i}]: operand 'lse' but the manifest has no lse")
-            if passed:
-                raise ManifestError(f"params[{i}]: operand 'lse' is passed twice")
-            if p.get("rank") != 3:
-                raise ManifestError(f"params[{i}]: rank {p.get('rank')} but lse has rank 3")
-            passed = True
-        if shape is not None and not passed:
-            raise ManifestError("params: the manifest has an lse but no memref param passes it")
+    def _read_entry(self, data, name, rank, dims, element_type):
+        """The shape of the operand entry `name` ("lse", version 4, or
+        "kv_lengths", version 5) or None, after checking it with the
+        messages of the C++ reader: rank `rank` (`dims` names its sizes, the
+        query's leading ones), `element_type` the only one it may state
+        (None: it states none)."""
+        entry = data.get(name)
+        needs = 4 if name == "lse" else 5
+        if name in data and self.version < needs:
+            raise ManifestError(f"{name}: the key '{name}' requires version {needs} (this "
+                                f"manifest has version {self.version})")
+        if entry is None:
+            return None
+        keys = ("shape",) if element_type is None else ("element_type", "shape")
+        if not isinstance(entry, dict):
+            raise ManifestError(f"{name}: expected an object, found {_describe(entry)}")
+        for key in entry:
+            if key not in keys:
+                raise ManifestError(f"{name}: unknown key '{key}' (expected {', '.join(keys)})")
+        if "shape" not in entry:
+            raise ManifestError(f"{name}: missing key 'shape'")
+        shape = entry["shape"]
+        if not isinstance(shape, list):
+            raise ManifestError(f"{name}.shape: expected an array, found {_describe(shape)}")
+        if element_type is not None:
+            if "element_type" not in entry:
+                raise ManifestError(f"{name}: missing key 'element_type'")
+            if entry["element_type"] != element_type:
+                raise ManifestError(f"{name}.element_type: unknown element type "
+                                    f"'{entry['element_type']}' (expected {element_type})")
+        if len(shape) != rank:
+            raise ManifestError(f"{name}.shape has rank {len(shape)} (expected {rank}: {dims})")
+        for i, n in enumerate(shape):
+            if n != -1 and n < 1:
+                raise ManifestError(f"{name}.shape[{i}] is {n} (expected -1 for a dynamic size "
+                                    "or a size >= 1)")
+        for size, dim in (("B", 0), ("Hq", 1), ("Tq", 2))[:rank]:
+            q = self.query_shape[dim]
+            if q >= 0 and shape[dim] >= 0 and q != shape[dim]:
+                raise ManifestError(f"{size} disagrees: query.shape[{dim}] is {q} but "
+                                    f"{name}.shape[{dim}] is {shape[dim]}")
         return shape
+
+    def _check_operand_params(self):
+        """Checks the memref params of every kernel with the messages of the
+        C++ verifier: known operands, each at most once per kernel, of its
+        rank; the main kernel and the epilogue kernels together pass every
+        operand (a split main kernel leaves the output to its combine
+        kernel, version 5); a prologue kernel takes any of them."""
+        captures = self.data.get("captures") or []
+        ranks = dict(query=4, key=4, value=4, output=4)
+        for name, shape in (("mask", (self.mask or {}).get("shape")), ("lse", self.lse_shape),
+                            ("kv_lengths", self.kv_lengths_shape)):
+            if shape is not None:
+                ranks[name] = len(shape)
+        ranks.update((f"capture{i}", len(c.get("shape", []))) for i, c in enumerate(captures))
+        names = ["query", "key", "value", "mask", "output"] + [
+            n for n in ("lse", "kv_lengths") if n in ranks]
+        expected = ", ".join(names[:-1]) + " or " + names[-1]
+        if captures:
+            expected += f", or capture0 to capture{len(captures) - 1}"
+        seen = set()
+        lists = self._param_lists()
+        # The C++ verifier's order: the main kernel, the prologue kernels,
+        # the epilogue kernels.
+        for list_path, params in lists:
+            in_kernel = set()
+            for i, p in enumerate(params):
+                if p.get("kind") != "memref":
+                    continue
+                path, operand = f"{list_path}[{i}]", p.get("operand")
+                if operand not in ranks and operand not in ("mask", "lse", "kv_lengths"):
+                    raise ManifestError(f"{path}.operand: unknown operand '{operand}' (expected "
+                                        f"{expected})")
+                if operand in in_kernel:
+                    raise ManifestError(f"{path}: operand '{operand}' is passed twice")
+                in_kernel.add(operand)
+                if operand not in ranks:
+                    raise ManifestError(f"{path}: operand '{operand}' but the manifest has no "
+                                        f"{operand}")
+                if p.get("rank") != ranks[operand]:
+                    raise ManifestError(f"{path}: rank {p.get('rank')} but {operand} has rank "
+                                        f"{ranks[operand]}")
+            if not list_path.startswith("prologue"):
+                seen |= in_kernel
+        for name in ("query", "key", "value", "output"):
+            if name not in seen:
+                raise ManifestError(f"params: no memref param passes '{name}'")
+        for name, what in (("mask", "a mask"), ("lse", "an lse")):
+            if name in ranks and name not in seen:
+                raise ManifestError(f"params: the manifest has {what} but no memref param "
+                                    "passes it")
+        if "kv_lengths" in ranks and "kv_lengths" not in seen:
+            raise ManifestError("params: the manifest has kv_lengths but no memref param passes "
+                                "them")
+        for i in range(len(captures)):
+            if f"capture{i}" not in seen:
+                raise ManifestError(f"params: no memref param passes 'capture{i}'")
 
     @property
     def has_tensor_maps(self):
-        """Whether a param of the main kernel or of a prologue kernel is a
-        tensor map (version 3)."""
+        """Whether a param of the main kernel or of a prologue or epilogue
+        kernel is a tensor map (version 3)."""
         return any(p.get("kind") == "tensor_map" for _, params in self._param_lists()
                    for p in params)
 
     def _param_lists(self):
-        """(path, params) of the main kernel and of each prologue kernel."""
-        return [("params", self.params)] + [(f"prologue[{i}].params", p["params"])
-                                            for i, p in enumerate(self.prologue)]
+        """(path, params) of the main kernel and of each prologue and
+        epilogue kernel."""
+        return ([("params", self.params)]
+                + [(f"prologue[{i}].params", p["params"]) for i, p in enumerate(self.prologue)]
+                + [(f"epilogue[{i}].params", p["params"]) for i, p in enumerate(self.epilogue)])
 
     def _read_tensor_maps(self):
         """Checks the tensor_map params (version 3) with the messages of the
@@ -221,11 +295,10 @@ class Manifest:
     def _read_version_2(self, data):
         """Reads "workspace" and "prologue" and checks the workspace params,
         with the messages of the C++ reader."""
-        if self.version < 2:
-            for key in ("workspace", "prologue"):
-                if key in data:
-                    raise ManifestError(f"{key}: the key '{key}' requires version 2 "
-                                        f"(this manifest has version {self.version})")
+        for key, needs in (("workspace", 2), ("prologue", 2), ("epilogue", 5)):
+            if key in data and self.version < needs:
+                raise ManifestError(f"{key}: the key '{key}' requires version {needs} "
+                                    f"(this manifest has version {self.version})")
         for i, w in enumerate(data.get("workspace", [])):
             path = f"workspace[{i}]"
             name = w.get("name") if isinstance(w, dict) else None
@@ -234,6 +307,10 @@ class Manifest:
             if name in OPERAND_NAMES:
                 raise ManifestError(f"{path}.name: '{name}' is the name of an operand "
                                     "(query, key, value, mask, output)")
+            if name == "kv_lengths":
+                raise ManifestError(f"{path}.name: 'kv_lengths' is the name of an operand")
+            if name == "lse":
+                raise ManifestError(f"{path}.name: 'lse' is the name of the log-sum-exp result")
             if name in self.workspaces:
                 j = list(self.workspaces).index(name)
                 raise ManifestError(f"{path}.name: '{name}' is also the name of workspace[{j}]")
@@ -245,15 +322,32 @@ class Manifest:
                 raise ManifestError(f"{path}.shape: expected 1 .. 8 dimensions, found "
                                     f"{len(shape) if isinstance(shape, list) else 0}")
             self.workspaces[name] = w
-        for i, p in enumerate(data.get("prologue", [])):
-            for key in ("kernel", "block", "grid", "params"):
-                if key not in p:
-                    raise ManifestError(f"prologue[{i}]: missing key '{key}'")
-            self.prologue.append(p)
-        lists = [("params", self.params)]
-        lists += [(f"prologue[{i}].params", p["params"]) for i, p in enumerate(self.prologue)]
+        keys = ("kernel", "block", "grid", "shared_memory_bytes", "params")
+        for which, kernels in (("prologue", self.prologue), ("epilogue", self.epilogue)):
+            entries = data.get(which, [])
+            if not isinstance(entries, list):
+                raise ManifestError(f"{which}: expected an array, found {_describe(entries)}")
+            for i, p in enumerate(entries):
+                path = f"{which}[{i}]"
+                if not isinstance(p, dict):
+                    raise ManifestError(f"{path}: expected an object, found {_describe(p)}")
+                for key in p:
+                    if key not in keys:
+                        raise ManifestError(f"{path}: unknown key '{key}' (expected "
+                                            f"{', '.join(keys)})")
+                for key in ("kernel", "block", "grid", "params"):
+                    if key not in p:
+                        raise ManifestError(f"{path}: missing key '{key}'")
+                    if key in ("block", "grid"):
+                        if not isinstance(p[key], list):
+                            raise ManifestError(f"{path}.{key}: expected an array, found "
+                                                f"{_describe(p[key])}")
+                        if len(p[key]) != 3:
+                            raise ManifestError(f"{path}.{key}: expected 3 dimensions, found "
+                                                f"{len(p[key])}")
+                kernels.append(p)
         used = set()
-        for path, params in lists:
+        for path, params in self._param_lists():
             for i, p in enumerate(params):
                 if p.get("kind") != "workspace":
                     continue
@@ -290,7 +384,7 @@ class Manifest:
         the runtime does not launch."""
         grid = []
         for axis, e, limit in zip("xyz", self.grid, (2**31 - 1, 65535, 65535)):
-            n = int(evaluate(e, sizes))
+            n = _evaluate_in(f"grid.{axis} = {_format(e)}", e, sizes)
             if n > limit:
                 raise ValueError(f"grid.{axis} = {_format(e)} = {n} is out of range "
                                  f"(1 .. {limit}) for {_format_sizes(sizes)}")
@@ -301,13 +395,21 @@ class Manifest:
         """The grid of prologue kernel `index`; ValueError unless each
         dimension is within the CUDA limits (the message of the C++
         evaluateGrid)."""
-        kernel = self.prologue[index]
+        return self._kernel_grid("prologue", self.prologue[index], sizes)
+
+    def epilogue_grid_for(self, index, sizes):
+        """The grid of epilogue kernel `index` (version 5), as
+        prologue_grid_for."""
+        return self._kernel_grid("epilogue", self.epilogue[index], sizes)
+
+    def _kernel_grid(self, which, kernel, sizes):
         grid = []
         for axis, e, limit in zip("xyz", kernel["grid"], (2**31 - 1, 65535, 65535)):
-            n = int(evaluate(e, sizes))
+            what = f"{which} kernel '{kernel['kernel']}': grid.{axis} = {_format(e)}"
+            n = _evaluate_in(what, e, sizes)
             if not 1 <= n <= limit:
-                raise ValueError(f"prologue kernel '{kernel['kernel']}': grid.{axis} = {_format(e)} = "
-                                 f"{n} is out of range (1 .. {limit}) for {_format_sizes(sizes)}")
+                raise ValueError(f"{what} = {n} is out of range (1 .. {limit}) for "
+                                 f"{_format_sizes(sizes)}")
             grid.append(n)
         return tuple(grid)
 
@@ -316,7 +418,7 @@ class Manifest:
         dimension is >= 1 (the message of the C++ evaluateWorkspace)."""
         shape = []
         for i, e in enumerate(self.workspaces[name]["shape"]):
-            n = int(evaluate(e, sizes))
+            n = _evaluate_in(f"workspace '{name}': shape[{i}] = {_format(e)}", e, sizes)
             if n < 1:
                 raise ValueError(f"workspace '{name}': shape[{i}] = {_format(e)} = {n} "
                                  f"must be >= 1 ({_format_sizes(sizes)})")
@@ -335,7 +437,8 @@ class Manifest:
         """Raises ValueError naming the operand whose shape contradicts the
         manifest's static dims or the other operands (as the C++ runtime's
         checkShapes); returns the problem sizes. `shapes` has query, key and
-        value, and mask (None: no mask; absent: the mask is not checked)."""
+        value, and mask and kv_lengths (None: none given; absent: not
+        checked)."""
         names = ("query", "key", "value")
         mask = shapes.get("mask")
         if "mask" not in shapes:
@@ -369,4 +472,19 @@ class Manifest:
                 if m not in (1, f):
                     raise ValueError(f"mask: dim {i} is {m}, must be 1 or {f} to broadcast to "
                                      f"(B, Hq, Tq, Tk) = {tuple(full)}")
+        if "kv_lengths" in shapes:
+            lengths = shapes["kv_lengths"]
+            if self.kv_lengths_shape is not None and lengths is None:
+                raise ValueError("kv_lengths: the kernel was compiled with kv_lengths (int32, one "
+                                 "per batch), but none was given")
+            if self.kv_lengths_shape is None and lengths is not None:
+                raise ValueError("kv_lengths: given, but the kernel was compiled without "
+                                 "kv_lengths")
+            if lengths is not None:
+                if len(lengths) != 1:
+                    raise ValueError(f"kv_lengths: rank {len(lengths)}, expected 1 (one length "
+                                     "per batch)")
+                if lengths[0] != q[0]:
+                    raise ValueError(f"kv_lengths: dimension 0 is {lengths[0]} but the query's "
+                                     f"batch is {q[0]}")
         return dict(B=q[0], Hq=q[1], Hkv=k[1], Tq=q[2], Tk=k[2], D=q[3], Dv=v[3])

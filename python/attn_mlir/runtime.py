@@ -5,9 +5,12 @@ ctypes (libcuda.so.1), kernels run on PyTorch's current stream in the
 primary context PyTorch uses. A version 2 manifest's prologue kernels run
 first, on the same stream, with workspaces the kernel keeps per stream
 (allocated through PyTorch's caching allocator, grown when a call needs
-more). A version 3 manifest's tensor_map params get a CUtensorMap encoded
-for the call's tensors (cuTensorMapEncodeTiled) in device memory the kernel
-keeps per stream, one copy per distinct map.
+more); a version 5 manifest's epilogue kernels (split-KV's combine) run
+after the main kernel, on the same stream. A version 3 manifest's
+tensor_map params get a CUtensorMap encoded for the call's tensors
+(cuTensorMapEncodeTiled) in device memory the kernel keeps per stream, one
+copy per distinct map. A version 5 kernel with kv_lengths takes the
+per-batch key counts, an int32 (B,) tensor.
 """
 
 import collections
@@ -221,17 +224,18 @@ class _Plan:
     workspaces from 5 on.
 
     The log-sum-exp of a kernel that writes one (version 4) comes after
-    the captures.
+    the captures, then the kv_lengths (version 5).
 
-    The main kernel's plan also holds `prologue`, the plans of the prologue
-    kernels (each with its `block` and `shared_memory_bytes`), launched in
-    order before it, and `workspaces`, the bytes of each workspace a call
-    allocates. `tensor_maps` are the (slot, operand, encoding) of its
+    The main kernel's plan also holds `prologue` and `epilogue`, the plans
+    of the prologue and epilogue kernels (each with its `block` and
+    `shared_memory_bytes`), launched in order before and after it, and
+    `workspaces`, the bytes of each workspace a call allocates. `tensor_maps` are the (slot, operand, encoding) of its
     tensor_map params: the encoding at address 0, which a call moves to the
     operand's data pointer (Kernel._fill_tensor_maps)."""
 
     def __init__(self, values, pointers, grid, out_shape, prologue=(), workspaces=(),
-                 block=None, shared_memory_bytes=0, tensor_maps=(), lse_shape=None):
+                 block=None, shared_memory_bytes=0, tensor_maps=(), lse_shape=None,
+                 epilogue=()):
         self.storage = (ctypes.c_int64 * len(values))(*[int(x) for x in values])
         base = ctypes.addressof(self.storage)
         self.args = (ctypes.c_void_p * len(values))(*[base + 8 * i for i in range(len(values))])
@@ -239,12 +243,16 @@ class _Plan:
         self.grid = grid
         self.out_shape = out_shape
         self.prologue = list(prologue)
+        self.epilogue = list(epilogue)
         self.workspaces = tuple(workspaces)
         self.block = block
         self.shared_memory_bytes = shared_memory_bytes
         self.tensor_maps = list(tensor_maps)
         # The log-sum-exp's (B, Hq, Tq) when the kernel writes it, else None.
         self.lse_shape = lse_shape
+        # What a call launches, in order: the prologue kernels, this
+        # kernel, the epilogue kernels.
+        self.sequence = self.prologue + [self] + self.epilogue
         # (data pointers, stream, Kernel._epoch) the pointers and tensor maps
         # in `storage` were written for (Kernel.__call__); None before.
         self.bound = None
@@ -284,6 +292,9 @@ def device_name(ordinal):
 class Kernel:
     """One compiled attention kernel, loaded on the current device."""
 
+    # The functions of the prologue and epilogue kernels (__init__).
+    _prologue = _epilogue = ()
+
     def __init__(self, manifest, ptx=None):
         import torch
 
@@ -311,10 +322,12 @@ class Kernel:
         _check(cuda.cuModuleLoadData(ctypes.byref(self._module), image), "cuModuleLoadData")
         self._function = self._get_function(manifest.kernel, manifest.shared_memory_bytes,
                                             "cuModuleGetFunction")
-        # Version 2: the prologue kernels, from the same module.
-        self._prologue = [self._get_function(p["kernel"], int(p.get("shared_memory_bytes", 0)),
-                                             f"cuModuleGetFunction({p['kernel']})")
-                          for p in manifest.prologue]
+        # Version 2: the prologue kernels, from the same module; version 5
+        # the epilogue kernels.
+        self._prologue, self._epilogue = ([
+            self._get_function(p["kernel"], int(p.get("shared_memory_bytes", 0)),
+                               f"cuModuleGetFunction({p['kernel']})") for p in kernels]
+            for kernels in (manifest.prologue, manifest.epilogue))
 
     def _get_function(self, name, shared_memory_bytes, call):
         """cuModuleGetFunction (`call` names it in errors), and the kernel's
@@ -346,7 +359,8 @@ class Kernel:
             ctypes.c_size_t(m.shared_memory_bytes)), "cuOccupancyMaxActiveBlocksPerMultiprocessor")
         return blocks.value
 
-    def __call__(self, q, k, v, mask=None, out=None, stream=None, captures=(), lse=None):
+    def __call__(self, q, k, v, mask=None, out=None, stream=None, captures=(), lse=None,
+                 kv_lengths=None):
         """Runs the kernel on CUDA tensors of the manifest's element types
         (strides with a contiguous last dim; query, key, value and `out` 16-byte
         aligned, every other stride a multiple of 16 bytes, so a (B, T, H, D)
@@ -354,7 +368,13 @@ class Kernel:
         (allocated dense when not given), on `stream` (a raw
         CUstream handle; PyTorch's current stream when None). With a version 2
         manifest the prologue kernels run first on that stream, with the
-        workspaces the kernel keeps for that stream (_workspaces_for).
+        workspaces the kernel keeps for that stream (_workspaces_for); with a
+        version 5 manifest its epilogue kernels run after the main kernel, on
+        that stream too.
+
+        A kernel compiled with kv_lengths (version 5) takes `kv_lengths`,
+        the key count of each batch: an int32 (B,) CUDA tensor on q's device
+        with stride 1; each count is clamped to 0 .. Tk by the kernel.
 
         A kernel that writes the log-sum-exp (a version 4 manifest's "lse",
         SPEC.md section 1.2) returns `(out, lse)`, its results in order: `lse`
@@ -372,10 +392,12 @@ class Kernel:
                None if mask is None else (mask.shape, mask.stride(), mask.dtype),
                None if out is None else (out.shape, out.stride(), out.dtype),
                tuple((c.shape, c.stride(), c.dtype) for c in captures),
-               None if lse is None else (lse.shape, lse.stride(), lse.dtype, lse.device))
+               None if lse is None else (lse.shape, lse.stride(), lse.dtype, lse.device),
+               None if kv_lengths is None else (kv_lengths.shape, kv_lengths.stride(),
+                                                kv_lengths.dtype, kv_lengths.device))
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plan(q, k, v, mask, out, captures, lse)
+            plan = self._plan(q, k, v, mask, out, captures, lse, kv_lengths)
             if len(self._plans) >= 64:
                 self._plans.clear()
             self._plans[key] = plan
@@ -389,10 +411,10 @@ class Kernel:
         external = stream is not None
         if stream is None:
             stream = _current_stream(torch, q.device)
-        lses = () if lse is None else (lse,)
         pointers = (q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
                     0 if mask is None else mask.data_ptr()) + tuple(
-                        c.data_ptr() for c in tuple(captures) + lses)
+                        0 if c is None else c.data_ptr()
+                        for c in tuple(captures) + (lse, kv_lengths))
         launch = _launch()
         with self._lock:
             # Everything a launch reads is written before the first launch, and
@@ -407,32 +429,33 @@ class Kernel:
                 workspaces = tuple(workspaces) + (None,) * (len(self.manifest.workspaces)
                                                           - len(workspaces))
                 self._bind(torch, plan, pointers, (q, k, v, out, mask) + workspaces
-                           + tuple(captures) + lses, q.device, stream, external)
+                           + tuple(captures) + (lse, kv_lengths), q.device, stream, external)
                 plan.bound = (pointers, stream, self._epoch)
-            for sub in plan.prologue:
+            # Prologue kernels, the main kernel, epilogue kernels, in order.
+            for sub in plan.sequence:
                 _check(launch(*sub.launch), "cuLaunchKernel")
-            _check(launch(*plan.launch), "cuLaunchKernel")
         return result
 
     def _bind(self, torch, plan, pointers, tensors, device, stream, external):
         """Writes the data pointers and tensor maps of a call into the argument
-        blocks of `plan` and its prologue kernels (after checking the
-        pointers' alignment); `plan.bound` then records what they were written
-        for."""
+        blocks of `plan` and its prologue and epilogue kernels (after checking
+        the pointers' alignment); `plan.bound` then records what they were
+        written for."""
         for name, address in zip(_VECTOR_OPERANDS, pointers):
             if address % 16:
                 raise ValueError(f"{name}: the kernel moves 16-byte vectors: its data pointer must be "
                                  f"16-byte aligned, got {address:#x}")
         # Past the capacity every device copy is dropped, before any of this
         # call's is written, so that none of the maps it points at goes.
-        maps = sum(len(sub.tensor_maps) for sub in plan.prologue) + len(plan.tensor_maps)
+        maps = sum(len(sub.tensor_maps) for sub in plan.sequence)
         if maps and len(self._tensor_maps) + maps > TENSOR_MAP_CACHE_CAPACITY:
             self._tensor_maps.clear()
             self._tensor_map_pointers.clear()
             self._epoch += 1
         m = self.manifest
         handle = ctypes.c_void_p(stream)
-        for sub, function in zip(plan.prologue + [plan], self._prologue + [self._function]):
+        functions = [*self._prologue, self._function, *self._epilogue]
+        for sub, function in zip(plan.sequence, functions):
             _fill_pointers(sub, tensors)
             if sub.tensor_maps:
                 self._fill_tensor_maps(torch, sub, tensors, device, stream, external)
@@ -530,7 +553,7 @@ class Kernel:
         _copy_to_device(buffer.data_ptr(), data, stream)
         return buffer
 
-    def _plan(self, q, k, v, mask, out, captures=(), lse=None):
+    def _plan(self, q, k, v, mask, out, captures=(), lse=None, kv_lengths=None):
         """The launch plan of one operand layout (see __call__)."""
         m = self.manifest
         specs = m.data.get("captures", [])
@@ -561,31 +584,40 @@ class Kernel:
                 raise ValueError(f"{name}: a tensor on {device}; the kernel runs on CUDA tensors")
         if mask is not None and getattr(mask, "device", None) != getattr(q, "device", None):
             raise ValueError(f"mask: on {mask.device}, expected q's device {q.device}")
+        _check_kv_lengths(kv_lengths, q)
         sizes = m.check_shapes(dict(query=q.shape, key=k.shape, value=v.shape,
-                                    mask=None if mask is None else mask.shape))
+                                    mask=None if mask is None else mask.shape,
+                                    kv_lengths=None if kv_lengths is None else kv_lengths.shape))
         out_shape = (q.shape[0], q.shape[1], q.shape[2], v.shape[3])
         if out is not None and tuple(out.shape) != out_shape:
             raise ValueError(f"output: shape {tuple(out.shape)}, expected {out_shape}")
         lse_shape = None if m.lse_shape is None else tuple(out_shape[:3])
         _check_lse(m, lse, lse_shape, q)
-        tensors = dict(query=q, key=k, value=v, output=out, mask=mask, lse=lse)
+        tensors = dict(query=q, key=k, value=v, output=out, mask=mask, lse=lse,
+                       kv_lengths=kv_lengths)
         tensors.update((f"capture{i}", t) for i, t in enumerate(captures))
-        grid = m.grid_for(sizes)
-        if grid[0] * grid[1] * grid[2] == 0:  # an empty problem: nothing runs
+        # An empty output is an empty problem: nothing runs (and nothing is
+        # evaluated: a split count divides by B * Hq).
+        empty = 0 in out_shape
+        grid = None if empty else m.grid_for(sizes)
+        if empty or grid[0] * grid[1] * grid[2] == 0:
             values, pointers, _ = _pack(m, m.params, tensors, sizes, out_shape, None)
             return _Plan(values, pointers, None, out_shape, lse_shape=lse_shape)
         shapes = {name: m.workspace_shape(name, sizes) for name in m.workspaces}
         values, pointers, maps = _pack(m, m.params, tensors, sizes, out_shape, shapes)
-        prologue = []
-        for i, p in enumerate(m.prologue):
-            pgrid = m.prologue_grid_for(i, sizes)
-            pvalues, ppointers, pmaps = _pack(m, p["params"], tensors, sizes, out_shape, shapes)
-            prologue.append(_Plan(pvalues, ppointers, pgrid, None, block=tuple(p["block"]),
-                                  shared_memory_bytes=int(p.get("shared_memory_bytes", 0)),
-                                  tensor_maps=pmaps))
+        others = {}
+        for which, kernels, grid_for in (("prologue", m.prologue, m.prologue_grid_for),
+                                         ("epilogue", m.epilogue, m.epilogue_grid_for)):
+            others[which] = []
+            for i, p in enumerate(kernels):
+                pgrid = grid_for(i, sizes)
+                pvalues, ppointers, pmaps = _pack(m, p["params"], tensors, sizes, out_shape, shapes)
+                others[which].append(_Plan(pvalues, ppointers, pgrid, None, block=tuple(p["block"]),
+                                           shared_memory_bytes=int(p.get("shared_memory_bytes", 0)),
+                                           tensor_maps=pmaps))
         workspaces = [m.workspace_bytes(name, sizes) for name in m.workspaces]
-        return _Plan(values, pointers, grid, out_shape, prologue, workspaces, tensor_maps=maps,
-                     lse_shape=lse_shape)
+        return _Plan(values, pointers, grid, out_shape, others["prologue"], workspaces,
+                     tensor_maps=maps, lse_shape=lse_shape, epilogue=others["epilogue"])
 
 
 _OPERAND_INDEX = dict(query=0, key=1, value=2, output=3, mask=4)
@@ -600,12 +632,33 @@ _TORCH_DTYPE = {"f32": "torch.float32", "f16": "torch.float16", "bf16": "torch.b
 
 def _operand_index(m, operand):
     """The position of `operand`'s tensor in a call's tensors: query, key,
-    value, output, mask, the workspaces, the captures, then the lse."""
+    value, output, mask, the workspaces, the captures, then the lse and the
+    kv_lengths."""
     if operand.startswith("capture"):
         return 5 + len(m.workspaces) + int(operand[len("capture"):])
-    if operand == "lse":
-        return 5 + len(m.workspaces) + len(m.data.get("captures", []))
+    if operand in ("lse", "kv_lengths"):
+        return (5 + len(m.workspaces) + len(m.data.get("captures", []))
+                + (operand == "kv_lengths"))
     return _OPERAND_INDEX[operand]
+
+
+def _check_kv_lengths(lengths, q):
+    """Checks given per-batch key counts (version 5): int32, rank 1, on q's
+    CUDA device, stride 1 (the kernel reads them contiguously); their
+    shape against the kernel in Manifest.check_shapes."""
+    if lengths is None:
+        return
+    if str(lengths.dtype) != "torch.int32":
+        raise ValueError(f"kv_lengths: dtype {lengths.dtype}, but the kernel reads int32 "
+                         "(torch.int32) key counts")
+    device = getattr(lengths, "device", None)
+    if device is not None and getattr(device, "type", "cuda") != "cuda":
+        raise ValueError(f"kv_lengths: a tensor on {device}; the kernel runs on CUDA tensors")
+    if device != getattr(q, "device", None):
+        raise ValueError(f"kv_lengths: on {device}, expected q's device {q.device}")
+    if len(lengths.shape) == 1 and lengths.shape[0] > 1 and lengths.stride()[0] != 1:
+        raise ValueError(f"kv_lengths: stride {lengths.stride()[0]}; the kernel reads the key "
+                         "counts contiguously (stride 1): pass kv_lengths.contiguous()")
 
 
 def _check_lse(m, lse, lse_shape, q):
@@ -640,6 +693,8 @@ def _operand_layout(operand, tensors, out_shape):
     log-sum-exp it allocates, dense `out_shape[:3]`."""
     t = tensors.get(operand)
     if t is not None:
+        if operand == "kv_lengths" and tuple(t.shape) in ((0,), (1,)):
+            return tuple(t.shape), (1,)  # one count at most: read at index 0
         return tuple(t.shape), tuple(t.stride())
     if operand == "output":
         return tuple(out_shape), tuple(int(x) for x in torch_dense_strides(out_shape))

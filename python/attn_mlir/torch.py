@@ -2,7 +2,15 @@
 
     out = attn_mlir.torch.attention(q, k, v, mask=None, causal=False, scale=None,
                                     window=None, softcap=None, score_mod=None, mask_mod=None,
-                                    return_lse=False)
+                                    return_lse=False, kv_lengths=None)
+    out = attn_mlir.torch.attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None,
+                                                 softmax_scale=None, causal=False,
+                                                 window_size=(-1, -1), softcap=0.0,
+                                                 return_softmax_lse=False)
+
+attention_with_kvcache follows FlashAttention's flash_attn_with_kvcache
+((B, T, H, D) tensors, per-batch cache lengths, bottom-right causal; see its
+doc and attn_mlir.kvcache); the rest of this doc is about attention.
 
 q: (B, Hq, Tq, D), k: (B, Hkv, Tk, D), v: (B, Hkv, Tk, Dv), CUDA tensors of
 one dtype (float32, float16, bfloat16), any strides whose last dimension is
@@ -36,6 +44,7 @@ callables are traced here, by calling them with proxies.
 
 import torch
 
+from . import kvcache as _kvcache
 from .compiler import Signature, compile as _compile
 from .mods import (alibi, and_masks, causal_mask, document, or_masks, prefix_lm,  # noqa: F401
                    sliding_window, trace)
@@ -52,8 +61,11 @@ def _chip(device):
     return f"sm_{major}{minor}a" if major == 9 else f"sm_{major}{minor}"
 
 
-def _check(q, k, v, mask):
-    for name, t in (("q", q), ("k", k), ("v", v)):
+def _check(q, k, v, mask, names=("q", "k", "v"), keys_required=True):
+    """Checks q, k, v (and the mask) in the (B, H, T, D) layout; `names`
+    name them in the messages. Without `keys_required`, Tk may be 0."""
+    nq, nk, nv = names
+    for name, t in ((nq, q), (nk, k), (nv, v)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
         if t.dim() != 4:
@@ -65,22 +77,24 @@ def _check(q, k, v, mask):
         if t.stride(-1) != 1:
             raise ValueError(f"{name}: the last dimension must be contiguous (stride 1), "
                              f"got strides {t.stride()}")
-    for name, t in (("k", k), ("v", v)):
+    for name, t in ((nk, k), (nv, v)):
         if t.dtype != q.dtype:
-            raise TypeError(f"{name}: expected the dtype of q ({q.dtype}), got {t.dtype}")
+            raise TypeError(f"{name}: expected the dtype of {nq} ({q.dtype}), got {t.dtype}")
         if t.device != q.device:
-            raise ValueError(f"{name}: expected q's device {q.device}, got {t.device}")
+            raise ValueError(f"{name}: expected {nq}'s device {q.device}, got {t.device}")
     if k.shape[0] != q.shape[0] or v.shape[0] != q.shape[0]:
-        raise ValueError(f"k, v: batch must be q's ({q.shape[0]}), got {k.shape[0]} and {v.shape[0]}")
+        raise ValueError(f"{nk}, {nv}: batch must be {nq}'s ({q.shape[0]}), got {k.shape[0]} and "
+                         f"{v.shape[0]}")
     if k.shape[3] != q.shape[3]:
-        raise ValueError(f"k: head dim must be q's ({q.shape[3]}), got {k.shape[3]}")
+        raise ValueError(f"{nk}: head dim must be {nq}'s ({q.shape[3]}), got {k.shape[3]}")
     if v.shape[1] != k.shape[1] or v.shape[2] != k.shape[2]:
-        raise ValueError(f"v: heads and length must be k's {tuple(k.shape[1:3])}, got {tuple(v.shape[1:3])}")
+        raise ValueError(f"{nv}: heads and length must be {nk}'s {tuple(k.shape[1:3])}, got "
+                         f"{tuple(v.shape[1:3])}")
     if k.shape[1] == 0 or q.shape[1] % k.shape[1]:
-        raise ValueError(f"q: heads ({q.shape[1]}) must be a multiple of k's heads ({k.shape[1]}), "
-                         "which must be >= 1")
-    if k.shape[2] == 0 and q.numel() and v.shape[3]:
-        raise ValueError("k, v: at least one key is needed (Tk >= 1), got Tk = 0")
+        raise ValueError(f"{nq}: heads ({q.shape[1]}) must be a multiple of {nk}'s heads "
+                         f"({k.shape[1]}), which must be >= 1")
+    if keys_required and k.shape[2] == 0 and q.numel() and v.shape[3]:
+        raise ValueError(f"{nk}, {nv}: at least one key is needed (Tk >= 1), got Tk = 0")
     if mask is not None:
         if not isinstance(mask, torch.Tensor) or mask.dim() not in (2, 4):
             raise ValueError("mask: expected a tensor of rank 2 (Tq, Tk) or 4 (B, Hq, Tq, Tk)")
@@ -98,35 +112,63 @@ def _check(q, k, v, mask):
                                  f"(B, Hq, Tq, Tk) = {tuple(full)}")
 
 
+def _check_lengths(lengths, q, name="kv_lengths"):
+    """Checks per-batch key counts: an int32 (B,) tensor on q's device with
+    stride 1 (the kernel reads them contiguously)."""
+    if not isinstance(lengths, torch.Tensor):
+        raise TypeError(f"{name}: expected an int32 tensor of shape (B,), got "
+                        f"{type(lengths).__name__}")
+    if lengths.dtype != torch.int32:
+        raise TypeError(f"{name}: expected int32 (torch.int32), got {lengths.dtype}: pass "
+                        f"{name}.to(torch.int32)")
+    if lengths.dim() != 1 or lengths.shape[0] != q.shape[0]:
+        raise ValueError(f"{name}: expected shape ({q.shape[0]},), one length per batch, got "
+                         f"{tuple(lengths.shape)}")
+    if lengths.device != q.device:
+        raise ValueError(f"{name}: expected q's device {q.device}, got {lengths.device}")
+    if lengths.shape[0] > 1 and lengths.stride(0) != 1:
+        raise ValueError(f"{name}: expected a contiguous tensor (stride 1), got stride "
+                         f"{lengths.stride(0)}: pass {name}.contiguous()")
+
+
 def _signature(q, k, v, mask, causal, scale, window=None, softcap=None, traced=None,
-               lse=False):
+               lse=False, kv_lengths=False, static_tq=False):
+    """The Signature of a call on (B, H, T, D) views: B, T dynamic, the
+    heads and head dims static; with `static_tq`, Tq static too (decode:
+    split-KV applies); with `kv_lengths`, the op takes per-batch key
+    counts."""
     if causal is True:
         causal = "top_left"
     elif causal is False:
         causal = None
     dyn = lambda t: (None, t.shape[1], None, t.shape[3])  # noqa: E731
+    query = (None, q.shape[1], q.shape[2] if static_tq else None, q.shape[3])
     mask_shape = mask_dtype = None
     if mask is not None:
         mask_dtype = "i1" if mask.dtype == torch.bool else _DTYPES[mask.dtype]
         mask_shape = tuple(1 if d == 1 else None for d in mask.shape)
     regions = traced.signature_fields() if traced is not None else {}
-    return Signature(_DTYPES[q.dtype], dyn(q), dyn(k), dyn(v), mask_dtype=mask_dtype,
+    return Signature(_DTYPES[q.dtype], query, dyn(k), dyn(v), mask_dtype=mask_dtype,
                      mask=mask_shape, causal=causal, scale=scale, window=window,
-                     softcap=softcap, lse=lse, **regions)
+                     softcap=softcap, lse=lse, kv_lengths=kv_lengths, **regions)
 
 
 def _kernel_for(q, k, v, mask, causal, scale, window=None, softcap=None, traced=None,
-                lse=False):
+                lse=False, kv_lengths=False, static_tq=False, split_programs=-1):
     """The loaded kernel for this call: looked up in memory by signature and
     device after the first call (a dict lookup), so only the first call of
     a signature pays for the compile cache's file checks (or the compile).
-    With `lse` the kernel returns (out, lse)."""
-    sig = _signature(q, k, v, mask, causal, scale, window, softcap, traced, lse)
+    With `lse` the kernel returns (out, lse); with `kv_lengths` it takes
+    per-batch key counts; `static_tq` and `split_programs` as in
+    attention_with_kvcache (decode kernels)."""
+    sig = _signature(q, k, v, mask, causal, scale, window, softcap, traced, lse, kv_lengths,
+                     static_tq)
     device = q.device.index if q.device.index is not None else torch.cuda.current_device()
-    kernel = _resolved.get((sig, device))
+    key = (sig, device) if split_programs == -1 else (sig, device, split_programs)
+    kernel = _resolved.get(key)
     if kernel is not None:
         return kernel
-    artifact = _compile(sig, chip=_chip(q.device))
+    artifact = _compile(sig, chip=_chip(q.device), split_programs=split_programs)
     kernel = _kernels.get((artifact.directory, device))
     if kernel is None:
         with torch.cuda.device(device):  # load into this device's context
@@ -140,44 +182,103 @@ def _kernel_for(q, k, v, mask, causal, scale, window=None, softcap=None, traced=
         raise RuntimeError(f"the kernel {artifact.directory} "
                            f"{'writes no' if lse else 'writes a'} log-sum-exp, "
                            f"the call asks for {'one' if lse else 'none'}")
-    _resolved[(sig, device)] = kernel
+    if (kernel.manifest.kv_lengths_shape is not None) != kv_lengths:
+        raise RuntimeError(f"the kernel {artifact.directory} takes "
+                           f"{'no' if kv_lengths else ''} kv_lengths, the call "
+                           f"{'gives them' if kv_lengths else 'gives none'}")
+    _resolved[key] = kernel
     return kernel
 
 
-def _attention_impl(q, k, v, mask, causal, scale, window=None, softcap=None, lse=False):
+def _attention_impl(q, k, v, mask, causal, scale, window=None, softcap=None, lse=False,
+                    kv_lengths=None):
     _check(q, k, v, mask)
     # A mask's broadcast dims (size 1) are read at index 0 by the kernel.
-    return _kernel_for(q, k, v, mask, causal, scale, window, softcap, lse=lse)(q, k, v, mask)
+    kernel = _kernel_for(q, k, v, mask, causal, scale, window, softcap, lse=lse,
+                         kv_lengths=kv_lengths is not None)
+    return kernel(q, k, v, mask, kv_lengths=kv_lengths)
 
 
 @torch.library.custom_op("attn_mlir::attention", mutates_args=())
 def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                   mask: torch.Tensor | None, causal: str, scale: float, window_left: int = -1,
-                  window_right: int = -1, softcap: float = 0.0) -> torch.Tensor:
+                  window_right: int = -1, softcap: float = 0.0,
+                  kv_lengths: torch.Tensor | None = None) -> torch.Tensor:
     window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
     return _attention_impl(q, k, v, mask, causal or None, scale if scale > 0 else None, window,
-                           softcap if softcap > 0 else None)
+                           softcap if softcap > 0 else None, kv_lengths=kv_lengths)
 
 
 @_attention_op.register_fake
-def _(q, k, v, mask, causal, scale, window_left=-1, window_right=-1, softcap=0.0):
+def _(q, k, v, mask, causal, scale, window_left=-1, window_right=-1, softcap=0.0,
+      kv_lengths=None):
     return q.new_empty(q.shape[0], q.shape[1], q.shape[2], v.shape[3])
 
 
 @torch.library.custom_op("attn_mlir::attention_lse", mutates_args=())
 def _attention_lse_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                       mask: torch.Tensor | None, causal: str, scale: float, window_left: int = -1,
-                      window_right: int = -1,
-                      softcap: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
+                      window_right: int = -1, softcap: float = 0.0,
+                      kv_lengths: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
     return _attention_impl(q, k, v, mask, causal or None, scale if scale > 0 else None, window,
-                           softcap if softcap > 0 else None, lse=True)
+                           softcap if softcap > 0 else None, lse=True, kv_lengths=kv_lengths)
 
 
 @_attention_lse_op.register_fake
-def _(q, k, v, mask, causal, scale, window_left=-1, window_right=-1, softcap=0.0):
+def _(q, k, v, mask, causal, scale, window_left=-1, window_right=-1, softcap=0.0,
+      kv_lengths=None):
     return (q.new_empty(q.shape[0], q.shape[1], q.shape[2], v.shape[3]),
             q.new_empty(q.shape[0], q.shape[1], q.shape[2], dtype=torch.float32))
+
+
+def _kvcache_impl(q, k_cache, v_cache, cache_seqlens, causal, scale, window, softcap, lse,
+                  split_programs):
+    """attention_with_kvcache on checked (B, T, H, D) tensors: the kernel
+    runs on (B, H, T, D) views and writes a (B, Tq, Hq, Dv) output through
+    its strides; Tq is static up to kvcache.STATIC_TQ_MAX."""
+    qh, kh, vh = (t.transpose(1, 2) for t in (q, k_cache, v_cache))
+    b, tq, hq, _ = q.shape
+    out = torch.empty(b, tq, hq, v_cache.shape[3], dtype=q.dtype, device=q.device)
+    kernel = _kernel_for(qh, kh, vh, None, causal, scale, window, softcap, lse=lse,
+                         kv_lengths=cache_seqlens is not None,
+                         static_tq=_kvcache.static_tq(tq), split_programs=split_programs)
+    result = kernel(qh, kh, vh, None, out=out.transpose(1, 2), kv_lengths=cache_seqlens)
+    return (out, result[1]) if lse else out
+
+
+@torch.library.custom_op("attn_mlir::attention_with_kvcache", mutates_args=())
+def _kvcache_op(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
+                cache_seqlens: torch.Tensor | None, causal: str, scale: float, window_left: int,
+                window_right: int, softcap: float, split_programs: int) -> torch.Tensor:
+    window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
+    return _kvcache_impl(q, k_cache, v_cache, cache_seqlens, causal or None,
+                         scale if scale > 0 else None, window, softcap if softcap > 0 else None,
+                         False, split_programs)
+
+
+@_kvcache_op.register_fake
+def _(q, k_cache, v_cache, cache_seqlens, causal, scale, window_left, window_right, softcap,
+      split_programs):
+    return q.new_empty(q.shape[0], q.shape[1], q.shape[2], v_cache.shape[3])
+
+
+@torch.library.custom_op("attn_mlir::attention_with_kvcache_lse", mutates_args=())
+def _kvcache_lse_op(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
+                    cache_seqlens: torch.Tensor | None, causal: str, scale: float,
+                    window_left: int, window_right: int, softcap: float,
+                    split_programs: int) -> tuple[torch.Tensor, torch.Tensor]:
+    window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
+    return _kvcache_impl(q, k_cache, v_cache, cache_seqlens, causal or None,
+                         scale if scale > 0 else None, window, softcap if softcap > 0 else None,
+                         True, split_programs)
+
+
+@_kvcache_lse_op.register_fake
+def _(q, k_cache, v_cache, cache_seqlens, causal, scale, window_left, window_right, softcap,
+      split_programs):
+    return (q.new_empty(q.shape[0], q.shape[1], q.shape[2], v_cache.shape[3]),
+            q.new_empty(q.shape[0], q.shape[2], q.shape[1], dtype=torch.float32))
 
 
 def _captures(traced, q):
@@ -204,11 +305,12 @@ def _captures(traced, q):
 
 @torch.compiler.disable
 def _attention_mods(q, k, v, mask, causal, scale, window, softcap, score_mod, mask_mod,
-                    lse=False):
+                    lse=False, kv_lengths=None):
     traced = trace(score_mod, mask_mod)
     captures = _captures(traced, q)
-    kernel = _kernel_for(q, k, v, mask, causal, scale, window, softcap, traced, lse)
-    return kernel(q, k, v, mask, captures=captures)
+    kernel = _kernel_for(q, k, v, mask, causal, scale, window, softcap, traced, lse,
+                         kv_lengths=kv_lengths is not None)
+    return kernel(q, k, v, mask, captures=captures, kv_lengths=kv_lengths)
 
 
 def _check_positive(name, value):
@@ -243,23 +345,102 @@ def _check_options(causal, scale, window=None, softcap=None):
 
 
 def attention(q, k, v, mask=None, causal=False, scale=None, window=None, softcap=None,
-              score_mod=None, mask_mod=None, return_lse=False):
+              score_mod=None, mask_mod=None, return_lse=False, kv_lengths=None):
     """Scaled dot-product attention through attn-mlir, with the variants of
     SPEC.md section 1.1 (see the module doc). With return_lse=True, returns
     `(out, lse)`: lse the float32 (B, Hq, Tq) log-sum-exp (SPEC.md section
-    1.2), as FlexAttention's return_lse."""
+    1.2), as FlexAttention's return_lse. `kv_lengths`, an int32 (B,) tensor
+    on q's device, is the op's per-batch key counts: batch b sees only its
+    first kv_lengths[b] keys (clamped to 0 .. Tk), and that count stands for
+    Tk in the bottom_right causal and window offsets; a batch with none
+    gives zeros (and lse -inf)."""
     window, softcap = _check_options(causal, scale, window, softcap)
     if not isinstance(return_lse, bool):
         raise TypeError(f"return_lse: expected a bool, got {type(return_lse).__name__} "
                         f"{return_lse!r}")
     _check(q, k, v, mask)
+    if kv_lengths is not None:
+        _check_lengths(kv_lengths, q)
     if score_mod is not None or mask_mod is not None:
         return _attention_mods(q, k, v, mask, causal, scale, window, softcap, score_mod, mask_mod,
-                               return_lse)
+                               return_lse, kv_lengths)
     name = "top_left" if causal is True else (causal or "")
     left, right = window or (-1, -1)
     op = _attention_lse_op if return_lse else _attention_op
-    return op(q, k, v, mask, name, float(scale) if scale else 0.0, left, right, softcap or 0.0)
+    return op(q, k, v, mask, name, float(scale) if scale else 0.0, left, right, softcap or 0.0,
+              kv_lengths)
+
+
+def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, softmax_scale=None,
+                           causal=False, window_size=(-1, -1), softcap=0.0,
+                           return_softmax_lse=False, *, k=None, v=None, rotary_cos=None,
+                           rotary_sin=None, cache_batch_idx=None, cache_leftpad=None,
+                           block_table=None, rotary_interleaved=True, alibi_slopes=None,
+                           num_splits=0):
+    """Decode (and speculative decode, or prefill) against a KV cache with
+    FlashAttention's `flash_attn_with_kvcache` conventions:
+    q (B, Tq, Hq, D), k_cache (B, Tk, Hkv, D) and v_cache (B, Tk, Hkv, Dv),
+    CUDA tensors of one dtype in the (batch, seq, head, dim) layout, any
+    strides with a contiguous last dimension (viewed as (B, H, T, D), no
+    copy). cache_seqlens: None (the whole cache), an int (every batch's
+    length) or an int32 (B,) tensor on q's device: batch b sees its first
+    cache_seqlens[b] keys (clamped to 0 .. Tk; none: zeros). causal is
+    aligned to the bottom right of each batch's keys, window_size
+    (left, right) too (-1: unbounded; without causal, only windows that
+    keep no key past the diagonal: see attn_mlir.kvcache), softcap 0.0
+    none, softmax_scale None 1/sqrt(D). Returns out (B, Tq, Hq, Dv), and
+    with return_softmax_lse also the float32 (B, Hq, Tq) log-sum-exp
+    (-inf for a row without keys, where FlashAttention writes +inf).
+
+    Tq up to 16 compiles into the kernel's signature, so that split-KV
+    applies: the keys are split over programs as each launch's sizes ask
+    (num_splits=0, FlashAttention's heuristic; num_splits=1 never splits).
+    Appending keys (k=, v=), rotary embeddings, cache_batch_idx,
+    cache_leftpad, a paged cache (block_table) and alibi_slopes raise
+    NotImplementedError naming the argument."""
+    split_programs = _kvcache.check_unsupported(
+        k=k, v=v, rotary_cos=rotary_cos, rotary_sin=rotary_sin, cache_batch_idx=cache_batch_idx,
+        cache_leftpad=cache_leftpad, block_table=block_table, rotary_interleaved=rotary_interleaved,
+        alibi_slopes=alibi_slopes, num_splits=num_splits)
+    if not isinstance(return_softmax_lse, bool):
+        raise TypeError(f"return_softmax_lse: expected a bool, got {return_softmax_lse!r}")
+    names = ("q", "k_cache", "v_cache")
+    for name, t in zip(names, (q, k_cache, v_cache)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+        if t.dim() != 4:
+            raise ValueError(f"{name}: expected rank 4 (B, T, H, D), got shape {tuple(t.shape)}")
+    qh, kh, vh = (t.transpose(1, 2) for t in (q, k_cache, v_cache))
+    # Shapes, dtypes, devices and strides, named as the caller knows them.
+    _check(qh, kh, vh, None, names, keys_required=False)
+    b, tq, hq, _ = q.shape
+    tk = k_cache.shape[1]
+    op_causal, window, softcap, scale = _kvcache.options(causal, window_size, softcap,
+                                                         softmax_scale, tq, tk)
+    lengths = cache_seqlens
+    if isinstance(lengths, bool):
+        raise TypeError("cache_seqlens: expected None, an int or an int32 tensor of shape (B,), "
+                        "got a bool")
+    if isinstance(lengths, int):
+        if not 0 <= lengths <= tk:
+            raise ValueError(f"cache_seqlens: {lengths} keys in a cache of {tk}")
+        # Every batch's length: a view of the cache's first keys, no operand.
+        k_cache, v_cache, tk, lengths = k_cache[:, :lengths], v_cache[:, :lengths], lengths, None
+    elif lengths is not None:
+        if not isinstance(lengths, torch.Tensor):
+            raise TypeError(f"cache_seqlens: expected None, an int or an int32 tensor of shape "
+                            f"(B,), got {type(lengths).__name__} (FlashAttention's fourth "
+                            "positional argument is k; pass cache_seqlens= by keyword)")
+        _check_lengths(lengths, q, "cache_seqlens")
+    if tk == 0 or q.numel() == 0:
+        # No key at all (or nothing to compute): zeros, and a log-sum-exp of -inf.
+        out = q.new_zeros(b, tq, hq, v_cache.shape[3])
+        if not return_softmax_lse:
+            return out
+        return out, torch.full((b, hq, tq), float("-inf"), device=q.device)
+    op = _kvcache_lse_op if return_softmax_lse else _kvcache_op
+    return op(q, k_cache, v_cache, lengths, op_causal or "", scale or 0.0, *(window or (-1, -1)),
+              softcap or 0.0, split_programs)
 
 
 def explain(q, k, v, mask=None, causal=False, scale=None, median_ms=None):

@@ -201,3 +201,55 @@ def variant_signature_for(case, lse=False):
     return Signature(case.dtype, (None, case.hq, None, case.d), (None, case.hkv, None, case.d),
                      (None, case.hkv, None, case.dv), causal=causal, window=window,
                      softcap=softcap, lse=lse, **traced.signature_fields())
+
+
+# attention_with_kvcache (FlashAttention's flash_attn_with_kvcache
+# conventions): q (B, Tq, Hq, D), caches (B, Tk, Hkv, D / Dv). lengths:
+# "tensor" (random int32 cache_seqlens in 0 .. Tk, with one empty and one
+# full cache where B allows), "int" (every batch Tk - 37), None (the whole
+# cache). num_splits: 0 splits the keys as the launch asks (split-KV when
+# Tq <= 16), 1 never. Run with return_softmax_lse too where lse is set.
+KVCache = collections.namedtuple(
+    "KVCache", "name dtype b tq hq hkv tk d dv causal window softcap lengths lse num_splits",
+    defaults=((-1, -1), 0.0, "tensor", True, 0))
+
+KVCACHE_CASES = [
+    # Split-KV decode, GQA 32 / 8 heads, B 1..8, Tk 1k..32k.
+    KVCache("decode_bf16_b1_tk32k", "bf16", 1, 1, 32, 8, 32768, 128, 128, True),
+    KVCache("decode_bf16_b2_tk16k", "bf16", 2, 1, 32, 8, 16384, 128, 128, True),
+    KVCache("decode_bf16_b4_tk8k", "bf16", 4, 1, 32, 8, 8192, 128, 128, True),
+    KVCache("decode_f16_b8_tk1k", "f16", 8, 1, 32, 8, 1024, 128, 128, False),
+    KVCache("decode_f16_b8_tk32k_d64", "f16", 8, 1, 32, 8, 32768, 64, 64, True, lse=False),
+    KVCache("decode_bf16_b3_tk5000_never_split", "bf16", 3, 1, 32, 8, 5000, 128, 128, True,
+            num_splits=1),
+    KVCache("decode_bf16_b3_tk5000", "bf16", 3, 1, 32, 8, 5000, 128, 128, True),
+    # Every batch one length (an int: a view of the cache), no lengths at all.
+    KVCache("decode_bf16_int_length", "bf16", 2, 1, 32, 8, 4096, 128, 128, True, lengths="int"),
+    KVCache("decode_f16_whole_cache", "f16", 2, 1, 16, 2, 3000, 64, 64, False, lengths=None),
+    # Speculative decode (Tq 4 and 16, static), a sliding window, a softcap,
+    # tf32, another value head dim.
+    KVCache("spec_decode_f16_tq4_window", "f16", 3, 4, 32, 8, 5000, 128, 128, True,
+            window=(256, 0)),
+    KVCache("spec_decode_bf16_tq16", "bf16", 5, 16, 16, 4, 2000, 128, 128, True),
+    KVCache("decode_f32_softcap_mqa", "f32", 2, 1, 8, 1, 3000, 64, 64, True, softcap=30.0),
+    KVCache("decode_f16_window_one_row", "f16", 4, 1, 8, 2, 2500, 128, 64, False,
+            window=(300, -1)),
+    # Prefill against a cache (Tq 100: dynamic, no split).
+    KVCache("prefill_bf16_tq100", "bf16", 2, 100, 8, 2, 700, 64, 64, True),
+]
+
+
+def kvcache_signature_for(case):
+    """The Signature and split_programs attention_with_kvcache compiles for
+    the case (attn_mlir.kvcache's mapping of its options)."""
+    from attn_mlir import kvcache
+
+    split_programs = kvcache.check_unsupported(num_splits=case.num_splits)
+    causal, window, softcap, scale = kvcache.options(case.causal, case.window, case.softcap, None,
+                                                     case.tq, case.tk)
+    sig = kvcache.signature(case.dtype, (case.b, case.tq, case.hq, case.d),
+                            (case.b, case.tk, case.hkv, case.d),
+                            (case.b, case.tk, case.hkv, case.dv), causal=causal, window=window,
+                            softcap=softcap, scale=scale, lse=case.lse,
+                            kv_lengths=case.lengths == "tensor")
+    return sig, split_programs

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compiles the kernels of gpu_cases.py into a cache directory, ahead of
 time, for a GPU machine without the compiler (this machine needs no torch:
-the variant cases trace with stand-in captures):
+the variant cases trace with stand-in captures; the kvcache cases take
+attn_mlir.kvcache's signatures):
     precompile.py CACHE_DIR [--chip sm_90a]"""
 
 import argparse
@@ -12,8 +13,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 from attn_mlir.compiler import compile  # noqa: E402
-from gpu_cases import (CASES, LSE_CASES, LSE_VARIANT_CASES, VARIANT_CASES,  # noqa: E402
-                       signature_for, variant_signature_for)
+from gpu_cases import (CASES, KVCACHE_CASES, LSE_CASES, LSE_VARIANT_CASES,  # noqa: E402
+                       VARIANT_CASES, kvcache_signature_for, signature_for,
+                       variant_signature_for)
 
 ap = argparse.ArgumentParser()
 ap.add_argument("cache")
@@ -27,3 +29,11 @@ for name, sig in ([(case[0], signature_for(case)) for case in CASES]
                      for case in VARIANT_CASES if case.name in LSE_VARIANT_CASES]):
     artifact = compile(sig, chip=args.chip, cache_dir=args.cache)
     print(name, artifact.directory, "cached" if artifact.cached else "compiled")
+# attention_with_kvcache: with and without the log-sum-exp (the LSE cases
+# run both); the decode kernels with their split_programs.
+for case in KVCACHE_CASES:
+    for lse in (False, True) if case.lse else (False,):
+        sig, split_programs = kvcache_signature_for(case._replace(lse=lse))
+        artifact = compile(sig, chip=args.chip, cache_dir=args.cache, split_programs=split_programs)
+        print(case.name + (" (lse)" if lse else ""), artifact.directory,
+              "cached" if artifact.cached else "compiled")

@@ -56,6 +56,23 @@ class SignatureTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "lse: expected a bool, got 1"):
             Signature("f16", (1, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16), lse=1)
 
+    def test_kv_lengths_text(self):
+        # The i32 (B) key counts after q, k, v and the mask, before the captures.
+        sig = Signature("f16", (None, 8, 3, 64), (None, 2, None, 64), (None, 2, None, 64),
+                        mask_dtype="i1", mask=(None, None), kv_lengths=True,
+                        causal="bottom_right")
+        text = sig.mlir("f")
+        self.assertIn("func.func @f(%q: tensor<?x8x3x64xf16>, %k: tensor<?x2x?x64xf16>, "
+                      "%v: tensor<?x2x?x64xf16>, %m: tensor<?x?xi1>, %lens: tensor<?xi32>) -> "
+                      "tensor<?x8x3x64xf16> {", text)
+        self.assertIn("attn.attention %q, %k, %v mask(%m) kv_lengths(%lens : tensor<?xi32>) "
+                      "{causal = #attn.causal<bottom_right>} : ", text)
+        static = Signature("f32", (2, 4, 1, 16), (2, 4, 9, 16), (2, 4, 9, 16), kv_lengths=True)
+        self.assertIn("%lens: tensor<2xi32>", static.mlir())
+        self.assertNotIn("kv_lengths", SIG.mlir())
+        with self.assertRaisesRegex(ValueError, "kv_lengths: expected a bool, got 1"):
+            Signature("f16", (1, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16), kv_lengths=1)
+
     def test_bad_signatures(self):
         with self.assertRaisesRegex(ValueError, "dtype"):
             Signature("f64", (1, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16))

@@ -75,6 +75,53 @@ def manifest_v4_data(**overrides):
     return data
 
 
+# The split count of docs/Manifest.md's version 5 example (Hq = 8).
+SPLITS = {"min": [{"ceil_div": ["Tk", 256]}, {"ceil_div": [264, {"mul": ["B", 8]}]}]}
+
+
+def manifest_v5_data(**overrides):
+    """The version 5 example of docs/Manifest.md: a split decode kernel
+    (f16, Hq 8, Hkv 2, Tq 3, D 64) whose epilogue kernel, the combine,
+    writes the output and the log-sum-exp from the two split workspaces."""
+    memref = lambda n, r=4: {"kind": "memref", "operand": n, "rank": r}  # noqa: E731
+    workspace = lambda n, r: {"kind": "workspace", "name": n, "rank": r}  # noqa: E731
+    key_map = dict(KEY_MAP, box=[1, 1, 64, 64])
+    data = {
+        "format": "attn-mlir-manifest", "version": 5, "kernel": "decode_kernel",
+        "ptx": "decode.ptx", "chip": "sm_90a", "function": "decode", "element_type": "f16",
+        "query": {"shape": [-1, 8, 3, 64]}, "key": {"shape": [-1, 2, -1, 64]},
+        "value": {"shape": [-1, 2, -1, 64]}, "output": {"shape": [-1, 8, 3, 64]},
+        "lse": {"shape": [-1, 8, 3]}, "mask": None,
+        "attributes": {"scale": 0.125, "causal": "bottom_right", "precision": None},
+        "config": {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 2},
+        "block": [128, 1, 1], "grid": [SPLITS, 8, "B"], "shared_memory_bytes": 42016,
+        "params": [memref("query"), memref("key"), memref("value"), workspace("split_lse", 4),
+                   workspace("split_output", 5), key_map, dict(key_map, operand="value")],
+        "workspace": [
+            {"name": "split_output", "element_bytes": 4, "shape": [SPLITS, "B", 8, 3, 64]},
+            {"name": "split_lse", "element_bytes": 4, "shape": [SPLITS, "B", 8, 3]}],
+        "epilogue": [{
+            "kernel": "decode_combine", "block": [128, 1, 1], "grid": [3, 8, "B"],
+            "shared_memory_bytes": 0,
+            "params": [memref("query"), memref("key"), memref("lse", 3), memref("output"),
+                       workspace("split_output", 5), workspace("split_lse", 4)]}],
+    }
+    data.update(overrides)
+    return data
+
+
+def manifest_kv_lengths_data(**overrides):
+    """The version 1 example with per-batch key lengths (version 5)."""
+    memref = lambda n, r=4: {"kind": "memref", "operand": n, "rank": r}  # noqa: E731
+    data = manifest_data(
+        version=5, kv_lengths={"element_type": "i32", "shape": [-1]},
+        params=[memref(n) for n in ("query", "key", "value")] + [memref("kv_lengths", 1),
+                                                                 memref("output"),
+                                                                 {"kind": "size", "name": "Tk"}])
+    data.update(overrides)
+    return data
+
+
 class GridTest(unittest.TestCase):
     def test_expressions(self):
         self.assertEqual(evaluate(7, SIZES), 7)
@@ -118,7 +165,7 @@ class ManifestTest(unittest.TestCase):
         with self.assertRaises(ManifestError):
             Manifest(manifest_data(format="something-else"))
         with self.assertRaises(ManifestError):
-            Manifest(manifest_data(version=5))
+            Manifest(manifest_data(version=6))
 
     def test_check_shapes(self):
         m = Manifest(manifest_data())
@@ -135,7 +182,9 @@ class ManifestTest(unittest.TestCase):
                                     "compiled without one"):
             m.check_shapes(dict(query=(2, 32, 1000, 128), key=(2, 8, 77, 128),
                                 value=(2, 8, 77, 64), mask=(1000, 77)))
-        masked = Manifest(manifest_data(mask={"element_type": "f32", "shape": [-1, -1]}))
+        masked = Manifest(manifest_data(
+            mask={"element_type": "f32", "shape": [-1, -1]},
+            params=manifest_data()["params"] + [{"kind": "memref", "operand": "mask", "rank": 2}]))
         shapes = dict(query=(2, 32, 1000, 128), key=(2, 8, 77, 128), value=(2, 8, 77, 64))
         with self.assertRaisesRegex(ValueError, r"mask: the kernel was compiled with a mask \(f32\)"):
             masked.check_shapes(dict(shapes, mask=None))
@@ -215,6 +264,125 @@ class Version4Test(unittest.TestCase):
         with self.assertRaisesRegex(ManifestError, r"^lse.shape: expected an array, found a "
                                                    r"number$"):
             Manifest(manifest_v4_data(lse={"shape": 3}))
+
+
+class Version5Test(unittest.TestCase):
+    def test_epilogue(self):
+        m = Manifest(manifest_v5_data())
+        self.assertEqual(m.version, 5)
+        self.assertEqual([k["kernel"] for k in m.epilogue], ["decode_combine"])
+        self.assertEqual(m.prologue, [])
+        self.assertTrue(m.has_tensor_maps)
+        self.assertEqual(m.lse_shape, [-1, 8, 3])
+        self.assertIsNone(m.kv_lengths_shape)
+        # B = 1, Tk = 4096: min(16, ceil(264 / 8)) = 16 splits; B = 8: 5.
+        sizes = dict(B=1, Hq=8, Hkv=2, Tq=3, Tk=4096, D=64, Dv=64)
+        self.assertEqual(m.grid_for(sizes), (16, 8, 1))
+        self.assertEqual(m.grid_for(dict(sizes, B=8)), (5, 8, 8))
+        self.assertEqual(m.grid_for(dict(sizes, Tk=100)), (1, 8, 1))
+        self.assertEqual(m.epilogue_grid_for(0, dict(sizes, B=8)), (3, 8, 8))
+        self.assertEqual(m.workspace_shape("split_output", sizes), (16, 1, 8, 3, 64))
+        self.assertEqual(m.workspace_bytes("split_lse", dict(sizes, B=8)), 5 * 8 * 8 * 3 * 4)
+        # The split count divides by B * Hq: a division by 0 is named.
+        with self.assertRaisesRegex(ValueError, r"^grid.x = min\(ceil_div\(Tk, 256\), "
+                                    r"ceil_div\(264, mul\(B, 8\)\)\): ceil_div\(264, mul\(B, 8\)\): "
+                                    r"division by 0 \(B=0 Hq=8 Hkv=2 Tq=3 Tk=4096 D=64 Dv=64\)$"):
+            m.grid_for(dict(sizes, B=0))
+        with self.assertRaisesRegex(ValueError, r"^workspace 'split_lse': shape\[0\] = min.*: "
+                                    r"division by 0 \(B=0 "):
+            m.workspace_bytes("split_lse", dict(sizes, B=0))
+        with self.assertRaisesRegex(ValueError, r"^epilogue kernel 'decode_combine': grid.z = B = 0 "
+                                    r"is out of range \(1 .. 65535\) for B=0 "):
+            m.epilogue_grid_for(0, dict(sizes, B=0))
+        # Version 5 without them reads as well.
+        self.assertEqual(Manifest(manifest_data(version=5)).epilogue, [])
+
+    def test_epilogue_errors(self):
+        with self.assertRaisesRegex(ManifestError, r"^epilogue: the key 'epilogue' requires "
+                                                   r"version 5 \(this manifest has version 4\)$"):
+            Manifest(manifest_v5_data(version=4))
+        data = manifest_v5_data()
+        del data["epilogue"][0]["grid"]
+        with self.assertRaisesRegex(ManifestError, r"^epilogue\[0\]: missing key 'grid'$"):
+            Manifest(data)
+        # A workspace only the epilogue kernel takes is passed; one nobody
+        # takes is not.
+        data = manifest_v5_data()
+        data["params"][3] = {"kind": "size", "name": "Tk"}
+        Manifest(data)
+        data["epilogue"][0]["params"][5] = {"kind": "size", "name": "Tk"}
+        with self.assertRaisesRegex(ManifestError, r"^workspace\[1\]: 'split_lse' is passed to no "
+                                                   r"kernel"):
+            Manifest(data)
+        data = manifest_v5_data()
+        data["epilogue"][0]["params"][4]["rank"] = 4
+        with self.assertRaisesRegex(ManifestError, r"^epilogue\[0\].params\[4\]: rank 4 but "
+                                                   r"workspace 'split_output' has rank 5$"):
+            Manifest(data)
+        # The lse is passed by the epilogue kernel: once per kernel, and by
+        # some kernel.
+        data = manifest_v5_data()
+        data["epilogue"][0]["params"].append({"kind": "memref", "operand": "lse", "rank": 3})
+        with self.assertRaisesRegex(ManifestError, r"^epilogue\[0\].params\[6\]: operand 'lse' is "
+                                                   r"passed twice$"):
+            Manifest(data)
+        data = manifest_v5_data()
+        del data["epilogue"][0]["params"][2]
+        with self.assertRaisesRegex(ManifestError, r"^params: the manifest has an lse but no memref "
+                                                   r"param passes it$"):
+            Manifest(data)
+        # A tensor map in an epilogue kernel needs its memref there.
+        data = manifest_v5_data()
+        data["epilogue"][0]["params"].append(dict(KEY_MAP, operand="value", box=[1, 1, 64, 64]))
+        with self.assertRaisesRegex(ManifestError, r"^epilogue\[0\].params\[6\]: a tensor map of "
+                                                   r"'value' but no memref param"):
+            Manifest(data)
+
+    def test_kv_lengths(self):
+        m = Manifest(manifest_kv_lengths_data())
+        self.assertEqual(m.kv_lengths_shape, [-1])
+        self.assertIsNone(Manifest(manifest_data()).kv_lengths_shape)
+        shapes = dict(query=(2, 32, 1000, 128), key=(2, 8, 77, 128), value=(2, 8, 77, 64))
+        self.assertEqual(m.check_shapes(dict(shapes, kv_lengths=(2,))), SIZES)
+        with self.assertRaisesRegex(ValueError, r"^kv_lengths: dimension 0 is 3 but the query's "
+                                                r"batch is 2$"):
+            m.check_shapes(dict(shapes, kv_lengths=(3,)))
+        with self.assertRaisesRegex(ValueError, r"^kv_lengths: rank 2, expected 1 \(one length per "
+                                                r"batch\)$"):
+            m.check_shapes(dict(shapes, kv_lengths=(2, 1)))
+        with self.assertRaisesRegex(ValueError, r"^kv_lengths: the kernel was compiled with "
+                                                r"kv_lengths \(int32, one per batch\), but none "
+                                                r"was given$"):
+            m.check_shapes(dict(shapes, kv_lengths=None))
+        with self.assertRaisesRegex(ValueError, r"^kv_lengths: given, but the kernel was compiled "
+                                                r"without kv_lengths$"):
+            Manifest(manifest_data()).check_shapes(dict(shapes, kv_lengths=(2,)))
+        static = Manifest(manifest_kv_lengths_data(
+            query={"shape": [2, 32, -1, 128]}, kv_lengths={"element_type": "i32", "shape": [2]}))
+        self.assertEqual(static.kv_lengths_shape, [2])
+        for bad, message in (
+                (dict(version=4), r"kv_lengths: the key 'kv_lengths' requires version 5 \(this "
+                                  r"manifest has version 4\)"),
+                (dict(kv_lengths={"element_type": "i64", "shape": [-1]}),
+                 r"kv_lengths.element_type: unknown element type 'i64' \(expected i32\)"),
+                (dict(kv_lengths={"shape": [-1]}), r"kv_lengths: missing key 'element_type'"),
+                (dict(kv_lengths={"element_type": "i32", "shape": [-1, 1]}),
+                 r"kv_lengths.shape has rank 2 \(expected 1: B\)"),
+                (dict(kv_lengths={"element_type": "i32", "shape": [0]}),
+                 r"kv_lengths.shape\[0\] is 0 \(expected -1 for a dynamic size or a size >= 1\)"),
+                (dict(query={"shape": [2, 32, -1, 128]},
+                      kv_lengths={"element_type": "i32", "shape": [3]}),
+                 r"B disagrees: query.shape\[0\] is 2 but kv_lengths.shape\[0\] is 3"),
+                (dict(kv_lengths=None), r"params\[3\]: operand 'kv_lengths' but the manifest has "
+                                        r"no kv_lengths"),
+                (dict(params=manifest_data()["params"]),
+                 r"params: the manifest has kv_lengths but no memref param passes them")):
+            with self.subTest(message), self.assertRaisesRegex(ManifestError, "^" + message + "$"):
+                Manifest(manifest_kv_lengths_data(**bad))
+        data = manifest_kv_lengths_data()
+        data["params"][3]["rank"] = 2
+        with self.assertRaisesRegex(ManifestError, r"^params\[3\]: rank 2 but kv_lengths has rank 1$"):
+            Manifest(data)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 from attn_mlir import runtime  # noqa: E402
 from attn_mlir.manifest import Manifest  # noqa: E402
-from test_manifest import manifest_data, manifest_v2_data, manifest_v4_data  # noqa: E402
+from test_manifest import (manifest_data, manifest_kv_lengths_data, manifest_v2_data,  # noqa: E402
+                           manifest_v4_data, manifest_v5_data)
 
 
 class FakeTensor:
@@ -42,6 +43,12 @@ def kernel_v2(**overrides):
 def kernel_v4(**overrides):
     k = runtime.Kernel.__new__(runtime.Kernel)
     k.manifest = Manifest(manifest_v4_data(**overrides))
+    return k
+
+
+def kernel_v5(data):
+    k = runtime.Kernel.__new__(runtime.Kernel)
+    k.manifest = Manifest(data)
     return k
 
 
@@ -99,8 +106,10 @@ class PlanTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "output: dtype torch.float16"):
             kernel()._plan(q, k, v, None, FakeTensor((2, 32, 1000, 64), dtype="torch.float16"))
         params = [{"kind": "memref", "operand": n, "rank": 4} for n in ("query", "key", "value", "mask", "output")]
-        with self.assertRaisesRegex(ValueError, "mask: the kernel needs this operand"):
-            kernel(params=params)._plan(q, k, v, None, None)
+        # A mask param without the manifest's mask is refused when read.
+        with self.assertRaisesRegex(ValueError, r"params\[3\]: operand 'mask' but the manifest has "
+                                                "no mask"):
+            kernel(params=params)
 
     def test_workspace_and_prologue(self):
         q, k, v = FakeTensor((2, 32, 1000, 128)), FakeTensor((2, 8, 77, 128)), FakeTensor((2, 8, 77, 64))
@@ -183,6 +192,83 @@ class PlanTest(unittest.TestCase):
         plan = kernel_v2()._plan(q, k, v, FakeTensor((1, 1, 0, 77), dtype="torch.bool"), None)
         self.assertIsNone(plan.grid)
         self.assertEqual((plan.prologue, plan.workspaces), ([], ()))
+
+
+class Version5PlanTest(unittest.TestCase):
+    """Epilogue kernels (split-KV's combine) and per-batch key counts."""
+
+    def operands(self, b=1, tk=4096):
+        return (FakeTensor((b, 8, 3, 64), dtype="torch.float16"),
+                FakeTensor((b, 2, tk, 64), dtype="torch.float16"),
+                FakeTensor((b, 2, tk, 64), dtype="torch.float16"))
+
+    def test_epilogue(self):
+        q, k, v = self.operands()
+        plan = kernel_v5(manifest_v5_data())._plan(q, k, v, None, None)
+        # min(ceil(4096 / 256), ceil(264 / 8)) = 16 splits of 8 heads, 1 batch.
+        self.assertEqual(plan.grid, (16, 8, 1))
+        self.assertEqual(plan.workspaces, (16 * 8 * 3 * 64 * 4, 16 * 8 * 3 * 4))
+        self.assertEqual(plan.prologue, [])
+        self.assertEqual(len(plan.epilogue), 1)
+        self.assertEqual(plan.sequence, [plan] + plan.epilogue)
+        # The main kernel: query, key, value, split_lse (operand 6), split_output (5).
+        self.assertEqual(plan.pointers, [(0, 0), (11, 1), (22, 2), (33, 6), (44, 5)])
+        values = list(plan.storage)
+        self.assertEqual(values[33:44], [0, 0, 0, 16, 1, 8, 3, 24, 24, 3, 1])
+        self.assertEqual(values[44:57], [0, 0, 0, 16, 1, 8, 3, 64, 1536, 1536, 192, 64, 1])
+        self.assertEqual(len(plan.tensor_maps), 2)
+        # The combine: grid (Tq, Hq, B); query, key, the lse (operand 7:
+        # after the 2 workspaces), the output, split_output, split_lse.
+        combine = plan.epilogue[0]
+        self.assertEqual((combine.grid, combine.block, combine.shared_memory_bytes),
+                         ((3, 8, 1), (128, 1, 1), 0))
+        self.assertEqual(combine.pointers, [(0, 0), (11, 1), (22, 7), (31, 3), (42, 5), (55, 6)])
+        self.assertEqual(list(combine.storage)[22:31], [0, 0, 0, 1, 8, 3, 24, 3, 1])
+        self.assertEqual(plan.lse_shape, (1, 8, 3))
+        # Another batch and cache length: another split count, the same kernel.
+        q, k, v = self.operands(b=8, tk=1000)
+        plan = kernel_v5(manifest_v5_data())._plan(q, k, v, None, None)
+        self.assertEqual(plan.grid, (4, 8, 8))
+        self.assertEqual(plan.epilogue[0].grid, (3, 8, 8))
+        # An empty batch launches nothing and evaluates nothing (the split
+        # count would divide by B * Hq = 0).
+        q, k, v = self.operands(b=0)
+        plan = kernel_v5(manifest_v5_data())._plan(q, k, v, None, None)
+        self.assertIsNone(plan.grid)
+        self.assertEqual((plan.epilogue, plan.sequence), ([], [plan]))
+
+    def test_kv_lengths(self):
+        q, k, v = FakeTensor((2, 32, 1000, 128)), FakeTensor((2, 8, 77, 128)), FakeTensor((2, 8, 77, 64))
+        lengths = FakeTensor((2,), dtype="torch.int32")
+        m = kernel_v5(manifest_kv_lengths_data())
+        plan = m._plan(q, k, v, None, None, kv_lengths=lengths)
+        # query, key, value, kv_lengths (operand 6: after the lse's 5), output.
+        self.assertEqual(plan.pointers, [(0, 0), (11, 1), (22, 2), (33, 6), (38, 3)])
+        self.assertEqual(list(plan.storage)[33:38], [0, 0, 0, 2, 1])
+        self.assertEqual(list(plan.storage)[-1], 77)
+        self.assertEqual(runtime._operand_index(m.manifest, "kv_lengths"), 6)
+        # One batch: its count is read at index 0, whatever the stride.
+        one = (FakeTensor((1, 32, 1000, 128)), FakeTensor((1, 8, 77, 128)), FakeTensor((1, 8, 77, 64)))
+        plan = m._plan(*one, None, None, kv_lengths=FakeTensor((1,), strides=(4,), dtype="torch.int32"))
+        self.assertEqual(list(plan.storage)[33:38], [0, 0, 0, 1, 1])
+        for lengths, message in (
+                (None, r"kv_lengths: the kernel was compiled with kv_lengths \(int32, one per "
+                       r"batch\), but none was given"),
+                (FakeTensor((2,), dtype="torch.int64"),
+                 r"kv_lengths: dtype torch.int64, but the kernel reads int32 \(torch.int32\) key "
+                 r"counts"),
+                (FakeTensor((3,), dtype="torch.int32"),
+                 r"kv_lengths: dimension 0 is 3 but the query's batch is 2"),
+                (FakeTensor((2, 1), dtype="torch.int32"),
+                 r"kv_lengths: rank 2, expected 1 \(one length per batch\)"),
+                (FakeTensor((2,), strides=(2,), dtype="torch.int32"),
+                 r"kv_lengths: stride 2; the kernel reads the key counts contiguously \(stride "
+                 r"1\): pass kv_lengths.contiguous\(\)")):
+            with self.subTest(message), self.assertRaisesRegex(ValueError, "^" + message + "$"):
+                m._plan(q, k, v, None, None, kv_lengths=lengths)
+        with self.assertRaisesRegex(ValueError, r"^kv_lengths: given, but the kernel was compiled "
+                                                r"without kv_lengths$"):
+            kernel()._plan(q, k, v, None, None, kv_lengths=FakeTensor((2,), dtype="torch.int32"))
 
 
 class FakeTorch:
@@ -424,6 +510,79 @@ class LseCallTest(unittest.TestCase):
         self.assertEqual(self.k(q, k, v, out=out, lse=mine), (out, mine))
         self.assertEqual(self.launches[-1][44], 0x900000)
         self.assertEqual(len(self.allocated), 1)
+
+
+class EpilogueCallTest(unittest.TestCase):
+    """Kernel.__call__ of a split decode kernel with per-batch key counts,
+    the driver and torch faked: the main kernel, then the combine, on one
+    stream, sharing the workspaces; kv_lengths passed to both."""
+
+    def setUp(self):
+        self.saved = runtime._launch, sys.modules.get("torch")
+        self.launches = []
+
+        def launch(function, gx, gy, gz, bx, by, bz, smem, stream, args, extra):
+            sub = next(s for p in self.k._plans.values() for s in p.sequence if s.args is args)
+            self.launches.append((function, (gx, gy, gz), stream.value, list(sub.storage)))
+            return 0
+
+        runtime._launch = lambda: launch
+        fake = types.ModuleType("torch")
+        fake._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 7)
+        allocator = FakeTorch()
+
+        def empty(shape, dtype=None, device=None):
+            if dtype == "uint8":
+                return allocator.empty(shape, dtype, device)
+            return CallTensor(shape, 0x700000, dtype=dtype)
+
+        fake.empty, fake.uint8, fake.float32 = empty, "uint8", "torch.float32"
+        sys.modules["torch"] = fake
+        memref = lambda n, r=4: {"kind": "memref", "operand": n, "rank": r}  # noqa: E731
+        data = manifest_v5_data(kv_lengths={"element_type": "i32", "shape": [-1]})
+        # Without tensor maps (the fake driver encodes none); kv_lengths in both kernels.
+        data["params"] = data["params"][:5] + [memref("kv_lengths", 1)]
+        data["epilogue"][0]["params"].append(memref("kv_lengths", 1))
+        k = kernel_v5(data)
+        k._plans, k._workspaces, k._tensor_maps, k._tensor_map_pointers = {}, {}, {}, {}
+        k._epoch, k._lock, k._function = 0, threading.Lock(), "main"
+        k._prologue, k._epilogue = [], ["combine"]
+        self.k = k
+
+    def tearDown(self):
+        runtime._launch = self.saved[0]
+        if self.saved[1] is None:
+            del sys.modules["torch"]
+        else:
+            sys.modules["torch"] = self.saved[1]
+
+    def test_main_then_combine(self):
+        q = CallTensor((2, 8, 3, 64), 0x100000, dtype="torch.float16")
+        k = CallTensor((2, 2, 4096, 64), 0x200000, dtype="torch.float16")
+        v = CallTensor((2, 2, 4096, 64), 0x300000, dtype="torch.float16")
+        out = CallTensor((2, 8, 3, 64), 0x500000, dtype="torch.float16")
+        lengths = CallTensor((2,), 0x600000, dtype="torch.int32")
+        result = self.k(q, k, v, out=out, kv_lengths=lengths)
+        self.assertIs(result[0], out)
+        self.assertEqual([(f, g, s) for f, g, s, _ in self.launches],
+                         [("main", (16, 8, 2), 7), ("combine", (3, 8, 2), 7)])
+        main, combine = self.launches[0][3], self.launches[1][3]
+        # The workspaces the main kernel writes are those the combine reads.
+        self.assertEqual(main[33], combine[55])  # split_lse
+        self.assertEqual(main[44], combine[42])  # split_output
+        self.assertNotEqual(main[33], main[44])
+        self.assertEqual(main[57:59], [0x600000, 0x600000])
+        self.assertEqual(combine[66:68], [0x600000, 0x600000])
+        self.assertEqual(combine[31], 0x500000)
+        self.assertEqual(combine[22], 0x700000)  # the lse the call allocated
+        # kv_lengths is required, and checked.
+        with self.assertRaisesRegex(ValueError, r"^kv_lengths: the kernel was compiled with"):
+            self.k(q, k, v, out=out)
+        self.assertEqual(len(self.launches), 2)
+        # Again with other counts (another tensor): bound again, launched in order.
+        self.k(q, k, v, out=out, kv_lengths=CallTensor((2,), 0x680000, dtype="torch.int32"))
+        self.assertEqual([f for f, _, _, _ in self.launches], ["main", "combine"] * 2)
+        self.assertEqual(self.launches[3][3][66], 0x680000)
 
 
 if __name__ == "__main__":

@@ -57,6 +57,8 @@ class SharedCasesTest(unittest.TestCase):
                 for key, get in (("grid", lambda: list(m.grid_for(sizes))),
                                  ("prologue_grids", lambda: [list(m.prologue_grid_for(i, sizes))
                                                              for i in range(len(m.prologue))]),
+                                 ("epilogue_grids", lambda: [list(m.epilogue_grid_for(i, sizes))
+                                                             for i in range(len(m.epilogue))]),
                                  ("workspace_bytes", lambda: {n: m.workspace_bytes(n, sizes)
                                                               for n in m.workspaces})):
                     if key in case:

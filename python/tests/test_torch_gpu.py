@@ -6,7 +6,11 @@ against a float64 reference that calls the same callables on broadcast
 index tensors. Skips without torch or a GPU. On a GPU machine without the
 compiler, set ATTN_MLIR_CACHE_DIR to a cache filled by precompile.py.
 The LSE cases (return_lse=True) check the log-sum-exp too, against the
-float64 logsumexp of the same scores."""
+float64 logsumexp of the same scores. The kvcache cases run
+attention_with_kvcache (FlashAttention's flash_attn_with_kvcache
+conventions: decode with per-batch cache lengths, split-KV, speculative
+decode, windows) against a float64 reference that truncates each batch's
+keys to its length."""
 
 import math
 import os
@@ -24,8 +28,8 @@ try:
 except ImportError:  # pragma: no cover
     HAVE_GPU = False
 
-from gpu_cases import (CASES, LSE_CASES, LSE_VARIANT_CASES, VARIANT_CASES,  # noqa: E402
-                       capture_shape, variant_options)
+from gpu_cases import (CASES, KVCACHE_CASES, LSE_CASES, LSE_VARIANT_CASES,  # noqa: E402
+                       VARIANT_CASES, capture_shape, kvcache_signature_for, variant_options)
 
 TOL = {"f32": 2e-3, "f16": 2e-3, "bf16": 1e-2}
 # The log-sum-exp's, relative to 1 + |lse| (docs/Testing.md; f32 is tf32).
@@ -156,6 +160,69 @@ def check_lse(test, name, dtype, lse, ref, shape):
 
 def variant(name):
     return next(c for c in VARIANT_CASES if c.name == name)
+
+
+def make_kvcache(case, gen, device="cuda"):
+    """q (B, Tq, Hq, D), k_cache, v_cache (B, Tk, Hkv, D / Dv) and the
+    case's cache_seqlens: random int32 lengths in 0 .. Tk (batch 0 full,
+    batch 1 empty where B >= 3), Tk - 37 for "int", None."""
+    dt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[case.dtype]
+    rnd = lambda *s: (torch.rand(*s, generator=gen, device=device) * 2 - 1).to(dt)  # noqa: E731
+    q = rnd(case.b, case.tq, case.hq, case.d)
+    k_cache = rnd(case.b, case.tk, case.hkv, case.d)
+    v_cache = rnd(case.b, case.tk, case.hkv, case.dv)
+    lengths = None
+    if case.lengths == "tensor":
+        lengths = torch.randint(0, case.tk + 1, (case.b,), generator=gen, device=device,
+                                dtype=torch.int32)
+        if case.b >= 2:
+            lengths[0] = case.tk
+        if case.b >= 3:
+            lengths[1] = 0
+    elif case.lengths == "int":
+        lengths = case.tk - 37
+    return q, k_cache, v_cache, lengths
+
+
+def kvcache_reference(case, q, k_cache, v_cache, lengths):
+    """out (B, Tq, Hq, Dv) and lse (B, Hq, Tq) in float64, batch by batch on
+    its first `lengths[b]` keys, FlashAttention's way: causal and the window
+    aligned to the bottom right of those keys; zeros and -inf for a row
+    without keys."""
+    b, tq, hq, d = q.shape
+    hkv, dv, g = k_cache.shape[2], v_cache.shape[3], hq // k_cache.shape[2]
+    dev = q.device
+    out = torch.zeros(b, tq, hq, dv, dtype=torch.float64, device=dev)
+    lse = torch.full((b, hq, tq), -math.inf, dtype=torch.float64, device=dev)
+    left, right = case.window
+    if case.causal:
+        right = 0
+    for bi in range(b):
+        n = case.tk if lengths is None else (lengths if isinstance(lengths, int)
+                                             else int(lengths[bi]))
+        if n <= 0:
+            continue
+        # The query heads of one KV head as rows: (Hkv, g * Tq, D).
+        qb = q[bi].double().permute(1, 0, 2).reshape(hkv, g * tq, d)
+        kb = k_cache[bi, :n].double().transpose(0, 1)
+        vb = v_cache[bi, :n].double().transpose(0, 1)
+        s = (qb @ kb.transpose(-1, -2) / math.sqrt(d)).reshape(hq, tq, n)
+        if case.softcap:
+            s = case.softcap * torch.tanh(s / case.softcap)
+        i = torch.arange(tq, device=dev)[:, None]
+        j = torch.arange(n, device=dev)[None]
+        keep = torch.ones(tq, n, dtype=torch.bool, device=dev)
+        if left >= 0:
+            keep &= j >= i + n - tq - left
+        if right >= 0:
+            keep &= j <= i + n - tq + right
+        s = s.masked_fill(~keep, -math.inf)
+        empty = ~keep.any(-1, keepdim=True)
+        p = torch.exp(s - s.amax(-1, keepdim=True).masked_fill(empty, 0))
+        o = (p.reshape(hkv, g * tq, n) @ vb).reshape(hq, tq, dv) / p.sum(-1, keepdim=True)
+        out[bi] = o.masked_fill(empty, 0).transpose(0, 1)
+        lse[bi] = torch.logsumexp(s, -1)
+    return out, lse
 
 
 @unittest.skipUnless(HAVE_GPU, "needs PyTorch with a CUDA GPU")
@@ -413,6 +480,153 @@ class TorchAttentionTest(unittest.TestCase):
         self.assertGreater(n[3], 0)
         self.assertEqual(n[0], n[1])  # as many removed blocks as zero-term ones
         self.assertIn("explain: mask_blocks=", report.text())
+
+    def check_kvcache(self, case, seed=5):
+        """attention_with_kvcache on the case's tensors against
+        kvcache_reference: the output (and with case.lse the log-sum-exp)."""
+        from attn_mlir.torch import attention_with_kvcache
+
+        gen = torch.Generator(device="cuda").manual_seed(seed)
+        q, k_cache, v_cache, lengths = make_kvcache(case, gen)
+        options = dict(cache_seqlens=lengths, causal=case.causal, window_size=case.window,
+                       softcap=case.softcap, num_splits=case.num_splits)
+        out = attention_with_kvcache(q, k_cache, v_cache, **options)
+        lse = None
+        if case.lse:
+            out_lse, lse = attention_with_kvcache(q, k_cache, v_cache, return_softmax_lse=True,
+                                                  **options)
+        torch.cuda.synchronize()
+        ref, ref_lse = kvcache_reference(case, q, k_cache, v_cache, lengths)
+        self.assertEqual(tuple(out.shape), (case.b, case.tq, case.hq, case.dv), case.name)
+        self.assertTrue(out.is_contiguous(), case.name)
+        self.assertTrue(torch.isfinite(out).all(), case.name)
+        rel = ((out.double() - ref).norm() / ref.norm()).item()
+        print(f"{case.name}: rel_l2 {rel:.2e}")
+        self.assertLess(rel, TOL[case.dtype], case.name)
+        # Rows without keys (an empty cache) are exactly zero.
+        self.assertTrue((out[ref_lse.transpose(1, 2) == -math.inf] == 0).all(), case.name)
+        if lse is not None:
+            rel = ((out_lse.double() - ref).norm() / ref.norm()).item()
+            self.assertLess(rel, TOL[case.dtype], case.name)
+            check_lse(self, case.name, case.dtype, lse, ref_lse, (case.b, case.hq, case.tq))
+        return q, k_cache, v_cache, lengths, out
+
+    def test_kvcache_cases(self):
+        for case in KVCACHE_CASES:
+            with self.subTest(case=case.name):
+                self.check_kvcache(case)
+
+    def test_kvcache_splits(self):
+        # The decode kernels of num_splits=0 split the keys (a combine
+        # epilogue kernel); num_splits=1 never does; both agree.
+        import attn_mlir.torch as at
+        from attn_mlir.compiler import compile
+        from attn_mlir.manifest import Manifest
+
+        for case in KVCACHE_CASES:
+            sig, split_programs = kvcache_signature_for(case)
+            m = Manifest.load(compile(sig, chip=at._chip(torch.device("cuda")),
+                                      split_programs=split_programs).manifest_path)
+            splits = case.num_splits == 0 and case.tq <= 16
+            self.assertEqual(bool(m.epilogue), splits, case.name)
+        split = next(c for c in KVCACHE_CASES if c.name == "decode_bf16_b3_tk5000")
+        never = next(c for c in KVCACHE_CASES if c.name == "decode_bf16_b3_tk5000_never_split")
+        a, b = self.check_kvcache(split)[-1], self.check_kvcache(never)[-1]
+        rel = ((a.double() - b.double()).norm() / b.double().norm()).item()
+        print(f"split vs never split: rel_l2 {rel:.2e}")
+        self.assertLess(rel, TOL["bf16"])
+
+    def test_kvcache_torch_compile(self):
+        from attn_mlir.torch import attention_with_kvcache
+
+        @torch.compile(fullgraph=True)
+        def f(q, k_cache, v_cache, lengths):
+            out, lse = attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=lengths,
+                                              causal=True, return_softmax_lse=True)
+            return out * 2.0, lse + 1.0
+
+        case = next(c for c in KVCACHE_CASES if c.name == "decode_bf16_b4_tk8k")
+        q, k_cache, v_cache, lengths = make_kvcache(case, torch.Generator(device="cuda").manual_seed(2))
+        out, lse = f(q, k_cache, v_cache, lengths)
+        ref, ref_lse = kvcache_reference(case, q, k_cache, v_cache, lengths)
+        self.assertLess(((out.double() / 2 - ref).norm() / ref.norm()).item(), TOL["bf16"])
+        check_lse(self, case.name + " (compiled)", "bf16", lse - 1.0, ref_lse, ref_lse.shape)
+
+    def test_kvcache_empty_and_strided(self):
+        from attn_mlir.torch import attention_with_kvcache
+
+        case = next(c for c in KVCACHE_CASES if c.name == "decode_f16_b8_tk1k")
+        q, k_cache, v_cache, _ = make_kvcache(case, torch.Generator(device="cuda").manual_seed(4))
+        # Every cache empty: zeros and -inf, as a tensor or an int.
+        for lengths in (torch.zeros(case.b, dtype=torch.int32, device="cuda"), 0):
+            out, lse = attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=lengths,
+                                              return_softmax_lse=True)
+            self.assertTrue((out == 0).all() and (lse == -math.inf).all())
+        # Lengths past the cache are clamped to it.
+        lengths = torch.full((case.b,), 10 * case.tk, dtype=torch.int32, device="cuda")
+        whole = attention_with_kvcache(q, k_cache, v_cache)
+        clamped = attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=lengths)
+        self.assertLess(((clamped.double() - whole.double()).norm()
+                         / whole.double().norm()).item(), 1e-3)
+        # A cache of larger capacity sliced (strided views), the query a view too.
+        big_k = torch.zeros(case.b, case.tk + 64, case.hkv, case.d, dtype=q.dtype, device="cuda")
+        big_v = torch.zeros_like(big_k)
+        big_k[:, :case.tk], big_v[:, :case.tk] = k_cache, v_cache
+        out = attention_with_kvcache(q, big_k, big_v, cache_seqlens=case.tk)
+        self.assertLess(((out.double() - whole.double()).norm() / whole.double().norm()).item(),
+                        1e-3)
+
+    def test_attention_kv_lengths(self):
+        # attention(..., kv_lengths=) in the (B, H, T, D) layout: the same
+        # semantics (a dynamic Tq, no split).
+        from attn_mlir.torch import attention
+
+        case = next(c for c in KVCACHE_CASES if c.name == "spec_decode_f16_tq4_window")
+        case = case._replace(window=(-1, -1))
+        q, k_cache, v_cache, lengths = make_kvcache(case, torch.Generator(device="cuda").manual_seed(6))
+        out, lse = attention(q.transpose(1, 2), k_cache.transpose(1, 2), v_cache.transpose(1, 2),
+                             causal="bottom_right", kv_lengths=lengths, return_lse=True)
+        ref, ref_lse = kvcache_reference(case, q, k_cache, v_cache, lengths)
+        rel = ((out.transpose(1, 2).double() - ref).norm() / ref.norm()).item()
+        print(f"attention(kv_lengths=): rel_l2 {rel:.2e}")
+        self.assertLess(rel, TOL["f16"])
+        check_lse(self, "attention(kv_lengths=)", "f16", lse, ref_lse, ref_lse.shape)
+        with self.assertRaisesRegex(TypeError, r"kv_lengths: expected int32"):
+            attention(q.transpose(1, 2), k_cache.transpose(1, 2), v_cache.transpose(1, 2),
+                      kv_lengths=lengths.long())
+
+    def test_kvcache_errors(self):
+        from attn_mlir.torch import attention_with_kvcache
+        q = torch.randn(2, 3, 4, 64, device="cuda", dtype=torch.float16)
+        kc = torch.randn(2, 100, 2, 64, device="cuda", dtype=torch.float16)
+        lengths = torch.tensor([5, 100], dtype=torch.int32, device="cuda")
+        for name in ("k", "v", "block_table", "cache_batch_idx", "rotary_cos", "alibi_slopes"):
+            with self.assertRaisesRegex(NotImplementedError, f"{name}= is not supported"):
+                attention_with_kvcache(q, kc, kc, cache_seqlens=lengths, **{name: lengths})
+        with self.assertRaisesRegex(NotImplementedError, "num_splits=8"):
+            attention_with_kvcache(q, kc, kc, num_splits=8)
+        with self.assertRaisesRegex(NotImplementedError, r"window_size=\(16, -1\) without causal"):
+            attention_with_kvcache(q, kc, kc, window_size=(16, -1))
+        with self.assertRaisesRegex(TypeError, r"cache_seqlens: expected int32 \(torch.int32\), "
+                                               "got torch.int64"):
+            attention_with_kvcache(q, kc, kc, cache_seqlens=lengths.long())
+        with self.assertRaisesRegex(ValueError, r"cache_seqlens: expected shape \(2,\)"):
+            attention_with_kvcache(q, kc, kc, cache_seqlens=lengths[:1])
+        with self.assertRaisesRegex(ValueError, "cache_seqlens: expected q's device"):
+            attention_with_kvcache(q, kc, kc, cache_seqlens=lengths.cpu())
+        with self.assertRaisesRegex(ValueError, "cache_seqlens: expected a contiguous tensor"):
+            attention_with_kvcache(q, kc, kc, cache_seqlens=torch.stack([lengths, lengths], 1)[:, 0])
+        with self.assertRaisesRegex(ValueError, "cache_seqlens: 101 keys in a cache of 100"):
+            attention_with_kvcache(q, kc, kc, cache_seqlens=101)
+        with self.assertRaisesRegex(TypeError, "FlashAttention's fourth positional argument is k"):
+            attention_with_kvcache(q, kc, kc, [3, 4])
+        with self.assertRaisesRegex(ValueError, r"k_cache: expected rank 4 \(B, T, H, D\)"):
+            attention_with_kvcache(q, kc[0], kc)
+        with self.assertRaisesRegex(TypeError, "v_cache: expected the dtype of q"):
+            attention_with_kvcache(q, kc, kc.float())
+        with self.assertRaisesRegex(ValueError, r"q: heads \(4\) must be a multiple of k_cache's "
+                                                r"heads \(3\)"):
+            attention_with_kvcache(q, kc[:, :, :1].expand(2, 100, 3, 64), kc[:, :, :1].expand(2, 100, 3, 64))
 
     def test_bad_arguments(self):
         from attn_mlir.torch import attention
