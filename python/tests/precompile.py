@@ -12,7 +12,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
-from attn_mlir.compiler import compile  # noqa: E402
+from attn_mlir.compiler import Signature, compile  # noqa: E402
 from gpu_cases import (CASES, KVCACHE_CASES, LSE_CASES, LSE_VARIANT_CASES,  # noqa: E402
                        VARIANT_CASES, kvcache_signature_for, signature_for,
                        variant_signature_for)
@@ -37,3 +37,19 @@ for case in KVCACHE_CASES:
         artifact = compile(sig, chip=args.chip, cache_dir=args.cache, split_programs=split_programs)
         print(case.name + (" (lse)" if lse else ""), artifact.directory,
               "cached" if artifact.cached else "compiled")
+# The kernels test_torch_gpu.py's other kvcache tests call: the f16 B8 case
+# without lengths (a whole cache, an int length), with and without the
+# log-sum-exp; attention(kv_lengths=) on the speculative-decode shapes (a
+# dynamic Tq, bottom_right, no window).
+b8 = next(c for c in KVCACHE_CASES if c.name == "decode_f16_b8_tk1k")
+for lse in (False, True):
+    sig, split_programs = kvcache_signature_for(b8._replace(lengths=None, lse=lse))
+    artifact = compile(sig, chip=args.chip, cache_dir=args.cache, split_programs=split_programs)
+    print(b8.name + " (whole cache" + (", lse)" if lse else ")"), artifact.directory,
+          "cached" if artifact.cached else "compiled")
+spec = next(c for c in KVCACHE_CASES if c.name == "spec_decode_f16_tq4_window")
+sig = Signature("f16", (None, spec.hq, None, spec.d), (None, spec.hkv, None, spec.d),
+                (None, spec.hkv, None, spec.dv), causal="bottom_right", lse=True,
+                kv_lengths=True)
+artifact = compile(sig, chip=args.chip, cache_dir=args.cache)
+print("attention(kv_lengths=)", artifact.directory, "cached" if artifact.cached else "compiled")
