@@ -312,6 +312,10 @@ bool attn::runtime::inferProblemSizes(const Manifest &manifest,
   shapes.hasKvLengths = problem.kvLengths != nullptr;
   if (problem.kvLengths)
     shapes.kvLengths = problem.kvLengths->shape;
+  // The log-sum-exp result, B x Hq x Tq, where the kernel writes one.
+  shapes.hasLse = manifest.lse.has_value();
+  if (shapes.hasLse)
+    shapes.lse.assign(shapes.query.begin(), shapes.query.begin() + 3);
   return inferProblemSizes(manifest, shapes, sizes, error);
 }
 

@@ -228,21 +228,8 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   std::vector<int64_t> lseShape;
   if (manifest.lse)
     lseShape = {q[0], q[1], q[2]};
-  OperandShapes shapes;
-  shapes.query = problem.query->shape;
-  shapes.key = problem.key->shape;
-  shapes.value = problem.value->shape;
-  shapes.output = outputShape;
-  shapes.hasMask = problem.mask != nullptr;
-  if (problem.mask)
-    shapes.mask = problem.mask->shape;
-  shapes.hasLse = manifest.lse.has_value();
-  shapes.lse = lseShape;
-  shapes.hasKvLengths = kvLengths != nullptr;
-  if (kvLengths)
-    shapes.kvLengths = kvLengths->tensor.shape;
   ProblemSizes sizes;
-  if (!inferProblemSizes(manifest, shapes, sizes, error))
+  if (!inferProblemSizes(manifest, problem, outputShape, sizes, error))
     return failWith(error, "the inputs do not fit kernel '", name,
                     "': ", error);
   double bytes = 0.0;
