@@ -418,12 +418,13 @@ DECODE_SHAPES = ((1, 1, 4096), (1, 1, 32768), (1, 1, 131072), (8, 1, 8192), (32,
                  (128, 1, 4096), (4, 16, 16384))
 
 
-def decode_workload(kernels):
+def decode_workload(kernels, baseline=None):
     """Each DECODE_SHAPES point against SDPA's flash and cuDNN backends
     (GQA through enable_gqa) and FlashAttention's flash_attn_with_kvcache
-    where installed. The figure of merit is memory moved per call (Q, K, V
-    and O bytes) over time, against the copy ceiling: a decode step reads
-    its cache once."""
+    where installed, and the same kernel from the `baseline` folder (another
+    compiler's build) where given. The figure of merit is memory moved per
+    call (Q, K, V and O bytes) over time, against the copy ceiling: a decode
+    step reads its cache once."""
     try:
         from flash_attn import flash_attn_with_kvcache
     except ImportError:
@@ -440,6 +441,9 @@ def decode_workload(kernels):
         out = torch.empty_like(q)
         meta = dict(b=b, h=hq, d=d, dtype="bf16", causal=False, tq=tq, tk=tk, bytes=moved)
         providers = [("attn-mlir", lambda: kernel(q, k, v, out=out))]
+        if baseline:
+            base = Kernel(os.path.join(baseline, f"decode_q{tq}.json"))
+            providers.append(("attn-mlir (baseline)", lambda: base(q, k, v, out=out)))
         for label, backend in (("sdpa flash (FA2)", SDPBackend.FLASH_ATTENTION),
                                ("sdpa cudnn", SDPBackend.CUDNN_ATTENTION)):
             def run(backend=backend):
@@ -506,6 +510,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer sequence lengths")
     ap.add_argument("--only", help="a comma-separated list of the workloads to run "
                     "(seed, modern, variants, decode; default all)")
+    ap.add_argument("--baseline-kernels",
+                    help="the decode kernels of another build, timed beside ours (an A/B)")
     ap.add_argument("--order", choices=("shuffled", "fixed"), default="shuffled",
                     help="the order of the providers in each timed round (measure())")
     args = ap.parse_args()
@@ -526,7 +532,7 @@ def main():
     if "variants" in only:
         variants_workload(args.kernels, (4096, 16384) if args.quick else (4096, 16384, 32768))
     if "decode" in only:
-        decode_workload(args.kernels)
+        decode_workload(args.kernels, args.baseline_kernels)
     device = torch.cuda.get_device_name()
     versions = dict(torch=torch.__version__, triton=triton.__version__,
                     cuda=torch.version.cuda, python=platform.python_version())

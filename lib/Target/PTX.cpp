@@ -128,8 +128,11 @@ static std::optional<rt::GridExpr> getNumKeySplits(AttentionOp op,
   rt::GridExpr byKeys =
       fold(Kind::CeilDiv, size(op.getKey().getType(), 2, "Tk"),
            rt::GridExpr::constant(splits[0]));
-  rt::GridExpr perProgram =
-      fold(Kind::Mul, size(query, 0, "B"), size(query, 1, "Hq"));
+  int64_t packing = getQueryHeadPacking(op);
+  rt::GridExpr heads =
+      packing > 1 ? rt::GridExpr::constant(query.getDimSize(1) / packing)
+                  : size(query, 1, "Hq");
+  rt::GridExpr perProgram = fold(Kind::Mul, size(query, 0, "B"), heads);
   rt::GridExpr byPrograms =
       fold(Kind::CeilDiv, rt::GridExpr::constant(splits[1]), perProgram);
   return fold(Kind::Min, byKeys, byPrograms);
@@ -261,14 +264,20 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   for (int i = 0; i < 3; ++i)
     manifest.block[i] = static_cast<unsigned>((*blockSize)[i]);
   // Grid (outlineProgramGrid): x = query blocks (or key splits), y = query
-  // heads, z = batch.
+  // heads, z = batch; with GQA decode packing y = KV heads, each program
+  // taking its g query heads as rows.
   std::optional<rt::GridExpr> numSplits = getNumKeySplits(op, kernel);
+  int64_t packing = getQueryHeadPacking(op);
+  int64_t blockM = config.getBlockM();
   manifest.grid[0] =
-      numSplits
-          ? *numSplits
-          : rt::GridExpr::ceilDiv(rt::GridExpr::size("Tq"),
-                                  rt::GridExpr::constant(config.getBlockM()));
-  manifest.grid[1] = rt::GridExpr::size("Hq");
+      numSplits     ? *numSplits
+      : packing > 1 ? rt::GridExpr::constant((packing + blockM - 1) / blockM)
+                    : rt::GridExpr::ceilDiv(rt::GridExpr::size("Tq"),
+                                            rt::GridExpr::constant(blockM));
+  manifest.grid[1] = packing > 1
+                         ? rt::GridExpr::constant(
+                               op.getQuery().getType().getDimSize(1) / packing)
+                         : rt::GridExpr::size("Hq");
   manifest.grid[2] = rt::GridExpr::size("B");
   manifest.sharedMemoryBytes = shared.getInt();
   int64_t maskRank =

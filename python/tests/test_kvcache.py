@@ -182,8 +182,10 @@ class CompiledTest(unittest.TestCase):
         self.assertEqual(m.lse_shape, [-1, 32, 1])
         self.assertEqual([k["kernel"] for k in m.epilogue], ["attention_combine"])
         self.assertEqual(set(m.workspaces), {"split_output", "split_lse"})
-        # The programs (S, Hq, B) and the combine (Tq, Hq, B): S from the
-        # launch's sizes, so one kernel serves every batch and cache length.
+        # The programs (S, Hkv, B), each taking the 4 query heads of its KV
+        # head as rows (GQA decode packing), and the combine (Tq, Hq, B): S
+        # from the launch's sizes, so one kernel serves every batch and cache
+        # length.
         for b, tk in ((1, 8192), (1, 1000), (8, 32768), (64, 4096)):
             q = FakeTensor((b, 32, 1, 128))
             k, v = FakeTensor((b, 8, tk, 128)), FakeTensor((b, 8, tk, 128))
@@ -192,8 +194,8 @@ class CompiledTest(unittest.TestCase):
             plan = kernel._plan(q, k, v, None, None,
                                 kv_lengths=FakeTensor((b,), dtype="torch.int32"))
             block_n = m.config["block_n"]
-            splits = min(-(-tk // (4 * block_n)), -(-264 // (b * 32)))
-            self.assertEqual(plan.grid, (splits, 32, b), (b, tk))
+            splits = min(-(-tk // (4 * block_n)), -(-264 // (b * 8)))
+            self.assertEqual(plan.grid, (splits, 8, b), (b, tk))
             self.assertEqual(plan.epilogue[0].grid, (1, 32, b))
             self.assertEqual(plan.workspaces, (splits * b * 32 * 128 * 4, splits * b * 32 * 4))
             # The main kernel reads the lengths; the combine writes the output and the lse.

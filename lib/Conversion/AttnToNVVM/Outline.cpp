@@ -228,19 +228,32 @@ static void storeFromThreadZero(RewriterBase &rewriter, Location loc, Value tid,
   }
 }
 
-/// Re-infers the result types of the subviews of `value` (transitively),
+/// Re-infers the result types of the views of `value` (subviews, and the
+/// expand_shape and collapse_shape of GQA decode packing; transitively),
 /// whose type was made less static.
-static void refineSubviewTypes(Value value) {
+static void refineViewTypes(Value value) {
   for (Operation *user : value.getUsers()) {
-    auto subview = dyn_cast<memref::SubViewOp>(user);
-    if (!subview || subview.getSource() != value)
-      continue;
-    MemRefType type = memref::SubViewOp::inferRankReducedResultType(
-        subview.getType().getShape(), subview.getSourceType(),
-        subview.getMixedOffsets(), subview.getMixedSizes(),
-        subview.getMixedStrides());
-    subview.getResult().setType(type);
-    refineSubviewTypes(subview.getResult());
+    if (auto subview = dyn_cast<memref::SubViewOp>(user);
+        subview && subview.getSource() == value) {
+      subview.getResult().setType(memref::SubViewOp::inferRankReducedResultType(
+          subview.getType().getShape(), subview.getSourceType(),
+          subview.getMixedOffsets(), subview.getMixedSizes(),
+          subview.getMixedStrides()));
+      refineViewTypes(subview.getResult());
+    } else if (auto expand = dyn_cast<memref::ExpandShapeOp>(user)) {
+      FailureOr<MemRefType> type = memref::ExpandShapeOp::computeExpandedType(
+          expand.getSrcType(), expand.getResultType().getShape(),
+          expand.getReassociationIndices());
+      if (failed(type))
+        continue;
+      expand.getResult().setType(*type);
+      refineViewTypes(expand.getResult());
+    } else if (auto collapse = dyn_cast<memref::CollapseShapeOp>(user)) {
+      collapse.getResult().setType(
+          memref::CollapseShapeOp::computeCollapsedType(
+              collapse.getSrcType(), collapse.getReassociationIndices()));
+      refineViewTypes(collapse.getResult());
+    }
   }
 }
 
@@ -319,7 +332,7 @@ FailureOr<gpu::GPUFuncOp> mlir::attn::outlineProgramGrid(RewriterBase &rewriter,
     rewriter.clone(op, mapping);
   gpu::ReturnOp::create(rewriter, loc);
   for (unsigned i : outputs)
-    refineSubviewTypes(kernel.getArgument(i));
+    refineViewTypes(kernel.getArgument(i));
 
   // The launch, in place of the grid.
   rewriter.setInsertionPoint(grid);
@@ -505,7 +518,7 @@ mlir::attn::outlineSplitCombineGrid(RewriterBase &rewriter, scf::ForallOp grid,
     rewriter.clone(op, mapping);
   gpu::ReturnOp::create(rewriter, loc);
   for (unsigned i : outputs)
-    refineSubviewTypes(kernel.getArgument(i));
+    refineViewTypes(kernel.getArgument(i));
 
   // The threads split the column loop; the row's other stores (its
   // log-sum-exp) are thread 0's.

@@ -41,6 +41,60 @@ static Value toBuffer(RewriterBase &rewriter, Location loc, Value value) {
                                            /*read_only=*/true);
 }
 
+// GQA decode: with one query row per head and a key set the same for every
+// such row, the g query heads of KV head hk are the g rows of one program
+// (FlashAttention's "seqlen_q ngroups swapped"): the program reads its KV
+// head's keys once, not g times, and fills g of its block_m rows instead of
+// one. Regions read the head and the row, a window's bounds move with the
+// row; of the causal alignments, bottom_right keeps every key of the one
+// row, top_left only key 0.
+int64_t mlir::attn::getQueryHeadPacking(AttentionOp op) {
+  RankedTensorType queryType = op.getQuery().getType();
+  RankedTensorType keyType = op.getKey().getType();
+  if (queryType.getDimSize(2) != 1 || queryType.isDynamicDim(1) ||
+      keyType.isDynamicDim(1))
+    return 1;
+  int64_t queryHeads = queryType.getDimSize(1),
+          keyHeads = keyType.getDimSize(1);
+  if (queryHeads <= keyHeads || op.getMask() || op.getWindow() ||
+      !op.getScoreMod().empty() || !op.getMaskMod().empty())
+    return 1;
+  if (std::optional<CausalKind> causal = op.getCausalKind();
+      causal && *causal != CausalKind::BottomRight)
+    return 1;
+  return queryHeads / keyHeads;
+}
+
+/// `buffer` (B x Hq x 1 [x X]) viewed as B x Hq/g x g [x X]: the query
+/// heads of one KV head as the rows of a query sequence, for any strides
+/// (Hq expanded to (Hq/g, g), then (g, 1) collapsed).
+static Value packQueryHeads(OpBuilder &b, Location loc, Value buffer,
+                            int64_t g) {
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> shape = {type.getDimSize(0), type.getDimSize(1) / g, g};
+  llvm::append_range(shape, type.getShape().drop_front(2));
+  SmallVector<ReassociationIndices> reassociation = {{0}, {1, 2}};
+  for (int64_t dim = 2; dim < rank; ++dim)
+    reassociation.push_back({dim + 1});
+  SmallVector<OpFoldResult> sizes;
+  for (auto [dim, size] : llvm::enumerate(shape))
+    sizes.push_back(
+        ShapedType::isDynamic(size)
+            ? memref::getMixedSize(b, loc, buffer, dim == 0 ? 0 : dim - 1)
+            : b.getIndexAttr(size));
+  Value expanded = memref::ExpandShapeOp::create(b, loc, shape, buffer,
+                                                 reassociation, sizes);
+  // Then the unit query dim (3) joins the g rows: a collapse keeps the
+  // rows' stride whatever the unit dim's (a rank-reducing subview's dropped
+  // dim is ambiguous where B or Hkv is 1 too, and canonicalization picked
+  // the wrong one).
+  SmallVector<ReassociationIndices> collapse = {{0}, {1}, {2, 3}};
+  for (int64_t dim = 4; dim <= rank; ++dim)
+    collapse.push_back({dim});
+  return memref::CollapseShapeOp::create(b, loc, expanded, collapse);
+}
+
 FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
                                                         AttentionOp op,
                                                         KernelConfigAttr config,
@@ -87,27 +141,36 @@ FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
     return memref::DimOp::create(rewriter, loc, query, dim).getResult();
   };
   OpFoldResult batch = dimOf(0), heads = dimOf(1), seqLen = dimOf(2);
+  // The programs' heads and query rows: Hq and Tq, or with GQA decode
+  // packing Hkv and the g query heads of each.
+  int64_t packing = getQueryHeadPacking(op);
+  OpFoldResult programHeads = heads, programRows = seqLen;
+  if (packing > 1) {
+    programHeads =
+        rewriter.getIndexAttr(op.getQuery().getType().getDimSize(1) / packing);
+    programRows = rewriter.getIndexAttr(packing);
+  }
   int64_t blockM = config.getBlockM();
   OpFoldResult numQueryBlocks;
-  if (std::optional<int64_t> staticLen = getConstantIntValue(seqLen)) {
+  if (std::optional<int64_t> staticLen = getConstantIntValue(programRows)) {
     numQueryBlocks = rewriter.getIndexAttr((*staticLen + blockM - 1) / blockM);
   } else {
     Value blockMValue = arith::ConstantIndexOp::create(rewriter, loc, blockM);
     numQueryBlocks = arith::CeilDivUIOp::create(
-                         rewriter, loc, cast<Value>(seqLen), blockMValue)
+                         rewriter, loc, cast<Value>(programRows), blockMValue)
                          .getResult();
   }
 
   // Split-KV (KeySplit.cpp): one query block per (batch, head), the keys
   // split over S programs that write partial results to f32 workspaces
   // (S x B x Hq x Tq [x Dv]), merged by a second grid.
-  std::optional<int64_t> staticQueryLen = getConstantIntValue(seqLen);
+  std::optional<int64_t> staticQueryLen = getConstantIntValue(programRows);
   bool split = splitPrograms > 0 && staticQueryLen && *staticQueryLen <= blockM;
   Value numSplits, splitOutput, splitLse;
   int64_t minSplitKeys = 4 * config.getBlockN();
   if (split) {
     OpFoldResult keyLen = memref::getMixedSize(rewriter, loc, key, 2);
-    numSplits = buildNumKeySplits(rewriter, loc, batch, heads, keyLen,
+    numSplits = buildNumKeySplits(rewriter, loc, batch, programHeads, keyLen,
                                   minSplitKeys, splitPrograms);
     auto workspace = [&](StringRef name, bool columns) {
       SmallVector<int64_t> shape = {ShapedType::kDynamic};
@@ -148,22 +211,32 @@ FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
   BlockAttentionOp program;
   OpFoldResult programs = split ? OpFoldResult(numSplits) : numQueryBlocks;
   auto grid = scf::ForallOp::create(
-      rewriter, loc, ArrayRef<OpFoldResult>{batch, heads, programs},
+      rewriter, loc, ArrayRef<OpFoldResult>{batch, programHeads, programs},
       ValueRange{}, std::nullopt,
       [&](OpBuilder &b, Location bodyLoc, ValueRange ivs) {
         Value queryBlock = ivs[2], programOutput = output, programLse = lse;
-        Value keySplit;
+        Value programQuery = query, keySplit;
         if (split) {
           keySplit = ivs[2];
           queryBlock = arith::ConstantIndexOp::create(b, bodyLoc, 0);
           programOutput = splitView(b, bodyLoc, splitOutput, keySplit);
           programLse = splitView(b, bodyLoc, splitLse, keySplit);
         }
+        // Packed, the program sees a problem of Hkv heads of g rows each,
+        // every row seeing all its keys (so without the causal alignment).
+        CausalKindAttr causal = op.getCausalAttr();
+        if (packing > 1) {
+          programQuery = packQueryHeads(b, bodyLoc, query, packing);
+          programOutput = packQueryHeads(b, bodyLoc, programOutput, packing);
+          if (programLse)
+            programLse = packQueryHeads(b, bodyLoc, programLse, packing);
+          causal = nullptr;
+        }
         program = BlockAttentionOp::create(
-            b, bodyLoc, query, key, value, mask,
+            b, bodyLoc, programQuery, key, value, mask,
             /*block_map=*/Value(), kvLengths, captures, programOutput,
             programLse, ivs[0], ivs[1], queryBlock, keySplit,
-            split ? numSplits : Value(), config, scale, op.getCausalAttr(),
+            split ? numSplits : Value(), config, scale, causal,
             op.getPrecisionAttr(), op.getWindowAttr(), op.getSoftcapAttr());
         scf::InParallelOp::create(b, bodyLoc);
       });

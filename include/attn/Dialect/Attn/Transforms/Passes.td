@@ -29,6 +29,14 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
     results. `S = min(ceil(Tk / (4 block_n)), ceil(P / (B Hq)))`, with `P`
     the `split-programs` option, is evaluated at launch time.
 
+    GQA decode packing (`getQueryHeadPacking`): with a static Tq of 1 and
+    every query row seeing the same keys (no mask tensor, region or window;
+    `causal` absent or `bottom_right`), the `g = Hq / Hkv` query heads of a
+    KV head are the rows of one program: the grid runs over KV heads
+    (`B x Hkv x S`, `S` counted with `Hkv`) on `B x Hkv x g` views of the
+    query, the output and the log-sum-exp, so each program reads its KV
+    head's keys once.
+
     The tensors enter and leave through `bufferization.to_buffer` /
     `bufferization.to_tensor`, so one-shot bufferization later turns the
     function into one on buffers.

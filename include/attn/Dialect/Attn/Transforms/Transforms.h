@@ -50,6 +50,13 @@ selectKernelConfig(function_ref<InFlightDiagnostic()> emitError,
                    int64_t valueHeadDim, bool hasMask, bool ieee,
                    StringRef target, const KernelConfigOverrides &overrides);
 
+/// GQA decode packing: the number g of query heads sharing a KV head that
+/// `tileAttention` makes the rows of one program (static Tq of 1, static
+/// head counts, no mask tensor, no region, no window, no top_left causal),
+/// or 1. The programs then cover (batch, KV head, query block or split)
+/// with g query rows.
+int64_t getQueryHeadPacking(AttentionOp op);
+
 /// Rewrites `op` into a program grid (`scf.forall` over batch, query head and
 /// query block) of `attn.block_attention` on buffers, with `config`. With
 /// `splitPrograms` > 0 and a static Tq of one query block (decode), the keys
