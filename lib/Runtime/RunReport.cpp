@@ -72,6 +72,14 @@ BenchReport attn::runtime::summarizeBench(const std::vector<double> &timesMs,
   const std::vector<int64_t> &q = problem.query->shape, &k = problem.key->shape;
   ProblemSizes sizes = {
       q[0], q[1], k[1], q[2], k[2], q[3], problem.value->shape[3]};
+  // Under kv_lengths the kernel reads and multiplies each batch's own keys:
+  // count their mean, not the capacity.
+  if (const HostTensor *lengths = problem.kvLengths; lengths && q[0] > 0) {
+    int64_t keys = 0;
+    for (int64_t b = 0; b < q[0]; ++b)
+      keys += std::clamp<int64_t>(lengths->getInteger(b), 0, k[2]);
+    sizes.Tk = (keys + q[0] / 2) / q[0];
+  }
   report.flops = getAttentionFlops(sizes, problem.causal);
   report.bytes = getAttentionBytes(sizes, output.type) +
                  (problem.mask ? double(problem.mask->getNumBytes()) : 0.0) +

@@ -195,4 +195,27 @@ TEST(RunReportTest, BenchCountsTheLse) {
   EXPECT_EQ(with.flops, without.flops);
 }
 
+TEST(RunReportTest, BenchCountsEachBatchsKeys) {
+  // Under kv_lengths the FLOPs and the K/V bytes follow the mean of the
+  // clamped lengths (here 5, 1 and 0 of 5: a mean of 2), not Tk.
+  HostTensor q = makeRandomTensor({3, 2, 1, 8}, ElementType::F16, 1);
+  HostTensor k = makeRandomTensor({3, 1, 5, 8}, ElementType::F16, 2);
+  HostTensor v = makeRandomTensor({3, 1, 5, 8}, ElementType::F16, 3);
+  HostTensor output = makeZeroTensor({3, 2, 1, 8}, ElementType::F16);
+  HostTensor lengths = makeZeroTensor({3}, ElementType::I32);
+  lengths.set(0, 9.0);
+  lengths.set(1, 1.0);
+  AttentionProblem problem;
+  problem.query = &q;
+  problem.key = &k;
+  problem.value = &v;
+  DeviceInfo device;
+  BenchReport full = summarizeBench({1.0}, problem, output, device);
+  problem.kvLengths = &lengths;
+  BenchReport part = summarizeBench({1.0}, problem, output, device);
+  EXPECT_DOUBLE_EQ(part.flops, full.flops * 2 / 5);
+  // Q and O: 2 x 48 f16; K and V: 2 x 3 x 8 f16 per key.
+  EXPECT_DOUBLE_EQ(full.bytes - part.bytes, 3 * 2 * 3 * 8 * 2);
+}
+
 } // namespace
