@@ -413,9 +413,17 @@ def variants_workload(kernels, seqlens):
 
 
 # Decode steps (issue shapes): Tq new rows of 32 query heads against a
-# cache of Tk keys of 8 KV heads, bf16, head dim 128. (B, Tq, Tk).
-DECODE_SHAPES = ((1, 1, 4096), (1, 1, 32768), (1, 1, 131072), (8, 1, 8192), (32, 1, 4096),
-                 (128, 1, 4096), (4, 16, 16384))
+# cache of Tk keys of Hkv KV heads (GQA ratios 1, 4 and 8), bf16, head dim
+# 128. (B, Tq, Tk, Hkv).
+DECODE_SHAPES = ((1, 1, 4096, 8), (1, 1, 32768, 8), (1, 1, 131072, 8), (8, 1, 8192, 8),
+                 (16, 1, 16384, 8), (32, 1, 4096, 8), (128, 1, 4096, 8), (256, 1, 1024, 8),
+                 (1, 1, 32768, 32), (32, 1, 4096, 32), (1, 1, 32768, 4), (32, 1, 4096, 4),
+                 (4, 16, 16384, 8))
+
+
+def decode_kernel_name(tq, hkv):
+    """compile_bench_kernels.py's name of the decode kernel."""
+    return f"decode_q{tq}" + ("" if hkv == 8 else f"_kv{hkv}")
 
 
 def decode_workload(kernels, baseline=None):
@@ -429,9 +437,10 @@ def decode_workload(kernels, baseline=None):
         from flash_attn import flash_attn_with_kvcache
     except ImportError:
         flash_attn_with_kvcache = None
-    hq, hkv, d = 32, 8, 128
-    for b, tq, tk in DECODE_SHAPES:
-        kernel = Kernel(os.path.join(kernels, f"decode_q{tq}.json"))
+    hq, d = 32, 128
+    for b, tq, tk, hkv in DECODE_SHAPES:
+        name = decode_kernel_name(tq, hkv)
+        kernel = Kernel(os.path.join(kernels, name + ".json"))
         shape = f"decode B{b} Tq{tq} Tk{tk} (Hq{hq} Hkv{hkv} D{d} bf16)"
         q = torch.randn(b, hq, tq, d, device="cuda", dtype=torch.bfloat16)
         k, v = (torch.randn(b, hkv, tk, d, device="cuda", dtype=torch.bfloat16) for _ in range(2))
@@ -442,7 +451,7 @@ def decode_workload(kernels, baseline=None):
         meta = dict(b=b, h=hq, d=d, dtype="bf16", causal=False, tq=tq, tk=tk, bytes=moved)
         providers = [("attn-mlir", lambda: kernel(q, k, v, out=out))]
         if baseline:
-            base = Kernel(os.path.join(baseline, f"decode_q{tq}.json"))
+            base = Kernel(os.path.join(baseline, name + ".json"))
             providers.append(("attn-mlir (baseline)", lambda: base(q, k, v, out=out)))
         for label, backend in (("sdpa flash (FA2)", SDPBackend.FLASH_ATTENTION),
                                ("sdpa cudnn", SDPBackend.CUDNN_ATTENTION)):

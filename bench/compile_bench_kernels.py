@@ -72,12 +72,12 @@ def function(name, elt, d, heads, causal, mask, window=None, softcap=None, regio
             f"  return %o : {t}\n}}\n")
 
 
-def decode_function(name, tq):
+def decode_function(name, tq, hkv=8):
     """A decode step: `tq` new query rows (static, so that the keys split
-    over programs: docs/Serving.md) of 32 query heads against a cache of 8
-    KV heads, bf16, head dim 128."""
+    over programs: docs/Serving.md) of 32 query heads against a cache of
+    `hkv` KV heads, bf16, head dim 128."""
     q = f"tensor<?x32x{tq}x128xbf16>"
-    kv = "tensor<?x8x?x128xbf16>"
+    kv = f"tensor<?x{hkv}x?x128xbf16>"
     return (f"func.func @{name}(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{\n"
             f"  %o = attn.attention %q, %k, %v : {q}, {kv}, {kv} -> {q}\n"
             f"  return %o : {q}\n}}\n")
@@ -103,6 +103,8 @@ def kernels():
             yield name, function(name, elt, d, "?", causal, False, region=region)
     for tq in (1, 16):
         yield f"decode_q{tq}", decode_function(f"decode_q{tq}", tq)
+    for hkv in (32, 4):  # GQA ratios 1 and 8 (attn_bench.py's DECODE_SHAPES)
+        yield f"decode_q1_kv{hkv}", decode_function(f"decode_q1_kv{hkv}", 1, hkv)
     yield "seed_mask", function("seed_mask", "f32", 128, 96, False, True)
     yield "seed_causal", function("seed_causal", "f32", 128, 96, True, False)
 
