@@ -8,6 +8,7 @@
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -41,6 +42,22 @@ static Value toBuffer(RewriterBase &rewriter, Location loc, Value value) {
                                            /*read_only=*/true);
 }
 
+/// The query-slot count of packed sequences: `queryBlocks` (ceil(Tq /
+/// block_m)) + dim(cu_q) + 1, one slot more than the N + 2 segments (the
+/// rows before cu_q[0], N sequences, the rows from cu_q[N] on) can need,
+/// floor(Tq / block_m) + N + 2, so that the launch's grid is one expression
+/// of the sizes (docs/Serving.md).
+static OpFoldResult buildPackedSlots(RewriterBase &rewriter, Location loc,
+                                     OpFoldResult queryBlocks, Value cuQ) {
+  Value blocks = getValueOrCreateConstantIndexOp(rewriter, loc, queryBlocks);
+  Value offsets = memref::DimOp::create(rewriter, loc, cuQ, 0);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  return arith::AddIOp::create(
+             rewriter, loc, blocks,
+             arith::AddIOp::create(rewriter, loc, offsets, one))
+      .getResult();
+}
+
 FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
                                                         AttentionOp op,
                                                         KernelConfigAttr config,
@@ -55,6 +72,12 @@ FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
   Value mask = op.getMask() ? toBuffer(rewriter, loc, op.getMask()) : Value();
   Value kvLengths =
       op.getKvLengths() ? toBuffer(rewriter, loc, op.getKvLengths()) : Value();
+  // Packed sequences: the programs look up their sequence in these.
+  Value cuQ, cuK;
+  if (op.getCuSeqlensQ()) {
+    cuQ = toBuffer(rewriter, loc, op.getCuSeqlensQ());
+    cuK = toBuffer(rewriter, loc, op.getCuSeqlensK());
+  }
   // The tensors the regions read become read-only buffers too (the
   // programs' captures), each once.
   SmallVector<Value> captures;
@@ -98,11 +121,19 @@ FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
                          .getResult();
   }
 
+  // Packed sequences: ceil(Tq / block_m) + N + 2 slots, N + 1 = dim(cu_q)
+  // (OnlineSoftmax's buildSequenceLookup: segment t's blocks start at slot
+  // floor(c_t / block_m) + t, t = 0 .. N + 1).
+  if (cuQ)
+    numQueryBlocks = buildPackedSlots(rewriter, loc, numQueryBlocks, cuQ);
+
   // Split-KV (KeySplit.cpp): one query block per (batch, head), the keys
   // split over S programs that write partial results to f32 workspaces
-  // (S x B x Hq x Tq [x Dv]), merged by a second grid.
+  // (S x B x Hq x Tq [x Dv]), merged by a second grid. Not for packed
+  // sequences, whose programs are their own sequence's query blocks.
   std::optional<int64_t> staticQueryLen = getConstantIntValue(seqLen);
-  bool split = splitPrograms > 0 && staticQueryLen && *staticQueryLen <= blockM;
+  bool split =
+      splitPrograms > 0 && staticQueryLen && *staticQueryLen <= blockM && !cuQ;
   Value numSplits, splitOutput, splitLse;
   int64_t minSplitKeys = 4 * config.getBlockN();
   if (split) {
@@ -161,7 +192,7 @@ FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
         }
         program = BlockAttentionOp::create(
             b, bodyLoc, query, key, value, mask,
-            /*block_map=*/Value(), kvLengths, captures, programOutput,
+            /*block_map=*/Value(), kvLengths, cuQ, cuK, captures, programOutput,
             programLse, ivs[0], ivs[1], queryBlock, keySplit,
             split ? numSplits : Value(), config, scale, op.getCausalAttr(),
             op.getPrecisionAttr(), op.getWindowAttr(), op.getSoftcapAttr());
