@@ -167,7 +167,10 @@ void ProgramBuilder::build() {
   }
 
   // Q block, zero past Tq; running max -inf, running sum and acc 0.
-  loadTile(query, batch, head, queryRow(row0), rows, qTile, /*padded=*/true);
+  // The block's first row in the query and output operands, once: under
+  // cu_seqlens, the sequence's first row is dead after it.
+  packedRow0 = queryRow(row0);
+  loadTile(query, batch, head, packedRow0, rows, qTile, /*padded=*/true);
   fill(mRow, f32Const(-std::numeric_limits<double>::infinity()));
   fill(lRow, f32Const(0.0));
   fill(accTile, f32Const(0.0));
@@ -315,7 +318,7 @@ void ProgramBuilder::buildEpilogue(Value rows) {
                          arith::SelectOp::create(nb, l, empty, negInf, value));
             });
     auto lseType = cast<MemRefType>(lse.getType());
-    SmallVector<OpFoldResult> offsets = {batch, head, queryRow(row0)};
+    SmallVector<OpFoldResult> offsets = {batch, head, packedRow0};
     SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
                                        rows};
     SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
@@ -350,7 +353,7 @@ void ProgramBuilder::buildEpilogue(Value rows) {
   // Store the valid rows, converted to the element type.
   Value from = prefixView(accTile, rows);
   Value to =
-      rowsView(op.getOutput(), batch, head, queryRow(row0), rows, valueHeadDim);
+      rowsView(op.getOutput(), batch, head, packedRow0, rows, valueHeadDim);
   generic(ValueRange{from}, ValueRange{to}, {map(2, {0, 1}), map(2, {0, 1})},
           {IteratorType::parallel, IteratorType::parallel},
           [&](OpBuilder &nb, Location l, ValueRange args) {

@@ -272,6 +272,8 @@ private:
   /// Under cu_seqlens, the sequence's first query row and key in the packed
   /// operands (null otherwise).
   Value queryBase, keyBase;
+  /// queryRow(row0): the program's first row in the packed operands.
+  Value packedRow0;
   /// A key split's run of key blocks, [splitStart, splitEnd) (null
   /// without key_split): buildKeyLoop clamps every loop to it.
   Value splitStart, splitEnd;
