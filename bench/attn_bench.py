@@ -41,6 +41,13 @@ Workloads:
 - decode: steps of 1 and 16 query rows (GQA 32/8, bf16, D128) against KV
   caches of 4k..128k keys, B = 1..128, in TB/s of memory moved: attn-mlir
   against SDPA's flash and cuDNN backends (decode_workload()).
+- varlen: packed prefill (cu_seqlens) of 16k tokens in sequences of random
+  lengths 128..4096 (bf16, D128, 16 heads, causal): attn-mlir's varlen
+  kernel against the same tokens as a padded batch (B = N, T = the longest,
+  our kernel and SDPA's flash and cuDNN backends), against a batch of
+  equal-length sequences of the same token count (our dense kernel), and
+  FlashAttention's flash_attn_varlen_func where installed; TFLOP/s of the
+  useful work (each sequence's causal pairs), varlen_workload().
 - variants: causal sliding windows of 256, 1024 and 4096 keys, a causal
   softcap of 50, causal ALiBi, prefix-LM (1024) and causal document masks
   (packed documents of 256..4096 tokens), bf16 D128 and f16 D64, T = 4k,
@@ -498,6 +505,141 @@ def decode_workload(kernels, baseline=None):
         torch.cuda.empty_cache()
 
 
+# Packed prefill: (seed, total tokens); lengths uniform in 128 .. 4096, the
+# last sequence the remainder (at least 128).
+VARLEN_POINTS = ((1, 16384), (2, 16384), (3, 32768))
+
+
+def varlen_lengths(seed, total, low=128, high=4096):
+    rng = random.Random(seed)
+    lengths = []
+    while total - sum(lengths) > high + low:
+        lengths.append(rng.randint(low, high))
+    rest = total - sum(lengths)
+    return lengths + ([rest // 2, rest - rest // 2] if rest > high else [rest])
+
+
+def varlen_workload(kernels):
+    """Packed variable-length prefill: the useful FLOPs (4 * H * D * the
+    causal pairs of each sequence, L (L + 1) / 2) over each provider's time.
+    Providers: the varlen kernel on the packed tokens; the same tokens as a
+    padded batch (B = N sequences, T = the longest; our dense causal kernel
+    and SDPA's flash and cuDNN backends, which compute the padding too);
+    a batch of equal lengths with the same token count and mean length
+    (our dense kernel: the figure the issue compares the packed kernel
+    with, packed >= 0.95x); flash_attn_varlen_func where installed."""
+    try:
+        from flash_attn import flash_attn_varlen_func
+    except ImportError:
+        flash_attn_varlen_func = None
+    h, d = 16, 128
+    varlen = Kernel(os.path.join(kernels, "varlen_bf16_d128_causal.json"))
+    dense = Kernel(os.path.join(kernels, "bf16_d128_causal.json"))
+    for seed, total in VARLEN_POINTS:
+        lengths = varlen_lengths(seed, total)
+        n, longest = len(lengths), max(lengths)
+        offsets = [0]
+        for length in lengths:
+            offsets.append(offsets[-1] + length)
+        cu = torch.tensor(offsets, dtype=torch.int32, device="cuda")
+        # (total, H, D) storage, FlashAttention's layout, viewed as (1, H, total, D).
+        q, k, v = (torch.randn(total, h, d, device="cuda", dtype=torch.bfloat16)
+                   for _ in range(3))
+        qv, kv, vv = (x.unsqueeze(0).transpose(1, 2) for x in (q, k, v))
+        out = torch.empty_like(q)
+        outv = out.unsqueeze(0).transpose(1, 2)
+        # The padded batch: each sequence's tokens at the start of its row.
+        pad = [torch.zeros(n, h, longest, d, device="cuda", dtype=torch.bfloat16)
+               for _ in range(3)]
+        for s, (a, b) in enumerate(zip(offsets, offsets[1:])):
+            for p, x in zip(pad, (q, k, v)):
+                p[s, :, :b - a] = x[a:b].transpose(0, 1)
+        pq, pk, pv = pad
+        pout = torch.empty_like(pq)
+        # Equal lengths, the same tokens: T the mean length, B = total / T.
+        t_eq = total // n
+        eq = [torch.randn(n, h, t_eq, d, device="cuda", dtype=torch.bfloat16) for _ in range(3)]
+        eout = torch.empty_like(eq[0])
+        pairs = sum(length * (length + 1) // 2 for length in lengths)
+        flops = 4 * h * d * pairs
+        shape = (f"varlen {total} tokens, {n} seqs {min(lengths)}..{longest} "
+                 f"(H{h} D{d} bf16 causal)")
+        # The reference: each sequence through SDPA's default backend.
+        ref = torch.empty_like(q)
+        for a, b in zip(offsets, offsets[1:]):
+            x = [t[a:b].transpose(0, 1)[None] for t in (q, k, v)]
+            ref[a:b] = F.scaled_dot_product_attention(*x, is_causal=True)[0].transpose(0, 1)
+
+        def unpad(padded):
+            res = torch.empty_like(q)
+            for s, (a, b) in enumerate(zip(offsets, offsets[1:])):
+                res[a:b] = padded[s, :, :b - a].transpose(0, 1)
+            return res
+
+        providers = [("attn-mlir varlen", lambda: (varlen(qv, kv, vv, out=outv, cu_seqlens_q=cu,
+                                                          cu_seqlens_k=cu), out)[1])]
+        # Padded rows are computed and thrown away (their outputs are
+        # unpadded for the check only, outside the timed call).
+        padded_calls = [("attn-mlir padded", lambda: dense(pq, pk, pv, out=pout))]
+        for label, backend in (("sdpa flash padded", SDPBackend.FLASH_ATTENTION),
+                               ("sdpa cudnn padded", SDPBackend.CUDNN_ATTENTION)):
+            def run(backend=backend):
+                with sdpa_kernel(backend):
+                    return F.scaled_dot_product_attention(pq, pk, pv, is_causal=True)
+            padded_calls.append((label, run))
+        for label, fn in padded_calls:
+            providers.append((label, _Checked(fn, unpad)))
+        if flash_attn_varlen_func:
+            providers.append(("flash-attn varlen", lambda: flash_attn_varlen_func(
+                q, k, v, cu, cu, longest, longest, causal=True)))
+        # No "t": the rows stay out of the modern figures (plots.figures).
+        meta = dict(b=n, h=h, d=d, dtype="bf16", causal=True, tokens=total, lengths=lengths)
+        measure("varlen", shape, providers, ref, flops, meta)
+        # A batch of equal lengths, the same tokens: its own useful FLOPs.
+        eq_flops = 4 * h * d * n * t_eq * (t_eq + 1) // 2
+        eq_ref = F.scaled_dot_product_attention(*eq, is_causal=True)
+        measure("varlen", f"equal lengths {n} x {t_eq} (H{h} D{d} bf16 causal)",
+                [("attn-mlir equal lengths", lambda: dense(*eq, out=eout))], eq_ref, eq_flops,
+                dict(meta, equal=True))
+        del q, k, v, pad, pq, pk, pv, pout, eq, eout, out, ref, eq_ref
+        torch.cuda.empty_cache()
+
+
+class _Checked:
+    """A padded provider: its first call returns the unpadded output (the
+    check), every later call only the padded one (the timed calls)."""
+
+    def __init__(self, fn, unpad):
+        self.fn, self.unpad, self.checked = fn, unpad, False
+
+    def __call__(self):
+        result = self.fn()
+        if not self.checked:
+            self.checked = True
+            return self.unpad(result)
+        return result
+
+
+def varlen_markdown(rows):
+    """The varlen rows: useful TFLOP/s per provider, and the packed kernel
+    against the equal-length batch of the same tokens (the issue's 0.95x)."""
+    rows = [r for r in rows if r["workload"] == "varlen"]
+    if not rows:
+        return ""
+    lines = ["| shape | provider | ms | useful TFLOP/s | rel err |", "|---|---|---|---|---|"]
+    for r in rows:
+        ms = f"{r['ms']:.3f}" if r["ms"] else r.get("note", "-")
+        tf = f"{r['tflops']:.0f}" if r["tflops"] else "-"
+        err = f"{r['rel_err']:.1e}" if r["rel_err"] is not None else "-"
+        lines.append(f"| {r['shape']} | {r['provider']} | {ms} | {tf} | {err} |")
+    packed = [r for r in rows if r["provider"] == "attn-mlir varlen" and r["tflops"]]
+    equal = [r for r in rows if r["provider"] == "attn-mlir equal lengths" and r["tflops"]]
+    for p, e in zip(packed, equal):
+        lines.append(f"| {p['shape']} | packed / equal lengths | | "
+                     f"{p['tflops'] / e['tflops']:.2f}x | |")
+    return "## Varlen (packed prefill, useful FLOPs)\n\n" + "\n".join(lines) + "\n\n"
+
+
 def decode_markdown(rows):
     """The decode rows as one table: ms and TB/s per provider."""
     rows = [r for r in rows if r["workload"] == "decode"]
@@ -545,13 +687,13 @@ def main():
     ap.add_argument("--tag", help="the device in the file names (default from its name: h200)")
     ap.add_argument("--quick", action="store_true", help="fewer sequence lengths")
     ap.add_argument("--only", help="a comma-separated list of the workloads to run "
-                    "(seed, modern, variants, decode; default all)")
+                    "(seed, modern, variants, decode, varlen; default all)")
     ap.add_argument("--baseline-kernels",
                     help="the decode kernels of another build, timed beside ours (an A/B)")
     ap.add_argument("--order", choices=("shuffled", "fixed"), default="shuffled",
                     help="the order of the providers in each timed round (measure())")
     args = ap.parse_args()
-    workloads = {"seed", "modern", "variants", "decode"}
+    workloads = {"seed", "modern", "variants", "decode", "varlen"}
     only = set(args.only.split(",")) if args.only else workloads
     if only - workloads:
         ap.error(f"--only: unknown workloads {sorted(only - workloads)}")
@@ -569,6 +711,8 @@ def main():
         variants_workload(args.kernels, (4096, 16384) if args.quick else (4096, 16384, 32768))
     if "decode" in only:
         decode_workload(args.kernels, args.baseline_kernels)
+    if "varlen" in only:
+        varlen_workload(args.kernels)
     device = torch.cuda.get_device_name()
     versions = dict(torch=torch.__version__, triton=triton.__version__,
                     cuda=torch.version.cuda, python=platform.python_version())
@@ -601,6 +745,7 @@ def write_results(out, tag, device, date, command, versions, rows, explains):
                 f"`{command}` ({versions_line}).\n\n{plot_line}\n\n"
                 f"## TFLOP/s per figure\n\n{plots.pivot_markdown(rows)}\n\n"
                 f"{decode_markdown(rows)}"
+                f"{varlen_markdown(rows)}"
                 f"## Explain: attn-mlir at its largest point\n\n{explain_markdown(explains)}\n\n"
                 f"## Every row\n\n{markdown(rows)}\n")
     paths = [prefix + ".md", prefix + ".json"] + pngs

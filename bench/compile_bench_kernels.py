@@ -9,7 +9,8 @@ size dynamic, and the seed workload's two forms (f32, 96 heads, head dim
 128: the additive mask tensor as the seed passes it, and `causal`), and
 the variants' kernels (causal sliding windows, a causal softcap, ALiBi,
 prefix-LM and document masks), and decode steps of 1 and 16 query rows
-(GQA 32/8, bf16, head dim 128). The
+(GQA 32/8, bf16, head dim 128), and packed variable-length prefill
+(cu_seqlens, bf16, head dim 128, causal, heads dynamic). The
 .mlir sources are written next to the PTX and manifests.
 """
 
@@ -83,6 +84,17 @@ def decode_function(name, tq, hkv=8):
             f"  return %o : {q}\n}}\n")
 
 
+def varlen_function(name):
+    """Packed sequences (cu_seqlens): batch 1, the heads and the packed
+    lengths dynamic, bf16, head dim 128, causal per sequence."""
+    t = "tensor<1x?x?x128xbf16>"
+    c = "tensor<?xi32>"
+    return (f"func.func @{name}(%q: {t}, %k: {t}, %v: {t}, %cq: {c}, %ck: {c}) -> {t} {{\n"
+            f"  %o = attn.attention %q, %k, %v cu_seqlens(%cq, %ck : {c}, {c}) "
+            f"{{causal = #attn.causal<bottom_right>}} : {t}, {t}, {t} -> {t}\n"
+            f"  return %o : {t}\n}}\n")
+
+
 def kernels():
     for elt in ("f16", "bf16"):
         for d in (64, 128):
@@ -105,6 +117,7 @@ def kernels():
         yield f"decode_q{tq}", decode_function(f"decode_q{tq}", tq)
     for hkv in (32, 4):  # GQA ratios 1 and 8 (attn_bench.py's DECODE_SHAPES)
         yield f"decode_q1_kv{hkv}", decode_function(f"decode_q1_kv{hkv}", 1, hkv)
+    yield "varlen_bf16_d128_causal", varlen_function("varlen_bf16_d128_causal")
     yield "seed_mask", function("seed_mask", "f32", 128, 96, False, True)
     yield "seed_causal", function("seed_causal", "f32", 128, 96, True, False)
 

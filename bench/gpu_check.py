@@ -19,7 +19,10 @@ same scores: -inf and NaN rows exactly, the others within LSE_TOL * (1 +
 |lse|). A case with "kv_lengths" passes attn_cases.kv_lengths_array's
 per-batch key counts (int32, on the device) to the kernel, and the
 reference removes each batch's keys from its count on, which also stands
-for Tk in the bottom-right and window offsets. Split-KV cases need nothing
+for Tk in the bottom-right and window offsets. A case with "varlen" (packed
+sequences) passes attn_cases.varlen_arrays' cu_seqlens_q and cu_seqlens_k,
+and the reference computes each sequence alone (its rows and keys, b = the
+sequence for the regions), rows of no sequence zero with lse -inf. Split-KV cases need nothing
 here: the manifest's epilogue kernel merges the splits. Prints one line per
 failure and a summary table last.
 """
@@ -178,6 +181,26 @@ def reference(case, q, k, v, mask, scale, captures=None, lse=False, kv_lengths=N
     return o.masked_fill(empty, 0)
 
 
+def varlen_reference(case, q, k, v, scale, captures, lse, cu_q, cu_k):
+    """reference() of each packed sequence alone: (O, LSE) of the whole
+    packed query, zero rows and -inf where no sequence is."""
+    out = torch.zeros(q.shape[:3] + (v.shape[3],), dtype=torch.float64, device=q.device)
+    rows = torch.full(q.shape[:3], -math.inf, dtype=torch.float64, device=q.device)
+    for s in range(len(cu_q) - 1):
+        q0, q1, k0, k1 = int(cu_q[s]), int(cu_q[s + 1]), int(cu_k[s]), int(cu_k[s + 1])
+        if q1 == q0:
+            continue
+        sub = dict(case, tq=q1 - q0, tk=k1 - k0)
+        seq_captures = {n: (t[s:s + 1] if n == "doc" else t) for n, t in captures.items()}
+        if k1 == k0:
+            continue
+        o, l = reference(sub, q[:, :, q0:q1], k[:, :, k0:k1], v[:, :, k0:k1], None, scale,
+                         seq_captures, lse=True)
+        out[:, :, q0:q1] = o
+        rows[:, :, q0:q1] = l
+    return (out, rows) if lse else out
+
+
 def compare_lse(lse, ref, tol):
     """-inf and NaN rows matched exactly; the others within tol * (1 +
     |ref|). Returns ok, the largest scaled error and the mismatched rows."""
@@ -252,11 +275,17 @@ def main():
             if case.get("kv_lengths"):
                 lengths = torch.from_numpy(attn_cases.kv_lengths_array(case)).to("cuda")
             extra = {} if lengths is None else {"kv_lengths": lengths}
+            if case.get("varlen"):
+                cu_q, cu_k = (torch.from_numpy(a).to("cuda") for a in attn_cases.varlen_arrays(case))
+                extra.update(cu_seqlens_q=cu_q, cu_seqlens_k=cu_k)
             kernel(q, k, v, mask, out=out, captures=list(captures.values()), lse=lse, **extra)
             torch.cuda.synchronize()
             scale = kernel.manifest.attributes["scale"]
-            ref = reference(case, q, k, v, mask, scale, captures, lse=lse is not None,
-                            kv_lengths=lengths)
+            if case.get("varlen"):
+                ref = varlen_reference(case, q, k, v, scale, captures, lse is not None, cu_q, cu_k)
+            else:
+                ref = reference(case, q, k, v, mask, scale, captures, lse=lse is not None,
+                                kv_lengths=lengths)
             ok, rel, mx, nanmis = compare(out, ref[0] if lse is not None else ref,
                                           TOL[case["dtype"]])
             row.update(ok=ok, rel_l2=rel, max_abs=mx, nan_mismatch=nanmis)
@@ -269,7 +298,7 @@ def main():
         if not row["ok"]:
             desc = " ".join(f"{k}={case[k]}" for k in ("dtype", "b", "hq", "hkv", "tq", "tk", "d", "dv",
                                                        "causal", "mask", "nan_row", "block", "lse",
-                                                       "split", "kv_lengths",
+                                                       "split", "kv_lengths", "varlen",
                                                        "window", "softcap", "score_mod", "mask_mod")
                             if case.get(k) is not None)
             print(f"FAIL {case['name']} [{desc}] {row.get('error') or row}", flush=True)

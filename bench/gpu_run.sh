@@ -8,6 +8,9 @@
 #                                       # workload, a call of its own (every
 #                                       # point is a FlexAttention compile)
 #   bash bench/gpu_run.sh decode    # likewise: the decode workload
+#   bash bench/gpu_run.sh varlen    # likewise: packed variable-length
+#                                       # prefill (cu_seqlens) against padded
+#                                       # and equal-length batches (240 s)
 # `prepare` runs prepare_gpu_run.sh (benchmark kernels, seed anchor, kernel
 # cache, runner-only attn-run), compiles the GPU matrix (473 cases) and the
 # lazy-rescale cases. `run` runs the matrix twice (gpu_check.py through the
@@ -71,12 +74,14 @@ run)
   printf '%s\n' "${summary[@]}"
   exit "$failed"
   ;;
-variants | decode)
+variants | decode | varlen)
   WORKLOAD=$1
+  LIMIT=560
+  [ "$WORKLOAD" = varlen ] && LIMIT=240
   OUTDIR="${OUT:-/tmp/gpu-run}"
   RES=/tmp/gpu-run-$WORKLOAD
   rm -rf "$RES" && mkdir -p "$RES" "$OUTDIR"
-  timeout 560 python3 "$ROOT/bench/attn_bench.py" --kernels "$CARRY/bk" \
+  timeout "$LIMIT" python3 "$ROOT/bench/attn_bench.py" --kernels "$CARRY/bk" \
     --seed-dir "$CARRY/anchors" --out "$RES" --only "$WORKLOAD" > "$RES/$WORKLOAD.log" 2>&1
   rc=$?
   (cd "$RES" && tar czf "$OUTDIR/gpu-$WORKLOAD.tgz" .)
@@ -84,7 +89,7 @@ variants | decode)
   exit "$rc"
   ;;
 *)
-  echo "usage: bash bench/gpu_run.sh prepare|run|variants|decode" >&2
+  echo "usage: bash bench/gpu_run.sh prepare|run|variants|decode|varlen" >&2
   exit 2
   ;;
 esac

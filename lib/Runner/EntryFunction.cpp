@@ -40,6 +40,10 @@ StringRef mlir::attn::runner::getRoleLabel(OperandRole role) {
     return "mask";
   case OperandRole::KvLengths:
     return "kv_lengths";
+  case OperandRole::CuSeqlensQ:
+    return "cu_seqlens_q";
+  case OperandRole::CuSeqlensK:
+    return "cu_seqlens_k";
   }
   return "?";
 }
@@ -200,7 +204,9 @@ static llvm::Expected<EntryFunction> analyzeFunction(func::FuncOp func) {
       {OperandRole::Key, attention.getKey()},
       {OperandRole::Value, attention.getValue()},
       {OperandRole::Mask, attention.getMask()},
-      {OperandRole::KvLengths, attention.getKvLengths()}};
+      {OperandRole::KvLengths, attention.getKvLengths()},
+      {OperandRole::CuSeqlensQ, attention.getCuSeqlensQ()},
+      {OperandRole::CuSeqlensK, attention.getCuSeqlensK()}};
   for (auto [role, value] : operands) {
     if (!value)
       continue;
@@ -209,7 +215,8 @@ static llvm::Expected<EntryFunction> analyzeFunction(func::FuncOp func) {
       return makeError("operand '" + getRoleLabel(role) +
                        "' of the attn.attention in '" + name +
                        "' is not a function argument; attn-run passes q, k, "
-                       "v, the mask and kv_lengths as arguments");
+                       "v, the mask, kv_lengths and cu_seqlens as "
+                       "arguments");
     entry.roleArguments[static_cast<unsigned>(role)] = arg.getArgNumber();
     used[arg.getArgNumber()] = true;
   }

@@ -125,6 +125,8 @@ rt::AttentionProblem RunInputs::getProblem() const {
   problem.value = get(OperandRole::Value);
   problem.mask = get(OperandRole::Mask);
   problem.kvLengths = get(OperandRole::KvLengths);
+  problem.cuSeqlensQ = get(OperandRole::CuSeqlensQ);
+  problem.cuSeqlensK = get(OperandRole::CuSeqlensK);
   problem.scale = scale;
   problem.causal = causal;
   problem.windowLeft = windowLeft;
@@ -193,6 +195,21 @@ mlir::attn::runner::prepareInputs(EntryFunction &entry,
         key.shape.size() == 4)
       lengths = rt::makeRandomLengths(lengths.shape[0], key.shape[2],
                                       deriveInputSeed(seed, lengthsArg));
+  }
+  // Random cu_seqlens are random lengths summing to Tq (Tk).
+  for (auto [role, dataRole] :
+       {std::pair{OperandRole::CuSeqlensQ, OperandRole::Query},
+        {OperandRole::CuSeqlensK, OperandRole::Key}}) {
+    int arg = entry.roleArguments[unsigned(role)];
+    int dataArg = entry.roleArguments[unsigned(dataRole)];
+    if (arg < 0 || inputs.sources[arg] != "random")
+      continue;
+    rt::HostTensor &offsets = inputs.arguments[arg];
+    const rt::HostTensor &data = inputs.arguments[dataArg];
+    if (offsets.type == rt::ElementType::I32 && offsets.shape.size() == 1 &&
+        data.shape.size() == 4)
+      offsets = rt::makeRandomSeqlens(offsets.shape[0], data.shape[2],
+                                      deriveInputSeed(seed, arg));
   }
   inputs.scale = entry.getScale();
   inputs.causal = entry.getCausal();

@@ -74,7 +74,9 @@ bool KernelRunner::upload(const AttentionProblem &problem,
       {"key", problem.key},
       {"value", problem.value},
       {"mask", problem.mask},
-      {"kv_lengths", problem.kvLengths}};
+      {"kv_lengths", problem.kvLengths},
+      {"cu_seqlens_q", problem.cuSeqlensQ},
+      {"cu_seqlens_k", problem.cuSeqlensK}};
   for (size_t i = 0; i < problem.captures.size(); ++i)
     inputs.push_back({"capture" + std::to_string(i), problem.captures[i]});
   for (const auto &[name, tensor] : inputs) {

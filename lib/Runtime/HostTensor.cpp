@@ -347,6 +347,30 @@ HostTensor attn::runtime::makeRandomTensor(std::vector<int64_t> shape,
   return tensor;
 }
 
+HostTensor attn::runtime::makeRandomSeqlens(int64_t count, int64_t total,
+                                            uint64_t seed) {
+  HostTensor tensor = makeZeroTensor({count}, ElementType::I32);
+  if (count < 2)
+    return tensor;
+  SplitMix64 rng(seed);
+  total = std::max<int64_t>(total, 0);
+  // N - 1 cut points in [0, total], sorted; offsets 0, cuts..., total.
+  std::vector<int64_t> cuts;
+  for (int64_t s = 0; s + 2 < count; ++s)
+    cuts.push_back(int64_t(rng.nextBelow(uint64_t(total) + 1)));
+  if (count >= 4) {
+    // An empty sequence: one cut repeated.
+    int64_t at = int64_t(rng.nextBelow(uint64_t(cuts.size() - 1)));
+    cuts[at + 1] = cuts[at];
+  }
+  std::sort(cuts.begin(), cuts.end());
+  tensor.set(0, 0.0);
+  for (size_t s = 0; s < cuts.size(); ++s)
+    tensor.set(int64_t(s) + 1, double(cuts[s]));
+  tensor.set(count - 1, double(total));
+  return tensor;
+}
+
 HostTensor attn::runtime::makeRandomLengths(int64_t batch, int64_t capacity,
                                             uint64_t seed) {
   HostTensor tensor = makeZeroTensor({batch}, ElementType::I32);

@@ -129,6 +129,8 @@ std::string LaunchStep::describe() const {
 }
 
 int64_t Manifest::getVersion() const {
+  if (cuSeqlensQ || cuSeqlensK)
+    return 6;
   if (kvLengths || !epilogue.empty())
     return 5;
   if (lse)
@@ -140,7 +142,7 @@ int64_t Manifest::getVersion() const {
 
 const std::vector<std::string> &attn::runtime::getSizeNames() {
   static const std::vector<std::string> names = {"B",  "Hq", "Hkv", "Tq",
-                                                 "Tk", "D",  "Dv"};
+                                                 "Tk", "D",  "Dv",  "N"};
   return names;
 }
 
@@ -294,6 +296,10 @@ std::string attn::runtime::serializeManifest(const Manifest &manifest) {
   root["mask"] = manifest.mask ? Json(*manifest.mask) : Json();
   if (manifest.kvLengths)
     root["kv_lengths"] = *manifest.kvLengths;
+  if (manifest.cuSeqlensQ)
+    root["cu_seqlens_q"] = *manifest.cuSeqlensQ;
+  if (manifest.cuSeqlensK)
+    root["cu_seqlens_k"] = *manifest.cuSeqlensK;
   // Written only when there are any, so that a manifest without them is
   // written as an older writer wrote it.
   if (!manifest.captures.empty())
@@ -611,19 +617,22 @@ void ManifestReader::read(const Json &root, Manifest &out) {
   version = integer(member(root, "version", ""), "version");
   if (error.empty() && (version < 1 || version > Manifest::kVersion))
     fail("version", "unsupported manifest version ", version,
-         " (this reader supports versions 1, 2, 3, 4 and 5)");
+         " (this reader supports versions 1, 2, 3, 4, 5 and 6)");
   object(root, "",
-         {"format", "version",    "kernel",       "ptx",
-          "chip",   "function",   "element_type", "query",
-          "key",    "value",      "output",       "lse",
-          "mask",   "kv_lengths", "captures",     "attributes",
-          "config", "block",      "grid",         "shared_memory_bytes",
-          "params", "workspace",  "prologue",     "epilogue"});
+         {"format",       "version",     "kernel",       "ptx",
+          "chip",         "function",    "element_type", "query",
+          "key",          "value",       "output",       "lse",
+          "mask",         "kv_lengths",  "captures",     "attributes",
+          "config",       "block",       "grid",         "shared_memory_bytes",
+          "params",       "workspace",   "prologue",     "epilogue",
+          "cu_seqlens_q", "cu_seqlens_k"});
   for (auto [key, needed] : {std::pair{"workspace", 2},
                              {"prologue", 2},
                              {"lse", 4},
                              {"kv_lengths", 5},
-                             {"epilogue", 5}})
+                             {"epilogue", 5},
+                             {"cu_seqlens_q", 6},
+                             {"cu_seqlens_k", 6}})
     if (root.contains(key))
       needsVersion(needed, key, std::string("the key '") + key + "'");
 
@@ -646,6 +655,12 @@ void ManifestReader::read(const Json &root, Manifest &out) {
   if (const Json &lengths = member(root, "kv_lengths", "", false);
       !lengths.is_null())
     out.kvLengths = tensor(lengths, "kv_lengths", {ElementType::I32});
+  if (const Json &offsets = member(root, "cu_seqlens_q", "", false);
+      !offsets.is_null())
+    out.cuSeqlensQ = tensor(offsets, "cu_seqlens_q", {ElementType::I32});
+  if (const Json &offsets = member(root, "cu_seqlens_k", "", false);
+      !offsets.is_null())
+    out.cuSeqlensK = tensor(offsets, "cu_seqlens_k", {ElementType::I32});
   for (const Json &capture : list(root, "captures"))
     out.captures.push_back(
         tensor(capture, at("captures", out.captures.size()),

@@ -19,7 +19,7 @@ using namespace attn::runtime;
 //===----------------------------------------------------------------------===//
 
 bool ProblemSizes::get(std::string_view name, int64_t &value) const {
-  const int64_t *fields[] = {&B, &Hq, &Hkv, &Tq, &Tk, &D, &Dv};
+  const int64_t *fields[] = {&B, &Hq, &Hkv, &Tq, &Tk, &D, &Dv, &N};
   const std::vector<std::string> &names = getSizeNames();
   for (size_t i = 0; i < names.size(); ++i)
     if (names[i] == name) {
@@ -34,6 +34,8 @@ std::string ProblemSizes::toString() const {
   for (const std::string &name : getSizeNames()) {
     int64_t value = 0;
     get(name, value);
+    if (name == "N" && value == 0)
+      continue;
     text += (text.empty() ? "" : " ") + name + "=" + std::to_string(value);
   }
   return text;
@@ -225,6 +227,23 @@ bool attn::runtime::checkShapes(const Manifest &manifest,
       !checkOperandShape("kv_lengths", manifest.kvLengths->shape,
                          shapes.kvLengths, error))
     return false;
+  if (manifest.cuSeqlensQ && !shapes.hasCuSeqlens)
+    return failWith(error, "the kernel was compiled with cu_seqlens (",
+                    formatDims(manifest.cuSeqlensQ->shape),
+                    "xi32) but none were given");
+  if (!manifest.cuSeqlensQ && shapes.hasCuSeqlens)
+    return failWith(error, "cu_seqlens were given but the kernel was "
+                           "compiled without them");
+  if (shapes.hasCuSeqlens &&
+      (!checkOperandShape("cu_seqlens_q", manifest.cuSeqlensQ->shape,
+                          shapes.cuSeqlensQ, error) ||
+       !checkOperandShape("cu_seqlens_k", manifest.cuSeqlensK->shape,
+                          shapes.cuSeqlensK, error)))
+    return false;
+  if (shapes.hasCuSeqlens && shapes.cuSeqlensQ[0] != shapes.cuSeqlensK[0])
+    return failWith(error, "cu_seqlens_k: dimension 0 (N + 1) is ",
+                    shapes.cuSeqlensK[0], " but cu_seqlens_q has ",
+                    shapes.cuSeqlensQ[0]);
 
   // The manifest's operands are rank 4 (verifyManifest), so are the actual
   // shapes now.
@@ -294,6 +313,7 @@ bool attn::runtime::inferProblemSizes(const Manifest &manifest,
   const std::vector<int64_t> &q = shapes.query;
   sizes = {q[0],          q[1], shapes.key[1],  q[2],
            shapes.key[2], q[3], shapes.value[3]};
+  sizes.N = shapes.hasCuSeqlens ? shapes.cuSeqlensQ[0] - 1 : 0;
   return true;
 }
 
@@ -312,6 +332,11 @@ bool attn::runtime::inferProblemSizes(const Manifest &manifest,
   shapes.hasKvLengths = problem.kvLengths != nullptr;
   if (problem.kvLengths)
     shapes.kvLengths = problem.kvLengths->shape;
+  shapes.hasCuSeqlens = problem.cuSeqlensQ && problem.cuSeqlensK;
+  if (shapes.hasCuSeqlens) {
+    shapes.cuSeqlensQ = problem.cuSeqlensQ->shape;
+    shapes.cuSeqlensK = problem.cuSeqlensK->shape;
+  }
   // The log-sum-exp result, B x Hq x Tq, where the kernel writes one.
   shapes.hasLse = manifest.lse.has_value();
   if (shapes.hasLse)
@@ -425,12 +450,15 @@ static bool checkOperands(const Manifest &manifest,
                      " strides but the kernel takes a rank-", param.rank,
                      " memref");
     else if ((manifest.getCapture(param.operand) ||
-              param.operand == "kv_lengths") &&
+              param.operand == "kv_lengths" ||
+              param.operand == "cu_seqlens_q" ||
+              param.operand == "cu_seqlens_k") &&
              !it->second.strides.empty() && it->second.strides.back() != 1)
       error = concat(what, "stride ", it->second.strides.back(),
                      " in its last dimension; the kernel reads it with 1");
     else if (param.operand == "mask" || param.operand == "lse" ||
-             param.operand == "kv_lengths" ||
+             param.operand == "kv_lengths" || param.operand == "cu_seqlens_q" ||
+             param.operand == "cu_seqlens_k" ||
              manifest.getCapture(param.operand) ||
              checkVectorLayout(manifest, param.operand, it->second, error))
       continue;
@@ -455,6 +483,13 @@ static bool checkOperands(const Manifest &manifest,
   if (auto lengths = operands.find("kv_lengths"); lengths != operands.end()) {
     shapes.hasKvLengths = true;
     shapes.kvLengths = lengths->second.sizes;
+  }
+  auto offsetsQ = operands.find("cu_seqlens_q");
+  auto offsetsK = operands.find("cu_seqlens_k");
+  if (offsetsQ != operands.end() && offsetsK != operands.end()) {
+    shapes.hasCuSeqlens = true;
+    shapes.cuSeqlensQ = offsetsQ->second.sizes;
+    shapes.cuSeqlensK = offsetsK->second.sizes;
   }
   ProblemSizes actual;
   if (!inferProblemSizes(manifest, shapes, actual, error))

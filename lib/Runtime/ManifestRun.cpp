@@ -181,6 +181,13 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   if (manifest.kvLengths)
     inputs.push_back({"kv_lengths", manifest.kvLengths->shape,
                       manifest.kvLengths->elementType});
+  size_t firstOffsets = inputs.size();
+  if (manifest.cuSeqlensQ) {
+    inputs.push_back({"cu_seqlens_q", manifest.cuSeqlensQ->shape,
+                      manifest.cuSeqlensQ->elementType});
+    inputs.push_back({"cu_seqlens_k", manifest.cuSeqlensK->shape,
+                      manifest.cuSeqlensK->elementType});
+  }
   for (size_t i = 0; i < manifest.captures.size(); ++i)
     inputs.push_back({"capture" + std::to_string(i), manifest.captures[i].shape,
                       manifest.captures[i].elementType});
@@ -218,6 +225,12 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   Input *kvLengths =
       manifest.kvLengths ? &inputs[manifest.mask ? 4 : 3] : nullptr;
   problem.kvLengths = kvLengths ? &kvLengths->tensor : nullptr;
+  Input *offsetsQ = manifest.cuSeqlensQ ? &inputs[firstOffsets] : nullptr;
+  Input *offsetsK = manifest.cuSeqlensQ ? &inputs[firstOffsets + 1] : nullptr;
+  if (offsetsQ) {
+    problem.cuSeqlensQ = &offsetsQ->tensor;
+    problem.cuSeqlensK = &offsetsK->tensor;
+  }
   for (size_t i = inputs.size() - manifest.captures.size(); i < inputs.size();
        ++i)
     problem.captures.push_back(&inputs[i].tensor);
@@ -254,15 +267,21 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   KernelRunner runner;
   if (!runner.open(/*ordinal=*/0, error) || !runner.load(manifest, ptx, error))
     return false;
-  // Random kv_lengths are lengths in 0 .. Tk.
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i].isRandom)
+  // Random kv_lengths are lengths in 0 .. Tk; random cu_seqlens random
+  // lengths summing to Tq (Tk).
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].isRandom)
+      continue;
+    uint64_t seed = deriveInputSeed(options.seed, unsigned(i));
+    if (&inputs[i] == kvLengths)
+      inputs[i].tensor = makeRandomLengths(sizes.B, sizes.Tk, seed);
+    else if (&inputs[i] == offsetsQ || &inputs[i] == offsetsK)
+      inputs[i].tensor = makeRandomSeqlens(
+          sizes.N + 1, &inputs[i] == offsetsQ ? sizes.Tq : sizes.Tk, seed);
+    else
       inputs[i].tensor =
-          &inputs[i] == kvLengths
-              ? makeRandomLengths(sizes.B, sizes.Tk,
-                                  deriveInputSeed(options.seed, unsigned(i)))
-              : makeRandomTensor(inputs[i].tensor.shape, inputs[i].tensor.type,
-                                 deriveInputSeed(options.seed, unsigned(i)));
+          makeRandomTensor(inputs[i].tensor.shape, inputs[i].tensor.type, seed);
+  }
   problem.scale = manifest.attributes.scale.value_or(1.0 / std::sqrt(sizes.D));
   problem.causal = manifest.attributes.causal;
   if (manifest.attributes.window) {

@@ -66,7 +66,7 @@ bool ManifestVerifier::gridExpr(const GridExpr &expr, const std::string &path) {
   if (expr.kind == GridExpr::Kind::Size)
     return isSizeName(expr.name) ||
            fail(path, ": unknown size name '", expr.name,
-                "' (expected one of B, Hq, Hkv, Tq, Tk, D, Dv)");
+                "' (expected one of B, Hq, Hkv, Tq, Tk, D, Dv, N)");
   if (expr.operands.size() != 2)
     return fail(path, ": '", GridExpr::getOperatorName(expr.kind),
                 "' takes 2 operands, not ", expr.operands.size());
@@ -111,8 +111,8 @@ bool ManifestVerifier::workspace(size_t index) {
     return fail(path, ".name: '", spec.name,
                 "' is the name of an operand (query, key, value, mask, "
                 "output)");
-  if (spec.name == "kv_lengths")
-    return fail(path, ".name: 'kv_lengths' is the name of an operand");
+  if (contains({"kv_lengths", "cu_seqlens_q", "cu_seqlens_k"}, spec.name))
+    return fail(path, ".name: '", spec.name, "' is the name of an operand");
   if (spec.name == "lse")
     return fail(path, ".name: 'lse' is the name of the log-sum-exp result");
   for (size_t i = 0; i < index; ++i)
@@ -176,7 +176,7 @@ bool ManifestVerifier::params(const std::vector<KernelParam> &list,
     case KernelParam::Kind::Size:
       if (!isSizeName(param.name))
         return fail(path, ".name: unknown size name '", param.name,
-                    "' (expected one of B, Hq, Hkv, Tq, Tk, D, Dv)");
+                    "' (expected one of B, Hq, Hkv, Tq, Tk, D, Dv, N)");
       continue;
     case KernelParam::Kind::Workspace: {
       const WorkspaceSpec *spec = manifest.getWorkspace(param.name);
@@ -201,7 +201,7 @@ bool ManifestVerifier::params(const std::vector<KernelParam> &list,
     }
     const CaptureSpec *capture = manifest.getCapture(param.operand);
     if (!capture && !contains({"query", "key", "value", "mask", "output", "lse",
-                               "kv_lengths"},
+                               "kv_lengths", "cu_seqlens_q", "cu_seqlens_k"},
                               param.operand)) {
       // "query, key, value, mask or output", with lse and kv_lengths where
       // the manifest has them.
@@ -211,6 +211,8 @@ bool ManifestVerifier::params(const std::vector<KernelParam> &list,
         names.push_back("lse");
       if (manifest.kvLengths)
         names.push_back("kv_lengths");
+      if (manifest.cuSeqlensQ)
+        names.insert(names.end(), {"cu_seqlens_q", "cu_seqlens_k"});
       std::string expected;
       for (size_t n = 0; n < names.size(); ++n)
         expected += (n == 0                  ? ""
@@ -234,7 +236,13 @@ bool ManifestVerifier::params(const std::vector<KernelParam> &list,
     if (param.operand == "kv_lengths" && !manifest.kvLengths)
       return fail(path,
                   ": operand 'kv_lengths' but the manifest has no kv_lengths");
+    bool offsets =
+        param.operand == "cu_seqlens_q" || param.operand == "cu_seqlens_k";
+    if (offsets && !manifest.cuSeqlensQ)
+      return fail(path, ": operand '", param.operand,
+                  "' but the manifest has no cu_seqlens");
     size_t rank = capture                   ? capture->shape.size()
+                  : offsets                 ? 1
                   : param.operand == "mask" ? manifest.mask->shape.size()
                   : param.operand == "kv_lengths"
                       ? manifest.kvLengths->shape.size()
@@ -326,6 +334,34 @@ bool ManifestVerifier::verify() {
       return fail("B disagrees: query.shape[0] is ", batch,
                   " but kv_lengths.shape[0] is ", count);
   }
+  // Packed sequences' offsets: both, i32 [N + 1] of one length, batch 1.
+  if (bool(manifest.cuSeqlensQ) != bool(manifest.cuSeqlensK))
+    return fail("cu_seqlens_q and cu_seqlens_k go together, found only ",
+                manifest.cuSeqlensQ ? "cu_seqlens_q" : "cu_seqlens_k");
+  if (manifest.cuSeqlensQ) {
+    for (auto [name, spec] : {std::pair{"cu_seqlens_q", &*manifest.cuSeqlensQ},
+                              {"cu_seqlens_k", &*manifest.cuSeqlensK}}) {
+      if (spec->elementType != ElementType::I32)
+        return fail(name, ".element_type: '", getTypeName(spec->elementType),
+                    "' (expected i32)");
+      if (spec->shape.size() != 1)
+        return fail(name, ".shape has rank ", spec->shape.size(),
+                    " (expected 1: N + 1)");
+      if (!shape(spec->shape, name))
+        return false;
+    }
+    int64_t q = manifest.cuSeqlensQ->shape[0],
+            k = manifest.cuSeqlensK->shape[0];
+    if (q >= 0 && k >= 0 && q != k)
+      return fail("N disagrees: cu_seqlens_q.shape[0] is ", q,
+                  " but cu_seqlens_k.shape[0] is ", k);
+    if (manifest.query.shape[0] != 1)
+      return fail("query.shape[0] is ", manifest.query.shape[0],
+                  " (expected 1 with cu_seqlens)");
+    if (manifest.mask || manifest.kvLengths)
+      return fail("cu_seqlens exclude ",
+                  manifest.mask ? "a mask" : "kv_lengths");
+  }
   if (const std::optional<double> &scale = manifest.attributes.scale;
       scale && (!std::isfinite(*scale) || *scale <= 0.0))
     return fail("attributes.scale must be finite and > 0");
@@ -376,6 +412,11 @@ bool ManifestVerifier::verify() {
   if (manifest.kvLengths && !seen.count("kv_lengths"))
     return fail("params: the manifest has kv_lengths but no memref param "
                 "passes them");
+  if (manifest.cuSeqlensQ &&
+      (!seen.count("cu_seqlens_q") || !seen.count("cu_seqlens_k")))
+    return fail("params: the manifest has cu_seqlens but no memref param "
+                "passes ",
+                seen.count("cu_seqlens_q") ? "cu_seqlens_k" : "cu_seqlens_q");
   for (size_t i = 0; i < manifest.captures.size(); ++i) {
     const CaptureSpec &capture = manifest.captures[i];
     if (capture.elementType != ElementType::F32 &&

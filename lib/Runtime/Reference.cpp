@@ -113,6 +113,29 @@ bool attn::runtime::validateProblem(const AttentionProblem &problem,
                       " (one length per batch of the query ",
                       q.getShapeString(), ")");
   }
+  if (bool(problem.cuSeqlensQ) != bool(problem.cuSeqlensK))
+    return failWith(error,
+                    "cu_seqlens_q and cu_seqlens_k go together, got "
+                    "only ",
+                    problem.cuSeqlensQ ? "cu_seqlens_q" : "cu_seqlens_k");
+  if (problem.cuSeqlensQ) {
+    if (b != 1)
+      return failWith(error, "query has shape ", q.getShapeString(),
+                      ", expected batch 1 with cu_seqlens (the sequences are "
+                      "packed along Tq and Tk)");
+    if (problem.mask || problem.kvLengths)
+      return failWith(error, "cu_seqlens exclude ",
+                      problem.mask ? "a mask" : "kv_lengths");
+    if (!validateSeqlens(*problem.cuSeqlensQ, "cu_seqlens_q", tq, error) ||
+        !validateSeqlens(*problem.cuSeqlensK, "cu_seqlens_k", tk, error))
+      return false;
+    if (problem.cuSeqlensQ->shape[0] != problem.cuSeqlensK->shape[0])
+      return failWith(error, "cu_seqlens_q has shape ",
+                      problem.cuSeqlensQ->getShapeString(),
+                      " and cu_seqlens_k ",
+                      problem.cuSeqlensK->getShapeString(),
+                      ", expected one length (N + 1)");
+  }
   if (!std::isfinite(problem.scale) || problem.scale <= 0.0)
     return failWith(error, "scale must be finite and > 0, got ",
                     formatString("%g", problem.scale));
@@ -122,6 +145,34 @@ bool attn::runtime::validateProblem(const AttentionProblem &problem,
   if (!std::isfinite(problem.softcap) || problem.softcap < 0.0)
     return failWith(error, "softcap must be finite and > 0 (0: none), got ",
                     formatString("%g", problem.softcap));
+  return true;
+}
+
+bool attn::runtime::validateSeqlens(const HostTensor &offsets, const char *name,
+                                    int64_t total, std::string &error) {
+  if (offsets.type != ElementType::I32)
+    return failWith(error, name, " has element type ",
+                    getTypeName(offsets.type), ", expected i32");
+  if (!checkTensor(&offsets, name, 1, "N + 1", error))
+    return false;
+  int64_t count = offsets.shape[0];
+  if (count < 2)
+    return failWith(error, name, " has shape ", offsets.getShapeString(),
+                    ", expected N + 1 >= 2 offsets (N >= 1 sequences)");
+  int64_t previous = 0;
+  for (int64_t s = 0; s < count; ++s) {
+    int64_t value = offsets.getInteger(s);
+    if (value < previous || value > total)
+      return failWith(
+          error, name, "[", s, "] = ", value, " ",
+          value > total ? "is past the packed length " : "is below ",
+          value > total ? total : previous,
+          s == 0 || value > total
+              ? ""
+              : formatString(" (%s[%lld]): the offsets must not decrease", name,
+                             static_cast<long long>(s - 1)));
+    previous = value;
+  }
   return true;
 }
 
@@ -155,7 +206,7 @@ void attn::runtime::referenceRows(const AttentionProblem &problem,
                                   std::vector<double> *lse) {
   const HostTensor &q = *problem.query, &k = *problem.key, &v = *problem.value;
   const HostTensor *mask = problem.mask;
-  const int64_t hq = q.shape[1], tq = q.shape[2], d = q.shape[3];
+  const int64_t hq = q.shape[1], totalQ = q.shape[2], d = q.shape[3];
   const int64_t hkv = k.shape[1], capacity = k.shape[2], dv = v.shape[3];
   const int64_t group = hq / hkv;
   const double negInf = -std::numeric_limits<double>::infinity();
@@ -179,18 +230,37 @@ void attn::runtime::referenceRows(const AttentionProblem &problem,
   std::vector<char> visible(capacity);
   for (size_t n = 0; n < rows.size(); ++n) {
     const int64_t row = rows[n];
-    const int64_t i = row % tq, h = (row / tq) % hq, b = row / (tq * hq);
+    const int64_t packedRow = row % totalQ, h = (row / totalQ) % hq;
+    int64_t i = packedRow, b = row / (totalQ * hq), tq = totalQ;
     const int64_t g = h / group;
-    // The batch's key count: Tk, or its clamped kv_lengths entry.
-    const int64_t tk =
+    // The batch's key count: Tk, or its clamped kv_lengths entry; keys from
+    // keyBase on in the key tensor.
+    int64_t tk =
         problem.kvLengths
             ? std::clamp<int64_t>(problem.kvLengths->getInteger(b), 0, capacity)
             : capacity;
+    int64_t keyBase = 0, memoryBatch = b;
+    if (problem.cuSeqlensQ) {
+      // Packed sequences: the sequence s holding the row (b = s), its rows
+      // and keys; a row of no sequence stays zero.
+      const HostTensor &cuQ = *problem.cuSeqlensQ, &cuK = *problem.cuSeqlensK;
+      int64_t numSeqs = cuQ.shape[0] - 1, s = 0;
+      while (s < numSeqs && cuQ.getInteger(s + 1) <= packedRow)
+        ++s;
+      if (s == numSeqs || packedRow < cuQ.getInteger(s))
+        continue;
+      b = s;
+      i = packedRow - cuQ.getInteger(s);
+      tq = cuQ.getInteger(s + 1) - cuQ.getInteger(s);
+      keyBase = cuK.getInteger(s);
+      tk = cuK.getInteger(s + 1) - keyBase;
+    }
     if (slice.batch != b || slice.head != g) {
       slice.batch = b;
       slice.head = g;
-      loadSlice(k, (b * hkv + g) * capacity * d, tk * d, slice.keys);
-      loadSlice(v, (b * hkv + g) * capacity * dv, tk * dv, slice.values);
+      int64_t base = (memoryBatch * hkv + g) * capacity + keyBase;
+      loadSlice(k, base * d, tk * d, slice.keys);
+      loadSlice(v, base * dv, tk * dv, slice.values);
     }
     loadSlice(q, row * d, d, query);
 

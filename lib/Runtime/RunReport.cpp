@@ -81,6 +81,17 @@ BenchReport attn::runtime::summarizeBench(const std::vector<double> &timesMs,
     sizes.Tk = (keys + q[0] / 2) / q[0];
   }
   report.flops = getAttentionFlops(sizes, problem.causal);
+  if (problem.cuSeqlensQ && problem.cuSeqlensK) {
+    // Packed sequences: each sequence's own Tq_s x Tk_s.
+    report.flops = 0.0;
+    const HostTensor &cuQ = *problem.cuSeqlensQ, &cuK = *problem.cuSeqlensK;
+    for (int64_t s = 0; s + 1 < cuQ.shape[0]; ++s) {
+      ProblemSizes sequence = sizes;
+      sequence.Tq = cuQ.getInteger(s + 1) - cuQ.getInteger(s);
+      sequence.Tk = cuK.getInteger(s + 1) - cuK.getInteger(s);
+      report.flops += getAttentionFlops(sequence, problem.causal);
+    }
+  }
   report.bytes = getAttentionBytes(sizes, output.type) +
                  (problem.mask ? double(problem.mask->getNumBytes()) : 0.0) +
                  (lse ? double(lse->getNumBytes()) : 0.0);

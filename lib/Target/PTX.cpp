@@ -61,6 +61,10 @@ static FailureOr<OwningOpRef<ModuleOp>> buildCanonicalModule(AttentionOp op,
     inputs.push_back(op.getMask().getType());
   if (op.getKvLengths())
     inputs.push_back(op.getKvLengths().getType());
+  if (op.getCuSeqlensQ()) {
+    inputs.push_back(op.getCuSeqlensQ().getType());
+    inputs.push_back(op.getCuSeqlensK().getType());
+  }
   SmallVector<Value> captured = op.getCapturedTensors();
   for (Value tensor : captured)
     inputs.push_back(tensor.getType());
@@ -241,6 +245,14 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
     manifest.kvLengths =
         rt::MaskSpec{rt::ElementType::I32,
                      toShape(cast<RankedTensorType>(lengths.getType()))};
+  if (op.getCuSeqlensQ()) {
+    manifest.cuSeqlensQ = rt::MaskSpec{
+        rt::ElementType::I32,
+        toShape(cast<RankedTensorType>(op.getCuSeqlensQ().getType()))};
+    manifest.cuSeqlensK = rt::MaskSpec{
+        rt::ElementType::I32,
+        toShape(cast<RankedTensorType>(op.getCuSeqlensK().getType()))};
+  }
   manifest.attributes.scale =
       static_cast<double>(static_cast<float>(op.getScaleValue()));
   if (std::optional<CausalKind> causal = op.getCausalKind())
@@ -274,6 +286,12 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
       : packing > 1 ? rt::GridExpr::constant((packing + blockM - 1) / blockM)
                     : rt::GridExpr::ceilDiv(rt::GridExpr::size("Tq"),
                                             rt::GridExpr::constant(blockM));
+  // Packed sequences: ceil(Tq / block_m) + N + 2 slots (Tile.cpp).
+  if (op.getCuSeqlensQ())
+    manifest.grid[0] = rt::GridExpr::binary(
+        rt::GridExpr::Kind::Add, manifest.grid[0],
+        rt::GridExpr::binary(rt::GridExpr::Kind::Add, rt::GridExpr::size("N"),
+                             rt::GridExpr::constant(2)));
   manifest.grid[1] = packing > 1
                          ? rt::GridExpr::constant(
                                op.getQuery().getType().getDimSize(1) / packing)
@@ -300,6 +318,10 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
       roles.push_back({"mask", static_cast<unsigned>(maskRank)});
     if (op.getKvLengths())
       roles.push_back({"kv_lengths", 1});
+    if (op.getCuSeqlensQ()) {
+      roles.push_back({"cu_seqlens_q", 1});
+      roles.push_back({"cu_seqlens_k", 1});
+    }
     std::vector<rt::KernelParam> params;
     auto workspaces = f->getAttrOfType<ArrayAttr>(kKernelWorkspacesAttrName);
     auto tensorMaps = f->getAttrOfType<ArrayAttr>(kKernelTensorMapsAttrName);

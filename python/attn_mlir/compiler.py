@@ -98,6 +98,11 @@ class Signature:
     # FlashAttention's cache_seqlens): the function's argument after q, k,
     # v and the mask, before the captures.
     kv_lengths: bool = False
+    # Whether the op packs variable-length sequences (`cu_seqlens`, two
+    # i32 (N + 1,) offset vectors, FlashAttention's varlen; batch 1): the
+    # function's arguments after q, k, v, the mask and kv_lengths, before
+    # the captures.
+    cu_seqlens: bool = False
 
     def __post_init__(self):
         if self.dtype not in _ELEMENT_TYPES:
@@ -144,6 +149,15 @@ class Signature:
             raise ValueError(f"lse: expected a bool, got {self.lse!r}")
         if not isinstance(self.kv_lengths, bool):
             raise ValueError(f"kv_lengths: expected a bool, got {self.kv_lengths!r}")
+        if not isinstance(self.cu_seqlens, bool):
+            raise ValueError(f"cu_seqlens: expected a bool, got {self.cu_seqlens!r}")
+        if self.cu_seqlens:
+            if self.mask is not None or self.kv_lengths:
+                raise ValueError("cu_seqlens: packed sequences take no mask and no kv_lengths")
+            for name in ("query", "key", "value"):
+                if getattr(self, name)[0] != 1:
+                    raise ValueError(f"{name}: batch {getattr(self, name)[0]!r}, expected 1 with "
+                                     "cu_seqlens (the sequences are packed along T)")
         if not isinstance(self.captures, tuple) or any(
                 not isinstance(c, tuple) or len(c) != 2 or c[0] not in _CAPTURE_TYPES
                 or isinstance(c[1], bool) or not isinstance(c[1], int) or c[1] < 1
@@ -155,7 +169,7 @@ class Signature:
         """The function holding the one attn.attention op; with `lse`, it
         returns the op's two results, the output and the log-sum-exp; with
         `kv_lengths` it takes the i32 (B) key counts after q, k, v and the
-        mask."""
+        mask; with `cu_seqlens` the two i32 offset vectors after those."""
         elt = self.dtype
         qt = f"tensor<{_dims(self.query)}x{elt}>"
         kt = f"tensor<{_dims(self.key)}x{elt}>"
@@ -171,6 +185,9 @@ class Signature:
             lt = f"tensor<{_dims(self.query[:1])}xi32>"
             args.append(f"%lens: {lt}")
             operands += f" kv_lengths(%lens : {lt})"
+        if self.cu_seqlens:
+            args += ["%cuq: tensor<?xi32>", "%cuk: tensor<?xi32>"]
+            operands += " cu_seqlens(%cuq, %cuk : tensor<?xi32>, tensor<?xi32>)"
         for i, (element_type, rank) in enumerate(self.captures):
             args.append(f"%cap{i}: tensor<{'?x' * rank}{element_type}>")
         attrs = []

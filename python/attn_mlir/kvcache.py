@@ -80,13 +80,16 @@ def static_tq(tq):
     return 1 <= tq <= STATIC_TQ_MAX
 
 
-def options(causal, window_size, softcap, softmax_scale, tq, tk_cache):
+def options(causal, window_size, softcap, softmax_scale, tq, tk_cache,
+            caller="attention_with_kvcache"):
     """The op's attributes for FlashAttention's (causal, window_size,
     softcap, softmax_scale) with `tq` query rows and a cache of `tk_cache`
     keys: (causal, window, softcap, scale), causal None or "bottom_right",
     window None or (left, right), softcap and scale None or a float.
     TypeError / ValueError for bad values, NotImplementedError for a window
-    the op cannot express (see the module doc)."""
+    the op cannot express (see the module doc). For packed sequences
+    (attention_varlen, `caller`), `tq` and `tk_cache` are the longest
+    sequence's: every bound they drop cuts no key of any sequence."""
     if not isinstance(causal, bool):
         raise TypeError(f"causal: expected a bool, got {causal!r}")
     if not isinstance(window_size, (tuple, list)) or len(window_size) != 2 or any(
@@ -122,7 +125,7 @@ def options(causal, window_size, softcap, softmax_scale, tq, tk_cache):
         op_causal, window = None, None
     else:
         raise NotImplementedError(
-            f"attention_with_kvcache: window_size={tuple(window_size)} without causal for "
+            f"{caller}: window_size={tuple(window_size)} without causal for "
             f"{tq} query rows: FlashAttention aligns the window to the bottom right, which "
             "attn.attention's window does only under causal; supported are causal=True, "
             "a right bound of 0, (-1, -1), or a single query row")

@@ -1,25 +1,29 @@
 """Launch manifests (docs/Manifest.md): reading them and evaluating grids
 and workspaces.
 
-Versions 1 to 5 (version 2 adds workspaces, the device buffers a launch
+Versions 1 to 6 (version 2 adds workspaces, the device buffers a launch
 allocates, and prologue kernels, launched before the main kernel; version 3
 the "tensor_map" param, a TMA descriptor of an operand; version 4 the "lse"
 entry and memref param of a kernel that writes the log-sum-exp, SPEC.md
 section 1.2; version 5 epilogue kernels, launched after the main kernel
-(split-KV's combine), and the "kv_lengths" operand, per-batch key counts).
+(split-KV's combine), and the "kv_lengths" operand, per-batch key counts;
+version 6 the "cu_seqlens_q" and "cu_seqlens_k" operands of packed
+sequences and the size N, their count).
 Pure Python, no CUDA: the runtime (attn_mlir.runtime) and the tests use it.
 """
 
 import json
 import os
 
-SIZE_NAMES = ("B", "Hq", "Hkv", "Tq", "Tk", "D", "Dv")
+SIZE_NAMES = ("B", "Hq", "Hkv", "Tq", "Tk", "D", "Dv", "N")
 OPERAND_NAMES = ("query", "key", "value", "mask", "output")
 # The operands a tensor_map param may describe.
 TENSOR_MAP_OPERANDS = ("query", "key", "value", "output")
 TENSOR_MAP_SWIZZLES = (0, 32, 64, 128)
 ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
-VERSIONS = (1, 2, 3, 4, 5)
+VERSIONS = (1, 2, 3, 4, 5, 6)
+# The operands of packed sequences (version 6).
+OFFSET_NAMES = ("cu_seqlens_q", "cu_seqlens_k")
 _BINARY = {
     "ceil_div": lambda a, b: -(-a // b),
     "mul": lambda a, b: a * b,
@@ -46,7 +50,8 @@ def _describe(value):
 
 def _format_sizes(sizes):
     """"B=2 Hq=32 ..." as the C++ messages write the sizes."""
-    return " ".join(f"{k}={sizes[k]}" for k in SIZE_NAMES if k in sizes)
+    return " ".join(f"{k}={sizes[k]}" for k in SIZE_NAMES
+                    if k in sizes and not (k == "N" and not sizes[k]))
 
 
 def _format(expr):
@@ -106,7 +111,7 @@ class Manifest:
                                 "manifest (expected 'attn-mlir-manifest')")
         if data.get("version") not in VERSIONS:
             raise ManifestError(f"version: unsupported manifest version {data.get('version')} "
-                                "(this reader supports versions 1, 2, 3, 4 and 5)")
+                                "(this reader supports versions 1, 2, 3, 4, 5 and 6)")
         self.data = data
         self.version = data["version"]
         self.directory = directory
@@ -127,6 +132,7 @@ class Manifest:
         self._read_version_2(data)
         self.lse_shape = self._read_entry(data, "lse", 3, "B x Hq x Tq", None)
         self.kv_lengths_shape = self._read_entry(data, "kv_lengths", 1, "B", "i32")
+        self._read_offsets(data)
         self._check_operand_params()
         self._read_tensor_maps()
 
@@ -137,7 +143,7 @@ class Manifest:
         query's leading ones), `element_type` the only one it may state
         (None: it states none)."""
         entry = data.get(name)
-        needs = 4 if name == "lse" else 5
+        needs = {"lse": 4, "kv_lengths": 5}.get(name, 6)
         if name in data and self.version < needs:
             raise ManifestError(f"{name}: the key '{name}' requires version {needs} (this "
                                 f"manifest has version {self.version})")
@@ -166,12 +172,32 @@ class Manifest:
             if n != -1 and n < 1:
                 raise ManifestError(f"{name}.shape[{i}] is {n} (expected -1 for a dynamic size "
                                     "or a size >= 1)")
-        for size, dim in (("B", 0), ("Hq", 1), ("Tq", 2))[:rank]:
+        for size, dim in (("B", 0), ("Hq", 1), ("Tq", 2))[:0 if name in OFFSET_NAMES else rank]:
             q = self.query_shape[dim]
             if q >= 0 and shape[dim] >= 0 and q != shape[dim]:
                 raise ManifestError(f"{size} disagrees: query.shape[{dim}] is {q} but "
                                     f"{name}.shape[{dim}] is {shape[dim]}")
         return shape
+
+    def _read_offsets(self, data):
+        """`cu_seqlens_shapes`: the shapes of "cu_seqlens_q" and
+        "cu_seqlens_k" (version 6), or None; checked with the C++ reader's
+        messages."""
+        shapes = [self._read_entry(data, n, 1, "N + 1", "i32") for n in OFFSET_NAMES]
+        self.cu_seqlens_shapes = None
+        if shapes == [None, None]:
+            return
+        if None in shapes:
+            found = OFFSET_NAMES[0] if shapes[0] is not None else OFFSET_NAMES[1]
+            raise ManifestError(f"cu_seqlens_q and cu_seqlens_k go together, found only {found}")
+        q, k = shapes[0][0], shapes[1][0]
+        if q >= 0 and k >= 0 and q != k:
+            raise ManifestError(f"N disagrees: cu_seqlens_q.shape[0] is {q} but "
+                                f"cu_seqlens_k.shape[0] is {k}")
+        if self.query_shape[0] != 1:
+            raise ManifestError(f"query.shape[0] is {self.query_shape[0]} (expected 1 with "
+                                "cu_seqlens)")
+        self.cu_seqlens_shapes = tuple(shapes)
 
     def _check_operand_params(self):
         """Checks the memref params of every kernel with the messages of the
@@ -185,9 +211,11 @@ class Manifest:
                             ("kv_lengths", self.kv_lengths_shape)):
             if shape is not None:
                 ranks[name] = len(shape)
+        if self.cu_seqlens_shapes:
+            ranks.update((n, 1) for n in OFFSET_NAMES)
         ranks.update((f"capture{i}", len(c.get("shape", []))) for i, c in enumerate(captures))
         names = ["query", "key", "value", "mask", "output"] + [
-            n for n in ("lse", "kv_lengths") if n in ranks]
+            n for n in ("lse", "kv_lengths") + OFFSET_NAMES if n in ranks]
         expected = ", ".join(names[:-1]) + " or " + names[-1]
         if captures:
             expected += f", or capture0 to capture{len(captures) - 1}"
@@ -201,7 +229,8 @@ class Manifest:
                 if p.get("kind") != "memref":
                     continue
                 path, operand = f"{list_path}[{i}]", p.get("operand")
-                if operand not in ranks and operand not in ("mask", "lse", "kv_lengths"):
+                if operand not in ranks and operand not in ("mask", "lse", "kv_lengths") + \
+                        OFFSET_NAMES:
                     raise ManifestError(f"{path}.operand: unknown operand '{operand}' (expected "
                                         f"{expected})")
                 if operand in in_kernel:
@@ -209,7 +238,7 @@ class Manifest:
                 in_kernel.add(operand)
                 if operand not in ranks:
                     raise ManifestError(f"{path}: operand '{operand}' but the manifest has no "
-                                        f"{operand}")
+                                        + ("cu_seqlens" if operand in OFFSET_NAMES else operand))
                 if p.get("rank") != ranks[operand]:
                     raise ManifestError(f"{path}: rank {p.get('rank')} but {operand} has rank "
                                         f"{ranks[operand]}")
@@ -225,6 +254,10 @@ class Manifest:
         if "kv_lengths" in ranks and "kv_lengths" not in seen:
             raise ManifestError("params: the manifest has kv_lengths but no memref param passes "
                                 "them")
+        for name in OFFSET_NAMES:
+            if name in ranks and name not in seen:
+                raise ManifestError("params: the manifest has cu_seqlens but no memref param "
+                                    f"passes {name}")
         for i in range(len(captures)):
             if f"capture{i}" not in seen:
                 raise ManifestError(f"params: no memref param passes 'capture{i}'")
@@ -307,8 +340,8 @@ class Manifest:
             if name in OPERAND_NAMES:
                 raise ManifestError(f"{path}.name: '{name}' is the name of an operand "
                                     "(query, key, value, mask, output)")
-            if name == "kv_lengths":
-                raise ManifestError(f"{path}.name: 'kv_lengths' is the name of an operand")
+            if name in ("kv_lengths",) + OFFSET_NAMES:
+                raise ManifestError(f"{path}.name: '{name}' is the name of an operand")
             if name == "lse":
                 raise ManifestError(f"{path}.name: 'lse' is the name of the log-sum-exp result")
             if name in self.workspaces:
@@ -437,8 +470,8 @@ class Manifest:
         """Raises ValueError naming the operand whose shape contradicts the
         manifest's static dims or the other operands (as the C++ runtime's
         checkShapes); returns the problem sizes. `shapes` has query, key and
-        value, and mask and kv_lengths (None: none given; absent: not
-        checked)."""
+        value, and mask, kv_lengths and cu_seqlens_q / cu_seqlens_k (None:
+        none given; absent: not checked)."""
         names = ("query", "key", "value")
         mask = shapes.get("mask")
         if "mask" not in shapes:
@@ -487,4 +520,23 @@ class Manifest:
                 if lengths[0] != q[0]:
                     raise ValueError(f"kv_lengths: dimension 0 is {lengths[0]} but the query's "
                                      f"batch is {q[0]}")
-        return dict(B=q[0], Hq=q[1], Hkv=k[1], Tq=q[2], Tk=k[2], D=q[3], Dv=v[3])
+        n = 0
+        if "cu_seqlens_q" in shapes:
+            offsets = [shapes.get(name) for name in OFFSET_NAMES]
+            if self.cu_seqlens_shapes is not None and None in offsets:
+                raise ValueError("cu_seqlens: the kernel was compiled with cu_seqlens_q and "
+                                 "cu_seqlens_k (int32, N + 1 each), but not both were given")
+            if self.cu_seqlens_shapes is None and offsets != [None, None]:
+                raise ValueError("cu_seqlens: given, but the kernel was compiled without "
+                                 "cu_seqlens")
+            if self.cu_seqlens_shapes is not None:
+                for name, shape, want in zip(OFFSET_NAMES, offsets, self.cu_seqlens_shapes):
+                    if len(shape) != 1 or shape[0] < 2 or want[0] not in (-1, shape[0]):
+                        raise ValueError(f"{name}: shape {tuple(shape)} does not match the "
+                                         f"kernel's ({'?' if want[0] < 0 else want[0]},) "
+                                         "(N + 1 >= 2 offsets)")
+                if offsets[0][0] != offsets[1][0]:
+                    raise ValueError(f"cu_seqlens_k: dimension 0 (N + 1) is {offsets[1][0]} but "
+                                     f"cu_seqlens_q has {offsets[0][0]}")
+                n = offsets[0][0] - 1
+        return dict(B=q[0], Hq=q[1], Hkv=k[1], Tq=q[2], Tk=k[2], D=q[3], Dv=v[3], N=n)

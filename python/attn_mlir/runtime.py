@@ -360,7 +360,7 @@ class Kernel:
         return blocks.value
 
     def __call__(self, q, k, v, mask=None, out=None, stream=None, captures=(), lse=None,
-                 kv_lengths=None):
+                 kv_lengths=None, cu_seqlens_q=None, cu_seqlens_k=None):
         """Runs the kernel on CUDA tensors of the manifest's element types
         (strides with a contiguous last dim; query, key, value and `out` 16-byte
         aligned, every other stride a multiple of 16 bytes, so a (B, T, H, D)
@@ -375,6 +375,14 @@ class Kernel:
         A kernel compiled with kv_lengths (version 5) takes `kv_lengths`,
         the key count of each batch: an int32 (B,) CUDA tensor on q's device
         with stride 1; each count is clamped to 0 .. Tk by the kernel.
+
+        A kernel compiled with cu_seqlens (version 6, packed sequences)
+        takes `cu_seqlens_q` and `cu_seqlens_k`: int32 (N + 1,) CUDA tensors
+        on q's device with stride 1, the offsets of the N sequences in the
+        packed query and keys. The kernel clamps them into 0 .. Tq (Tk), so
+        no value reads or writes outside the operands; values that do not
+        rise give unspecified results (attn_mlir.torch.attention_varlen
+        checks them).
 
         A kernel that writes the log-sum-exp (a version 4 manifest's "lse",
         SPEC.md section 1.2) returns `(out, lse)`, its results in order: `lse`
@@ -394,10 +402,13 @@ class Kernel:
                tuple((c.shape, c.stride(), c.dtype) for c in captures),
                None if lse is None else (lse.shape, lse.stride(), lse.dtype, lse.device),
                None if kv_lengths is None else (kv_lengths.shape, kv_lengths.stride(),
-                                                kv_lengths.dtype, kv_lengths.device))
+                                                kv_lengths.dtype, kv_lengths.device),
+               tuple(None if c is None else (c.shape, c.stride(), c.dtype, c.device)
+                     for c in (cu_seqlens_q, cu_seqlens_k)))
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plan(q, k, v, mask, out, captures, lse, kv_lengths)
+            plan = self._plan(q, k, v, mask, out, captures, lse, kv_lengths,
+                              (cu_seqlens_q, cu_seqlens_k))
             if len(self._plans) >= 64:
                 self._plans.clear()
             self._plans[key] = plan
@@ -414,7 +425,8 @@ class Kernel:
         pointers = (q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
                     0 if mask is None else mask.data_ptr()) + tuple(
                         0 if c is None else c.data_ptr()
-                        for c in tuple(captures) + (lse, kv_lengths))
+                        for c in tuple(captures) + (lse, kv_lengths, cu_seqlens_q,
+                                                    cu_seqlens_k))
         launch = _launch()
         with self._lock:
             # Everything a launch reads is written before the first launch, and
@@ -429,7 +441,8 @@ class Kernel:
                 workspaces = tuple(workspaces) + (None,) * (len(self.manifest.workspaces)
                                                           - len(workspaces))
                 self._bind(torch, plan, pointers, (q, k, v, out, mask) + workspaces
-                           + tuple(captures) + (lse, kv_lengths), q.device, stream, external)
+                           + tuple(captures) + (lse, kv_lengths, cu_seqlens_q, cu_seqlens_k),
+                           q.device, stream, external)
                 plan.bound = (pointers, stream, self._epoch)
             # Prologue kernels, the main kernel, epilogue kernels, in order.
             for sub in plan.sequence:
@@ -553,7 +566,8 @@ class Kernel:
         _copy_to_device(buffer.data_ptr(), data, stream)
         return buffer
 
-    def _plan(self, q, k, v, mask, out, captures=(), lse=None, kv_lengths=None):
+    def _plan(self, q, k, v, mask, out, captures=(), lse=None, kv_lengths=None,
+              cu_seqlens=(None, None)):
         """The launch plan of one operand layout (see __call__)."""
         m = self.manifest
         specs = m.data.get("captures", [])
@@ -585,16 +599,21 @@ class Kernel:
         if mask is not None and getattr(mask, "device", None) != getattr(q, "device", None):
             raise ValueError(f"mask: on {mask.device}, expected q's device {q.device}")
         _check_kv_lengths(kv_lengths, q)
-        sizes = m.check_shapes(dict(query=q.shape, key=k.shape, value=v.shape,
-                                    mask=None if mask is None else mask.shape,
-                                    kv_lengths=None if kv_lengths is None else kv_lengths.shape))
+        for name, t in zip(("cu_seqlens_q", "cu_seqlens_k"), cu_seqlens):
+            _check_kv_lengths(t, q, name, "offsets")
+        sizes = m.check_shapes(dict(
+            query=q.shape, key=k.shape, value=v.shape, mask=None if mask is None else mask.shape,
+            kv_lengths=None if kv_lengths is None else kv_lengths.shape,
+            cu_seqlens_q=None if cu_seqlens[0] is None else cu_seqlens[0].shape,
+            cu_seqlens_k=None if cu_seqlens[1] is None else cu_seqlens[1].shape))
         out_shape = (q.shape[0], q.shape[1], q.shape[2], v.shape[3])
         if out is not None and tuple(out.shape) != out_shape:
             raise ValueError(f"output: shape {tuple(out.shape)}, expected {out_shape}")
         lse_shape = None if m.lse_shape is None else tuple(out_shape[:3])
         _check_lse(m, lse, lse_shape, q)
         tensors = dict(query=q, key=k, value=v, output=out, mask=mask, lse=lse,
-                       kv_lengths=kv_lengths)
+                       kv_lengths=kv_lengths, cu_seqlens_q=cu_seqlens[0],
+                       cu_seqlens_k=cu_seqlens[1])
         tensors.update((f"capture{i}", t) for i, t in enumerate(captures))
         # An empty output is an empty problem: nothing runs (and nothing is
         # evaluated: a split count divides by B * Hq).
@@ -632,33 +651,35 @@ _TORCH_DTYPE = {"f32": "torch.float32", "f16": "torch.float16", "bf16": "torch.b
 
 def _operand_index(m, operand):
     """The position of `operand`'s tensor in a call's tensors: query, key,
-    value, output, mask, the workspaces, the captures, then the lse and the
-    kv_lengths."""
+    value, output, mask, the workspaces, the captures, then the lse, the
+    kv_lengths and the cu_seqlens."""
     if operand.startswith("capture"):
         return 5 + len(m.workspaces) + int(operand[len("capture"):])
-    if operand in ("lse", "kv_lengths"):
+    tail = ("lse", "kv_lengths", "cu_seqlens_q", "cu_seqlens_k")
+    if operand in tail:
         return (5 + len(m.workspaces) + len(m.data.get("captures", []))
-                + (operand == "kv_lengths"))
+                + tail.index(operand))
     return _OPERAND_INDEX[operand]
 
 
-def _check_kv_lengths(lengths, q):
-    """Checks given per-batch key counts (version 5): int32, rank 1, on q's
-    CUDA device, stride 1 (the kernel reads them contiguously); their
-    shape against the kernel in Manifest.check_shapes."""
+def _check_kv_lengths(lengths, q, name="kv_lengths", what="key counts"):
+    """Checks given per-batch key counts (version 5) or packed sequences'
+    offsets (version 6, `name` cu_seqlens_q or cu_seqlens_k): int32, rank
+    1, on q's CUDA device, stride 1 (the kernel reads them contiguously);
+    their shape against the kernel in Manifest.check_shapes."""
     if lengths is None:
         return
     if str(lengths.dtype) != "torch.int32":
-        raise ValueError(f"kv_lengths: dtype {lengths.dtype}, but the kernel reads int32 "
-                         "(torch.int32) key counts")
+        raise ValueError(f"{name}: dtype {lengths.dtype}, but the kernel reads int32 "
+                         f"(torch.int32) {what}")
     device = getattr(lengths, "device", None)
     if device is not None and getattr(device, "type", "cuda") != "cuda":
-        raise ValueError(f"kv_lengths: a tensor on {device}; the kernel runs on CUDA tensors")
+        raise ValueError(f"{name}: a tensor on {device}; the kernel runs on CUDA tensors")
     if device != getattr(q, "device", None):
-        raise ValueError(f"kv_lengths: on {device}, expected q's device {q.device}")
+        raise ValueError(f"{name}: on {device}, expected q's device {q.device}")
     if len(lengths.shape) == 1 and lengths.shape[0] > 1 and lengths.stride()[0] != 1:
-        raise ValueError(f"kv_lengths: stride {lengths.stride()[0]}; the kernel reads the key "
-                         "counts contiguously (stride 1): pass kv_lengths.contiguous()")
+        raise ValueError(f"{name}: stride {lengths.stride()[0]}; the kernel reads the {what} "
+                         f"contiguously (stride 1): pass {name}.contiguous()")
 
 
 def _check_lse(m, lse, lse_shape, q):

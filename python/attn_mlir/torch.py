@@ -7,10 +7,16 @@
                                                  softmax_scale=None, causal=False,
                                                  window_size=(-1, -1), softcap=0.0,
                                                  return_softmax_lse=False)
+    out = attn_mlir.torch.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k,
+                                           max_seqlen_q, max_seqlen_k, softmax_scale=None,
+                                           causal=False, window_size=(-1, -1), softcap=0.0,
+                                           return_softmax_lse=False)
 
 attention_with_kvcache follows FlashAttention's flash_attn_with_kvcache
 ((B, T, H, D) tensors, per-batch cache lengths, bottom-right causal; see its
-doc and attn_mlir.kvcache); the rest of this doc is about attention.
+doc and attn_mlir.kvcache), attention_varlen its flash_attn_varlen_func
+(packed sequences: (total, H, D) tensors and cu_seqlens offsets); the rest
+of this doc is about attention.
 
 q: (B, Hq, Tq, D), k: (B, Hkv, Tk, D), v: (B, Hkv, Tk, Dv), CUDA tensors of
 one dtype (float32, float16, bfloat16), any strides whose last dimension is
@@ -279,6 +285,167 @@ def _(q, k_cache, v_cache, cache_seqlens, causal, scale, window_left, window_rig
       split_programs):
     return (q.new_empty(q.shape[0], q.shape[1], q.shape[2], v_cache.shape[3]),
             q.new_empty(q.shape[0], q.shape[2], q.shape[1], dtype=torch.float32))
+
+
+def _varlen_impl(q, k, v, cu_seqlens_q, cu_seqlens_k, causal, scale, window, softcap, lse):
+    """attention_varlen on checked (total, H, D) tensors: the kernel runs on
+    (1, H, total, D) views and writes a (total_q, Hq, Dv) output through its
+    strides."""
+    qh, kh, vh = (t.unsqueeze(0).transpose(1, 2) for t in (q, k, v))
+    out = torch.empty(q.shape[0], q.shape[1], v.shape[2], dtype=q.dtype, device=q.device)
+    sig = Signature(_DTYPES[q.dtype], (1, q.shape[1], None, q.shape[2]),
+                    (1, k.shape[1], None, k.shape[2]), (1, v.shape[1], None, v.shape[2]),
+                    causal=causal, scale=scale, window=window, softcap=softcap, lse=lse,
+                    cu_seqlens=True)
+    kernel = _kernel_for_signature(sig, q.device)
+    result = kernel(qh, kh, vh, None, out=out.unsqueeze(0).transpose(1, 2),
+                    cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k)
+    return (out, result[1][0]) if lse else out
+
+
+def _kernel_for_signature(sig, device):
+    """The loaded kernel of `sig` on `device` (compiled once, cached)."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    kernel = _resolved.get((sig, index))
+    if kernel is not None:
+        return kernel
+    artifact = _compile(sig, chip=_chip(device))
+    kernel = _kernels.get((artifact.directory, index))
+    if kernel is None:
+        with torch.cuda.device(index):
+            kernel = _kernels[(artifact.directory, index)] = Kernel(artifact.manifest_path)
+    if (kernel.manifest.cu_seqlens_shapes is not None) != sig.cu_seqlens or (
+            kernel.manifest.lse_shape is not None) != sig.lse:
+        raise RuntimeError(f"the kernel {artifact.directory} does not match its signature "
+                           "(cu_seqlens, lse)")
+    _resolved[(sig, index)] = kernel
+    return kernel
+
+
+@torch.library.custom_op("attn_mlir::attention_varlen", mutates_args=())
+def _varlen_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: torch.Tensor,
+               cu_seqlens_k: torch.Tensor, causal: str, scale: float, window_left: int,
+               window_right: int, softcap: float) -> torch.Tensor:
+    window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
+    return _varlen_impl(q, k, v, cu_seqlens_q, cu_seqlens_k, causal or None,
+                        scale if scale > 0 else None, window, softcap if softcap > 0 else None,
+                        False)
+
+
+@_varlen_op.register_fake
+def _(q, k, v, cu_seqlens_q, cu_seqlens_k, causal, scale, window_left, window_right, softcap):
+    return q.new_empty(q.shape[0], q.shape[1], v.shape[2])
+
+
+@torch.library.custom_op("attn_mlir::attention_varlen_lse", mutates_args=())
+def _varlen_lse_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                   cu_seqlens_q: torch.Tensor, cu_seqlens_k: torch.Tensor, causal: str,
+                   scale: float, window_left: int, window_right: int,
+                   softcap: float) -> tuple[torch.Tensor, torch.Tensor]:
+    window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
+    return _varlen_impl(q, k, v, cu_seqlens_q, cu_seqlens_k, causal or None,
+                        scale if scale > 0 else None, window, softcap if softcap > 0 else None,
+                        True)
+
+
+@_varlen_lse_op.register_fake
+def _(q, k, v, cu_seqlens_q, cu_seqlens_k, causal, scale, window_left, window_right, softcap):
+    return (q.new_empty(q.shape[0], q.shape[1], v.shape[2]),
+            q.new_empty(q.shape[1], q.shape[0], dtype=torch.float32))
+
+
+def _check_seqlens_values(name, offsets, total, max_seqlen):
+    """The runtime check of packed sequences' offsets (one small copy to
+    the host): they rise from 0 or more to at most `total`, and no sequence
+    is longer than `max_seqlen`. Skipped while torch.compile traces or a
+    CUDA graph captures (no host copy there)."""
+    if torch.compiler.is_compiling() or torch.cuda.is_current_stream_capturing():
+        return
+    values = offsets.tolist()
+    previous = 0
+    for s, value in enumerate(values):
+        if value < previous or value > total:
+            if value > total:
+                raise ValueError(f"{name}[{s}] = {value} is past the packed length {total}")
+            raise ValueError(f"{name}[{s}] = {value} is below {previous}" + (
+                f" ({name}[{s - 1}]): the offsets must not decrease" if s else ""))
+        if s and value - previous > max_seqlen:
+            raise ValueError(f"{name}: sequence {s - 1} has {value - previous} tokens, more than "
+                             f"max_seqlen ({max_seqlen})")
+        previous = value
+
+
+def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                     softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
+                     return_softmax_lse=False):
+    """Packed variable-length sequences with FlashAttention's
+    `flash_attn_varlen_func` conventions: q (total_q, Hq, D), k (total_k,
+    Hkv, D) and v (total_k, Hkv, Dv), CUDA tensors of one dtype with a
+    contiguous last dimension; cu_seqlens_q / cu_seqlens_k int32 (N + 1,)
+    offsets on q's device (sequence s owns query rows cu_seqlens_q[s] ..
+    cu_seqlens_q[s+1]-1 and keys cu_seqlens_k[s] .. cu_seqlens_k[s+1]-1);
+    max_seqlen_q / max_seqlen_k the longest sequence's lengths (checked,
+    and used to normalize the window; the kernel needs neither). causal is
+    aligned to the bottom right of each sequence (FlashAttention >= 2.1),
+    window_size (left, right) likewise (-1: unbounded; as in
+    attention_with_kvcache, a window reaching past the diagonal needs
+    causal=True or a right bound of 0), softcap 0.0 none, softmax_scale
+    None 1/sqrt(D). Returns out (total_q, Hq, Dv) and, with
+    return_softmax_lse, the float32 (Hq, total_q) log-sum-exp (-inf for a
+    row without keys). Rows of q outside every sequence get zeros (and lse
+    -inf).
+
+    The offsets are checked on the host before the launch (one small copy;
+    not while torch.compile traces or a CUDA graph captures): they must
+    rise from 0 or more to at most total_q (total_k), no sequence longer
+    than max_seqlen. The kernel itself clamps every offset into its
+    operand, so no value reads or writes outside the tensors. One kernel
+    per (dtype, heads, head dims, options) serves every batch of
+    sequences: the sequence count and lengths are launch sizes."""
+    if not isinstance(return_softmax_lse, bool):
+        raise TypeError(f"return_softmax_lse: expected a bool, got {return_softmax_lse!r}")
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+        if t.dim() != 3:
+            raise ValueError(f"{name}: expected rank 3 (total, H, D), got shape {tuple(t.shape)}")
+    qh, kh, vh = (t.unsqueeze(0).transpose(1, 2) for t in (q, k, v))
+    _check(qh, kh, vh, None, ("q", "k", "v"), keys_required=False)
+    for name, t in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name}: expected an int32 tensor of shape (N + 1,), got "
+                            f"{type(t).__name__}")
+        if t.dtype != torch.int32:
+            raise TypeError(f"{name}: expected int32 (torch.int32), got {t.dtype}: pass "
+                            f"{name}.to(torch.int32)")
+        if t.dim() != 1 or t.shape[0] < 2:
+            raise ValueError(f"{name}: expected shape (N + 1,) with N >= 1 sequences, got "
+                             f"{tuple(t.shape)}")
+        if t.device != q.device:
+            raise ValueError(f"{name}: expected q's device {q.device}, got {t.device}")
+        if t.stride(0) != 1:
+            raise ValueError(f"{name}: expected a contiguous tensor (stride 1), got stride "
+                             f"{t.stride(0)}: pass {name}.contiguous()")
+    if cu_seqlens_q.shape[0] != cu_seqlens_k.shape[0]:
+        raise ValueError(f"cu_seqlens_k: {cu_seqlens_k.shape[0]} offsets, but cu_seqlens_q has "
+                         f"{cu_seqlens_q.shape[0]} (one N + 1)")
+    for name, value in (("max_seqlen_q", max_seqlen_q), ("max_seqlen_k", max_seqlen_k)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name}: expected an int >= 0, got {value!r}")
+    _check_seqlens_values("cu_seqlens_q", cu_seqlens_q, q.shape[0], max_seqlen_q)
+    _check_seqlens_values("cu_seqlens_k", cu_seqlens_k, k.shape[0], max_seqlen_k)
+    op_causal, window, softcap, scale = _kvcache.options(
+        causal, window_size, softcap, softmax_scale, max(max_seqlen_q, 1), max(max_seqlen_k, 1),
+        caller="attention_varlen")
+    if k.shape[0] == 0 or q.numel() == 0:
+        # No key at all (or nothing to compute): zeros, and a log-sum-exp of -inf.
+        out = q.new_zeros(q.shape[0], q.shape[1], v.shape[2])
+        if not return_softmax_lse:
+            return out
+        return out, torch.full((q.shape[1], q.shape[0]), float("-inf"), device=q.device)
+    op = _varlen_lse_op if return_softmax_lse else _varlen_op
+    return op(q, k, v, cu_seqlens_q, cu_seqlens_k, op_causal or "", scale or 0.0,
+              *(window or (-1, -1)), softcap or 0.0)
 
 
 def _captures(traced, q):

@@ -253,3 +253,42 @@ def kvcache_signature_for(case):
                             softcap=softcap, scale=scale, lse=case.lse,
                             kv_lengths=case.lengths == "tensor")
     return sig, split_programs
+
+
+# attention_varlen (FlashAttention's flash_attn_varlen_func conventions):
+# q (total_q, Hq, D), k / v (total_k, Hkv, D / Dv), the sequences' query and
+# key lengths (keys: the queries' when None); causal and windows aligned to
+# the bottom right of each sequence. Lengths of 0, odd lengths, Tq_s != Tk_s
+# (prefill against a longer context, and rows without keys), one sequence,
+# many; every dtype. Run with return_softmax_lse too where lse is set.
+Varlen = collections.namedtuple(
+    "Varlen", "name dtype lengths_q lengths_k hq hkv d dv causal window softcap lse",
+    defaults=((-1, -1), 0.0, True))
+
+VARLEN_CASES = [
+    Varlen("prefill_bf16_causal", "bf16", [1000, 17, 0, 2047, 300, 64], None, 32, 8, 128, 128,
+           True),
+    Varlen("prefill_f16_d64_noncausal", "f16", [129, 1, 900, 0, 65], None, 16, 4, 64, 64, False),
+    Varlen("chunked_prefill_bf16", "bf16", [128, 37, 1, 300], [2000, 37, 700, 4096], 32, 8, 128,
+           128, True),
+    Varlen("rows_without_keys_f16", "f16", [300, 90], [100, 0], 8, 2, 128, 128, True),
+    Varlen("window_bf16", "bf16", [1500, 700, 3], None, 16, 2, 128, 128, True, (256, 0)),
+    Varlen("one_sequence_f32", "f32", [777], None, 8, 8, 64, 64, True, lse=False),
+    Varlen("many_short_f16_softcap", "f16", [(i * 37) % 50 for i in range(64)], None, 8, 1, 64,
+           64, True, softcap=20.0),
+]
+
+
+def varlen_signature_for(case, lse=None):
+    """The Signature attention_varlen compiles for the case."""
+    from attn_mlir import kvcache
+    from attn_mlir.compiler import Signature
+
+    lengths_k = case.lengths_k or case.lengths_q
+    causal, window, softcap, scale = kvcache.options(
+        case.causal, case.window, case.softcap, None, max(max(case.lengths_q), 1),
+        max(max(lengths_k), 1), caller="attention_varlen")
+    return Signature(case.dtype, (1, case.hq, None, case.d), (1, case.hkv, None, case.d),
+                     (1, case.hkv, None, case.dv), causal=causal, window=window,
+                     softcap=softcap, scale=scale, lse=case.lse if lse is None else lse,
+                     cu_seqlens=True)

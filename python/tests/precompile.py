@@ -14,8 +14,8 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 from attn_mlir.compiler import Signature, compile  # noqa: E402
 from gpu_cases import (CASES, KVCACHE_CASES, LSE_CASES, LSE_VARIANT_CASES,  # noqa: E402
-                       VARIANT_CASES, kvcache_signature_for, signature_for,
-                       variant_signature_for)
+                       VARIANT_CASES, VARLEN_CASES, kvcache_signature_for, signature_for,
+                       variant_signature_for, varlen_signature_for)
 
 ap = argparse.ArgumentParser()
 ap.add_argument("cache")
@@ -53,3 +53,10 @@ sig = Signature("f16", (None, spec.hq, None, spec.d), (None, spec.hkv, None, spe
                 kv_lengths=True)
 artifact = compile(sig, chip=args.chip, cache_dir=args.cache)
 print("attention(kv_lengths=)", artifact.directory, "cached" if artifact.cached else "compiled")
+# attention_varlen: with and without the log-sum-exp (the LSE cases run
+# both).
+for case in VARLEN_CASES:
+    for lse in (False, True) if case.lse else (False,):
+        artifact = compile(varlen_signature_for(case, lse), chip=args.chip, cache_dir=args.cache)
+        print(case.name + (" (lse)" if lse else ""), artifact.directory,
+              "cached" if artifact.cached else "compiled")

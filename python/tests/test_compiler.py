@@ -73,6 +73,31 @@ class SignatureTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "kv_lengths: expected a bool, got 1"):
             Signature("f16", (1, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16), kv_lengths=1)
 
+    def test_cu_seqlens_text(self):
+        # Packed sequences: batch 1, the two i32 offset vectors after q, k
+        # and v, before the captures; the function compiles (manifest
+        # version 6).
+        sig = Signature("bf16", (1, 8, None, 64), (1, 2, None, 64), (1, 2, None, 64),
+                        cu_seqlens=True, causal="bottom_right", lse=True)
+        text = sig.mlir("f")
+        self.assertIn("func.func @f(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x2x?x64xbf16>, "
+                      "%v: tensor<1x2x?x64xbf16>, %cuq: tensor<?xi32>, %cuk: tensor<?xi32>) -> "
+                      "(tensor<1x8x?x64xbf16>, tensor<1x8x?xf32>) {", text)
+        self.assertIn("attn.attention %q, %k, %v cu_seqlens(%cuq, %cuk : tensor<?xi32>, "
+                      "tensor<?xi32>) {causal = #attn.causal<bottom_right>} : ", text)
+        self.assertNotIn("cu_seqlens", SIG.mlir())
+        with tempfile.TemporaryDirectory() as cache:
+            manifest = compile(sig, cache_dir=cache).manifest()
+        self.assertEqual(manifest.version, 6)
+        self.assertEqual(manifest.cu_seqlens_shapes, ([-1], [-1]))
+        with self.assertRaisesRegex(ValueError, "cu_seqlens: expected a bool, got 1"):
+            Signature("f16", (1, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16), cu_seqlens=1)
+        with self.assertRaisesRegex(ValueError, r"query: batch None, expected 1 with cu_seqlens"):
+            Signature("f16", (None, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16), cu_seqlens=True)
+        with self.assertRaisesRegex(ValueError, "cu_seqlens: packed sequences take no mask"):
+            Signature("f16", (1, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16), cu_seqlens=True,
+                      kv_lengths=True)
+
     def test_bad_signatures(self):
         with self.assertRaisesRegex(ValueError, "dtype"):
             Signature("f64", (1, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16))

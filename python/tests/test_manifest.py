@@ -9,7 +9,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from attn_mlir.manifest import Manifest, ManifestError, evaluate  # noqa: E402
 
-SIZES = dict(B=2, Hq=32, Hkv=8, Tq=1000, Tk=77, D=128, Dv=64)
+SIZES = dict(B=2, Hq=32, Hkv=8, Tq=1000, Tk=77, D=128, Dv=64, N=0)
 
 
 def manifest_data(**overrides):
@@ -122,6 +122,22 @@ def manifest_kv_lengths_data(**overrides):
     return data
 
 
+def manifest_varlen_data(**overrides):
+    """The version 1 example with packed sequences (cu_seqlens, version 6):
+    batch 1, the grid's query slots ceil_div(Tq, 128) + N + 2."""
+    memref = lambda n, r=4: {"kind": "memref", "operand": n, "rank": r}  # noqa: E731
+    offsets = {"element_type": "i32", "shape": [-1]}
+    data = manifest_data(
+        version=6, cu_seqlens_q=offsets, cu_seqlens_k=dict(offsets),
+        query={"shape": [1, 32, -1, 128]}, key={"shape": [1, 8, -1, 128]},
+        value={"shape": [1, 8, -1, 64]}, output={"shape": [1, 32, -1, 64]},
+        grid=[{"add": [{"ceil_div": ["Tq", 128]}, {"add": ["N", 2]}]}, "Hq", "B"],
+        params=[memref(n) for n in ("query", "key", "value")]
+        + [memref("cu_seqlens_q", 1), memref("cu_seqlens_k", 1), memref("output")])
+    data.update(overrides)
+    return data
+
+
 class GridTest(unittest.TestCase):
     def test_expressions(self):
         self.assertEqual(evaluate(7, SIZES), 7)
@@ -165,7 +181,7 @@ class ManifestTest(unittest.TestCase):
         with self.assertRaises(ManifestError):
             Manifest(manifest_data(format="something-else"))
         with self.assertRaises(ManifestError):
-            Manifest(manifest_data(version=6))
+            Manifest(manifest_data(version=7))
 
     def test_check_shapes(self):
         m = Manifest(manifest_data())
@@ -383,6 +399,53 @@ class Version5Test(unittest.TestCase):
         data["params"][3]["rank"] = 2
         with self.assertRaisesRegex(ManifestError, r"^params\[3\]: rank 2 but kv_lengths has rank 1$"):
             Manifest(data)
+
+
+
+
+class Version6Test(unittest.TestCase):
+    def test_cu_seqlens(self):
+        m = Manifest(manifest_varlen_data())
+        self.assertEqual(m.cu_seqlens_shapes, ([-1], [-1]))
+        self.assertIsNone(Manifest(manifest_data()).cu_seqlens_shapes)
+        shapes = dict(query=(1, 32, 1000, 128), key=(1, 8, 900, 128), value=(1, 8, 900, 64))
+        sizes = m.check_shapes(dict(shapes, cu_seqlens_q=(4,), cu_seqlens_k=(4,)))
+        self.assertEqual(sizes, dict(B=1, Hq=32, Hkv=8, Tq=1000, Tk=900, D=128, Dv=64, N=3))
+        # ceil(1000 / 128) + 3 + 2 query slots.
+        self.assertEqual(m.grid_for(sizes), (13, 32, 1))
+        for given, message in (
+                (dict(cu_seqlens_q=(4,), cu_seqlens_k=(5,)),
+                 r"cu_seqlens_k: dimension 0 \(N \+ 1\) is 5 but cu_seqlens_q has 4"),
+                (dict(cu_seqlens_q=(1,), cu_seqlens_k=(1,)),
+                 r"cu_seqlens_q: shape \(1,\) does not match the kernel's \(\?,\) \(N \+ 1 >= 2 "
+                 r"offsets\)"),
+                (dict(cu_seqlens_q=(4,), cu_seqlens_k=None),
+                 r"cu_seqlens: the kernel was compiled with cu_seqlens_q and cu_seqlens_k "
+                 r"\(int32, N \+ 1 each\), but not both were given")):
+            with self.subTest(message), self.assertRaisesRegex(ValueError, "^" + message + "$"):
+                m.check_shapes(dict(shapes, **given))
+        with self.assertRaisesRegex(ValueError, r"^cu_seqlens: given, but the kernel was compiled "
+                                                r"without cu_seqlens$"):
+            Manifest(manifest_data()).check_shapes(
+                dict(query=(2, 32, 1000, 128), key=(2, 8, 77, 128), value=(2, 8, 77, 64),
+                     cu_seqlens_q=(3,), cu_seqlens_k=(3,)))
+        for bad, message in (
+                (dict(version=5), r"cu_seqlens_q: the key 'cu_seqlens_q' requires version 6 "
+                                  r"\(this manifest has version 5\)"),
+                (dict(cu_seqlens_k=None), r"cu_seqlens_q and cu_seqlens_k go together, found "
+                                          r"only cu_seqlens_q"),
+                (dict(cu_seqlens_k={"element_type": "i32", "shape": [4]},
+                      cu_seqlens_q={"element_type": "i32", "shape": [5]}),
+                 r"N disagrees: cu_seqlens_q.shape\[0\] is 5 but cu_seqlens_k.shape\[0\] is 4"),
+                (dict(cu_seqlens_q={"element_type": "i32", "shape": [-1, 1]}),
+                 r"cu_seqlens_q.shape has rank 2 \(expected 1: N \+ 1\)"),
+                (dict(query={"shape": [-1, 32, -1, 128]}),
+                 r"query.shape\[0\] is -1 \(expected 1 with cu_seqlens\)"),
+                (dict(params=manifest_varlen_data()["params"][:4]
+                      + manifest_varlen_data()["params"][5:]),
+                 r"params: the manifest has cu_seqlens but no memref param passes cu_seqlens_k")):
+            with self.subTest(message), self.assertRaisesRegex(ManifestError, "^" + message + "$"):
+                Manifest(manifest_varlen_data(**bad))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ sys.path.insert(0, HERE)
 from attn_mlir import runtime  # noqa: E402
 from attn_mlir.manifest import Manifest  # noqa: E402
 from test_manifest import (manifest_data, manifest_kv_lengths_data, manifest_v2_data,  # noqa: E402
-                           manifest_v4_data, manifest_v5_data)
+                           manifest_v4_data, manifest_v5_data, manifest_varlen_data)
 
 
 class FakeTensor:
@@ -269,6 +269,36 @@ class Version5PlanTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, r"^kv_lengths: given, but the kernel was compiled "
                                                 r"without kv_lengths$"):
             kernel()._plan(q, k, v, None, None, kv_lengths=FakeTensor((2,), dtype="torch.int32"))
+
+
+class VarlenPlanTest(unittest.TestCase):
+    def test_cu_seqlens(self):
+        # (total, H, D) tensors viewed as (1, H, total, D).
+        q = FakeTensor((1, 32, 1000, 128), (1000 * 32 * 128, 128, 32 * 128, 1))
+        k = FakeTensor((1, 8, 900, 128), (900 * 8 * 128, 128, 8 * 128, 1))
+        v = FakeTensor((1, 8, 900, 64), (900 * 8 * 64, 64, 8 * 64, 1))
+        cq, ck = FakeTensor((4,), dtype="torch.int32"), FakeTensor((4,), dtype="torch.int32")
+        m = kernel_v5(manifest_varlen_data())
+        plan = m._plan(q, k, v, None, None, cu_seqlens=(cq, ck))
+        # query, key, value, cu_seqlens_q and _k (operands 7 and 8: after the
+        # lse's 5 and kv_lengths' 6), output.
+        self.assertEqual(plan.pointers, [(0, 0), (11, 1), (22, 2), (33, 7), (38, 8), (43, 3)])
+        self.assertEqual(list(plan.storage)[33:38], [0, 0, 0, 4, 1])
+        self.assertEqual(plan.grid, (13, 32, 1))
+        self.assertEqual(runtime._operand_index(m.manifest, "cu_seqlens_k"), 8)
+        for offsets, message in (
+                ((cq, FakeTensor((4,), dtype="torch.int64")),
+                 r"cu_seqlens_k: dtype torch.int64, but the kernel reads int32 \(torch.int32\) "
+                 r"offsets"),
+                ((FakeTensor((4,), strides=(2,), dtype="torch.int32"), ck),
+                 r"cu_seqlens_q: stride 2; the kernel reads the offsets contiguously \(stride "
+                 r"1\): pass cu_seqlens_q.contiguous\(\)"),
+                ((cq, FakeTensor((5,), dtype="torch.int32")),
+                 r"cu_seqlens_k: dimension 0 \(N \+ 1\) is 5 but cu_seqlens_q has 4"),
+                ((None, None), r"cu_seqlens: the kernel was compiled with cu_seqlens_q and "
+                               r"cu_seqlens_k \(int32, N \+ 1 each\), but not both were given")):
+            with self.subTest(message), self.assertRaisesRegex(ValueError, "^" + message + "$"):
+                m._plan(q, k, v, None, None, cu_seqlens=offsets)
 
 
 class FakeTorch:

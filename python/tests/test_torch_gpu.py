@@ -10,8 +10,11 @@ float64 logsumexp of the same scores. The kvcache cases run
 attention_with_kvcache (FlashAttention's flash_attn_with_kvcache
 conventions: decode with per-batch cache lengths, split-KV, speculative
 decode, windows) against a float64 reference that truncates each batch's
-keys to its length."""
+keys to its length. The varlen cases run attention_varlen
+(flash_attn_varlen_func's conventions: packed sequences, cu_seqlens)
+against a float64 reference that computes each sequence alone."""
 
+import itertools
 import math
 import os
 import sys
@@ -29,7 +32,8 @@ except ImportError:  # pragma: no cover
     HAVE_GPU = False
 
 from gpu_cases import (CASES, KVCACHE_CASES, LSE_CASES, LSE_VARIANT_CASES,  # noqa: E402
-                       VARIANT_CASES, capture_shape, kvcache_signature_for, variant_options)
+                       VARIANT_CASES, VARLEN_CASES, capture_shape, kvcache_signature_for,
+                       variant_options)
 
 TOL = {"f32": 2e-3, "f16": 2e-3, "bf16": 1e-2}
 # The log-sum-exp's, relative to 1 + |lse| (docs/Testing.md; f32 is tf32).
@@ -223,6 +227,46 @@ def kvcache_reference(case, q, k_cache, v_cache, lengths):
         out[bi] = o.masked_fill(empty, 0).transpose(0, 1)
         lse[bi] = torch.logsumexp(s, -1)
     return out, lse
+
+
+def make_varlen(case, gen, device="cuda"):
+    """Packed q (total_q, Hq, D), k, v (total_k, Hkv, D / Dv) and the int32
+    offsets of the case's lengths, with three padding rows after the last
+    query (zeros, lse -inf)."""
+    dt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[case.dtype]
+    rnd = lambda *s: (torch.rand(*s, generator=gen, device=device) * 2 - 1).to(dt)  # noqa: E731
+    lengths_k = case.lengths_k or case.lengths_q
+    offsets = lambda ls: torch.tensor([0] + list(itertools.accumulate(ls)),  # noqa: E731
+                                      dtype=torch.int32, device=device)
+    cu_q, cu_k = offsets(case.lengths_q), offsets(lengths_k)
+    q = rnd(int(cu_q[-1]) + 3, case.hq, case.d)
+    k = rnd(int(cu_k[-1]), case.hkv, case.d)
+    v = rnd(int(cu_k[-1]), case.hkv, case.dv)
+    return q, k, v, cu_q, cu_k
+
+
+def varlen_reference(case, q, k, v, cu_q, cu_k):
+    """out (total_q, Hq, Dv) and lse (Hq, total_q) in float64, sequence by
+    sequence through kvcache_reference's rule (bottom-right causal and
+    window); rows of no sequence zero and -inf."""
+    out = torch.zeros(q.shape[0], case.hq, case.dv, dtype=torch.float64, device=q.device)
+    lse = torch.full((case.hq, q.shape[0]), -math.inf, dtype=torch.float64, device=q.device)
+    for s in range(len(cu_q) - 1):
+        q0, q1, k0, k1 = int(cu_q[s]), int(cu_q[s + 1]), int(cu_k[s]), int(cu_k[s + 1])
+        if q1 == q0:
+            continue
+        seq = case._replace(tk=k1 - k0) if hasattr(case, "tk") else KVCacheLike(case, k1 - k0)
+        o, l = kvcache_reference(seq, q[None, q0:q1], k[None, k0:k1], v[None, k0:k1], None)
+        out[q0:q1] = o[0]
+        lse[:, q0:q1] = l[0]
+    return out, lse
+
+
+class KVCacheLike:
+    """A varlen case as kvcache_reference reads a KVCache case."""
+
+    def __init__(self, case, tk):
+        self.tk, self.window, self.causal, self.softcap = tk, case.window, case.causal, case.softcap
 
 
 @unittest.skipUnless(HAVE_GPU, "needs PyTorch with a CUDA GPU")
@@ -594,6 +638,69 @@ class TorchAttentionTest(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, r"kv_lengths: expected int32"):
             attention(q.transpose(1, 2), k_cache.transpose(1, 2), v_cache.transpose(1, 2),
                       kv_lengths=lengths.long())
+
+    def check_varlen(self, case, lse):
+        from attn_mlir.torch import attention_varlen
+        gen = torch.Generator(device="cuda").manual_seed(7)
+        q, k, v, cu_q, cu_k = make_varlen(case, gen)
+        lengths_k = case.lengths_k or case.lengths_q
+        result = attention_varlen(q, k, v, cu_q, cu_k, max(case.lengths_q), max(lengths_k),
+                                  causal=case.causal, window_size=case.window,
+                                  softcap=case.softcap, return_softmax_lse=lse)
+        out, out_lse = result if lse else (result, None)
+        ref, ref_lse = varlen_reference(case, q, k, v, cu_q, cu_k)
+        self.assertEqual(out.shape, (q.shape[0], case.hq, case.dv))
+        rel = ((out.double() - ref).norm() / ref.norm()).item()
+        self.assertLess(rel, TOL[case.dtype], case.name)
+        # Rows without keys and rows of no sequence are exactly zero.
+        self.assertTrue((out[(ref_lse == -math.inf).transpose(0, 1)] == 0).all(), case.name)
+        if lse:
+            self.assertEqual(out_lse.shape, (case.hq, q.shape[0]))
+            finite = ref_lse.isfinite()
+            self.assertTrue((out_lse[~finite] == -math.inf).all(), case.name)
+            err = ((out_lse.double() - ref_lse).abs() / (1 + ref_lse.abs()))[finite].max().item()
+            self.assertLess(err, LSE_TOL[case.dtype], case.name)
+
+    def test_varlen_cases(self):
+        for case in VARLEN_CASES:
+            for lse in (False, True) if case.lse else (False,):
+                with self.subTest(case=case.name, lse=lse):
+                    self.check_varlen(case, lse)
+
+    def test_varlen_torch_compile_and_errors(self):
+        from attn_mlir.torch import attention_varlen
+        case = next(c for c in VARLEN_CASES if c.name == "prefill_bf16_causal")
+        gen = torch.Generator(device="cuda").manual_seed(3)
+        q, k, v, cu_q, cu_k = make_varlen(case, gen)
+        m = max(case.lengths_q)
+        eager = attention_varlen(q, k, v, cu_q, cu_k, m, m, causal=True)
+        compiled = torch.compile(lambda *a: attention_varlen(*a, m, m, causal=True),
+                                 fullgraph=True)(q, k, v, cu_q, cu_k)
+        self.assertTrue(torch.equal(eager, compiled))
+        bad = cu_q.clone()
+        bad[2] = bad[1] - 1
+        with self.assertRaisesRegex(ValueError, r"cu_seqlens_q\[2\] = 999 is below 1000 "
+                                                r"\(cu_seqlens_q\[1\]\): the offsets must not "
+                                                "decrease"):
+            attention_varlen(q, k, v, bad, cu_k, m, m)
+        past = cu_k.clone()
+        past[-1] = k.shape[0] + 1
+        with self.assertRaisesRegex(ValueError, r"cu_seqlens_k\[6\] = \d+ is past the packed "
+                                                r"length \d+"):
+            attention_varlen(q, k, v, cu_q, past, m, m)
+        with self.assertRaisesRegex(ValueError, r"cu_seqlens_q: sequence 3 has 2047 tokens, more "
+                                                r"than max_seqlen \(1000\)"):
+            attention_varlen(q, k, v, cu_q, cu_k, 1000, m)
+        with self.assertRaisesRegex(TypeError, r"cu_seqlens_q: expected int32"):
+            attention_varlen(q, k, v, cu_q.long(), cu_k, m, m)
+        with self.assertRaisesRegex(ValueError, r"cu_seqlens_k: 3 offsets, but cu_seqlens_q "
+                                                r"has 7"):
+            attention_varlen(q, k, v, cu_q, cu_k[:3], m, m)
+        with self.assertRaisesRegex(ValueError, r"q: expected rank 3 \(total, H, D\)"):
+            attention_varlen(q[None], k, v, cu_q, cu_k, m, m)
+        with self.assertRaisesRegex(NotImplementedError, r"attention_varlen: window_size=\(16, "
+                                                         r"-1\) without causal"):
+            attention_varlen(q, k, v, cu_q, cu_k, m, m, window_size=(16, -1))
 
     def test_kvcache_errors(self):
         from attn_mlir.torch import attention_with_kvcache

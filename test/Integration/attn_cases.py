@@ -10,7 +10,10 @@ with --split-programs (split-KV: its Tq is static, "static_tq", and small,
 so that the keys are split over programs and a combine merges them); one
 with "kv_lengths" passes per-batch key counts (FlashAttention's
 cache_seqlens: lengths in 0..Tk, with a full and an empty cache where the
-batch allows) from an .npy file.
+batch allows) from an .npy file. One with "varlen" = N packs N sequences
+along Tq and Tk (cu_seqlens, FlashAttention's varlen; batch 1): random
+lengths with an empty sequence, sometimes the same for queries and keys,
+sometimes with query rows before the first and after the last sequence.
 """
 
 import os
@@ -80,6 +83,38 @@ def add_serving_axes(case):
         case["tq"] = SPLIT_TQ[(seed >> 17) % len(SPLIT_TQ)]
         case["static_tq"] = True
     case["kv_lengths"] = (seed >> 20) % 5 == 0
+    case["varlen"] = None
+    if (seed >> 23) % 6 == 0 and not case["split"] and not case["kv_lengths"] \
+            and case.get("mask") is None:
+        case["varlen"] = VARLEN_SEQS[(seed >> 26) % len(VARLEN_SEQS)]
+        case["b"] = 1
+
+
+# Packed sequences: the sequence counts of random varlen cases.
+VARLEN_SEQS = [1, 2, 3, 5, 8]
+
+
+def varlen_arrays(case):
+    """The case's cu_seqlens_q and cu_seqlens_k (int32, N + 1 each): random
+    lengths summing to Tq and Tk, one sequence empty from three on; the
+    keys' the queries' when "varlen_same" (and Tq = Tk); with "varlen_gap",
+    query rows before the first sequence and after the last (zero rows, lse
+    -inf). From their own stream of the seed."""
+    n, tq, tk = case["varlen"], case["tq"], case["tk"]
+    rng = np.random.default_rng([case["seed"], 43])
+
+    def offsets(total):
+        cuts = np.sort(rng.integers(0, total + 1, size=n - 1))
+        if n >= 3:
+            at = int(rng.integers(n - 2))
+            cuts[at + 1] = cuts[at]
+        return np.concatenate([[0], cuts, [total]]).astype(np.int64)
+
+    cu_q = offsets(tq)
+    cu_k = cu_q.copy() if case.get("varlen_same") and tq == tk else offsets(tk)
+    if case.get("varlen_gap") and tq >= 8:
+        cu_q = cu_q * (tq - 5) // tq + 2
+    return cu_q.astype(np.int32), cu_k.astype(np.int32)
 
 
 def kv_lengths_array(case):
@@ -216,7 +251,9 @@ def captures(case):
         out.append(("slopes", [case["hq"]], "f32"))
     if (case.get("mask_mod") or "").startswith("document"):
         elt = "i64" if case["mask_mod"].endswith("i64") else "i32"
-        out.append(("doc", [case["b"], max(case["tq"], case["tk"])], elt))
+        # Under varlen the regions' b is the sequence.
+        rows = case["varlen"] if case.get("varlen") else case["b"]
+        out.append(("doc", [rows, max(case["tq"], case["tk"])], elt))
     return out
 
 
@@ -248,10 +285,12 @@ def mlir_text(case):
     dyn = case["dynamic"]
     # Split-KV needs a static Tq.
     tq_dyn = set() if case.get("static_tq") else {2}
-    qt = _tensor_type([b, hq, tq, d], elt, {0} | tq_dyn, dyn)
-    kt = _tensor_type([b, hkv, tk, d], elt, {0, 2}, dyn)
-    vt = _tensor_type([b, hkv, tk, dv], elt, {0, 2}, dyn)
-    ot = _tensor_type([b, hq, tq, dv], elt, {0} | tq_dyn, dyn)
+    # Packed sequences: batch 1, static.
+    bdyn = set() if case.get("varlen") else {0}
+    qt = _tensor_type([b, hq, tq, d], elt, bdyn | tq_dyn, dyn)
+    kt = _tensor_type([b, hkv, tk, d], elt, bdyn | {2}, dyn)
+    vt = _tensor_type([b, hkv, tk, dv], elt, bdyn | {2}, dyn)
+    ot = _tensor_type([b, hq, tq, dv], elt, bdyn | tq_dyn, dyn)
     attrs = []
     if case["causal"]:
         attrs.append(f"causal = #attn.causal<{case['causal']}>")
@@ -280,6 +319,10 @@ def mlir_text(case):
         lt = _tensor_type([b], "i32", {0}, dyn)
         args.append(f"%l: {lt}")
         operands += f" kv_lengths(%l : {lt})"
+    if case.get("varlen"):
+        ct = _tensor_type([case["varlen"] + 1], "i32", {0}, dyn)
+        args += [f"%cq: {ct}", f"%ck: {ct}"]
+        operands += f" cu_seqlens(%cq, %ck : {ct}, {ct})"
     capture_types = {}
     for name, shape, celt in captures(case):
         capture_types[name] = _tensor_type(shape, celt, set(range(len(shape))), dyn)
@@ -293,7 +336,7 @@ def mlir_text(case):
               if case.get("mask_mod") == "prefix_lm" else "")
     results, values, returned = ot, "%o", ot
     if case.get("lse"):
-        results += ", " + _tensor_type([b, hq, tq], "f32", {0} | tq_dyn, dyn)
+        results += ", " + _tensor_type([b, hq, tq], "f32", bdyn | tq_dyn, dyn)
         values += ", %lse"
         returned = f"({results})"
     return (f"func.func @{case['name']}({', '.join(args)}) -> {returned} {{\n{prefix}"
@@ -389,6 +432,11 @@ def write_case(case, workdir):
     if case.get("kv_lengths"):
         files["l"] = base + ".l.npy"
         np.save(files["l"], kv_lengths_array(case))
+    if case.get("varlen"):
+        files["cq"], files["ck"] = base + ".cq.npy", base + ".ck.npy"
+        cu_q, cu_k = varlen_arrays(case)
+        np.save(files["cq"], cu_q)
+        np.save(files["ck"], cu_k)
     for name, shape, celt in captures(case):
         files[name] = f"{base}.{name}.npy"
         np.save(files[name], _capture_array(name, shape, celt, rng))
@@ -420,6 +468,8 @@ def attn_run_args(case, mlir, files, target="cpu"):
         args.append("--input=@" + files["m"])
     if "l" in files:
         args.append("--input=@" + files["l"])
+    if "cq" in files:
+        args += ["--input=@" + files["cq"], "--input=@" + files["ck"]]
     for name, _, _ in captures(case):
         args.append("--input=@" + files[name])
     if case["block"]:
@@ -433,7 +483,8 @@ def attn_run_args(case, mlir, files, target="cpu"):
 
 def describe(case):
     keys = ("dtype", "b", "hq", "hkv", "tq", "tk", "d", "dv", "causal", "mask", "pattern", "dynamic",
-            "nan_row", "block", "stages", "lse", "split", "kv_lengths", "seed")
+            "nan_row", "block", "stages", "lse", "split", "kv_lengths", "varlen",
+            "varlen_same", "varlen_gap", "seed")
     text = " ".join(f"{k}={case.get(k)}" for k in keys)
     return text + "".join(f" {k}={case[k]}" for k in VARIANT_KEYS if case.get(k))
 
@@ -441,7 +492,8 @@ def describe(case):
 def _case(index, **kw):
     case = dict(name=f"m{index}", dtype="f16", d=64, dv=64, tq=65, tk=65, b=1,
                 hkv=1, hq=1, causal=None, mask=None, dynamic=True, nan_row=False,
-                block=None, stages=None, split=None, kv_lengths=False, seed=1000 + index)
+                block=None, stages=None, split=None, kv_lengths=False, varlen=None,
+                seed=1000 + index)
     case.update(kw)
     return case
 
@@ -580,4 +632,43 @@ def matrix_cases():
         seed=4001)
     add(kv_lengths=True, b=3, hq=4, hkv=4, tq=1000, tk=64, causal="bottom_right",
         stages=2, dtype="bf16")
+    # Packed sequences (cu_seqlens, batch 1): N of 1 to 9, odd lengths and
+    # an empty sequence (varlen_arrays), Tq_s != Tk_s, the same offsets for
+    # queries and keys, rows outside every sequence, GQA and MQA, causal
+    # both alignments, windows, the log-sum-exp, every dtype, block sizes
+    # and stages, a mask_mod and score_mod (b = the sequence).
+    for n, dtype in enumerate(DTYPES):
+        add(varlen=4, b=1, dtype=dtype, hq=4, hkv=2, tq=300, tk=300, varlen_same=True,
+            causal="top_left", lse=True)
+        add(varlen=3, b=1, dtype=dtype, hq=2, hkv=1, tq=257, tk=129,
+            causal="bottom_right", lse=n % 2 == 1, varlen_gap=True)
+        add(varlen=5, b=1, dtype=dtype, hq=4, hkv=4, tq=129, tk=1000, d=128, dv=128)
+    for n, (tq, tk) in enumerate(((1, 1), (17, 65), (65, 17), (64, 64), (127, 129),
+                                  (1000, 1000), (200, 63))):
+        add(varlen=1 + n % 4, b=1, dtype="bf16" if n % 2 else "f16", tq=tq, tk=tk,
+            hq=2, hkv=1, causal=("top_left", "bottom_right", None)[n % 3],
+            varlen_same=tq == tk, lse=n % 3 == 0, d=64 if n % 2 else 80,
+            dv=64 if n % 2 else 80)
+    add(varlen=8, b=1, tq=1000, tk=1000, hq=8, hkv=1, causal="bottom_right",
+        window=(50, 0), lse=True, dtype="bf16")
+    add(varlen=6, b=1, tq=700, tk=900, hq=4, hkv=2, window=(30, 20), dtype="f16")
+    add(varlen=3, b=1, tq=300, tk=300, hq=2, hkv=2, causal="top_left", window=(-1, 0),
+        softcap=20.0, lse=True, dtype="f32-tf32")
+    add(varlen=4, b=1, tq=300, tk=300, varlen_same=True, hq=4, hkv=2,
+        mask_mod="document", dtype="bf16", lse=True)
+    add(varlen=4, b=1, tq=250, tk=310, hq=4, hkv=1, score_mod="alibi",
+        causal="bottom_right", dtype="f16")
+    add(varlen=3, b=1, tq=200, tk=200, mask_mod="prefix_lm", causal="top_left",
+        varlen_same=True, dtype="f32-ieee")
+    add(varlen=5, b=1, tq=333, tk=333, block=(16, 8), causal="top_left",
+        varlen_same=True, varlen_gap=True, lse=True)
+    add(varlen=5, b=1, tq=333, tk=500, block=(64, 32), stages=3, causal="bottom_right",
+        dtype="bf16", lse=True)
+    add(varlen=2, b=1, tq=129, tk=129, stages=4, dtype="f32-ieee", d=16, dv=16,
+        causal="top_left", varlen_gap=True)
+    add(varlen=9, b=1, tq=90, tk=90, varlen_same=True, dynamic=False, lse=True,
+        causal="bottom_right", dtype="f16")
+    add(varlen=4, b=1, tq=300, tk=300, nan_row=True, causal="top_left")
+    add(varlen=3, b=1, tq=256, tk=256, varlen_same=True, dtype="f32-tf32",
+        d=256, dv=256, stages=2, causal="top_left")
     return cases

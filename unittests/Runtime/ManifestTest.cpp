@@ -216,12 +216,12 @@ TEST(ManifestTest, Errors) {
   EXPECT_EQ(manifestError(editExample("attn-mlir-manifest", "other")),
             "format: 'other' is not an attn-mlir launch "
             "manifest (expected 'attn-mlir-manifest')");
-  EXPECT_EQ(manifestError(editExample("\"version\": 1", "\"version\": 6")),
-            "version: unsupported manifest version 6 (this "
-            "reader supports versions 1, 2, 3, 4 and 5)");
+  EXPECT_EQ(manifestError(editExample("\"version\": 1", "\"version\": 7")),
+            "version: unsupported manifest version 7 (this "
+            "reader supports versions 1, 2, 3, 4, 5 and 6)");
   EXPECT_EQ(manifestError(editExample("\"version\": 1", "\"version\": 0")),
             "version: unsupported manifest version 0 (this "
-            "reader supports versions 1, 2, 3, 4 and 5)");
+            "reader supports versions 1, 2, 3, 4, 5 and 6)");
   // Keys.
   EXPECT_EQ(manifestError(editExample("\"ptx\": \"f.ptx\",", "")),
             "missing key 'ptx'");
@@ -237,7 +237,7 @@ TEST(ManifestTest, Errors) {
       "key.shape[1] is 0 (expected -1 for a dynamic size or a size >= 1)");
   EXPECT_EQ(manifestError(editExample("\"Tq\", 128", "\"Tx\", 128")),
             "grid[0]: unknown size name 'Tx' "
-            "(expected one of B, Hq, Hkv, Tq, Tk, D, Dv)");
+            "(expected one of B, Hq, Hkv, Tq, Tk, D, Dv, N)");
   EXPECT_EQ(manifestError(editExample("{\"mul\": [\"B\", \"Hq\"]}",
                                       "{\"pow\": [\"B\", \"Hq\"]}")),
             "grid[1]: unknown operator 'pow' (expected "

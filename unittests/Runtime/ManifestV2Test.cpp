@@ -184,9 +184,9 @@ TEST(ManifestV2Test, Equality) {
 }
 
 TEST(ManifestV2Test, VersionErrors) {
-  EXPECT_EQ(manifestError(editV2("\"version\": 2", "\"version\": 6")),
-            "version: unsupported manifest version 6 (this "
-            "reader supports versions 1, 2, 3, 4 and 5)");
+  EXPECT_EQ(manifestError(editV2("\"version\": 2", "\"version\": 7")),
+            "version: unsupported manifest version 7 (this "
+            "reader supports versions 1, 2, 3, 4, 5 and 6)");
   // The keys and the param kind of version 2 in a version 1 manifest.
   EXPECT_EQ(manifestError(editV2("\"version\": 2", "\"version\": 1")),
             "workspace: the key 'workspace' requires "
@@ -235,7 +235,7 @@ TEST(ManifestV2Test, WorkspaceErrors) {
   EXPECT_EQ(manifestError(editV2("{\"ceil_div\": [\"Tk\", 64]}]}",
                                  "{\"ceil_div\": [\"Tx\", 64]}]}")),
             "workspace[0].shape[3]: unknown "
-            "size name 'Tx' (expected one of B, Hq, Hkv, Tq, Tk, D, Dv)");
+            "size name 'Tx' (expected one of B, Hq, Hkv, Tq, Tk, D, Dv, N)");
   EXPECT_EQ(manifestError(editV2("\"element_bytes\": 1,",
                                  "\"element_bytes\": 1, \"align\": 16,")),
             "workspace[0]: unknown key 'align' (expected "
@@ -319,7 +319,7 @@ TEST(ManifestV2Test, PrologueErrors) {
   EXPECT_EQ(manifestError(editV2("\"grid\": [{\"ceil_div\": [\"Tk\", 64]}",
                                  "\"grid\": [{\"ceil_div\": [\"Tx\", 64]}")),
             "prologue[0].grid[0]: unknown "
-            "size name 'Tx' (expected one of B, Hq, Hkv, Tq, Tk, D, Dv)");
+            "size name 'Tx' (expected one of B, Hq, Hkv, Tq, Tk, D, Dv, N)");
   EXPECT_EQ(manifestError(editV2("\"shared_memory_bytes\": 0,",
                                  "\"shared_memory_bytes\": -1,")),
             "prologue[0].shared_memory_bytes is -1 "
@@ -336,7 +336,7 @@ TEST(ManifestV2Test, PrologueErrors) {
   EXPECT_EQ(
       manifestError(editV2(sizeTq, "{\"kind\": \"size\", \"name\": \"T\"}")),
       "prologue[0].params[2].name: unknown size "
-      "name 'T' (expected one of B, Hq, Hkv, Tq, Tk, D, Dv)");
+      "name 'T' (expected one of B, Hq, Hkv, Tq, Tk, D, Dv, N)");
   EXPECT_EQ(manifestError(editV2(sizeTq, "{\"kind\": \"memref\", \"operand\": "
                                          "\"mask\", \"rank\": 4}")),
             "prologue[0].params[2]: operand 'mask' is "
@@ -375,7 +375,7 @@ TEST(ManifestV2Test, PrologueErrors) {
   manifest.prologue[0].grid[2] = GridExpr::size("T");
   EXPECT_FALSE(verifyManifest(manifest, error));
   EXPECT_EQ(error, "prologue[0].grid[2]: unknown size name 'T' (expected one "
-                   "of B, Hq, Hkv, Tq, Tk, D, Dv)");
+                   "of B, Hq, Hkv, Tq, Tk, D, Dv, N)");
   manifest = makeExampleV2Manifest();
   manifest.prologue[0].params.push_back(KernelParam::memref("bias", 4));
   EXPECT_FALSE(verifyManifest(manifest, error));

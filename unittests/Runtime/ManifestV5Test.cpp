@@ -173,9 +173,9 @@ TEST(ManifestV5Test, ReadErrors) {
   EXPECT_EQ(manifestError(editV5("\"version\": 5", "\"version\": 3")),
             "lse: the key 'lse' requires version 4 (this manifest has "
             "version 3)");
-  EXPECT_EQ(manifestError(editV5("\"version\": 5", "\"version\": 6")),
-            "version: unsupported manifest version 6 (this reader supports "
-            "versions 1, 2, 3, 4 and 5)");
+  EXPECT_EQ(manifestError(editV5("\"version\": 5", "\"version\": 7")),
+            "version: unsupported manifest version 7 (this reader supports "
+            "versions 1, 2, 3, 4, 5 and 6)");
   EXPECT_EQ(
       manifestError(editV5(kLengthsEntry, "\"kv_lengths\": {\"element_type\": "
                                           "\"i64\", \"shape\": [-1]},")),
@@ -278,7 +278,7 @@ TEST(ManifestV5Test, VerifyErrors) {
   manifest.epilogue[0].grid[1] = GridExpr::size("H");
   EXPECT_EQ(verifyError(manifest),
             "epilogue[0].grid[1]: unknown size name 'H' (expected one of B, "
-            "Hq, Hkv, Tq, Tk, D, Dv)");
+            "Hq, Hkv, Tq, Tk, D, Dv, N)");
   manifest = makeExampleV5Manifest();
   manifest.epilogue[0].params[4].name = "split";
   EXPECT_EQ(verifyError(manifest),

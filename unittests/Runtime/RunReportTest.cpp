@@ -218,4 +218,21 @@ TEST(RunReportTest, BenchCountsEachBatchsKeys) {
   EXPECT_DOUBLE_EQ(full.bytes - part.bytes, 3 * 2 * 3 * 8 * 2);
 }
 
+TEST(RunReportTest, BenchCountsEachPackedSequence) {
+  // Tq 3 = 1 + 2 over Tk 5 = 4 + 1: 2 * Hq * (1 * 4 + 2 * 1) * (D + Dv).
+  Problem p;
+  p.problem.mask = nullptr;
+  HostTensor cuQ = makeZeroTensor({3}, ElementType::I32);
+  HostTensor cuK = makeZeroTensor({3}, ElementType::I32);
+  for (int64_t s = 0; s < 3; ++s) {
+    cuQ.set(s, double(std::vector<int64_t>{0, 1, 3}[s]));
+    cuK.set(s, double(std::vector<int64_t>{0, 4, 5}[s]));
+  }
+  p.problem.cuSeqlensQ = &cuQ;
+  p.problem.cuSeqlensK = &cuK;
+  HostTensor output = makeZeroTensor({1, 2, 3, 4}, ElementType::F16);
+  BenchReport report = summarizeBench({1.0}, p.problem, output, DeviceInfo());
+  EXPECT_EQ(report.flops, 2.0 * 2 * (1 * 4 + 2 * 1) * (8 + 4));
+}
+
 } // namespace

@@ -39,15 +39,18 @@ enum class OperandRole {
   Key = 1,
   Value = 2,
   Mask = 3,
-  KvLengths = 4
+  KvLengths = 4,
+  CuSeqlensQ = 5,
+  CuSeqlensK = 6
 };
-constexpr unsigned kNumOperandRoles = 5;
+constexpr unsigned kNumOperandRoles = 7;
 
 /// For each role (indexed by OperandRole): the function argument that feeds
 /// it, or -1 for an absent optional operand.
 using RoleArguments = std::array<int, kNumOperandRoles>;
 
-/// Returns "q", "k", "v", "mask" or "kv_lengths".
+/// Returns "q", "k", "v", "mask", "kv_lengths", "cu_seqlens_q" or
+/// "cu_seqlens_k".
 StringRef getRoleLabel(OperandRole role);
 
 /// Maps f32, f16, bf16 and i1 to the runtime's element types.
@@ -58,8 +61,8 @@ struct EntryFunction {
   func::FuncOp func;
   AttentionOp attention;
   /// For each role (indexed by OperandRole): the function argument that
-  /// feeds it, or -1 for an absent mask or kv_lengths.
-  RoleArguments roleArguments = {-1, -1, -1, -1, -1};
+  /// feeds it, or -1 for an absent optional operand.
+  RoleArguments roleArguments = {-1, -1, -1, -1, -1, -1, -1};
   /// Per argument: the regions that read it ("score_mod", "mask_mod",
   /// "score_mod/mask_mod"), or empty.
   std::vector<std::string> regionReaders;
@@ -78,6 +81,7 @@ struct EntryFunction {
   RankedTensorType getLseType();
   bool hasMask() const { return roleArguments[3] >= 0; }
   bool hasKvLengths() const { return roleArguments[4] >= 0; }
+  bool hasCuSeqlens() const { return roleArguments[5] >= 0; }
 
   /// A short name for argument `index`: "q", "k", "v", "mask", the regions
   /// that read it ("score_mod"), or e.g. "q/k/v" when one argument feeds

@@ -10,7 +10,9 @@
 //
 // An input is one of:
 //   SHAPExTYPE   e.g. 2x32x1024x128xbf16: random data (see deriveInputSeed;
-//                for kv_lengths, lengths in 0 .. Tk: makeRandomLengths)
+//                for kv_lengths, lengths in 0 .. Tk: makeRandomLengths; for
+//                cu_seqlens, random lengths summing to Tq or Tk:
+//                makeRandomSeqlens)
 //   @path.npy    a numpy file (f32 '<f4', f16 '<f2', bf16 '|V2', i1 '|b1')
 //   random       random data of the argument's static type
 //
@@ -55,7 +57,7 @@ struct RunInputs {
   std::vector<std::string> sources;
   /// Per role (query, key, value, mask, kv_lengths): the argument index, or
   /// -1.
-  RoleArguments roleArguments = {-1, -1, -1, -1, -1};
+  RoleArguments roleArguments = {-1, -1, -1, -1, -1, -1, -1};
   double scale = 1.0;
   ::attn::runtime::CausalMode causal = ::attn::runtime::CausalMode::None;
   /// The op's window (-1: unbounded) and softcap (0: none).

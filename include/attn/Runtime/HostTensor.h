@@ -118,6 +118,12 @@ HostTensor makeRandomTensor(std::vector<int64_t> shape, ElementType type,
 /// another is 0 (no key); the rest are uniform.
 HostTensor makeRandomLengths(int64_t batch, int64_t capacity, uint64_t seed);
 
+/// Random offsets of packed sequences for a cu_seqlens operand: an i32
+/// tensor of `count` (N + 1) rising offsets from 0 to `total`, the same on
+/// every platform: random lengths that sum to `total`; from 3 sequences on,
+/// one of them is empty (where `total` allows).
+HostTensor makeRandomSeqlens(int64_t count, int64_t total, uint64_t seed);
+
 /// Fails with "<what> needs N GB, more than the M GB ..." when `bytes`
 /// exceed what this process may allocate: the host's physical memory, its
 /// address space limit (RLIMIT_AS, `ulimit -v`) less the address space in

@@ -198,7 +198,7 @@ struct LaunchStep {
 /// A launch manifest (format "attn-mlir-manifest").
 struct Manifest : KernelLaunch {
   static constexpr const char *kFormat = "attn-mlir-manifest";
-  static constexpr int64_t kVersion = 5; // the newest
+  static constexpr int64_t kVersion = 6; // the newest
 
   std::string ptx;      // relative to the manifest's directory, or absolute
   std::string chip;     // e.g. "sm_90a"
@@ -215,6 +215,10 @@ struct Manifest : KernelLaunch {
   /// i32 of shape [B], passed by the memref param "kv_lengths"; absent when
   /// the op has none.
   std::optional<MaskSpec> kvLengths;
+  /// Version 6: packed sequences' offsets (FlashAttention's varlen
+  /// cu_seqlens), i32 of shape [N + 1] each, passed by the memref params
+  /// "cu_seqlens_q" and "cu_seqlens_k"; both absent when the op has none.
+  std::optional<MaskSpec> cuSeqlensQ, cuSeqlensK;
   std::vector<CaptureSpec> captures; // "captures", absent when empty
   ManifestAttributes attributes;
   KernelConfig config;
@@ -224,7 +228,8 @@ struct Manifest : KernelLaunch {
   /// Not serialized: the manifest file's directory (readManifestFile).
   std::string directory;
 
-  /// 5 with epilogue kernels or kv_lengths, else 4 with an lse, else 3 with
+  /// 6 with cu_seqlens, else 5 with epilogue kernels or kv_lengths, else 4
+  /// with an lse, else 3 with
   /// a tensor_map param, else 2 with workspaces or prologue kernels, else 1:
   /// what serializeManifest writes, so that older readers keep reading the
   /// kernels they can launch.
@@ -246,7 +251,8 @@ struct Manifest : KernelLaunch {
   const CaptureSpec *getCapture(std::string_view name) const;
 };
 
-/// B, Hq, Hkv, Tq, Tk, D, Dv: the names of grid expressions and size params.
+/// B, Hq, Hkv, Tq, Tk, D, Dv, N: the names of grid expressions and size
+/// params (N, version 6: the packed sequences of cu_seqlens, 0 without).
 const std::vector<std::string> &getSizeNames();
 
 /// Checks the rules of docs/Manifest.md; parseManifest calls it.
@@ -282,10 +288,12 @@ inline bool operator!=(const Manifest &lhs, const Manifest &rhs) {
 /// V is B x Hkv x Tk x Dv, O is B x Hq x Tq x Dv.
 struct ProblemSizes {
   int64_t B = 0, Hq = 0, Hkv = 0, Tq = 0, Tk = 0, D = 0, Dv = 0;
+  /// The number of packed sequences (cu_seqlens' length - 1), 0 without.
+  int64_t N = 0;
 
   /// False for an unknown name.
   bool get(std::string_view name, int64_t &value) const;
-  /// "B=2 Hq=32 Hkv=8 Tq=... Dv=128".
+  /// "B=2 Hq=32 Hkv=8 Tq=... Dv=128" (and " N=..." when N is not 0).
   std::string toString() const;
 
   bool operator==(const ProblemSizes &other) const {
@@ -321,7 +329,9 @@ bool evaluateWorkspace(const WorkspaceSpec &workspace,
 /// is checked when given.
 struct OperandShapes {
   std::vector<int64_t> query, key, value, output, mask, lse, kvLengths;
+  std::vector<int64_t> cuSeqlensQ, cuSeqlensK;
   bool hasMask = false, hasLse = false, hasKvLengths = false;
+  bool hasCuSeqlens = false;
 };
 
 /// Checks actual shapes against the manifest and against each other (SPEC.md

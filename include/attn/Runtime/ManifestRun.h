@@ -12,9 +12,9 @@
 //            [--output=@lse.npy]] [--explain] [--json]
 //
 // The inputs are query, key, value and, when the kernel has them, the mask,
-// the kv_lengths and the captures: SHAPExTYPE (random data; random
-// kv_lengths are lengths in 0 .. Tk), @file.npy, or random (a static
-// compiled shape).
+// the kv_lengths, the cu_seqlens and the captures: SHAPExTYPE (random data;
+// random kv_lengths are lengths in 0 .. Tk, random cu_seqlens random lengths
+// summing to Tq or Tk), @file.npy, or random (a static compiled shape).
 // The results are the output and, when the kernel writes one (the manifest's
 // "lse"), the log-sum-exp; each --output writes one of them, in that order.
 // The reference of --check takes the scale, causal mode and precision from
@@ -84,7 +84,8 @@ bool checkInputShape(const std::vector<int64_t> &shape, ElementType type,
                      std::string &error);
 
 /// The options of one run on a manifest (attn-run's command line); the
-/// inputs are query, key, value[, mask][, kv_lengths][, capture0, ...].
+/// inputs are query, key, value[, mask][, kv_lengths][, cu_seqlens_q,
+/// cu_seqlens_k][, capture0, ...].
 struct ManifestRunOptions : RunFlags {
   std::string manifestPath;
 };

@@ -51,6 +51,15 @@ const char *getCausalName(CausalMode mode);
 /// 0, Tk): keys j >= n_b do not exist, and n_b stands for Tk everywhere, in
 /// the BottomRight offset (n_b - Tq) too; a batch with none gives zero rows
 /// (log-sum-exp -inf).
+///
+/// The optional cuSeqlensQ and cuSeqlensK (both i32 of shape [N + 1],
+/// FlashAttention's varlen cu_seqlens; B = 1) pack N sequences along Tq and
+/// Tk: sequence s is the attention of query rows cuSeqlensQ[s] ..
+/// cuSeqlensQ[s+1]-1 over keys cuSeqlensK[s] .. cuSeqlensK[s+1]-1, with i
+/// and j within the sequence and b = s everywhere (causal, window, the
+/// BottomRight offset, the regions); query rows of no sequence give zero
+/// rows (log-sum-exp -inf). validateProblem checks that the offsets rise
+/// from 0 or more to at most Tq (Tk).
 struct AttentionProblem {
   const HostTensor *query = nullptr;
   const HostTensor *key = nullptr;
@@ -69,7 +78,15 @@ struct AttentionProblem {
   /// The per-batch key counts (see above), or nullptr. Last, so that the
   /// aggregate initializers of the fields above stay as they were.
   const HostTensor *kvLengths = nullptr;
+  /// Packed sequences (see above), both or neither.
+  const HostTensor *cuSeqlensQ = nullptr, *cuSeqlensK = nullptr;
 };
+
+/// Checks packed sequences' offsets (cu_seqlens) against the packed length
+/// `total`: i32 of shape [N + 1], N >= 1, rising (non-decreasing) from 0 or
+/// more to at most `total`; `name` starts each message.
+bool validateSeqlens(const HostTensor &offsets, const char *name, int64_t total,
+                     std::string &error);
 
 /// Checks shapes, element types, data sizes and the scale, naming the
 /// operand and the expected shape.

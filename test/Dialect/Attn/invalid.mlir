@@ -333,3 +333,85 @@ func.func @kv_lengths_type(%q: tensor<2x4x1x16xf32>, %k: tensor<2x2x9x16xf32>, %
   %o = attn.attention %q, %k, %v kv_lengths(%l : tensor<2xi64>) : tensor<2x4x1x16xf32>, tensor<2x2x9x16xf32>, tensor<2x2x9x16xf32> -> tensor<2x4x1x16xf32>
   return %o : tensor<2x4x1x16xf32>
 }
+
+// -----
+
+// cu_seqlens: both offset vectors, of one length N + 1 >= 2, batch 1
+// everywhere, no mask and no kv_lengths.
+func.func @cu_seqlens_one(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>, %c: tensor<?xi32>) -> tensor<1x4x?x16xf32> {
+  // expected-error @+1 {{expects both 'cu_seqlens_q' and 'cu_seqlens_k', or neither}}
+  %o = "attn.attention"(%q, %k, %v, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0>}> ({}, {}) : (tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<?xi32>) -> tensor<1x4x?x16xf32>
+  return %o : tensor<1x4x?x16xf32>
+}
+
+// -----
+
+func.func @cu_seqlens_lengths(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>, %cq: tensor<3xi32>, %ck: tensor<4xi32>) -> tensor<1x4x?x16xf32> {
+  // expected-error @+1 {{expects 'cu_seqlens_q' and 'cu_seqlens_k' of one length (N + 1), got 'tensor<3xi32>' and 'tensor<4xi32>'}}
+  %o = attn.attention %q, %k, %v cu_seqlens(%cq, %ck : tensor<3xi32>, tensor<4xi32>) : tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x4x?x16xf32>
+  return %o : tensor<1x4x?x16xf32>
+}
+
+// -----
+
+func.func @cu_seqlens_short(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>, %c: tensor<1xi32>) -> tensor<1x4x?x16xf32> {
+  // expected-error @+1 {{expects 'cu_seqlens_q' of shape N + 1 (N >= 1 sequences), got 'tensor<1xi32>'}}
+  %o = attn.attention %q, %k, %v cu_seqlens(%c, %c : tensor<1xi32>, tensor<1xi32>) : tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x4x?x16xf32>
+  return %o : tensor<1x4x?x16xf32>
+}
+
+// -----
+
+func.func @cu_seqlens_rank(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>, %c: tensor<2x3xi32>) -> tensor<1x4x?x16xf32> {
+  // expected-error @+1 {{expects 'cu_seqlens_q' of shape N + 1 (N >= 1 sequences), got 'tensor<2x3xi32>'}}
+  %o = attn.attention %q, %k, %v cu_seqlens(%c, %c : tensor<2x3xi32>, tensor<2x3xi32>) : tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x4x?x16xf32>
+  return %o : tensor<1x4x?x16xf32>
+}
+
+// -----
+
+func.func @cu_seqlens_batch(%q: tensor<?x4x?x16xf32>, %k: tensor<?x2x?x16xf32>, %v: tensor<?x2x?x16xf32>, %c: tensor<?xi32>) -> tensor<?x4x?x16xf32> {
+  // expected-error @+1 {{expects 'query' of batch 1 (static) with 'cu_seqlens' (the sequences are packed along dim 2), got 'tensor<?x4x?x16xf32>'}}
+  %o = attn.attention %q, %k, %v cu_seqlens(%c, %c : tensor<?xi32>, tensor<?xi32>) : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32> -> tensor<?x4x?x16xf32>
+  return %o : tensor<?x4x?x16xf32>
+}
+
+// -----
+
+func.func @cu_seqlens_batch2(%q: tensor<1x4x?x16xf32>, %k: tensor<2x2x?x16xf32>, %v: tensor<2x2x?x16xf32>, %c: tensor<?xi32>) -> tensor<1x4x?x16xf32> {
+  // expected-error @+1 {{expects 'key' and 'value' batch (dim 0) to match 'query' (1), got 2 and 2}}
+  %o = attn.attention %q, %k, %v cu_seqlens(%c, %c : tensor<?xi32>, tensor<?xi32>) : tensor<1x4x?x16xf32>, tensor<2x2x?x16xf32>, tensor<2x2x?x16xf32> -> tensor<1x4x?x16xf32>
+  return %o : tensor<1x4x?x16xf32>
+}
+
+// -----
+
+func.func @cu_seqlens_lse(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>, %c: tensor<?xi32>) -> (tensor<1x4x?x16xf32>, tensor<?x4x?xf32>) {
+  // expected-error @+1 {{expects 'log-sum-exp result' of batch 1 (static) with 'cu_seqlens' (the sequences are packed along dim 2), got 'tensor<?x4x?xf32>'}}
+  %o, %l = attn.attention %q, %k, %v cu_seqlens(%c, %c : tensor<?xi32>, tensor<?xi32>) : tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x4x?x16xf32>, tensor<?x4x?xf32>
+  return %o, %l : tensor<1x4x?x16xf32>, tensor<?x4x?xf32>
+}
+
+// -----
+
+func.func @cu_seqlens_mask(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>, %m: tensor<?x?xi1>, %c: tensor<?xi32>) -> tensor<1x4x?x16xf32> {
+  // expected-error @+1 {{expects no 'mask' with 'cu_seqlens' (a mask addresses batches and whole sequences; use mask_mod, whose b is the sequence)}}
+  %o = attn.attention %q, %k, %v mask(%m) cu_seqlens(%c, %c : tensor<?xi32>, tensor<?xi32>) : tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<?x?xi1> -> tensor<1x4x?x16xf32>
+  return %o : tensor<1x4x?x16xf32>
+}
+
+// -----
+
+func.func @cu_seqlens_kv_lengths(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>, %l: tensor<1xi32>, %c: tensor<?xi32>) -> tensor<1x4x?x16xf32> {
+  // expected-error @+1 {{expects no 'kv_lengths' with 'cu_seqlens' (cu_seqlens_k gives each sequence its keys)}}
+  %o = attn.attention %q, %k, %v kv_lengths(%l : tensor<1xi32>) cu_seqlens(%c, %c : tensor<?xi32>, tensor<?xi32>) : tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x4x?x16xf32>
+  return %o : tensor<1x4x?x16xf32>
+}
+
+// -----
+
+func.func @cu_seqlens_type(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>, %c: tensor<?xi64>) -> tensor<1x4x?x16xf32> {
+  // expected-error @+1 {{operand #3 must be ranked tensor of 32-bit signless integer values, but got 'tensor<?xi64>'}}
+  %o = attn.attention %q, %k, %v cu_seqlens(%c, %c : tensor<?xi64>, tensor<?xi64>) : tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x4x?x16xf32>
+  return %o : tensor<1x4x?x16xf32>
+}

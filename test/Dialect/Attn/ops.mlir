@@ -95,3 +95,11 @@ func.func @with_kv_lengths(%q: tensor<?x32x1x128xbf16>, %k: tensor<?x8x?x128xbf1
   %o = attn.attention %q, %k, %v kv_lengths(%lens : tensor<?xi32>) {causal = #attn.causal<bottom_right>} : tensor<?x32x1x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16> -> tensor<?x32x1x128xbf16>
   return %o : tensor<?x32x1x128xbf16>
 }
+
+// Packed variable-length sequences (cu_seqlens): batch 1, the log-sum-exp.
+// CHECK-LABEL: func @with_cu_seqlens
+// CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} cu_seqlens(%{{.*}}, %{{.*}} : tensor<?xi32>, tensor<?xi32>) {causal = #attn.causal<top_left>} : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x32x?x128xbf16>, tensor<1x32x?xf32>
+func.func @with_cu_seqlens(%q: tensor<1x32x?x128xbf16>, %k: tensor<1x8x?x128xbf16>, %v: tensor<1x8x?x128xbf16>, %cq: tensor<?xi32>, %ck: tensor<?xi32>) -> (tensor<1x32x?x128xbf16>, tensor<1x32x?xf32>) {
+  %o, %lse = attn.attention %q, %k, %v cu_seqlens(%cq, %ck : tensor<?xi32>, tensor<?xi32>) {causal = #attn.causal<top_left>} : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x32x?x128xbf16>, tensor<1x32x?xf32>
+  return %o, %lse : tensor<1x32x?x128xbf16>, tensor<1x32x?xf32>
+}

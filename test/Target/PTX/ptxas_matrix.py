@@ -8,7 +8,9 @@ five variants (plain MHA; causal top_left + GQA 4:1; bottom_right + rank-4
 float mask; i1 rank-2 mask + MQA; bottom_right + a window and a softcap), plus D != Dv and the benchmark's ten
 kernels (dynamic head count; the seed's) and eight split-KV decode kernels
 (--split-programs=264: Tq 1 and 16, the log-sum-exp, kv_lengths; each with
-its combine kernel), all with the default kernel
+its combine kernel) and eight kernels of packed sequences (cu_seqlens:
+every dtype at head dims 64 and 128, causal, GQA, the log-sum-exp), all
+with the default kernel
 config (on sm_90a the 16-bit kernels on wgmma and the f32 tf32 ones at
 head dims 64 and 128 load K and V by TMA tensor copies:
 --tensor-copies=auto); those f32 kernels and the seed's, and the
@@ -36,9 +38,10 @@ VARIANTS = {
 
 
 def function(name, dtype, d, dv, hq, hkv, causal, mask, window=None, softcap=None,
-             tq="?", lse=False, kv_lengths=False):
+             tq="?", lse=False, kv_lengths=False, varlen=False):
     elt = dtype.split("-")[0]
-    t = lambda h, dd, tt="?": f"tensor<?x{h}x{tt}x{dd}x{elt}>"  # noqa: E731
+    b = "1" if varlen else "?"
+    t = lambda h, dd, tt="?": f"tensor<{b}x{h}x{tt}x{dd}x{elt}>"  # noqa: E731
     args = [f"%q: {t(hq, d, tq)}", f"%k: {t(hkv, d)}", f"%v: {t(hkv, dv)}"]
     types = f"{t(hq, d, tq)}, {t(hkv, d)}, {t(hkv, dv)}"
     operands = "%q, %k, %v"
@@ -50,6 +53,9 @@ def function(name, dtype, d, dv, hq, hkv, causal, mask, window=None, softcap=Non
     if kv_lengths:
         args.append("%l: tensor<?xi32>")
         operands += " kv_lengths(%l : tensor<?xi32>)"
+    if varlen:
+        args += ["%cq: tensor<?xi32>", "%ck: tensor<?xi32>"]
+        operands += " cu_seqlens(%cq, %ck : tensor<?xi32>, tensor<?xi32>)"
     attrs = []
     if causal:
         attrs.append(f"causal = #attn.causal<{causal}>")
@@ -62,7 +68,7 @@ def function(name, dtype, d, dv, hq, hkv, causal, mask, window=None, softcap=Non
     attr = " {" + ", ".join(attrs) + "}" if attrs else ""
     results, values = t(hq, dv, tq), "%o"
     if lse:
-        results += f", tensor<?x{hq}x{tq}xf32>"
+        results += f", tensor<{b}x{hq}x{tq}xf32>"
         values += ", %lse"
     return (f"func.func @{name}({', '.join(args)}) -> ({results}) {{\n"
             f"  {values} = attn.attention {operands}{attr} : {types} -> {results}\n"
@@ -116,6 +122,14 @@ def main():
         kernels.append((f"decode_{dtype.replace('-', '_')}_d64_tq16", dtype, 64, 64,
                         dict(hq=8, hkv=2, causal="bottom_right", mask=None, tq=16),
                         ["--split-programs=264"]))
+
+    # Packed sequences (cu_seqlens): the program's sequence lookup before
+    # the key loops, K and V boxes at the sequence's keys.
+    for dtype in ("f32-tf32", "f32-ieee", "f16", "bf16"):
+        for d in (64, 128):
+            kernels.append((f"varlen_{dtype.replace('-', '_')}_d{d}", dtype, d, d,
+                            dict(hq=8, hkv=2, causal="top_left", mask=None, lse=True,
+                                 varlen=True)))
 
     def build(item):
         name, dtype, d, dv, kw, *extra = item

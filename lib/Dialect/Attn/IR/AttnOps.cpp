@@ -158,6 +158,53 @@ bool AttentionOp::isIEEEPrecision() {
 
 std::optional<CausalKind> AttentionOp::getCausalKind() { return getCausal(); }
 
+/// Packed sequences (`cu_seqlens`): both offset vectors, of one length
+/// N + 1 >= 2; batch 1 everywhere; no operand that addresses batches.
+static LogicalResult verifyPackedSequences(AttentionOp op) {
+  Value cuQ = op.getCuSeqlensQ(), cuK = op.getCuSeqlensK();
+  if (!cuQ && !cuK)
+    return success();
+  if (!cuQ || !cuK)
+    return op.emitOpError()
+           << "expects both 'cu_seqlens_q' and 'cu_seqlens_k', or neither";
+  auto qType = cast<RankedTensorType>(cuQ.getType());
+  auto kType = cast<RankedTensorType>(cuK.getType());
+  for (auto [name, type] :
+       {std::pair{"cu_seqlens_q", qType}, {"cu_seqlens_k", kType}})
+    if (type.getRank() != 1 ||
+        (!ShapedType::isDynamic(type.getDimSize(0)) && type.getDimSize(0) < 2))
+      return op.emitOpError()
+             << "expects '" << name
+             << "' of shape N + 1 (N >= 1 sequences), got " << type;
+  if (!compatible(qType.getDimSize(0), kType.getDimSize(0)))
+    return op.emitOpError()
+           << "expects 'cu_seqlens_q' and 'cu_seqlens_k' of one length (N + "
+              "1), got "
+           << qType << " and " << kType;
+  if (op.getMask())
+    return op.emitOpError()
+           << "expects no 'mask' with 'cu_seqlens' (a mask addresses batches "
+              "and whole sequences; use mask_mod, whose b is the sequence)";
+  if (op.getKvLengths())
+    return op.emitOpError()
+           << "expects no 'kv_lengths' with 'cu_seqlens' (cu_seqlens_k gives "
+              "each sequence its keys)";
+  SmallVector<std::pair<StringRef, Type>> batched = {
+      {"query", op.getQuery().getType()},
+      {"key", op.getKey().getType()},
+      {"value", op.getValue().getType()},
+      {"result", op.getOutput().getType()}};
+  if (Value lse = op.getLse())
+    batched.push_back({"log-sum-exp result", lse.getType()});
+  for (auto [name, type] : batched)
+    if (cast<RankedTensorType>(type).getDimSize(0) != 1)
+      return op.emitOpError() << "expects '" << name
+                              << "' of batch 1 (static) with 'cu_seqlens' "
+                                 "(the sequences are packed along dim 2), got "
+                              << type;
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   // Attributes the op does not define change nothing it computes: a
   // misspelled or unsupported one would be silently ignored.
@@ -294,6 +341,9 @@ LogicalResult AttentionOp::verify() {
                            << " (B), got " << type;
   }
 
+  if (failed(verifyPackedSequences(*this)))
+    return failure();
+
   // The log-sum-exp: B x Hq x Tq, f32.
   if (Value lse = getLse()) {
     auto lType = cast<RankedTensorType>(lse.getType());
@@ -381,6 +431,12 @@ LogicalResult BlockAttentionOp::verify() {
   bool split = static_cast<bool>(getKeySplit());
   if (split != static_cast<bool>(getNumKeySplits()))
     return emitOpError() << "expects 'key_split' and 'num_key_splits' together";
+  if (bool(getCuSeqlensQ()) != bool(getCuSeqlensK()))
+    return emitOpError() << "expects 'cu_seqlens_q' and 'cu_seqlens_k' "
+                            "together";
+  if (getCuSeqlensQ() && (split || getKvLengths() || getMask()))
+    return emitOpError() << "expects no 'key_split', 'kv_lengths' or 'mask' "
+                            "with 'cu_seqlens'";
   if (split && (!getLse() || !getOutput().getType().getElementType().isF32()))
     return emitOpError() << "expects an f32 'output' and an 'lse' with "
                             "'key_split' (the partial results a combine "

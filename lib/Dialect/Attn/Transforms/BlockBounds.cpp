@@ -35,7 +35,8 @@ using namespace mlir::attn;
 
 KeyBlockRange mlir::attn::buildKeyBlockRange(OpBuilder &b, Location loc,
                                              BlockAttentionOp op,
-                                             Value queryLen, Value keyLen) {
+                                             Value queryBlock, Value queryLen,
+                                             Value keyLen) {
   MLIRContext *ctx = b.getContext();
   KernelConfigAttr config = op.getConfig();
   int64_t bm = config.getBlockM(), bn = config.getBlockN();
@@ -74,7 +75,7 @@ KeyBlockRange mlir::attn::buildKeyBlockRange(OpBuilder &b, Location loc,
     fullEnd.push_back((firstRow + off + *upper + 1).floorDiv(bn));
   }
 
-  SmallVector<Value> operands = {op.getQueryBlock(), queryLen, keyLen};
+  SmallVector<Value> operands = {queryBlock, queryLen, keyLen};
   auto bound = [&](ArrayRef<AffineExpr> exprs, bool isMax) -> Value {
     AffineMap map = simplifyAffineMap(AffineMap::get(1, 2, exprs, ctx));
     if (isMax)

@@ -51,9 +51,10 @@ FailureOr<scf::ForallOp> mlir::attn::addMaskBlockMap(RewriterBase &rewriter,
   if ((!mask && !maskMod) || op.getBlockMap())
     return rewriter.notifyMatchFailure(
         op, "no mask or data-reading mask_mod, or a block map already");
-  // The classes take Tk for every batch (the tail, the bottom_right
+  // The classes take Tk for every batch (and packed sequences' programs
+  // are no fixed block of rows) (the tail, the bottom_right
   // diagonal); per-batch key counts would need them per batch.
-  if (op.getKvLengths())
+  if (op.getKvLengths() || op.getCuSeqlensQ())
     return rewriter.notifyMatchFailure(op, "per-batch key counts");
   auto grid = dyn_cast<scf::ForallOp>(op->getParentOp());
   if (!grid || !grid->hasAttr(kConfigAttrName))
@@ -213,7 +214,7 @@ struct AttnMaskBlockMapPass
     // Programs with variants and a mask tensor read it per element.
     // So does a data-reading mask_mod without a mask tensor.
     getOperation().walk([&](BlockAttentionOp op) {
-      if (op.getBlockMap() || op.getKvLengths())
+      if (op.getBlockMap() || op.getKvLengths() || op.getCuSeqlensQ())
         return;
       if ((op.getMask() && !op.hasVariant()) || getDataMaskMod(op))
         programs.push_back(op);

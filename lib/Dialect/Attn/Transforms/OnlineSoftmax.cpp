@@ -99,8 +99,12 @@ void ProgramBuilder::build() {
     keyLen = arith::MinSIOp::create(
         b, loc, arith::MaxSIOp::create(b, loc, length, index(0)), keyLen);
   }
+  queryBlock = op.getQueryBlock();
+  regionBatch = batch;
+  if (op.getCuSeqlensQ())
+    buildSequenceLookup();
   Value bm = index(blockM), bn = index(blockN);
-  row0 = arith::MulIOp::create(b, loc, op.getQueryBlock(), bm);
+  row0 = arith::MulIOp::create(b, loc, queryBlock, bm);
   // Valid query rows of this block: min(block_m, Tq - row0).
   Value rows = arith::MinSIOp::create(
       b, loc, bm, arith::SubIOp::create(b, loc, queryLen, row0));
@@ -163,7 +167,10 @@ void ProgramBuilder::build() {
   }
 
   // Q block, zero past Tq; running max -inf, running sum and acc 0.
-  loadTile(query, batch, head, row0, rows, qTile, /*padded=*/true);
+  // The block's first row in the query and output operands, once: under
+  // cu_seqlens, the sequence's first row is dead after it.
+  packedRow0 = queryRow(row0);
+  loadTile(query, batch, head, packedRow0, rows, qTile, /*padded=*/true);
   fill(mRow, f32Const(-std::numeric_limits<double>::infinity()));
   fill(lRow, f32Const(0.0));
   fill(accTile, f32Const(0.0));
@@ -209,7 +216,7 @@ void ProgramBuilder::buildKeyLoops(Value rows, Value bn) {
   if (op.getBlockMap())
     triOffset = causalOffset ? causalOffset : zero;
   visibility.mask = op.getMask();
-  visibility.batch = op.getBatch();
+  visibility.batch = regionBatch;
   visibility.head = op.getHead();
   // A user mask can remove any key of any block: then every block is masked.
   // (Whole blocks that need no causal or tail mask: below unmaskedBound.)
@@ -311,7 +318,7 @@ void ProgramBuilder::buildEpilogue(Value rows) {
                          arith::SelectOp::create(nb, l, empty, negInf, value));
             });
     auto lseType = cast<MemRefType>(lse.getType());
-    SmallVector<OpFoldResult> offsets = {batch, head, row0};
+    SmallVector<OpFoldResult> offsets = {batch, head, packedRow0};
     SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
                                        rows};
     SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
@@ -345,7 +352,8 @@ void ProgramBuilder::buildEpilogue(Value rows) {
           });
   // Store the valid rows, converted to the element type.
   Value from = prefixView(accTile, rows);
-  Value to = rowsView(op.getOutput(), batch, head, row0, rows, valueHeadDim);
+  Value to =
+      rowsView(op.getOutput(), batch, head, packedRow0, rows, valueHeadDim);
   generic(ValueRange{from}, ValueRange{to}, {map(2, {0, 1}), map(2, {0, 1})},
           {IteratorType::parallel, IteratorType::parallel},
           [&](OpBuilder &nb, Location l, ValueRange args) {
@@ -379,8 +387,10 @@ void ProgramBuilder::buildStep(Value kb, bool masked, bool partial) {
                .getResult();
   // K and V blocks of the KV head (GQA); zero past Tk on masked blocks.
   auto loadTiles = [&] {
-    loadTile(op.getKey(), op.getBatch(), kvHead, col0, cols, kTile, partial);
-    loadTile(op.getValue(), op.getBatch(), kvHead, col0, cols, vTile, partial);
+    Value keyRow0 = keyRow(col0);
+    loadTile(op.getKey(), op.getBatch(), kvHead, keyRow0, cols, kTile, partial);
+    loadTile(op.getValue(), op.getBatch(), kvHead, keyRow0, cols, vTile,
+             partial);
   };
 
   // Under a user mask, a block whose keys are all masked out for every row

@@ -98,6 +98,20 @@ private:
   /// The loops over key blocks (with `rows` valid query rows, bn =
   /// block_n): unmasked blocks, then diagonal, tail and user-mask blocks.
   void buildKeyLoops(Value rows, Value bn);
+  /// Packed sequences (cu_seqlens, Varlen.cpp): finds the program's
+  /// segment by a binary search over the segments' first slots and sets
+  /// queryBlock, queryLen, keyLen, queryBase, keyBase and regionBatch to
+  /// its sequence's; a slot past its segment's blocks gets no rows and no
+  /// keys.
+  void buildSequenceLookup();
+  /// `row` of the program's sequence as a row of the packed operand (itself
+  /// without cu_seqlens).
+  Value queryRow(Value row) {
+    return queryBase ? arith::AddIOp::create(b, loc, queryBase, row) : row;
+  }
+  Value keyRow(Value row) {
+    return keyBase ? arith::AddIOp::create(b, loc, keyBase, row) : row;
+  }
   /// The same for an op with variants (window, softcap, score_mod,
   /// mask_mod): the blocks of buildKeyBlockRange, the full ones unmasked
   /// (none under a mask tensor or a mask_mod). In ProgramVariants.cpp.
@@ -251,6 +265,15 @@ private:
 
   // Values shared by the steps.
   Value kvHead, row0, queryLen, keyLen, causalOffset;
+  /// The program's block of query rows (row0 = queryBlock * block_m) and
+  /// the batch index the regions see: op's, or under cu_seqlens the block
+  /// within the sequence and the sequence's index.
+  Value queryBlock, regionBatch;
+  /// Under cu_seqlens, the sequence's first query row and key in the packed
+  /// operands (null otherwise).
+  Value queryBase, keyBase;
+  /// queryRow(row0): the program's first row in the packed operands.
+  Value packedRow0;
   /// A key split's run of key blocks, [splitStart, splitEnd) (null
   /// without key_split): buildKeyLoop clamps every loop to it.
   Value splitStart, splitEnd;

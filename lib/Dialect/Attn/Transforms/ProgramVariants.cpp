@@ -49,7 +49,7 @@ void ProgramBuilder::buildVariantLoops() {
     for (int64_t d = 0, e = cast<MemRefType>(mask.getType()).getRank(); d < e;
          ++d)
       visibility.maskSizes.push_back(dim(mask, d));
-    visibility.batch = op.getBatch();
+    visibility.batch = regionBatch;
     visibility.head = op.getHead();
   }
   lastRowIndex = arith::SubIOp::create(b, loc, queryLen, one);
@@ -59,7 +59,8 @@ void ProgramBuilder::buildVariantLoops() {
       lastRowIndex);
   classifyMaskMod = isClassifiableMaskMod(op.getMaskMod());
 
-  KeyBlockRange range = buildKeyBlockRange(b, loc, op, queryLen, keyLen);
+  KeyBlockRange range =
+      buildKeyBlockRange(b, loc, op, queryBlock, queryLen, keyLen);
   // A classified mask_mod, or a data-reading one's block map
   // (--attn-mask-block-map), says which blocks may keep a key. They lie in
   // [first, last): a scan over the bounds, so that the loops, and the
@@ -199,7 +200,7 @@ std::pair<Value, Value> ProgramBuilder::buildModClass(Value col0) {
       return {v, negate(v)};
     return {v, v};
   };
-  ranges[block.getArgument(0)] = {op.getBatch(), op.getBatch()};
+  ranges[block.getArgument(0)] = {regionBatch, regionBatch};
   ranges[block.getArgument(1)] = {op.getHead(), op.getHead()};
   ranges[block.getArgument(2)] = {row0, lastValidRow};
   ranges[block.getArgument(3)] = {
@@ -332,45 +333,45 @@ void ProgramBuilder::buildVariantScores(Value col0, bool masked) {
                                           softcap->convertToDouble())
                                : Value();
   Region &scoreMod = op.getScoreMod(), &maskMod = op.getMaskMod();
-  generic(ValueRange{}, ValueRange{sTile}, {map(2, {0, 1})},
-          {IteratorType::parallel, IteratorType::parallel},
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            auto [i, j] = position(nb, l, col0);
-            Value s = args[0], bias, keep;
-            if (masked)
-              keep = visibility.buildVisible(nb, l, i, j, &bias);
-            // The regions see rows and keys inside Tq and Tk.
-            Value ic, jc;
-            if (!scoreMod.empty() || !maskMod.empty()) {
-              ic = arith::MinSIOp::create(nb, l, i, lastRowIndex);
-              jc = arith::MinSIOp::create(nb, l, j, lastKeyIndex);
-            }
-            // softcap * tanh(scale * s / softcap) with scale / softcap as
-            // one factor: no division per score.
-            if (cap)
-              s = arith::MulFOp::create(
-                  nb, l, cap,
-                  math::TanhOp::create(
-                      nb, l, arith::MulFOp::create(nb, l, s, scaleOverCap)));
-            else if (transformScores)
-              s = arith::MulFOp::create(nb, l, s, scale);
-            else if (!foldScale)
-              s = arith::MulFOp::create(nb, l, s, f32Const(scaleLog2e));
-            if (bias)
-              s = arith::AddFOp::create(
-                  nb, l, s, arith::MulFOp::create(nb, l, bias, biasFactor));
-            if (!scoreMod.empty())
-              s = inlineModifier(nb, scoreMod,
-                                 {s, op.getBatch(), op.getHead(), ic, jc});
-            if (transformScores)
-              s = arith::MulFOp::create(nb, l, s, toExp2);
-            if (masked && !maskMod.empty())
-              keep = arith::AndIOp::create(
-                  nb, l, keep,
-                  inlineModifier(nb, maskMod,
-                                 {op.getBatch(), op.getHead(), ic, jc}));
-            if (masked)
-              s = arith::SelectOp::create(nb, l, keep, s, negInf);
-            yieldValue(nb, l, s);
-          });
+  generic(
+      ValueRange{}, ValueRange{sTile}, {map(2, {0, 1})},
+      {IteratorType::parallel, IteratorType::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        auto [i, j] = position(nb, l, col0);
+        Value s = args[0], bias, keep;
+        if (masked)
+          keep = visibility.buildVisible(nb, l, i, j, &bias);
+        // The regions see rows and keys inside Tq and Tk.
+        Value ic, jc;
+        if (!scoreMod.empty() || !maskMod.empty()) {
+          ic = arith::MinSIOp::create(nb, l, i, lastRowIndex);
+          jc = arith::MinSIOp::create(nb, l, j, lastKeyIndex);
+        }
+        // softcap * tanh(scale * s / softcap) with scale / softcap as
+        // one factor: no division per score.
+        if (cap)
+          s = arith::MulFOp::create(
+              nb, l, cap,
+              math::TanhOp::create(
+                  nb, l, arith::MulFOp::create(nb, l, s, scaleOverCap)));
+        else if (transformScores)
+          s = arith::MulFOp::create(nb, l, s, scale);
+        else if (!foldScale)
+          s = arith::MulFOp::create(nb, l, s, f32Const(scaleLog2e));
+        if (bias)
+          s = arith::AddFOp::create(
+              nb, l, s, arith::MulFOp::create(nb, l, bias, biasFactor));
+        if (!scoreMod.empty())
+          s = inlineModifier(nb, scoreMod,
+                             {s, regionBatch, op.getHead(), ic, jc});
+        if (transformScores)
+          s = arith::MulFOp::create(nb, l, s, toExp2);
+        if (masked && !maskMod.empty())
+          keep = arith::AndIOp::create(
+              nb, l, keep,
+              inlineModifier(nb, maskMod, {regionBatch, op.getHead(), ic, jc}));
+        if (masked)
+          s = arith::SelectOp::create(nb, l, keep, s, negInf);
+        yieldValue(nb, l, s);
+      });
 }

@@ -8,6 +8,7 @@
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -57,7 +58,8 @@ int64_t mlir::attn::getQueryHeadPacking(AttentionOp op) {
   int64_t queryHeads = queryType.getDimSize(1),
           keyHeads = keyType.getDimSize(1);
   if (queryHeads <= keyHeads || op.getMask() || op.getWindow() ||
-      !op.getScoreMod().empty() || !op.getMaskMod().empty())
+      op.getCuSeqlensQ() || !op.getScoreMod().empty() ||
+      !op.getMaskMod().empty())
     return 1;
   if (std::optional<CausalKind> causal = op.getCausalKind();
       causal && *causal != CausalKind::BottomRight)
@@ -95,6 +97,22 @@ static Value packQueryHeads(OpBuilder &b, Location loc, Value buffer,
   return memref::CollapseShapeOp::create(b, loc, expanded, collapse);
 }
 
+/// The query-slot count of packed sequences: `queryBlocks` (ceil(Tq /
+/// block_m)) + dim(cu_q) + 1, one slot more than the N + 2 segments (the
+/// rows before cu_q[0], N sequences, the rows from cu_q[N] on) can need,
+/// floor(Tq / block_m) + N + 2, so that the launch's grid is one expression
+/// of the sizes (docs/Serving.md).
+static OpFoldResult buildPackedSlots(RewriterBase &rewriter, Location loc,
+                                     OpFoldResult queryBlocks, Value cuQ) {
+  Value blocks = getValueOrCreateConstantIndexOp(rewriter, loc, queryBlocks);
+  Value offsets = memref::DimOp::create(rewriter, loc, cuQ, 0);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  return arith::AddIOp::create(
+             rewriter, loc, blocks,
+             arith::AddIOp::create(rewriter, loc, offsets, one))
+      .getResult();
+}
+
 FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
                                                         AttentionOp op,
                                                         KernelConfigAttr config,
@@ -109,6 +127,12 @@ FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
   Value mask = op.getMask() ? toBuffer(rewriter, loc, op.getMask()) : Value();
   Value kvLengths =
       op.getKvLengths() ? toBuffer(rewriter, loc, op.getKvLengths()) : Value();
+  // Packed sequences: the programs look up their sequence in these.
+  Value cuQ, cuK;
+  if (op.getCuSeqlensQ()) {
+    cuQ = toBuffer(rewriter, loc, op.getCuSeqlensQ());
+    cuK = toBuffer(rewriter, loc, op.getCuSeqlensK());
+  }
   // The tensors the regions read become read-only buffers too (the
   // programs' captures), each once.
   SmallVector<Value> captures;
@@ -161,11 +185,19 @@ FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
                          .getResult();
   }
 
+  // Packed sequences: ceil(Tq / block_m) + N + 2 slots, N + 1 = dim(cu_q)
+  // (OnlineSoftmax's buildSequenceLookup: segment t's blocks start at slot
+  // floor(c_t / block_m) + t, t = 0 .. N + 1).
+  if (cuQ)
+    numQueryBlocks = buildPackedSlots(rewriter, loc, numQueryBlocks, cuQ);
+
   // Split-KV (KeySplit.cpp): one query block per (batch, head), the keys
   // split over S programs that write partial results to f32 workspaces
-  // (S x B x Hq x Tq [x Dv]), merged by a second grid.
+  // (S x B x Hq x Tq [x Dv]), merged by a second grid. Not for packed
+  // sequences, whose programs are their own sequence's query blocks.
   std::optional<int64_t> staticQueryLen = getConstantIntValue(programRows);
-  bool split = splitPrograms > 0 && staticQueryLen && *staticQueryLen <= blockM;
+  bool split =
+      splitPrograms > 0 && staticQueryLen && *staticQueryLen <= blockM && !cuQ;
   Value numSplits, splitOutput, splitLse;
   int64_t minSplitKeys = 4 * config.getBlockN();
   if (split) {
@@ -234,7 +266,7 @@ FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
         }
         program = BlockAttentionOp::create(
             b, bodyLoc, programQuery, key, value, mask,
-            /*block_map=*/Value(), kvLengths, captures, programOutput,
+            /*block_map=*/Value(), kvLengths, cuQ, cuK, captures, programOutput,
             programLse, ivs[0], ivs[1], queryBlock, keySplit,
             split ? numSplits : Value(), config, scale, causal,
             op.getPrecisionAttr(), op.getWindowAttr(), op.getSoftcapAttr());

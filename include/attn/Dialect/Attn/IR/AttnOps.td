@@ -87,6 +87,24 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     everywhere, in the `bottom_right` causal and window offset too. A length
     is clamped to `0..Tk`; a batch with none yields zeros.
 
+    The optional pair `cu_seqlens(cu_q, cu_k)` (both `N + 1`, i32) packs `N`
+    variable-length sequences along the sequence dimensions
+    (FlashAttention's `flash_attn_varlen_func`): Q, K, V, the result and
+    `lse` have batch dimension 1 (static), and sequence `s` owns the query
+    rows `cu_q[s] .. cu_q[s+1]-1` and the keys `cu_k[s] .. cu_k[s+1]-1`.
+    Each sequence is an independent attention of `Tq_s x Tk_s` (`Tq_s =
+    cu_q[s+1] - cu_q[s]`, `Tk_s` likewise): `causal`, `window`, the
+    `bottom_right` offset `Tk_s - Tq_s`, the key tail and `lse` apply per
+    sequence, and the regions see `b = s` and positions `i`, `j` within the
+    sequence. Query rows outside `cu_q[0] .. cu_q[N]-1` belong to no
+    sequence: they yield zeros (`lse` `-inf`), as does a sequence without
+    keys. The values must rise monotonically within `0..Tq` (`cu_q`) and
+    `0..Tk` (`cu_k`); the runtimes check that before a launch, and the
+    kernels clamp them into those ranges, so other values never read or
+    write out of bounds (their results are unspecified). `cu_seqlens`
+    excludes a `mask` operand and `kv_lengths` (a per-batch count), which
+    address the batch dimension that packing removes.
+
     The optional second result `lse` (`B x Hq x Tq`, f32) holds, for each
     query row, the natural log of the sum over its kept keys of `exp(s)` of
     the final scores: FlashAttention's `softmax_lse`, what split-KV,
@@ -132,6 +150,12 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
            {causal = #attn.causal<bottom_right>}
            : tensor<?x32x1x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>
            -> tensor<?x32x1x128xbf16>
+    // Three packed prompts (cu_q = cu_k = [0, t0, t0 + t1, Tq]), each
+    // causal over its own tokens.
+    %o6 = attn.attention %qp, %kp, %vp cu_seqlens(%cq, %ck : tensor<?xi32>, tensor<?xi32>)
+           {causal = #attn.causal<top_left>}
+           : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16>
+           -> tensor<1x32x?x128xbf16>
     // The output and its log-sum-exp.
     %o4, %lse = attn.attention %q, %k, %v {causal = #attn.causal<top_left>}
            : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>
@@ -145,6 +169,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     RankedTensorOf<[Attn_FloatElement]>:$value,
     Optional<RankedTensorOf<[Attn_MaskElement]>>:$mask,
     Optional<RankedTensorOf<[I32]>>:$kv_lengths,
+    Optional<RankedTensorOf<[I32]>>:$cu_seqlens_q,
+    Optional<RankedTensorOf<[I32]>>:$cu_seqlens_k,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<Attn_CausalAttr>:$causal,
     OptionalAttr<Attn_PrecisionAttr>:$precision,
@@ -157,7 +183,9 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
 
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
-    (`kv_lengths` `(` $kv_lengths^ `:` type($kv_lengths) `)`)? attr-dict
+    (`kv_lengths` `(` $kv_lengths^ `:` type($kv_lengths) `)`)?
+    (`cu_seqlens` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `:`
+     type($cu_seqlens_q) `,` type($cu_seqlens_k) `)`)? attr-dict
     (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)? `:`
     type($query) `,` type($key) `,` type($value) (`,` type($mask)^)?
     `->` type($output) (`,` type($lse)^)?
@@ -215,6 +243,17 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
     With `kv_lengths`, the keys of batch `b` are the first
     `kv_lengths[b]` (clamped to `0..Tk`), as for `attn.attention`.
 
+    With `cu_seqlens(cu_q, cu_k)` (packed sequences, batch 1), `query_block`
+    is a slot of the packed grid, not a block of rows: the program finds its
+    segment (the rows before `cu_q[0]`, sequence `s`, or the rows from
+    `cu_q[N]` on) by a binary search over the segments' first slots
+    `floor(c_t / block_m) + t` (`c` = `0, cu_q[0], ..., cu_q[N]`), takes
+    block `query_block - first slot` of that segment's rows, and computes it
+    as an attention of the sequence's own rows and keys (the rows of no
+    sequence have no keys). Slots past a segment's last block compute
+    nothing. The grid's query dimension has `ceil(Tq / block_m) + N + 2`
+    slots.
+
     With `lse` (`B x Hq x Tq`), the program also writes the log-sum-exp of
     its rows there, as `attn.attention`'s second result.
 
@@ -249,6 +288,8 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
     Arg<Optional<MemRefOf<[Attn_MaskElement]>>, "", [MemRead]>:$mask,
     Arg<Optional<MemRefRankOf<[I8], [4]>>, "", [MemRead]>:$block_map,
     Arg<Optional<MemRefRankOf<[I32], [1]>>, "", [MemRead]>:$kv_lengths,
+    Arg<Optional<MemRefRankOf<[I32], [1]>>, "", [MemRead]>:$cu_seqlens_q,
+    Arg<Optional<MemRefRankOf<[I32], [1]>>, "", [MemRead]>:$cu_seqlens_k,
     Arg<Variadic<AnyMemRef>, "", [MemRead]>:$captures,
     Arg<MemRefRankOf<[Attn_FloatElement], [4]>, "", [MemWrite]>:$output,
     Arg<Optional<MemRefRankOf<[F32], [3]>>, "", [MemWrite]>:$lse,
@@ -266,6 +307,7 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
   let assemblyFormat = [{
     `ins` `(` $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
     (`block_map` `(` $block_map^ `)`)? (`kv_lengths` `(` $kv_lengths^ `)`)?
+    (`cu_seqlens` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `)`)?
     (`captures` `(` $captures^ `)`)? `)`
     `outs` `(` $output (`lse` `(` $lse^ `)`)? `)` `at` `[` $batch `,` $head `,` $query_block `]`
     (`key_split` `[` $key_split^ `of` $num_key_splits `]`)?
@@ -273,6 +315,7 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
     `:` type($query) `,` type($key) `,` type($value)
     (`mask` type($mask)^)? (`block_map` type($block_map)^)?
     (`kv_lengths` type($kv_lengths)^)?
+    (`cu_seqlens` type($cu_seqlens_q)^ `,` type($cu_seqlens_k))?
     (`captures` type($captures)^)? `outs` type($output)
     (`lse` type($lse)^)?
   }];

@@ -137,9 +137,11 @@ Value buildCausalOffset(OpBuilder &b, Location loc, BlockAttentionOp op,
 struct KeyBlockRange {
   Value start, fullStart, fullEnd, end;
 };
+/// `queryBlock` is the program's block of rows (its sequence's, under
+/// cu_seqlens).
 KeyBlockRange buildKeyBlockRange(OpBuilder &b, Location loc,
-                                 BlockAttentionOp op, Value queryLen,
-                                 Value keyLen);
+                                 BlockAttentionOp op, Value queryBlock,
+                                 Value queryLen, Value keyLen);
 
 /// Split-KV (KeySplit.cpp). The number of key splits of a launch, as index
 /// arithmetic of its sizes: min(ceil(Tk / minKeys), ceil(programs / (B *
