@@ -396,6 +396,11 @@ def variants_workload(kernels, seqlens):
                 shape = f"{dtype_name} D{d} {variant} T{t} (B{b} H{h})"
                 q, k, v = (torch.randn(b, h, t, d, device="cuda", dtype=dtype) for _ in range(3))
                 block_mask = create_block_mask(mask_mod, b, None, t, t, device="cuda")
+                # A fresh compile per point: dynamo does not guard a
+                # mask_mod's default arguments, so one compiled Flex served
+                # every window with the first window's mask_mod
+                # (bench/results/2026-12-05-h200-flex-window-reuse.md).
+                torch._dynamo.reset()
                 torch.cuda.synchronize()
                 t0 = datetime.datetime.now()
                 ref = flex(q, k, v, score_mod=score_mod, block_mask=block_mask)
