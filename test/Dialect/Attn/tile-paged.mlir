@@ -23,7 +23,9 @@
 // GPU-SAME: block_m = 64, block_n = 16,
 
 // --attn-online-softmax: Tk = P * page; each key block [col0, col0 + 8)
-// lies in page bt[b, col0 / 16] (clamped to 0..NP-1), from row col0 % 16.
+// lies in page bt[b, min(col0 / 16, P - 1)] (clamped to 0..NP-1; the
+// column clamped so that a pipelined load ahead reads the table), from
+// row col0 % 16. The table load is marked as address arithmetic.
 // CHECK-LABEL: func @paged_decode
 // CHECK: %[[K:.*]] = bufferization.to_buffer %arg1
 // CHECK: %[[V:.*]] = bufferization.to_buffer %arg2
@@ -34,8 +36,11 @@
 // CHECK: %[[TK:.*]] = arith.muli %[[P]], %c16
 // CHECK: scf.for %[[KB:.*]] = %c0 to
 // CHECK:   %[[COL0:.*]] = arith.muli %[[KB]], %c8
-// CHECK:   %[[SLOT:.*]] = arith.divui %[[COL0]], %c16
-// CHECK:   %[[ID:.*]] = memref.load %[[BT]][%[[B]], %[[SLOT]]]
+// CHECK:   %[[COLUMN:.*]] = arith.divui %[[COL0]], %c16
+// CHECK:   %[[P1:.*]] = memref.dim %[[BT]], %c1
+// CHECK:   %[[LASTCOL:.*]] = arith.subi %[[P1]], %c1
+// CHECK:   %[[SLOT:.*]] = arith.minui %[[COLUMN]], %[[LASTCOL]]
+// CHECK:   %[[ID:.*]] = memref.load %[[BT]][%[[B]], %[[SLOT]]] {attn.page_lookup}
 // CHECK:   %[[IDX:.*]] = arith.index_cast %[[ID]] : i32 to index
 // CHECK:   %[[NP:.*]] = memref.dim %[[K]], %c0
 // CHECK:   %[[LAST:.*]] = arith.subi %[[NP]], %c1

@@ -24,10 +24,16 @@ using namespace mlir::attn::detail;
 std::pair<Value, Value> ProgramBuilder::buildPageLookup(Value col0) {
   Value table = op.getBlockTable();
   Value page = index(getPageSize());
-  Value slot = arith::DivUIOp::create(b, loc, col0, page);
-  Value id = arith::IndexCastOp::create(
-      b, loc, b.getIndexType(),
-      memref::LoadOp::create(b, loc, table, ValueRange{op.getBatch(), slot}));
+  // The table's column, clamped to P - 1: a pipelined loop loads a block
+  // ahead, past the last one.
+  Value slot = arith::MinUIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, col0, page),
+      arith::SubIOp::create(b, loc, dim(table, 1), index(1)));
+  auto entry =
+      memref::LoadOp::create(b, loc, table, ValueRange{op.getBatch(), slot});
+  entry->setAttr(kPageLookupAttrName, b.getUnitAttr());
+  Value id =
+      arith::IndexCastOp::create(b, loc, b.getIndexType(), entry.getResult());
   Value lastPage = arith::SubIOp::create(b, loc, dim(op.getKey(), 0), index(1));
   id = arith::MinSIOp::create(
       b, loc, arith::MaxSIOp::create(b, loc, id, index(0)), lastPage);
