@@ -40,7 +40,9 @@ Workloads:
 
 - decode: steps of 1 and 16 query rows (GQA 32/8, bf16, D128) against KV
   caches of 4k..128k keys, B = 1..128, in TB/s of memory moved: attn-mlir
-  against SDPA's flash and cuDNN backends (decode_workload()).
+  against SDPA's flash and cuDNN backends (decode_workload()); the
+  single-row GQA-8 steps also over a paged cache (block_table: pages of 16,
+  64 and 256 keys in random order, the same keys).
 - varlen: packed prefill (cu_seqlens) of 16k tokens in sequences of random
   lengths 128..4096 (bf16, D128, 16 heads, causal): attn-mlir's varlen
   kernel against the same tokens as a padded batch (B = N, T = the longest,
@@ -460,9 +462,29 @@ DECODE_SHAPES = ((1, 1, 4096, 8), (1, 1, 32768, 8), (1, 1, 131072, 8), (8, 1, 81
                  (4, 16, 16384, 8))
 
 
+# The page sizes of the paged decode rows (compile_bench_kernels.PAGES).
+PAGED_DECODE_PAGES = (16, 64, 256)
+
+
 def decode_kernel_name(tq, hkv):
     """compile_bench_kernels.py's name of the decode kernel."""
     return f"decode_q{tq}" + ("" if hkv == 8 else f"_kv{hkv}")
+
+
+def paged_pools(k, v, page, gen):
+    """(B, H, Tk, D) keys and values as pools of pages (NP, H, page, D),
+    NP = B * P + 3, in one random order, and the int32 (B, P) block table
+    that reads them back in order."""
+    b, h, tk, d = k.shape
+    pages = tk // page
+    order = torch.randperm(b * pages + 3, generator=gen)[:b * pages].cuda()
+    pools = []
+    for x in (k, v):
+        pool = x.new_zeros(b * pages + 3, h, page, d)
+        pool[order] = x.reshape(b, h, pages, page, d).transpose(1, 2).reshape(
+            b * pages, h, page, d)
+        pools.append(pool)
+    return pools[0], pools[1], order.reshape(b, pages).to(torch.int32)
 
 
 def decode_workload(kernels, baseline=None):
@@ -502,6 +524,23 @@ def decode_workload(kernels, baseline=None):
             qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))
             providers.append(("flash-attn kvcache", lambda: flash_attn_with_kvcache(
                 qt, kt, vt).transpose(1, 2)))
+        # The same keys in a paged cache (block_table), pages in random
+        # order: pages of 16, 64 and 256 keys against the contiguous kernel
+        # (the single-row GQA-8 shapes, whose kernels compile_bench_kernels.py
+        # has); FlashAttention's paged kvcache takes pages of 256.
+        if tq == 1 and hkv == 8:
+            gen = torch.Generator().manual_seed(b * tk)
+            for page in PAGED_DECODE_PAGES:
+                kp, vp, table = paged_pools(k, v, page, gen)
+                paged = Kernel(os.path.join(kernels, f"decode_q1_paged{page}.json"))
+                providers.append((f"attn-mlir paged {page}",
+                                  lambda paged=paged, kp=kp, vp=vp, table=table:
+                                  paged(q, kp, vp, out=out, block_table=table)))
+                if flash_attn_with_kvcache and page == 256:
+                    kpt, vpt = kp.transpose(1, 2), vp.transpose(1, 2)
+                    providers.append(("flash-attn kvcache paged 256",
+                                      lambda kpt=kpt, vpt=vpt, table=table: flash_attn_with_kvcache(
+                                          qt, kpt, vpt, block_table=table).transpose(1, 2)))
         rows = measure("decode", shape, providers, ref, flops, meta)
         for row in rows.values():
             if row.get("ms"):

@@ -84,6 +84,18 @@ def decode_function(name, tq, hkv=8):
             f"  return %o : {q}\n}}\n")
 
 
+def paged_decode_function(name, page):
+    """A decode step over a paged KV cache (block_table): one new query row
+    of 32 query heads against pools of pages of `page` keys of 8 KV heads,
+    bf16, head dim 128: decode_q1's problem with the keys paged."""
+    q = "tensor<?x32x1x128xbf16>"
+    kv = f"tensor<?x8x{page}x128xbf16>"
+    bt = "tensor<?x?xi32>"
+    return (f"func.func @{name}(%q: {q}, %k: {kv}, %v: {kv}, %bt: {bt}) -> {q} {{\n"
+            f"  %o = attn.attention %q, %k, %v block_table(%bt : {bt}) : {q}, {kv}, {kv} -> {q}\n"
+            f"  return %o : {q}\n}}\n")
+
+
 def varlen_function(name):
     """Packed sequences (cu_seqlens): batch 1, the heads and the packed
     lengths dynamic, bf16, head dim 128, causal per sequence."""
@@ -93,6 +105,10 @@ def varlen_function(name):
             f"  %o = attn.attention %q, %k, %v cu_seqlens(%cq, %ck : {c}, {c}) "
             f"{{causal = #attn.causal<bottom_right>}} : {t}, {t}, {t} -> {t}\n"
             f"  return %o : {t}\n}}\n")
+
+
+# The page sizes of the paged decode kernels.
+PAGES = (16, 64, 256)
 
 
 def kernels():
@@ -117,6 +133,8 @@ def kernels():
         yield f"decode_q{tq}", decode_function(f"decode_q{tq}", tq)
     for hkv in (32, 4):  # GQA ratios 1 and 8 (attn_bench.py's DECODE_SHAPES)
         yield f"decode_q1_kv{hkv}", decode_function(f"decode_q1_kv{hkv}", 1, hkv)
+    for page in PAGES:  # attn_bench.py's paged decode rows
+        yield f"decode_q1_paged{page}", paged_decode_function(f"decode_q1_paged{page}", page)
     yield "varlen_bf16_d128_causal", varlen_function("varlen_bf16_d128_causal")
     yield "seed_mask", function("seed_mask", "f32", 128, 96, False, True)
     yield "seed_causal", function("seed_causal", "f32", 128, 96, True, False)

@@ -8,7 +8,7 @@ Takes the execution matrix of test/Integration/attn_cases.py (the one the
 CPU path runs in CI) plus `--random` random cases, `--configs` cases
 with the non-default configs of CONFIG_BLOCKS and `--variants` cases with
 windows, softcaps and regions (split-KV decode cases with their
---split-programs, kv_lengths cases among them), compiles each distinct
+--split-programs, kv_lengths and paged-cache cases among them), compiles each distinct
 function once with attn-translate for sm_90a, and writes DIR/cases.json
 (each case: its kernel, shapes, causal, mask kind, NaN row, seed) for
 gpu_check.py to run on the GPU machine, which has no MLIR.

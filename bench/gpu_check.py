@@ -22,7 +22,11 @@ reference removes each batch's keys from its count on, which also stands
 for Tk in the bottom-right and window offsets. A case with "varlen" (packed
 sequences) passes attn_cases.varlen_arrays' cu_seqlens_q and cu_seqlens_k,
 and the reference computes each sequence alone (its rows and keys, b = the
-sequence for the regions), rows of no sequence zero with lse -inf. Split-KV cases need nothing
+sequence for the regions), rows of no sequence zero with lse -inf. A case
+with "page" (a paged KV cache) passes pools of pages that hold the random K
+and V in the order of attn_cases.block_table_array's table (the pool's
+other pages NaN, so a wrong page poisons the output) and the table; the
+reference reads the contiguous K and V. Split-KV cases need nothing
 here: the manifest's epilogue kernel merges the splits. Prints one line per
 failure and a summary table last.
 """
@@ -227,6 +231,23 @@ def compare(out, ref, tol):
     return ok, rel, mx, mismatched
 
 
+def paged_pools(case, k, v):
+    """The case's K and V (B, Hkv, Tk, D) as pools of pages (NP, Hkv, page,
+    D) in the order of attn_cases.block_table_array, unused pages NaN, and
+    the int32 (B, P) table on the device."""
+    pages, pool = attn_cases.paged_sizes(case)
+    page = case["page"]
+    table = torch.from_numpy(attn_cases.block_table_array(case)).to("cuda")
+    ids = table.flatten().long()
+    pools = []
+    for x in (k, v):
+        b, h, _, d = x.shape
+        p = torch.full((pool, h, page, d), float("nan"), dtype=x.dtype, device="cuda")
+        p[ids] = x.reshape(b, h, pages, page, d).transpose(1, 2).reshape(b * pages, h, page, d)
+        pools.append(p)
+    return pools[0], pools[1], table
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("dir")
@@ -278,7 +299,10 @@ def main():
             if case.get("varlen"):
                 cu_q, cu_k = (torch.from_numpy(a).to("cuda") for a in attn_cases.varlen_arrays(case))
                 extra.update(cu_seqlens_q=cu_q, cu_seqlens_k=cu_k)
-            kernel(q, k, v, mask, out=out, captures=list(captures.values()), lse=lse, **extra)
+            kk, vk = k, v
+            if case.get("page"):
+                kk, vk, extra["block_table"] = paged_pools(case, k, v)
+            kernel(q, kk, vk, mask, out=out, captures=list(captures.values()), lse=lse, **extra)
             torch.cuda.synchronize()
             scale = kernel.manifest.attributes["scale"]
             if case.get("varlen"):
@@ -298,7 +322,7 @@ def main():
         if not row["ok"]:
             desc = " ".join(f"{k}={case[k]}" for k in ("dtype", "b", "hq", "hkv", "tq", "tk", "d", "dv",
                                                        "causal", "mask", "nan_row", "block", "lse",
-                                                       "split", "kv_lengths", "varlen",
+                                                       "split", "kv_lengths", "varlen", "page",
                                                        "window", "softcap", "score_mod", "mask_mod")
                             if case.get(k) is not None)
             print(f"FAIL {case['name']} [{desc}] {row.get('error') or row}", flush=True)

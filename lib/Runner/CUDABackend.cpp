@@ -154,7 +154,7 @@ private:
   getProblem(const std::vector<const rt::HostTensor *> &arguments) const;
 
   std::unique_ptr<rt::KernelRunner> runner;
-  RoleArguments roleArguments = {-1, -1, -1, -1, -1, -1, -1};
+  RoleArguments roleArguments = {-1, -1, -1, -1, -1, -1, -1, -1};
   std::vector<int> captureArguments;
   unsigned numArguments = 0, numResults = 0;
   bool compiled = false;
@@ -203,6 +203,7 @@ llvm::Expected<rt::AttentionProblem> CUDABackend::getProblem(
   problem.kvLengths = get(OperandRole::KvLengths);
   problem.cuSeqlensQ = get(OperandRole::CuSeqlensQ);
   problem.cuSeqlensK = get(OperandRole::CuSeqlensK);
+  problem.blockTable = get(OperandRole::BlockTable);
   for (int index : captureArguments) {
     if (index < 0)
       return makeError("a region reads a tensor the function computes; the "

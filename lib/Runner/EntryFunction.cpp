@@ -44,6 +44,8 @@ StringRef mlir::attn::runner::getRoleLabel(OperandRole role) {
     return "cu_seqlens_q";
   case OperandRole::CuSeqlensK:
     return "cu_seqlens_k";
+  case OperandRole::BlockTable:
+    return "block_table";
   }
   return "?";
 }
@@ -206,7 +208,8 @@ static llvm::Expected<EntryFunction> analyzeFunction(func::FuncOp func) {
       {OperandRole::Mask, attention.getMask()},
       {OperandRole::KvLengths, attention.getKvLengths()},
       {OperandRole::CuSeqlensQ, attention.getCuSeqlensQ()},
-      {OperandRole::CuSeqlensK, attention.getCuSeqlensK()}};
+      {OperandRole::CuSeqlensK, attention.getCuSeqlensK()},
+      {OperandRole::BlockTable, attention.getBlockTable()}};
   for (auto [role, value] : operands) {
     if (!value)
       continue;
@@ -215,8 +218,8 @@ static llvm::Expected<EntryFunction> analyzeFunction(func::FuncOp func) {
       return makeError("operand '" + getRoleLabel(role) +
                        "' of the attn.attention in '" + name +
                        "' is not a function argument; attn-run passes q, k, "
-                       "v, the mask, kv_lengths and cu_seqlens as "
-                       "arguments");
+                       "v, the mask, kv_lengths, cu_seqlens and block_table "
+                       "as arguments");
     entry.roleArguments[static_cast<unsigned>(role)] = arg.getArgNumber();
     used[arg.getArgNumber()] = true;
   }

@@ -127,6 +127,7 @@ rt::AttentionProblem RunInputs::getProblem() const {
   problem.kvLengths = get(OperandRole::KvLengths);
   problem.cuSeqlensQ = get(OperandRole::CuSeqlensQ);
   problem.cuSeqlensK = get(OperandRole::CuSeqlensK);
+  problem.blockTable = get(OperandRole::BlockTable);
   problem.scale = scale;
   problem.causal = causal;
   problem.windowLeft = windowLeft;
@@ -186,16 +187,31 @@ mlir::attn::runner::prepareInputs(EntryFunction &entry,
   }
 
   inputs.roleArguments = entry.roleArguments;
-  // Random kv_lengths are lengths in 0 .. Tk (the key's, once it is known).
+  // Random kv_lengths are lengths in 0 .. Tk (the key's, once it is known;
+  // P * page for a paged cache).
   int keyArg = entry.roleArguments[unsigned(OperandRole::Key)];
+  int tableArg = entry.roleArguments[unsigned(OperandRole::BlockTable)];
+  const rt::HostTensor &key = inputs.arguments[keyArg];
+  const rt::HostTensor *table =
+      tableArg >= 0 ? &inputs.arguments[tableArg] : nullptr;
   if (lengthsArg >= 0 && inputs.sources[lengthsArg] == "random") {
     rt::HostTensor &lengths = inputs.arguments[lengthsArg];
-    const rt::HostTensor &key = inputs.arguments[keyArg];
     if (lengths.type == rt::ElementType::I32 && lengths.shape.size() == 1 &&
-        key.shape.size() == 4)
-      lengths = rt::makeRandomLengths(lengths.shape[0], key.shape[2],
+        key.shape.size() == 4 && (!table || table->shape.size() == 2)) {
+      int64_t capacity = table ? table->shape[1] * key.shape[2] : key.shape[2];
+      lengths = rt::makeRandomLengths(lengths.shape[0], capacity,
                                       deriveInputSeed(seed, lengthsArg));
+    }
   }
+  // A random block table: distinct pages of the pool in random order
+  // (makeRandomBlockTable), so that a kernel reading the wrong page fails
+  // the check.
+  if (table && inputs.sources[tableArg] == "random" &&
+      table->type == rt::ElementType::I32 && table->shape.size() == 2 &&
+      key.shape.size() == 4)
+    inputs.arguments[tableArg] =
+        rt::makeRandomBlockTable(table->shape[0], table->shape[1], key.shape[0],
+                                 deriveInputSeed(seed, tableArg));
   // Random cu_seqlens are random lengths summing to Tq (Tk).
   for (auto [role, dataRole] :
        {std::pair{OperandRole::CuSeqlensQ, OperandRole::Query},

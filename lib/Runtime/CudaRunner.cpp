@@ -76,7 +76,8 @@ bool KernelRunner::upload(const AttentionProblem &problem,
       {"mask", problem.mask},
       {"kv_lengths", problem.kvLengths},
       {"cu_seqlens_q", problem.cuSeqlensQ},
-      {"cu_seqlens_k", problem.cuSeqlensK}};
+      {"cu_seqlens_k", problem.cuSeqlensK},
+      {"block_table", problem.blockTable}};
   for (size_t i = 0; i < problem.captures.size(); ++i)
     inputs.push_back({"capture" + std::to_string(i), problem.captures[i]});
   for (const auto &[name, tensor] : inputs) {

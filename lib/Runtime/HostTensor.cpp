@@ -347,6 +347,24 @@ HostTensor attn::runtime::makeRandomTensor(std::vector<int64_t> shape,
   return tensor;
 }
 
+HostTensor attn::runtime::makeRandomBlockTable(int64_t batch, int64_t pages,
+                                               int64_t numPages,
+                                               uint64_t seed) {
+  HostTensor tensor = makeZeroTensor({batch, pages}, ElementType::I32);
+  if (numPages < 1)
+    return tensor;
+  SplitMix64 rng(seed);
+  // Fisher-Yates over the pool.
+  std::vector<int64_t> order(numPages);
+  for (int64_t i = 0; i < numPages; ++i)
+    order[i] = i;
+  for (int64_t i = numPages - 1; i > 0; --i)
+    std::swap(order[i], order[int64_t(rng.nextBelow(uint64_t(i) + 1))]);
+  for (int64_t i = 0; i < batch * pages; ++i)
+    tensor.set(i, double(order[i % numPages]));
+  return tensor;
+}
+
 HostTensor attn::runtime::makeRandomSeqlens(int64_t count, int64_t total,
                                             uint64_t seed) {
   HostTensor tensor = makeZeroTensor({count}, ElementType::I32);

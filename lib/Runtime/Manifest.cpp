@@ -4,11 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The pieces of the manifest, its JSON form (through nlohmann/json, whose
+// The manifest's JSON form (through nlohmann/json, whose
 // ordered_json keeps the key order of docs/Manifest.md), the reader, the
 // rules (verifyManifest) and the manifest files. The reader only reads: every
 // rule about values is verifyManifest's, which manifests built in code pass
-// through too. The evaluation is in ManifestLaunch.cpp.
+// through too. The pieces' methods are in ManifestPieces.cpp, the
+// evaluation in ManifestLaunch.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,116 +39,6 @@ static const char *const kParamKinds[] = {"memref", "size", "workspace",
 
 const char *GridExpr::getOperatorName(Kind kind) {
   return kOperatorNames[static_cast<int>(kind)];
-}
-
-std::string GridExpr::toString() const {
-  if (kind == Kind::Constant)
-    return std::to_string(value);
-  if (kind == Kind::Size)
-    return name;
-  std::string text = std::string(getOperatorName(kind)) + "(";
-  for (size_t i = 0; i < operands.size(); ++i)
-    text += (i ? ", " : "") + operands[i].toString();
-  return text + ")";
-}
-
-unsigned KernelLaunch::getNumParamSlots() const {
-  unsigned count = 0;
-  for (const KernelParam &param : params)
-    count += param.getNumSlots();
-  return count;
-}
-
-std::string Manifest::getPtxPath() const {
-  if (directory.empty() || ptx.empty() || ptx[0] == '/')
-    return ptx;
-  return directory + (directory.back() == '/' ? "" : "/") + ptx;
-}
-
-const OperandSpec *Manifest::getOperand(std::string_view name) const {
-  return name == "query"        ? &query
-         : name == "key"        ? &key
-         : name == "value"      ? &value
-         : name == "output"     ? &output
-         : name == "lse" && lse ? &*lse
-                                : nullptr;
-}
-
-const CaptureSpec *Manifest::getCapture(std::string_view name) const {
-  for (size_t i = 0; i < captures.size(); ++i)
-    if (name == "capture" + std::to_string(i))
-      return &captures[i];
-  return nullptr;
-}
-
-const WorkspaceSpec *Manifest::getWorkspace(std::string_view name) const {
-  for (const WorkspaceSpec &workspace : workspaces)
-    if (workspace.name == name)
-      return &workspace;
-  return nullptr;
-}
-
-bool Manifest::hasTensorMaps() const {
-  bool found = false;
-  for (const KernelLaunch *kernel : getKernels())
-    for (const KernelParam &param : kernel->params)
-      found |= param.kind == KernelParam::Kind::TensorMap;
-  return found;
-}
-
-std::vector<const KernelLaunch *> Manifest::getKernels() const {
-  std::vector<const KernelLaunch *> kernels = {this};
-  for (const std::vector<KernelLaunch> *list : {&prologue, &epilogue})
-    for (const KernelLaunch &kernel : *list)
-      kernels.push_back(&kernel);
-  return kernels;
-}
-
-std::vector<LaunchStep> Manifest::getLaunchOrder() const {
-  std::vector<LaunchStep> steps;
-  for (size_t i = 0; i < prologue.size(); ++i)
-    steps.push_back({KernelStage::Prologue, i, 1 + i, &prologue[i]});
-  steps.push_back({KernelStage::Main, 0, 0, this});
-  for (size_t i = 0; i < epilogue.size(); ++i)
-    steps.push_back(
-        {KernelStage::Epilogue, i, 1 + prologue.size() + i, &epilogue[i]});
-  return steps;
-}
-
-std::string LaunchStep::getPath() const {
-  if (stage == KernelStage::Main)
-    return "";
-  return concat(stage == KernelStage::Prologue ? "prologue" : "epilogue", "[",
-                index, "]");
-}
-
-std::string LaunchStep::describe() const {
-  const char *what = stage == KernelStage::Prologue   ? "prologue kernel '"
-                     : stage == KernelStage::Epilogue ? "epilogue kernel '"
-                                                      : "kernel '";
-  return what + kernel->kernel + "'";
-}
-
-int64_t Manifest::getVersion() const {
-  if (cuSeqlensQ || cuSeqlensK)
-    return 6;
-  if (kvLengths || !epilogue.empty())
-    return 5;
-  if (lse)
-    return 4;
-  if (hasTensorMaps())
-    return 3;
-  return workspaces.empty() && prologue.empty() ? 1 : 2;
-}
-
-const std::vector<std::string> &attn::runtime::getSizeNames() {
-  static const std::vector<std::string> names = {"B",  "Hq", "Hkv", "Tq",
-                                                 "Tk", "D",  "Dv",  "N"};
-  return names;
-}
-
-bool attn::runtime::operator==(const Manifest &lhs, const Manifest &rhs) {
-  return serializeManifest(lhs) == serializeManifest(rhs);
 }
 
 //===----------------------------------------------------------------------===//
@@ -300,6 +191,10 @@ std::string attn::runtime::serializeManifest(const Manifest &manifest) {
     root["cu_seqlens_q"] = *manifest.cuSeqlensQ;
   if (manifest.cuSeqlensK)
     root["cu_seqlens_k"] = *manifest.cuSeqlensK;
+  if (const std::optional<BlockTableSpec> &table = manifest.blockTable) {
+    root["block_table"] = static_cast<const MaskSpec &>(*table);
+    root["block_table"]["page_size"] = table->pageSize;
+  }
   // Written only when there are any, so that a manifest without them is
   // written as an older writer wrote it.
   if (!manifest.captures.empty())
@@ -617,22 +512,23 @@ void ManifestReader::read(const Json &root, Manifest &out) {
   version = integer(member(root, "version", ""), "version");
   if (error.empty() && (version < 1 || version > Manifest::kVersion))
     fail("version", "unsupported manifest version ", version,
-         " (this reader supports versions 1, 2, 3, 4, 5 and 6)");
+         " (this reader supports versions 1, 2, 3, 4, 5, 6 and 7)");
   object(root, "",
-         {"format",       "version",     "kernel",       "ptx",
-          "chip",         "function",    "element_type", "query",
-          "key",          "value",       "output",       "lse",
-          "mask",         "kv_lengths",  "captures",     "attributes",
-          "config",       "block",       "grid",         "shared_memory_bytes",
-          "params",       "workspace",   "prologue",     "epilogue",
-          "cu_seqlens_q", "cu_seqlens_k"});
+         {"format",       "version",      "kernel",       "ptx",
+          "chip",         "function",     "element_type", "query",
+          "key",          "value",        "output",       "lse",
+          "mask",         "kv_lengths",   "captures",     "attributes",
+          "config",       "block",        "grid",         "shared_memory_bytes",
+          "params",       "workspace",    "prologue",     "epilogue",
+          "cu_seqlens_q", "cu_seqlens_k", "block_table"});
   for (auto [key, needed] : {std::pair{"workspace", 2},
                              {"prologue", 2},
                              {"lse", 4},
                              {"kv_lengths", 5},
                              {"epilogue", 5},
                              {"cu_seqlens_q", 6},
-                             {"cu_seqlens_k", 6}})
+                             {"cu_seqlens_k", 6},
+                             {"block_table", 7}})
     if (root.contains(key))
       needsVersion(needed, key, std::string("the key '") + key + "'");
 
@@ -661,6 +557,18 @@ void ManifestReader::read(const Json &root, Manifest &out) {
   if (const Json &offsets = member(root, "cu_seqlens_k", "", false);
       !offsets.is_null())
     out.cuSeqlensK = tensor(offsets, "cu_seqlens_k", {ElementType::I32});
+  if (const Json &table = member(root, "block_table", "", false);
+      !table.is_null()) {
+    BlockTableSpec spec;
+    spec.shape =
+        shape(table, "block_table", {"element_type", "shape", "page_size"});
+    spec.elementType =
+        elementType(member(table, "element_type", "block_table"),
+                    "block_table.element_type", {ElementType::I32});
+    spec.pageSize = integer(member(table, "page_size", "block_table"),
+                            "block_table.page_size");
+    out.blockTable = spec;
+  }
   for (const Json &capture : list(root, "captures"))
     out.captures.push_back(
         tensor(capture, at("captures", out.captures.size()),

@@ -244,6 +244,19 @@ bool attn::runtime::checkShapes(const Manifest &manifest,
     return failWith(error, "cu_seqlens_k: dimension 0 (N + 1) is ",
                     shapes.cuSeqlensK[0], " but cu_seqlens_q has ",
                     shapes.cuSeqlensQ[0]);
+  // A paged cache: key and value are pools of pages (dim 0), B x P pages
+  // in the table.
+  bool paged = manifest.blockTable.has_value();
+  if (paged && !shapes.hasBlockTable)
+    return failWith(error, "the kernel was compiled with a block_table (",
+                    formatDims(manifest.blockTable->shape),
+                    "xi32) but none was given");
+  if (!paged && shapes.hasBlockTable)
+    return failWith(error, "a block_table was given but the kernel was "
+                           "compiled without one");
+  if (paged && !checkOperandShape("block_table", manifest.blockTable->shape,
+                                  shapes.blockTable, error))
+    return false;
 
   // The manifest's operands are rank 4 (verifyManifest), so are the actual
   // shapes now.
@@ -256,6 +269,7 @@ bool attn::runtime::checkShapes(const Manifest &manifest,
   } shared[] = {
       {"B", "query", shapes.query, "key", shapes.key, 0},
       {"B", "query", shapes.query, "value", shapes.value, 0},
+      {"NP", "key", shapes.key, "value", shapes.value, 0},
       {"B", "query", shapes.query, "output", shapes.output, 0},
       {"Hq", "query", shapes.query, "output", shapes.output, 1},
       {"Hkv", "key", shapes.key, "value", shapes.value, 1},
@@ -264,7 +278,16 @@ bool attn::runtime::checkShapes(const Manifest &manifest,
       {"D", "query", shapes.query, "key", shapes.key, 3},
       {"Dv", "value", shapes.value, "output", shapes.output, 3},
   };
-  std::vector<Shared> checked(std::begin(shared), std::end(shared));
+  // Paged: dim 0 of key and value counts pages (NP); the table's rows are
+  // B. Else it is B, and NP is not a size.
+  std::vector<Shared> checked;
+  for (const Shared &entry : shared)
+    if (entry.dim != 0 || entry.rhsName == std::string_view("output") ||
+        paged == (entry.size == std::string_view("NP")))
+      checked.push_back(entry);
+  if (paged)
+    checked.push_back(
+        {"B", "query", shapes.query, "block_table", shapes.blockTable, 0});
   if (shapes.hasLse) // rank 3, as the manifest's
     for (auto [size, dim] : {std::pair{"B", 0u}, {"Hq", 1u}, {"Tq", 2u}})
       checked.push_back({size, "query", shapes.query, "lse", shapes.lse, dim});
@@ -289,7 +312,8 @@ bool attn::runtime::checkShapes(const Manifest &manifest,
   if (!shapes.hasMask)
     return true;
   const std::vector<int64_t> &m = shapes.mask;
-  std::vector<int64_t> full = {q[0], q[1], q[2], k[2]};
+  std::vector<int64_t> full = {q[0], q[1], q[2],
+                               paged ? shapes.blockTable[1] * k[2] : k[2]};
   static const char *const kFullNames[4] = {"B", "Hq", "Tq", "Tk"};
   size_t first = 4 - m.size();
   for (size_t i = 0; i < m.size(); ++i) {
@@ -314,6 +338,9 @@ bool attn::runtime::inferProblemSizes(const Manifest &manifest,
   sizes = {q[0],          q[1], shapes.key[1],  q[2],
            shapes.key[2], q[3], shapes.value[3]};
   sizes.N = shapes.hasCuSeqlens ? shapes.cuSeqlensQ[0] - 1 : 0;
+  // A paged cache's keys: P pages of key.shape[2].
+  if (shapes.hasBlockTable)
+    sizes.Tk = shapes.blockTable[1] * shapes.key[2];
   return true;
 }
 
@@ -337,6 +364,9 @@ bool attn::runtime::inferProblemSizes(const Manifest &manifest,
     shapes.cuSeqlensQ = problem.cuSeqlensQ->shape;
     shapes.cuSeqlensK = problem.cuSeqlensK->shape;
   }
+  shapes.hasBlockTable = problem.blockTable != nullptr;
+  if (problem.blockTable)
+    shapes.blockTable = problem.blockTable->shape;
   // The log-sum-exp result, B x Hq x Tq, where the kernel writes one.
   shapes.hasLse = manifest.lse.has_value();
   if (shapes.hasLse)
@@ -452,13 +482,15 @@ static bool checkOperands(const Manifest &manifest,
     else if ((manifest.getCapture(param.operand) ||
               param.operand == "kv_lengths" ||
               param.operand == "cu_seqlens_q" ||
-              param.operand == "cu_seqlens_k") &&
+              param.operand == "cu_seqlens_k" ||
+              param.operand == "block_table") &&
              !it->second.strides.empty() && it->second.strides.back() != 1)
       error = concat(what, "stride ", it->second.strides.back(),
                      " in its last dimension; the kernel reads it with 1");
     else if (param.operand == "mask" || param.operand == "lse" ||
              param.operand == "kv_lengths" || param.operand == "cu_seqlens_q" ||
              param.operand == "cu_seqlens_k" ||
+             param.operand == "block_table" ||
              manifest.getCapture(param.operand) ||
              checkVectorLayout(manifest, param.operand, it->second, error))
       continue;
@@ -490,6 +522,10 @@ static bool checkOperands(const Manifest &manifest,
     shapes.hasCuSeqlens = true;
     shapes.cuSeqlensQ = offsetsQ->second.sizes;
     shapes.cuSeqlensK = offsetsK->second.sizes;
+  }
+  if (auto table = operands.find("block_table"); table != operands.end()) {
+    shapes.hasBlockTable = true;
+    shapes.blockTable = table->second.sizes;
   }
   ProblemSizes actual;
   if (!inferProblemSizes(manifest, shapes, actual, error))

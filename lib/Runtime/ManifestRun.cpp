@@ -188,6 +188,10 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
     inputs.push_back({"cu_seqlens_k", manifest.cuSeqlensK->shape,
                       manifest.cuSeqlensK->elementType});
   }
+  size_t tableIndex = inputs.size();
+  if (manifest.blockTable)
+    inputs.push_back({"block_table", manifest.blockTable->shape,
+                      manifest.blockTable->elementType});
   for (size_t i = 0; i < manifest.captures.size(); ++i)
     inputs.push_back({"capture" + std::to_string(i), manifest.captures[i].shape,
                       manifest.captures[i].elementType});
@@ -231,6 +235,8 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
     problem.cuSeqlensQ = &offsetsQ->tensor;
     problem.cuSeqlensK = &offsetsK->tensor;
   }
+  Input *blockTable = manifest.blockTable ? &inputs[tableIndex] : nullptr;
+  problem.blockTable = blockTable ? &blockTable->tensor : nullptr;
   for (size_t i = inputs.size() - manifest.captures.size(); i < inputs.size();
        ++i)
     problem.captures.push_back(&inputs[i].tensor);
@@ -268,7 +274,8 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
   if (!runner.open(/*ordinal=*/0, error) || !runner.load(manifest, ptx, error))
     return false;
   // Random kv_lengths are lengths in 0 .. Tk; random cu_seqlens random
-  // lengths summing to Tq (Tk).
+  // lengths summing to Tq (Tk); a random block_table distinct pages of the
+  // pool in random order.
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].isRandom)
       continue;
@@ -278,6 +285,9 @@ bool attn::runtime::runManifest(const ManifestRunOptions &options,
     else if (&inputs[i] == offsetsQ || &inputs[i] == offsetsK)
       inputs[i].tensor = makeRandomSeqlens(
           sizes.N + 1, &inputs[i] == offsetsQ ? sizes.Tq : sizes.Tk, seed);
+    else if (&inputs[i] == blockTable)
+      inputs[i].tensor = makeRandomBlockTable(
+          sizes.B, blockTable->tensor.shape[1], problem.key->shape[0], seed);
     else
       inputs[i].tensor =
           makeRandomTensor(inputs[i].tensor.shape, inputs[i].tensor.type, seed);

@@ -111,7 +111,8 @@ bool ManifestVerifier::workspace(size_t index) {
     return fail(path, ".name: '", spec.name,
                 "' is the name of an operand (query, key, value, mask, "
                 "output)");
-  if (contains({"kv_lengths", "cu_seqlens_q", "cu_seqlens_k"}, spec.name))
+  if (contains({"kv_lengths", "cu_seqlens_q", "cu_seqlens_k", "block_table"},
+               spec.name))
     return fail(path, ".name: '", spec.name, "' is the name of an operand");
   if (spec.name == "lse")
     return fail(path, ".name: 'lse' is the name of the log-sum-exp result");
@@ -200,9 +201,10 @@ bool ManifestVerifier::params(const std::vector<KernelParam> &list,
       break;
     }
     const CaptureSpec *capture = manifest.getCapture(param.operand);
-    if (!capture && !contains({"query", "key", "value", "mask", "output", "lse",
-                               "kv_lengths", "cu_seqlens_q", "cu_seqlens_k"},
-                              param.operand)) {
+    if (!capture &&
+        !contains({"query", "key", "value", "mask", "output", "lse",
+                   "kv_lengths", "cu_seqlens_q", "cu_seqlens_k", "block_table"},
+                  param.operand)) {
       // "query, key, value, mask or output", with lse and kv_lengths where
       // the manifest has them.
       std::vector<std::string> names = {"query", "key", "value", "mask",
@@ -213,6 +215,8 @@ bool ManifestVerifier::params(const std::vector<KernelParam> &list,
         names.push_back("kv_lengths");
       if (manifest.cuSeqlensQ)
         names.insert(names.end(), {"cu_seqlens_q", "cu_seqlens_k"});
+      if (manifest.blockTable)
+        names.push_back("block_table");
       std::string expected;
       for (size_t n = 0; n < names.size(); ++n)
         expected += (n == 0                  ? ""
@@ -241,9 +245,13 @@ bool ManifestVerifier::params(const std::vector<KernelParam> &list,
     if (offsets && !manifest.cuSeqlensQ)
       return fail(path, ": operand '", param.operand,
                   "' but the manifest has no cu_seqlens");
-    size_t rank = capture                   ? capture->shape.size()
-                  : offsets                 ? 1
-                  : param.operand == "mask" ? manifest.mask->shape.size()
+    if (param.operand == "block_table" && !manifest.blockTable)
+      return fail(path, ": operand 'block_table' but the manifest has no "
+                        "block_table");
+    size_t rank = capture                          ? capture->shape.size()
+                  : offsets                        ? 1
+                  : param.operand == "block_table" ? 2
+                  : param.operand == "mask"        ? manifest.mask->shape.size()
                   : param.operand == "kv_lengths"
                       ? manifest.kvLengths->shape.size()
                       : manifest.getOperand(param.operand)->shape.size();
@@ -300,6 +308,11 @@ bool ManifestVerifier::verify() {
   for (const Shared &entry : shared) {
     if (!manifest.getOperand(entry.rhs))
       continue; // no lse
+    // A paged cache's key and value count pages in dim 0, not batches.
+    if (manifest.blockTable && entry.dim == 0 &&
+        (std::string_view(entry.rhs) == "key" ||
+         std::string_view(entry.rhs) == "value"))
+      continue;
     int64_t lhs = manifest.getOperand(entry.lhs)->shape[entry.dim];
     int64_t rhs = manifest.getOperand(entry.rhs)->shape[entry.dim];
     if (lhs >= 0 && rhs >= 0 && lhs != rhs)
@@ -333,6 +346,28 @@ bool ManifestVerifier::verify() {
     if (batch >= 0 && count >= 0 && batch != count)
       return fail("B disagrees: query.shape[0] is ", batch,
                   " but kv_lengths.shape[0] is ", count);
+  }
+  // A paged cache: an i32 [B, P] table, a static page of 1 or more keys in
+  // the key's and value's dim 2, no packed sequences.
+  if (const std::optional<BlockTableSpec> &table = manifest.blockTable) {
+    if (table->elementType != ElementType::I32)
+      return fail("block_table.element_type: '",
+                  getTypeName(table->elementType), "' (expected i32)");
+    if (table->shape.size() != 2)
+      return fail("block_table.shape has rank ", table->shape.size(),
+                  " (expected 2: B x P)");
+    if (!shape(table->shape, "block_table"))
+      return false;
+    int64_t batch = manifest.query.shape[0], rows = table->shape[0];
+    if (batch >= 0 && rows >= 0 && batch != rows)
+      return fail("B disagrees: query.shape[0] is ", batch,
+                  " but block_table.shape[0] is ", rows);
+    if (table->pageSize < 1 || manifest.key.shape[2] != table->pageSize)
+      return fail("block_table.page_size is ", table->pageSize,
+                  " (expected key.shape[2], the keys of a page: ",
+                  manifest.key.shape[2], ")");
+    if (manifest.cuSeqlensQ)
+      return fail("block_table excludes cu_seqlens");
   }
   // Packed sequences' offsets: both, i32 [N + 1] of one length, batch 1.
   if (bool(manifest.cuSeqlensQ) != bool(manifest.cuSeqlensK))
@@ -417,6 +452,9 @@ bool ManifestVerifier::verify() {
     return fail("params: the manifest has cu_seqlens but no memref param "
                 "passes ",
                 seen.count("cu_seqlens_q") ? "cu_seqlens_k" : "cu_seqlens_q");
+  if (manifest.blockTable && !seen.count("block_table"))
+    return fail("params: the manifest has a block_table but no memref param "
+                "passes it");
   for (size_t i = 0; i < manifest.captures.size(); ++i) {
     const CaptureSpec &capture = manifest.captures[i];
     if (capture.elementType != ElementType::F32 &&

@@ -67,19 +67,41 @@ bool attn::runtime::validateProblem(const AttentionProblem &problem,
                       " like the query");
   }
   int64_t b = q.shape[0], hq = q.shape[1], tq = q.shape[2], d = q.shape[3];
-  if (k.shape[0] != b || k.shape[3] != d)
+  // A paged cache: K and V are pools of NP pages (dim 0), Tk = P * page.
+  const HostTensor *table = problem.blockTable;
+  if (table) {
+    if (table->type != ElementType::I32)
+      return failWith(error, "block_table has element type ",
+                      getTypeName(table->type), ", expected i32");
+    if (!checkTensor(table, "block_table", 2, "B x P", error))
+      return false;
+    if (table->shape[0] != b)
+      return failWith(error, "block_table has shape ", table->getShapeString(),
+                      ", expected ", b,
+                      "xP (one row of pages per batch of "
+                      "the query ",
+                      q.getShapeString(), ")");
+    if (problem.cuSeqlensQ || problem.cuSeqlensK)
+      return failWith(error, "block_table excludes cu_seqlens");
+    if (k.shape[3] != d)
+      return failWith(error, "key has shape ", k.getShapeString(),
+                      ", expected ", formatShape({-1, -1, -1, d}, q.type),
+                      " (NP x Hkv x page x D with D of the query ",
+                      q.getShapeString(), ")");
+  } else if (k.shape[0] != b || k.shape[3] != d)
     return failWith(error, "key has shape ", k.getShapeString(), ", expected ",
                     formatShape({b, -1, -1, d}, q.type),
                     " (B x Hkv x Tk x D with B and D of the query ",
                     q.getShapeString(), ")");
   int64_t hkv = k.shape[1], tk = k.shape[2];
+  int64_t kb = k.shape[0];
   if (hq % hkv != 0)
     return failWith(error, "key has ", hkv,
                     " heads, which does not divide the query's ", hq,
                     " heads (Hq % Hkv must be 0)");
-  if (v.shape[0] != b || v.shape[1] != hkv || v.shape[2] != tk)
+  if (v.shape[0] != kb || v.shape[1] != hkv || v.shape[2] != tk)
     return failWith(error, "value has shape ", v.getShapeString(),
-                    ", expected ", formatShape({b, hkv, tk, -1}, q.type),
+                    ", expected ", formatShape({kb, hkv, tk, -1}, q.type),
                     " (B x Hkv x Tk x Dv with B, Hkv and Tk of the key ",
                     k.getShapeString(), ")");
   if (problem.mask) {
@@ -90,14 +112,15 @@ bool attn::runtime::validateProblem(const AttentionProblem &problem,
                       ", expected rank 2 (Tq x Tk) or 4 (B x Hq x Tq x Tk)");
     if (!checkTensor(&m, "mask", m.shape.size(), "", error))
       return false;
-    std::vector<int64_t> full = {b, hq, tq, tk};
+    int64_t keys = table ? table->shape[1] * tk : tk;
+    std::vector<int64_t> full = {b, hq, tq, keys};
     size_t offset = 4 - m.shape.size();
     for (size_t i = 0; i < m.shape.size(); ++i) {
       int64_t want = full[offset + i];
       if (m.shape[i] != 1 && m.shape[i] != want)
         return failWith(error, "mask has shape ", shape,
                         ", which does not broadcast to B x Hq x Tq x Tk = ", b,
-                        "x", hq, "x", tq, "x", tk, ": dimension ", i, " is ",
+                        "x", hq, "x", tq, "x", keys, ": dimension ", i, " is ",
                         m.shape[i], ", expected 1 or ", want);
     }
   }
@@ -112,6 +135,23 @@ bool attn::runtime::validateProblem(const AttentionProblem &problem,
                       ", expected ", formatShape({b}, ElementType::I32),
                       " (one length per batch of the query ",
                       q.getShapeString(), ")");
+  }
+  if (table) {
+    // The entries a batch uses (its first ceil(n_b / page)) name pages of
+    // the pool.
+    int64_t pages = table->shape[1], page = tk, pool = k.shape[0];
+    for (int64_t bi = 0; bi < b; ++bi) {
+      int64_t keys = pages * page;
+      if (problem.kvLengths)
+        keys = std::clamp<int64_t>(problem.kvLengths->getInteger(bi), 0, keys);
+      for (int64_t p = 0, e = (keys + page - 1) / page; p < e; ++p) {
+        int64_t id = table->getInteger(bi * pages + p);
+        if (id < 0 || id >= pool)
+          return failWith(error, "block_table[", bi, ", ", p, "] = ", id,
+                          " is not a page of the pool (0..", pool - 1, ", key ",
+                          k.getShapeString(), ")");
+      }
+    }
   }
   if (bool(problem.cuSeqlensQ) != bool(problem.cuSeqlensK))
     return failWith(error,
@@ -207,7 +247,12 @@ void attn::runtime::referenceRows(const AttentionProblem &problem,
   const HostTensor &q = *problem.query, &k = *problem.key, &v = *problem.value;
   const HostTensor *mask = problem.mask;
   const int64_t hq = q.shape[1], totalQ = q.shape[2], d = q.shape[3];
-  const int64_t hkv = k.shape[1], capacity = k.shape[2], dv = v.shape[3];
+  const int64_t hkv = k.shape[1], dv = v.shape[3];
+  // A paged cache: logical key j of batch b is row j % page of page
+  // blockTable[b, j / page] (clamped to the pool, as the kernels do).
+  const HostTensor *table = problem.blockTable;
+  const int64_t page = k.shape[2], numPages = k.shape[0];
+  const int64_t capacity = table ? table->shape[1] * page : k.shape[2];
   const int64_t group = hq / hkv;
   const double negInf = -std::numeric_limits<double>::infinity();
 
@@ -258,9 +303,24 @@ void attn::runtime::referenceRows(const AttentionProblem &problem,
     if (slice.batch != b || slice.head != g) {
       slice.batch = b;
       slice.head = g;
-      int64_t base = (memoryBatch * hkv + g) * capacity + keyBase;
-      loadSlice(k, base * d, tk * d, slice.keys);
-      loadSlice(v, base * dv, tk * dv, slice.values);
+      if (table) {
+        slice.keys.resize(tk * d);
+        slice.values.resize(tk * dv);
+        for (int64_t j = 0; j < tk; ++j) {
+          int64_t id = std::clamp<int64_t>(
+              table->getInteger(b * table->shape[1] + j / page), 0,
+              numPages - 1);
+          int64_t at = (id * hkv + g) * page + j % page;
+          for (int64_t c = 0; c < d; ++c)
+            slice.keys[j * d + c] = k.get(at * d + c);
+          for (int64_t c = 0; c < dv; ++c)
+            slice.values[j * dv + c] = v.get(at * dv + c);
+        }
+      } else {
+        int64_t base = (memoryBatch * hkv + g) * capacity + keyBase;
+        loadSlice(k, base * d, tk * d, slice.keys);
+        loadSlice(v, base * dv, tk * dv, slice.values);
+      }
     }
     loadSlice(q, row * d, d, query);
 

@@ -72,13 +72,24 @@ BenchReport attn::runtime::summarizeBench(const std::vector<double> &timesMs,
   const std::vector<int64_t> &q = problem.query->shape, &k = problem.key->shape;
   ProblemSizes sizes = {
       q[0], q[1], k[1], q[2], k[2], q[3], problem.value->shape[3]};
+  // A paged cache holds P * page logical keys (the pool's size does not
+  // count).
+  const HostTensor *table = problem.blockTable;
+  int64_t page = k[2], capacity = table ? table->shape[1] * page : k[2];
+  sizes.Tk = capacity;
+  // The keys the kernel reads: a paged cache's whole pages.
+  ProblemSizes read = sizes;
   // Under kv_lengths the kernel reads and multiplies each batch's own keys:
   // count their mean, not the capacity.
   if (const HostTensor *lengths = problem.kvLengths; lengths && q[0] > 0) {
-    int64_t keys = 0;
-    for (int64_t b = 0; b < q[0]; ++b)
-      keys += std::clamp<int64_t>(lengths->getInteger(b), 0, k[2]);
+    int64_t keys = 0, pageKeys = 0;
+    for (int64_t b = 0; b < q[0]; ++b) {
+      int64_t n = std::clamp<int64_t>(lengths->getInteger(b), 0, capacity);
+      keys += n;
+      pageKeys += table ? (n + page - 1) / page * page : n;
+    }
     sizes.Tk = (keys + q[0] / 2) / q[0];
+    read.Tk = (pageKeys + q[0] / 2) / q[0];
   }
   report.flops = getAttentionFlops(sizes, problem.causal);
   if (problem.cuSeqlensQ && problem.cuSeqlensK) {
@@ -92,7 +103,7 @@ BenchReport attn::runtime::summarizeBench(const std::vector<double> &timesMs,
       report.flops += getAttentionFlops(sequence, problem.causal);
     }
   }
-  report.bytes = getAttentionBytes(sizes, output.type) +
+  report.bytes = getAttentionBytes(table ? read : sizes, output.type) +
                  (problem.mask ? double(problem.mask->getNumBytes()) : 0.0) +
                  (lse ? double(lse->getNumBytes()) : 0.0);
   report.tflops = report.medianMs > 0.0

@@ -65,6 +65,8 @@ static FailureOr<OwningOpRef<ModuleOp>> buildCanonicalModule(AttentionOp op,
     inputs.push_back(op.getCuSeqlensQ().getType());
     inputs.push_back(op.getCuSeqlensK().getType());
   }
+  if (op.getBlockTable())
+    inputs.push_back(op.getBlockTable().getType());
   SmallVector<Value> captured = op.getCapturedTensors();
   for (Value tensor : captured)
     inputs.push_back(tensor.getType());
@@ -129,9 +131,17 @@ static std::optional<rt::GridExpr> getNumKeySplits(AttentionOp op,
   };
   using Kind = rt::GridExpr::Kind;
   RankedTensorType query = op.getQuery().getType();
+  // Tk: the logical keys, P * page for a paged cache (the manifest's Tk).
+  rt::GridExpr keys = size(op.getKey().getType(), 2, "Tk");
+  if (Value table = op.getBlockTable()) {
+    auto tableType = cast<RankedTensorType>(table.getType());
+    keys = tableType.isDynamicDim(1)
+               ? rt::GridExpr::size("Tk")
+               : rt::GridExpr::constant(tableType.getDimSize(1) *
+                                        op.getPageSize());
+  }
   rt::GridExpr byKeys =
-      fold(Kind::CeilDiv, size(op.getKey().getType(), 2, "Tk"),
-           rt::GridExpr::constant(splits[0]));
+      fold(Kind::CeilDiv, keys, rt::GridExpr::constant(splits[0]));
   int64_t packing = getQueryHeadPacking(op);
   rt::GridExpr heads =
       packing > 1 ? rt::GridExpr::constant(query.getDimSize(1) / packing)
@@ -253,6 +263,11 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
         rt::ElementType::I32,
         toShape(cast<RankedTensorType>(op.getCuSeqlensK().getType()))};
   }
+  if (Value table = op.getBlockTable())
+    manifest.blockTable =
+        rt::BlockTableSpec{{rt::ElementType::I32,
+                            toShape(cast<RankedTensorType>(table.getType()))},
+                           op.getPageSize()};
   manifest.attributes.scale =
       static_cast<double>(static_cast<float>(op.getScaleValue()));
   if (std::optional<CausalKind> causal = op.getCausalKind())
@@ -322,6 +337,8 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
       roles.push_back({"cu_seqlens_q", 1});
       roles.push_back({"cu_seqlens_k", 1});
     }
+    if (op.getBlockTable())
+      roles.push_back({"block_table", 2});
     std::vector<rt::KernelParam> params;
     auto workspaces = f->getAttrOfType<ArrayAttr>(kKernelWorkspacesAttrName);
     auto tensorMaps = f->getAttrOfType<ArrayAttr>(kKernelTensorMapsAttrName);

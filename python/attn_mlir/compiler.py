@@ -103,6 +103,11 @@ class Signature:
     # function's arguments after q, k, v, the mask and kv_lengths, before
     # the captures.
     cu_seqlens: bool = False
+    # Whether K and V are pools of pages of a paged KV cache (`block_table`,
+    # i32 (B, P), vLLM's and FlashAttention's block_table): key and value
+    # are (NP, Hkv, page, D) with a static page; the function's argument
+    # after q, k, v, the mask and kv_lengths, before the captures.
+    block_table: bool = False
 
     def __post_init__(self):
         if self.dtype not in _ELEMENT_TYPES:
@@ -158,6 +163,15 @@ class Signature:
                 if getattr(self, name)[0] != 1:
                     raise ValueError(f"{name}: batch {getattr(self, name)[0]!r}, expected 1 with "
                                      "cu_seqlens (the sequences are packed along T)")
+        if not isinstance(self.block_table, bool):
+            raise ValueError(f"block_table: expected a bool, got {self.block_table!r}")
+        if self.block_table:
+            if self.cu_seqlens:
+                raise ValueError("block_table: a paged cache takes no cu_seqlens")
+            for name in ("key", "value"):
+                if getattr(self, name)[2] is None:
+                    raise ValueError(f"{name}: the page size (dim 2 of the pool (NP, Hkv, page, "
+                                     "D)) must be static with block_table")
         if not isinstance(self.captures, tuple) or any(
                 not isinstance(c, tuple) or len(c) != 2 or c[0] not in _CAPTURE_TYPES
                 or isinstance(c[1], bool) or not isinstance(c[1], int) or c[1] < 1
@@ -169,7 +183,9 @@ class Signature:
         """The function holding the one attn.attention op; with `lse`, it
         returns the op's two results, the output and the log-sum-exp; with
         `kv_lengths` it takes the i32 (B) key counts after q, k, v and the
-        mask; with `cu_seqlens` the two i32 offset vectors after those."""
+        mask; with `cu_seqlens` the two i32 offset vectors after those;
+        with `block_table` the i32 (B, P) page table after those (printed
+        before kv_lengths)."""
         elt = self.dtype
         qt = f"tensor<{_dims(self.query)}x{elt}>"
         kt = f"tensor<{_dims(self.key)}x{elt}>"
@@ -181,6 +197,9 @@ class Signature:
             args.append(f"%m: {mt}")
             types.append(mt)
             operands += " mask(%m)"
+        if self.block_table:
+            bt = f"tensor<{_dims(self.query[:1])}x?xi32>"
+            operands += f" block_table(%bt : {bt})"
         if self.kv_lengths:
             lt = f"tensor<{_dims(self.query[:1])}xi32>"
             args.append(f"%lens: {lt}")
@@ -188,6 +207,8 @@ class Signature:
         if self.cu_seqlens:
             args += ["%cuq: tensor<?xi32>", "%cuk: tensor<?xi32>"]
             operands += " cu_seqlens(%cuq, %cuk : tensor<?xi32>, tensor<?xi32>)"
+        if self.block_table:
+            args.append(f"%bt: {bt}")
         for i, (element_type, rank) in enumerate(self.captures):
             args.append(f"%cap{i}: tensor<{'?x' * rank}{element_type}>")
         attrs = []

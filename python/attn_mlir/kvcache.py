@@ -21,6 +21,11 @@ FlashAttention's arguments and what they become:
   a window reaching past the diagonal of several rows without causal is
   refused (NotImplementedError).
 - softcap 0.0: none; softmax_scale None: 1/sqrt(D).
+- block_table: an int32 (B, P) tensor makes k_cache / v_cache pools of
+  pages (num_blocks, page_block_size, Hkv, D), viewed as (NP, Hkv, page,
+  D), the op's `block_table` (Tk = P * page); an int cache_seqlens then
+  becomes a (B,) operand (pages are not sliced). check_block_table checks
+  the entries a batch uses on the host, check_page_size the page.
 
 The decode signature: Tq is static when it is at most STATIC_TQ_MAX, so
 that the compiler splits the keys over programs (split-KV; docs/Serving.md);
@@ -47,7 +52,6 @@ UNSUPPORTED = (
     ("rotary_sin", None, "rotary embedding: apply it to q (and the new keys) before the call"),
     ("cache_batch_idx", None, "a batch index into the cache: index k_cache / v_cache first"),
     ("cache_leftpad", None, "left-padded caches"),
-    ("block_table", None, "a paged KV cache (block_table)"),
     ("alibi_slopes", None, "ALiBi slopes: attn_mlir.torch.attention with "
                            "score_mod=attn_mlir.mods.alibi(slopes)"),
 )
@@ -134,15 +138,48 @@ def options(causal, window_size, softcap, softmax_scale, tq, tk_cache,
 
 
 def signature(dtype, q_shape, k_shape, v_shape, causal=None, window=None, softcap=None,
-              scale=None, lse=False, kv_lengths=False):
+              scale=None, lse=False, kv_lengths=False, block_table=False):
     """The Signature of attention_with_kvcache for q (B, Tq, Hq, D),
     k_cache (B, Tk, Hkv, D) and v_cache (B, Tk, Hkv, Dv) shapes, in
     FlashAttention's layout: B and Tk dynamic, Tq static up to
-    STATIC_TQ_MAX, the heads and head dims static."""
+    STATIC_TQ_MAX, the heads and head dims static. With `block_table` the
+    caches are (num_blocks, page, Hkv, D) pools: the page is static."""
     if dtype not in _DTYPES:
         raise ValueError(f"dtype: expected one of {_DTYPES}, got {dtype!r}")
     b, tq, hq, d = q_shape
     hkv, dv = k_shape[2], v_shape[3]
-    return Signature(dtype, (None, hq, tq if static_tq(tq) else None, d), (None, hkv, None, d),
-                     (None, hkv, None, dv), causal=causal, scale=scale, window=window,
-                     softcap=softcap, lse=lse, kv_lengths=kv_lengths)
+    page = k_shape[1] if block_table else None
+    return Signature(dtype, (None, hq, tq if static_tq(tq) else None, d), (None, hkv, page, d),
+                     (None, hkv, page, dv), causal=causal, scale=scale, window=window,
+                     softcap=softcap, lse=lse, kv_lengths=kv_lengths, block_table=block_table)
+
+
+# A paged cache's page sizes on the GPU: a key block lies within one page,
+# one TMA box of a power-of-two row count (docs/Serving.md).
+PAGE_SIZES = (16, 32, 64, 128, 256)
+
+
+def check_page_size(page):
+    """Raises ValueError unless `page` (page_block_size, k_cache.shape[1]
+    under block_table) is a power of two in 16..256."""
+    if page not in PAGE_SIZES:
+        raise ValueError(f"block_table: page_block_size (k_cache.shape[1]) {page}: the kernels "
+                         "take a power of two in 16..256")
+
+
+def check_block_table(rows, lengths, page, pool):
+    """Checks a paged cache's table on the host: `rows` its entries (B lists
+    of P ints), `lengths` the per-batch key counts (None: every batch's P *
+    page keys), `page` the page size and `pool` the pages in k_cache. The
+    entries a batch uses, its first ceil(n_b / page) (n_b clamped to 0 ..
+    P * page, as the kernel clamps it), must name pages 0 .. pool - 1; a
+    ValueError names the first that does not. The kernel clamps every id
+    into the pool, so an unchecked bad id never reads outside it."""
+    for b, row in enumerate(rows):
+        keys = len(row) * page
+        if lengths is not None:
+            keys = min(max(int(lengths[b]), 0), keys)
+        for p in range(-(-keys // page)):
+            if not 0 <= row[p] < pool:
+                raise ValueError(f"block_table[{b}, {p}] = {row[p]} is not a page of the pool "
+                                 f"(0..{pool - 1}: k_cache has {pool} blocks)")

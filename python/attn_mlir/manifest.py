@@ -1,14 +1,15 @@
 """Launch manifests (docs/Manifest.md): reading them and evaluating grids
 and workspaces.
 
-Versions 1 to 6 (version 2 adds workspaces, the device buffers a launch
+Versions 1 to 7 (version 2 adds workspaces, the device buffers a launch
 allocates, and prologue kernels, launched before the main kernel; version 3
 the "tensor_map" param, a TMA descriptor of an operand; version 4 the "lse"
 entry and memref param of a kernel that writes the log-sum-exp, SPEC.md
 section 1.2; version 5 epilogue kernels, launched after the main kernel
 (split-KV's combine), and the "kv_lengths" operand, per-batch key counts;
 version 6 the "cu_seqlens_q" and "cu_seqlens_k" operands of packed
-sequences and the size N, their count).
+sequences and the size N, their count; version 7 the "block_table" operand
+of a paged KV cache, its shape B x P and the page size; Tk is then P * page).
 Pure Python, no CUDA: the runtime (attn_mlir.runtime) and the tests use it.
 """
 
@@ -21,7 +22,7 @@ OPERAND_NAMES = ("query", "key", "value", "mask", "output")
 TENSOR_MAP_OPERANDS = ("query", "key", "value", "output")
 TENSOR_MAP_SWIZZLES = (0, 32, 64, 128)
 ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
-VERSIONS = (1, 2, 3, 4, 5, 6)
+VERSIONS = (1, 2, 3, 4, 5, 6, 7)
 # The operands of packed sequences (version 6).
 OFFSET_NAMES = ("cu_seqlens_q", "cu_seqlens_k")
 _BINARY = {
@@ -111,7 +112,7 @@ class Manifest:
                                 "manifest (expected 'attn-mlir-manifest')")
         if data.get("version") not in VERSIONS:
             raise ManifestError(f"version: unsupported manifest version {data.get('version')} "
-                                "(this reader supports versions 1, 2, 3, 4, 5 and 6)")
+                                "(this reader supports versions 1, 2, 3, 4, 5, 6 and 7)")
         self.data = data
         self.version = data["version"]
         self.directory = directory
@@ -133,6 +134,7 @@ class Manifest:
         self.lse_shape = self._read_entry(data, "lse", 3, "B x Hq x Tq", None)
         self.kv_lengths_shape = self._read_entry(data, "kv_lengths", 1, "B", "i32")
         self._read_offsets(data)
+        self._read_block_table(data)
         self._check_operand_params()
         self._read_tensor_maps()
 
@@ -143,13 +145,15 @@ class Manifest:
         query's leading ones), `element_type` the only one it may state
         (None: it states none)."""
         entry = data.get(name)
-        needs = {"lse": 4, "kv_lengths": 5}.get(name, 6)
+        needs = {"lse": 4, "kv_lengths": 5, "block_table": 7}.get(name, 6)
         if name in data and self.version < needs:
             raise ManifestError(f"{name}: the key '{name}' requires version {needs} (this "
                                 f"manifest has version {self.version})")
         if entry is None:
             return None
         keys = ("shape",) if element_type is None else ("element_type", "shape")
+        if name == "block_table":
+            keys += ("page_size",)
         if not isinstance(entry, dict):
             raise ManifestError(f"{name}: expected an object, found {_describe(entry)}")
         for key in entry:
@@ -199,6 +203,25 @@ class Manifest:
                                 "cu_seqlens)")
         self.cu_seqlens_shapes = tuple(shapes)
 
+    def _read_block_table(self, data):
+        """`block_table_shape` and `page_size`: a paged KV cache's table (B x
+        P, version 7) and the keys of a page (key.shape[2]), or None; checked
+        with the C++ reader's messages."""
+        self.block_table_shape = self._read_entry(data, "block_table", 2, "B x P", "i32")
+        self.page_size = None
+        if self.block_table_shape is None:
+            return
+        page = data["block_table"].get("page_size")
+        if isinstance(page, bool) or not isinstance(page, int):
+            raise ManifestError(f"block_table.page_size: expected an integer, found "
+                                f"{_describe(page)}")
+        if page < 1 or self.key_shape[2] != page:
+            raise ManifestError(f"block_table.page_size is {page} (expected key.shape[2], the "
+                                f"keys of a page: {self.key_shape[2]})")
+        if self.cu_seqlens_shapes is not None:
+            raise ManifestError("block_table excludes cu_seqlens")
+        self.page_size = page
+
     def _check_operand_params(self):
         """Checks the memref params of every kernel with the messages of the
         C++ verifier: known operands, each at most once per kernel, of its
@@ -213,9 +236,11 @@ class Manifest:
                 ranks[name] = len(shape)
         if self.cu_seqlens_shapes:
             ranks.update((n, 1) for n in OFFSET_NAMES)
+        if self.block_table_shape is not None:
+            ranks["block_table"] = 2
         ranks.update((f"capture{i}", len(c.get("shape", []))) for i, c in enumerate(captures))
         names = ["query", "key", "value", "mask", "output"] + [
-            n for n in ("lse", "kv_lengths") + OFFSET_NAMES if n in ranks]
+            n for n in ("lse", "kv_lengths") + OFFSET_NAMES + ("block_table",) if n in ranks]
         expected = ", ".join(names[:-1]) + " or " + names[-1]
         if captures:
             expected += f", or capture0 to capture{len(captures) - 1}"
@@ -229,8 +254,8 @@ class Manifest:
                 if p.get("kind") != "memref":
                     continue
                 path, operand = f"{list_path}[{i}]", p.get("operand")
-                if operand not in ranks and operand not in ("mask", "lse", "kv_lengths") + \
-                        OFFSET_NAMES:
+                if operand not in ranks and operand not in ("mask", "lse", "kv_lengths",
+                                                            "block_table") + OFFSET_NAMES:
                     raise ManifestError(f"{path}.operand: unknown operand '{operand}' (expected "
                                         f"{expected})")
                 if operand in in_kernel:
@@ -258,6 +283,9 @@ class Manifest:
             if name in ranks and name not in seen:
                 raise ManifestError("params: the manifest has cu_seqlens but no memref param "
                                     f"passes {name}")
+        if "block_table" in ranks and "block_table" not in seen:
+            raise ManifestError("params: the manifest has a block_table but no memref param "
+                                "passes it")
         for i in range(len(captures)):
             if f"capture{i}" not in seen:
                 raise ManifestError(f"params: no memref param passes 'capture{i}'")
@@ -340,7 +368,7 @@ class Manifest:
             if name in OPERAND_NAMES:
                 raise ManifestError(f"{path}.name: '{name}' is the name of an operand "
                                     "(query, key, value, mask, output)")
-            if name in ("kv_lengths",) + OFFSET_NAMES:
+            if name in ("kv_lengths", "block_table") + OFFSET_NAMES:
                 raise ManifestError(f"{path}.name: '{name}' is the name of an operand")
             if name == "lse":
                 raise ManifestError(f"{path}.name: 'lse' is the name of the log-sum-exp result")
@@ -470,8 +498,9 @@ class Manifest:
         """Raises ValueError naming the operand whose shape contradicts the
         manifest's static dims or the other operands (as the C++ runtime's
         checkShapes); returns the problem sizes. `shapes` has query, key and
-        value, and mask, kv_lengths and cu_seqlens_q / cu_seqlens_k (None:
-        none given; absent: not checked)."""
+        value, and mask, kv_lengths, cu_seqlens_q / cu_seqlens_k and
+        block_table (None: none given; absent: not checked). With a paged
+        cache, key and value are pools of pages and Tk is P * page."""
         names = ("query", "key", "value")
         mask = shapes.get("mask")
         if "mask" not in shapes:
@@ -490,17 +519,38 @@ class Manifest:
                 raise ValueError(f"{name}: shape {got} does not match the kernel's "
                                  f"{tuple('?' if w < 0 else w for w in want)}")
         q, k, v = shapes["query"], shapes["key"], shapes["value"]
-        for size, dim, a, b in (("B", 0, "query", "key"), ("B", 0, "query", "value"),
-                                ("Hkv", 1, "key", "value"), ("Tk", 2, "key", "value"),
-                                ("D", 3, "query", "key")):
+        table = shapes.get("block_table")
+        if "block_table" in shapes:
+            if self.block_table_shape is not None and table is None:
+                raise ValueError("block_table: the kernel was compiled with a block_table (int32, "
+                                 "B x P), but none was given")
+            if self.block_table_shape is None and table is not None:
+                raise ValueError("block_table: given, but the kernel was compiled without a "
+                                 "block_table")
+            if table is not None:
+                table = tuple(table)
+                if len(table) != 2 or any(w not in (-1, g) for w, g in
+                                          zip(self.block_table_shape, table)):
+                    raise ValueError(f"block_table: shape {table} does not match the kernel's "
+                                     f"{tuple('?' if w < 0 else w for w in self.block_table_shape)}"
+                                     " (B x P)")
+                if table[0] != q[0]:
+                    raise ValueError(f"block_table: dim 0 (B) is {table[0]}, but query has "
+                                     f"B = {q[0]}")
+        # A paged cache's key and value count pages in dim 0.
+        pairs = (("NP", 0, "key", "value"),) if self.block_table_shape is not None else (
+            ("B", 0, "query", "key"), ("B", 0, "query", "value"))
+        for size, dim, a, b in pairs + (("Hkv", 1, "key", "value"), ("Tk", 2, "key", "value"),
+                                        ("D", 3, "query", "key")):
             if shapes[a][dim] != shapes[b][dim]:
                 raise ValueError(f"{b}: dim {dim} ({size}) is {shapes[b][dim]}, but {a} has "
                                  f"{size} = {shapes[a][dim]}")
         if (k[1] == 0 and q[1] != 0) or (k[1] and q[1] % k[1]):
             raise ValueError(f"query: {q[1]} heads, not a multiple of the {k[1]} heads of key "
                              "and value")
+        tk = k[2] * table[1] if table is not None else k[2]
         if mask is not None:
-            full = (q[0], q[1], q[2], k[2])[4 - len(mask):]
+            full = (q[0], q[1], q[2], tk)[4 - len(mask):]
             for i, (m, f) in enumerate(zip(mask, full)):
                 if m not in (1, f):
                     raise ValueError(f"mask: dim {i} is {m}, must be 1 or {f} to broadcast to "
@@ -539,4 +589,4 @@ class Manifest:
                     raise ValueError(f"cu_seqlens_k: dimension 0 (N + 1) is {offsets[1][0]} but "
                                      f"cu_seqlens_q has {offsets[0][0]}")
                 n = offsets[0][0] - 1
-        return dict(B=q[0], Hq=q[1], Hkv=k[1], Tq=q[2], Tk=k[2], D=q[3], Dv=v[3], N=n)
+        return dict(B=q[0], Hq=q[1], Hkv=k[1], Tq=q[2], Tk=tk, D=q[3], Dv=v[3], N=n)

@@ -10,7 +10,8 @@ after the main kernel, on the same stream. A version 3 manifest's
 tensor_map params get a CUtensorMap encoded for the call's tensors
 (cuTensorMapEncodeTiled) in device memory the kernel keeps per stream, one
 copy per distinct map. A version 5 kernel with kv_lengths takes the
-per-batch key counts, an int32 (B,) tensor.
+per-batch key counts, an int32 (B,) tensor; a version 7 kernel with a
+block_table reads K and V from pools of pages through an int32 (B, P) table.
 """
 
 import collections
@@ -360,7 +361,7 @@ class Kernel:
         return blocks.value
 
     def __call__(self, q, k, v, mask=None, out=None, stream=None, captures=(), lse=None,
-                 kv_lengths=None, cu_seqlens_q=None, cu_seqlens_k=None):
+                 kv_lengths=None, cu_seqlens_q=None, cu_seqlens_k=None, block_table=None):
         """Runs the kernel on CUDA tensors of the manifest's element types
         (strides with a contiguous last dim; query, key, value and `out` 16-byte
         aligned, every other stride a multiple of 16 bytes, so a (B, T, H, D)
@@ -384,6 +385,14 @@ class Kernel:
         rise give unspecified results (attn_mlir.torch.attention_varlen
         checks them).
 
+        A kernel compiled with a block_table (version 7, a paged KV cache)
+        takes k and v as pools of pages (NP, Hkv, page, D) and
+        `block_table`: an int32 (B, P) CUDA tensor on q's device whose last
+        dim has stride 1, the pages of each batch. The kernel clamps the ids
+        into 0 .. NP - 1, so no id reads outside the pool; ids outside it
+        give unspecified results (attn_mlir.torch.attention_with_kvcache
+        checks the ones a batch uses).
+
         A kernel that writes the log-sum-exp (a version 4 manifest's "lse",
         SPEC.md section 1.2) returns `(out, lse)`, its results in order: `lse`
         a float32 (B, Hq, Tq) tensor with any strides (allocated dense when
@@ -404,11 +413,11 @@ class Kernel:
                None if kv_lengths is None else (kv_lengths.shape, kv_lengths.stride(),
                                                 kv_lengths.dtype, kv_lengths.device),
                tuple(None if c is None else (c.shape, c.stride(), c.dtype, c.device)
-                     for c in (cu_seqlens_q, cu_seqlens_k)))
+                     for c in (cu_seqlens_q, cu_seqlens_k, block_table)))
         plan = self._plans.get(key)
         if plan is None:
             plan = self._plan(q, k, v, mask, out, captures, lse, kv_lengths,
-                              (cu_seqlens_q, cu_seqlens_k))
+                              (cu_seqlens_q, cu_seqlens_k), block_table)
             if len(self._plans) >= 64:
                 self._plans.clear()
             self._plans[key] = plan
@@ -426,7 +435,7 @@ class Kernel:
                     0 if mask is None else mask.data_ptr()) + tuple(
                         0 if c is None else c.data_ptr()
                         for c in tuple(captures) + (lse, kv_lengths, cu_seqlens_q,
-                                                    cu_seqlens_k))
+                                                    cu_seqlens_k, block_table))
         launch = _launch()
         with self._lock:
             # Everything a launch reads is written before the first launch, and
@@ -441,7 +450,8 @@ class Kernel:
                 workspaces = tuple(workspaces) + (None,) * (len(self.manifest.workspaces)
                                                           - len(workspaces))
                 self._bind(torch, plan, pointers, (q, k, v, out, mask) + workspaces
-                           + tuple(captures) + (lse, kv_lengths, cu_seqlens_q, cu_seqlens_k),
+                           + tuple(captures) + (lse, kv_lengths, cu_seqlens_q, cu_seqlens_k,
+                                                block_table),
                            q.device, stream, external)
                 plan.bound = (pointers, stream, self._epoch)
             # Prologue kernels, the main kernel, epilogue kernels, in order.
@@ -567,7 +577,7 @@ class Kernel:
         return buffer
 
     def _plan(self, q, k, v, mask, out, captures=(), lse=None, kv_lengths=None,
-              cu_seqlens=(None, None)):
+              cu_seqlens=(None, None), block_table=None):
         """The launch plan of one operand layout (see __call__)."""
         m = self.manifest
         specs = m.data.get("captures", [])
@@ -601,11 +611,13 @@ class Kernel:
         _check_kv_lengths(kv_lengths, q)
         for name, t in zip(("cu_seqlens_q", "cu_seqlens_k"), cu_seqlens):
             _check_kv_lengths(t, q, name, "offsets")
+        _check_kv_lengths(block_table, q, "block_table", "page ids")
         sizes = m.check_shapes(dict(
             query=q.shape, key=k.shape, value=v.shape, mask=None if mask is None else mask.shape,
             kv_lengths=None if kv_lengths is None else kv_lengths.shape,
             cu_seqlens_q=None if cu_seqlens[0] is None else cu_seqlens[0].shape,
-            cu_seqlens_k=None if cu_seqlens[1] is None else cu_seqlens[1].shape))
+            cu_seqlens_k=None if cu_seqlens[1] is None else cu_seqlens[1].shape,
+            block_table=None if block_table is None else block_table.shape))
         out_shape = (q.shape[0], q.shape[1], q.shape[2], v.shape[3])
         if out is not None and tuple(out.shape) != out_shape:
             raise ValueError(f"output: shape {tuple(out.shape)}, expected {out_shape}")
@@ -613,7 +625,7 @@ class Kernel:
         _check_lse(m, lse, lse_shape, q)
         tensors = dict(query=q, key=k, value=v, output=out, mask=mask, lse=lse,
                        kv_lengths=kv_lengths, cu_seqlens_q=cu_seqlens[0],
-                       cu_seqlens_k=cu_seqlens[1])
+                       cu_seqlens_k=cu_seqlens[1], block_table=block_table)
         tensors.update((f"capture{i}", t) for i, t in enumerate(captures))
         # An empty output is an empty problem: nothing runs (and nothing is
         # evaluated: a split count divides by B * Hq).
@@ -652,10 +664,10 @@ _TORCH_DTYPE = {"f32": "torch.float32", "f16": "torch.float16", "bf16": "torch.b
 def _operand_index(m, operand):
     """The position of `operand`'s tensor in a call's tensors: query, key,
     value, output, mask, the workspaces, the captures, then the lse, the
-    kv_lengths and the cu_seqlens."""
+    kv_lengths, the cu_seqlens and the block_table."""
     if operand.startswith("capture"):
         return 5 + len(m.workspaces) + int(operand[len("capture"):])
-    tail = ("lse", "kv_lengths", "cu_seqlens_q", "cu_seqlens_k")
+    tail = ("lse", "kv_lengths", "cu_seqlens_q", "cu_seqlens_k", "block_table")
     if operand in tail:
         return (5 + len(m.workspaces) + len(m.data.get("captures", []))
                 + tail.index(operand))
@@ -677,8 +689,8 @@ def _check_kv_lengths(lengths, q, name="kv_lengths", what="key counts"):
         raise ValueError(f"{name}: a tensor on {device}; the kernel runs on CUDA tensors")
     if device != getattr(q, "device", None):
         raise ValueError(f"{name}: on {device}, expected q's device {q.device}")
-    if len(lengths.shape) == 1 and lengths.shape[0] > 1 and lengths.stride()[0] != 1:
-        raise ValueError(f"{name}: stride {lengths.stride()[0]}; the kernel reads the {what} "
+    if len(lengths.shape) >= 1 and lengths.shape[-1] > 1 and lengths.stride()[-1] != 1:
+        raise ValueError(f"{name}: stride {lengths.stride()[-1]}; the kernel reads the {what} "
                          f"contiguously (stride 1): pass {name}.contiguous()")
 
 

@@ -67,9 +67,10 @@ def _chip(device):
     return f"sm_{major}{minor}a" if major == 9 else f"sm_{major}{minor}"
 
 
-def _check(q, k, v, mask, names=("q", "k", "v"), keys_required=True):
+def _check(q, k, v, mask, names=("q", "k", "v"), keys_required=True, paged=False):
     """Checks q, k, v (and the mask) in the (B, H, T, D) layout; `names`
-    name them in the messages. Without `keys_required`, Tk may be 0."""
+    name them in the messages. Without `keys_required`, Tk may be 0. With
+    `paged`, k and v are pools of pages (NP, Hkv, page, D)."""
     nq, nk, nv = names
     for name, t in ((nq, q), (nk, k), (nv, v)):
         if not isinstance(t, torch.Tensor):
@@ -88,7 +89,9 @@ def _check(q, k, v, mask, names=("q", "k", "v"), keys_required=True):
             raise TypeError(f"{name}: expected the dtype of {nq} ({q.dtype}), got {t.dtype}")
         if t.device != q.device:
             raise ValueError(f"{name}: expected {nq}'s device {q.device}, got {t.device}")
-    if k.shape[0] != q.shape[0] or v.shape[0] != q.shape[0]:
+    if paged and v.shape[0] != k.shape[0]:
+        raise ValueError(f"{nv}: pages must be {nk}'s ({k.shape[0]}), got {v.shape[0]}")
+    elif not paged and (k.shape[0] != q.shape[0] or v.shape[0] != q.shape[0]):
         raise ValueError(f"{nk}, {nv}: batch must be {nq}'s ({q.shape[0]}), got {k.shape[0]} and "
                          f"{v.shape[0]}")
     if k.shape[3] != q.shape[3]:
@@ -137,17 +140,39 @@ def _check_lengths(lengths, q, name="kv_lengths"):
                          f"{lengths.stride(0)}: pass {name}.contiguous()")
 
 
+def _check_block_table(table, q, k_cache):
+    """Checks a paged cache's table and pool: an int32 (B, P) tensor on q's
+    device with a contiguous last dim, a page size the GPU kernels take."""
+    if not isinstance(table, torch.Tensor):
+        raise TypeError(f"block_table: expected an int32 tensor of shape (B, P), got "
+                        f"{type(table).__name__}")
+    if table.dtype != torch.int32:
+        raise TypeError(f"block_table: expected int32 (torch.int32), got {table.dtype}: pass "
+                        "block_table.to(torch.int32)")
+    if table.dim() != 2 or table.shape[0] != q.shape[0] or table.shape[1] < 1:
+        raise ValueError(f"block_table: expected shape ({q.shape[0]}, P), a row of P >= 1 pages "
+                         f"per batch, got {tuple(table.shape)}")
+    if table.device != q.device:
+        raise ValueError(f"block_table: expected q's device {q.device}, got {table.device}")
+    if table.shape[1] > 1 and table.stride(1) != 1:
+        raise ValueError(f"block_table: expected a contiguous last dim (stride 1), got stride "
+                         f"{table.stride(1)}: pass block_table.contiguous()")
+    _kvcache.check_page_size(k_cache.shape[1])
+
+
 def _signature(q, k, v, mask, causal, scale, window=None, softcap=None, traced=None,
-               lse=False, kv_lengths=False, static_tq=False):
+               lse=False, kv_lengths=False, static_tq=False, block_table=False):
     """The Signature of a call on (B, H, T, D) views: B, T dynamic, the
     heads and head dims static; with `static_tq`, Tq static too (decode:
     split-KV applies); with `kv_lengths`, the op takes per-batch key
-    counts."""
+    counts; with `block_table`, k and v are pools of pages (NP, Hkv, page,
+    D), the page static."""
     if causal is True:
         causal = "top_left"
     elif causal is False:
         causal = None
-    dyn = lambda t: (None, t.shape[1], None, t.shape[3])  # noqa: E731
+    dyn = lambda t: (None, t.shape[1], t.shape[2] if block_table else None,  # noqa: E731
+                     t.shape[3])
     query = (None, q.shape[1], q.shape[2] if static_tq else None, q.shape[3])
     mask_shape = mask_dtype = None
     if mask is not None:
@@ -156,19 +181,22 @@ def _signature(q, k, v, mask, causal, scale, window=None, softcap=None, traced=N
     regions = traced.signature_fields() if traced is not None else {}
     return Signature(_DTYPES[q.dtype], query, dyn(k), dyn(v), mask_dtype=mask_dtype,
                      mask=mask_shape, causal=causal, scale=scale, window=window,
-                     softcap=softcap, lse=lse, kv_lengths=kv_lengths, **regions)
+                     softcap=softcap, lse=lse, kv_lengths=kv_lengths, block_table=block_table,
+                     **regions)
 
 
 def _kernel_for(q, k, v, mask, causal, scale, window=None, softcap=None, traced=None,
-                lse=False, kv_lengths=False, static_tq=False, split_programs=-1):
+                lse=False, kv_lengths=False, static_tq=False, split_programs=-1,
+                block_table=False):
     """The loaded kernel for this call: looked up in memory by signature and
     device after the first call (a dict lookup), so only the first call of
     a signature pays for the compile cache's file checks (or the compile).
     With `lse` the kernel returns (out, lse); with `kv_lengths` it takes
     per-batch key counts; `static_tq` and `split_programs` as in
-    attention_with_kvcache (decode kernels)."""
+    attention_with_kvcache (decode kernels), `block_table` for a paged
+    cache."""
     sig = _signature(q, k, v, mask, causal, scale, window, softcap, traced, lse, kv_lengths,
-                     static_tq)
+                     static_tq, block_table)
     device = q.device.index if q.device.index is not None else torch.cuda.current_device()
     key = (sig, device) if split_programs == -1 else (sig, device, split_programs)
     kernel = _resolved.get(key)
@@ -239,33 +267,38 @@ def _(q, k, v, mask, causal, scale, window_left=-1, window_right=-1, softcap=0.0
 
 
 def _kvcache_impl(q, k_cache, v_cache, cache_seqlens, causal, scale, window, softcap, lse,
-                  split_programs):
+                  split_programs, block_table=None):
     """attention_with_kvcache on checked (B, T, H, D) tensors: the kernel
     runs on (B, H, T, D) views and writes a (B, Tq, Hq, Dv) output through
-    its strides; Tq is static up to kvcache.STATIC_TQ_MAX."""
+    its strides; Tq is static up to kvcache.STATIC_TQ_MAX. With a
+    block_table, k_cache and v_cache are (NP, page, Hkv, D) pools of pages,
+    run as (NP, Hkv, page, D) views."""
     qh, kh, vh = (t.transpose(1, 2) for t in (q, k_cache, v_cache))
     b, tq, hq, _ = q.shape
     out = torch.empty(b, tq, hq, v_cache.shape[3], dtype=q.dtype, device=q.device)
     kernel = _kernel_for(qh, kh, vh, None, causal, scale, window, softcap, lse=lse,
                          kv_lengths=cache_seqlens is not None,
-                         static_tq=_kvcache.static_tq(tq), split_programs=split_programs)
-    result = kernel(qh, kh, vh, None, out=out.transpose(1, 2), kv_lengths=cache_seqlens)
+                         static_tq=_kvcache.static_tq(tq), split_programs=split_programs,
+                         block_table=block_table is not None)
+    result = kernel(qh, kh, vh, None, out=out.transpose(1, 2), kv_lengths=cache_seqlens,
+                    block_table=block_table)
     return (out, result[1]) if lse else out
 
 
 @torch.library.custom_op("attn_mlir::attention_with_kvcache", mutates_args=())
 def _kvcache_op(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
                 cache_seqlens: torch.Tensor | None, causal: str, scale: float, window_left: int,
-                window_right: int, softcap: float, split_programs: int) -> torch.Tensor:
+                window_right: int, softcap: float, split_programs: int,
+                block_table: torch.Tensor | None = None) -> torch.Tensor:
     window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
     return _kvcache_impl(q, k_cache, v_cache, cache_seqlens, causal or None,
                          scale if scale > 0 else None, window, softcap if softcap > 0 else None,
-                         False, split_programs)
+                         False, split_programs, block_table)
 
 
 @_kvcache_op.register_fake
 def _(q, k_cache, v_cache, cache_seqlens, causal, scale, window_left, window_right, softcap,
-      split_programs):
+      split_programs, block_table=None):
     return q.new_empty(q.shape[0], q.shape[1], q.shape[2], v_cache.shape[3])
 
 
@@ -273,16 +306,17 @@ def _(q, k_cache, v_cache, cache_seqlens, causal, scale, window_left, window_rig
 def _kvcache_lse_op(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
                     cache_seqlens: torch.Tensor | None, causal: str, scale: float,
                     window_left: int, window_right: int, softcap: float,
-                    split_programs: int) -> tuple[torch.Tensor, torch.Tensor]:
+                    split_programs: int,
+                    block_table: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     window = None if (window_left, window_right) == (-1, -1) else (window_left, window_right)
     return _kvcache_impl(q, k_cache, v_cache, cache_seqlens, causal or None,
                          scale if scale > 0 else None, window, softcap if softcap > 0 else None,
-                         True, split_programs)
+                         True, split_programs, block_table)
 
 
 @_kvcache_lse_op.register_fake
 def _(q, k_cache, v_cache, cache_seqlens, causal, scale, window_left, window_right, softcap,
-      split_programs):
+      split_programs, block_table=None):
     return (q.new_empty(q.shape[0], q.shape[1], q.shape[2], v_cache.shape[3]),
             q.new_empty(q.shape[0], q.shape[2], q.shape[1], dtype=torch.float32))
 
@@ -562,9 +596,18 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, softmax_scal
     Tq up to 16 compiles into the kernel's signature, so that split-KV
     applies: the keys are split over programs as each launch's sizes ask
     (num_splits=0, FlashAttention's heuristic; num_splits=1 never splits).
+    A paged cache (block_table, an int32 (B, P) tensor on q's device):
+    k_cache and v_cache are (num_blocks, page_block_size, Hkv, D) pools of
+    pages, page_block_size a power of two in 16..256, and batch b's key j
+    is in page block_table[b, j // page_block_size]; Tk is P *
+    page_block_size. The entries a batch uses (its first
+    ceil(cache_seqlens[b] / page_block_size)) are checked on the host to
+    name pages of the pool before the launch (a ValueError names the
+    first that does not).
+
     Appending keys (k=, v=), rotary embeddings, cache_batch_idx,
-    cache_leftpad, a paged cache (block_table) and alibi_slopes raise
-    NotImplementedError naming the argument."""
+    cache_leftpad and alibi_slopes raise NotImplementedError naming the
+    argument."""
     split_programs = _kvcache.check_unsupported(
         k=k, v=v, rotary_cos=rotary_cos, rotary_sin=rotary_sin, cache_batch_idx=cache_batch_idx,
         cache_leftpad=cache_leftpad, block_table=block_table, rotary_interleaved=rotary_interleaved,
@@ -579,16 +622,24 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, softmax_scal
             raise ValueError(f"{name}: expected rank 4 (B, T, H, D), got shape {tuple(t.shape)}")
     qh, kh, vh = (t.transpose(1, 2) for t in (q, k_cache, v_cache))
     # Shapes, dtypes, devices and strides, named as the caller knows them.
-    _check(qh, kh, vh, None, names, keys_required=False)
+    _check(qh, kh, vh, None, names, keys_required=False, paged=block_table is not None)
     b, tq, hq, _ = q.shape
     tk = k_cache.shape[1]
+    if block_table is not None:
+        _check_block_table(block_table, q, k_cache)
+        tk = block_table.shape[1] * k_cache.shape[1]
     op_causal, window, softcap, scale = _kvcache.options(causal, window_size, softcap,
                                                          softmax_scale, tq, tk)
     lengths = cache_seqlens
     if isinstance(lengths, bool):
         raise TypeError("cache_seqlens: expected None, an int or an int32 tensor of shape (B,), "
                         "got a bool")
-    if isinstance(lengths, int):
+    if isinstance(lengths, int) and block_table is not None:
+        if not 0 <= lengths <= tk:
+            raise ValueError(f"cache_seqlens: {lengths} keys in a cache of {tk}")
+        # Pages are not sliced: every batch's length as the operand.
+        lengths = torch.full((b,), lengths, dtype=torch.int32, device=q.device)
+    elif isinstance(lengths, int):
         if not 0 <= lengths <= tk:
             raise ValueError(f"cache_seqlens: {lengths} keys in a cache of {tk}")
         # Every batch's length: a view of the cache's first keys, no operand.
@@ -599,6 +650,11 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, softmax_scal
                             f"(B,), got {type(lengths).__name__} (FlashAttention's fourth "
                             "positional argument is k; pass cache_seqlens= by keyword)")
         _check_lengths(lengths, q, "cache_seqlens")
+    if block_table is not None and q.numel():
+        # The ids a batch uses, on the host (one copy of the table).
+        _kvcache.check_block_table(block_table.tolist(),
+                                   None if lengths is None else lengths.tolist(),
+                                   k_cache.shape[1], k_cache.shape[0])
     if tk == 0 or q.numel() == 0:
         # No key at all (or nothing to compute): zeros, and a log-sum-exp of -inf.
         out = q.new_zeros(b, tq, hq, v_cache.shape[3])
@@ -607,7 +663,7 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, softmax_scal
         return out, torch.full((b, hq, tq), float("-inf"), device=q.device)
     op = _kvcache_lse_op if return_softmax_lse else _kvcache_op
     return op(q, k_cache, v_cache, lengths, op_causal or "", scale or 0.0, *(window or (-1, -1)),
-              softcap or 0.0, split_programs)
+              softcap or 0.0, split_programs, block_table)
 
 
 def explain(q, k, v, mask=None, causal=False, scale=None, median_ms=None):

@@ -209,9 +209,11 @@ def variant_signature_for(case, lse=False):
 # full cache where B allows), "int" (every batch Tk - 37), None (the whole
 # cache). num_splits: 0 splits the keys as the launch asks (split-KV when
 # Tq <= 16), 1 never. Run with return_softmax_lse too where lse is set.
+# page: a paged cache (block_table) of pages of that many keys (Tk a
+# multiple of it), the caches' pages scattered over a pool in random order.
 KVCache = collections.namedtuple(
-    "KVCache", "name dtype b tq hq hkv tk d dv causal window softcap lengths lse num_splits",
-    defaults=((-1, -1), 0.0, "tensor", True, 0))
+    "KVCache", "name dtype b tq hq hkv tk d dv causal window softcap lengths lse num_splits page",
+    defaults=((-1, -1), 0.0, "tensor", True, 0, None))
 
 KVCACHE_CASES = [
     # Split-KV decode, GQA 32 / 8 heads, B 1..8, Tk 1k..32k.
@@ -238,6 +240,42 @@ KVCACHE_CASES = [
     KVCache("prefill_bf16_tq100", "bf16", 2, 100, 8, 2, 700, 64, 64, True),
 ]
 
+# A paged KV cache (block_table): pages of 16, 64 and 256 keys, split-KV
+# decode with GQA packing, an int length, speculative decode with a
+# window, never split, prefill; the reference reads the contiguous caches
+# the pages were cut from.
+PAGED_CASES = [
+    KVCache("paged_decode_bf16_p16", "bf16", 4, 1, 32, 8, 8192, 128, 128, True, page=16),
+    KVCache("paged_decode_bf16_p64", "bf16", 3, 1, 32, 8, 5056, 128, 128, True, page=64),
+    KVCache("paged_decode_bf16_p256", "bf16", 2, 1, 32, 8, 16384, 128, 128, True, page=256),
+    KVCache("paged_decode_f16_p64_int", "f16", 2, 1, 16, 2, 3008, 64, 64, True, lengths="int",
+            page=64),
+    KVCache("paged_decode_bf16_p64_never_split", "bf16", 3, 1, 32, 8, 5056, 128, 128, True,
+            num_splits=1, page=64),
+    KVCache("paged_spec_f16_p16_window", "f16", 3, 4, 32, 8, 5008, 128, 128, True,
+            window=(256, 0), page=16),
+    KVCache("paged_decode_f32_p32", "f32", 2, 1, 8, 2, 3008, 64, 64, True, page=32),
+    KVCache("paged_prefill_bf16_p64", "bf16", 2, 100, 8, 2, 704, 64, 64, True, page=64),
+]
+
+
+def paged_pool(case, k_cache, v_cache, gen):
+    """The caches' pages scattered over a pool of B * P + 5 pages in random
+    order: (k_pool, v_pool) (NP, page, Hkv, D / Dv) and the int32 (B, P)
+    block_table, on the caches' device."""
+    import torch
+
+    b, tk, page = case.b, case.tk, case.page
+    pages = tk // page
+    pool = b * pages + 5
+    order = torch.randperm(pool, generator=gen, device=k_cache.device)[:b * pages]
+    table = order.reshape(b, pages).to(torch.int32)
+    k_pool = k_cache.new_zeros(pool, page, case.hkv, case.d)
+    v_pool = v_cache.new_zeros(pool, page, case.hkv, case.dv)
+    k_pool[order] = k_cache.reshape(b * pages, page, case.hkv, case.d)
+    v_pool[order] = v_cache.reshape(b * pages, page, case.hkv, case.dv)
+    return k_pool, v_pool, table
+
 
 def kvcache_signature_for(case):
     """The Signature and split_programs attention_with_kvcache compiles for
@@ -247,11 +285,14 @@ def kvcache_signature_for(case):
     split_programs = kvcache.check_unsupported(num_splits=case.num_splits)
     causal, window, softcap, scale = kvcache.options(case.causal, case.window, case.softcap, None,
                                                      case.tq, case.tk)
+    paged = case.page is not None
+    keys = case.page if paged else case.tk
     sig = kvcache.signature(case.dtype, (case.b, case.tq, case.hq, case.d),
-                            (case.b, case.tk, case.hkv, case.d),
-                            (case.b, case.tk, case.hkv, case.dv), causal=causal, window=window,
+                            (case.b, keys, case.hkv, case.d),
+                            (case.b, keys, case.hkv, case.dv), causal=causal, window=window,
                             softcap=softcap, scale=scale, lse=case.lse,
-                            kv_lengths=case.lengths == "tensor")
+                            kv_lengths=case.lengths == "tensor" or (paged and case.lengths == "int"),
+                            block_table=paged)
     return sig, split_programs
 
 

@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 from attn_mlir.compiler import Signature, compile  # noqa: E402
 from gpu_cases import (CASES, KVCACHE_CASES, LSE_CASES, LSE_VARIANT_CASES,  # noqa: E402
-                       VARIANT_CASES, VARLEN_CASES, kvcache_signature_for, signature_for,
+                       PAGED_CASES, VARIANT_CASES, KVCache, VARLEN_CASES, kvcache_signature_for, signature_for,
                        variant_signature_for, varlen_signature_for)
 
 ap = argparse.ArgumentParser()
@@ -31,7 +31,7 @@ for name, sig in ([(case[0], signature_for(case)) for case in CASES]
     print(name, artifact.directory, "cached" if artifact.cached else "compiled")
 # attention_with_kvcache: with and without the log-sum-exp (the LSE cases
 # run both); the decode kernels with their split_programs.
-for case in KVCACHE_CASES:
+for case in KVCACHE_CASES + PAGED_CASES:
     for lse in (False, True) if case.lse else (False,):
         sig, split_programs = kvcache_signature_for(case._replace(lse=lse))
         artifact = compile(sig, chip=args.chip, cache_dir=args.cache, split_programs=split_programs)
@@ -47,6 +47,11 @@ for lse in (False, True):
     artifact = compile(sig, chip=args.chip, cache_dir=args.cache, split_programs=split_programs)
     print(b8.name + " (whole cache" + (", lse)" if lse else ")"), artifact.directory,
           "cached" if artifact.cached else "compiled")
+# test_paged_errors' kernel: f16 decode over pages of 16 with lengths.
+sig, split_programs = kvcache_signature_for(KVCache("paged_errors", "f16", 2, 1, 4, 2, 48, 64,
+                                                    64, False, lse=False, page=16))
+artifact = compile(sig, chip=args.chip, cache_dir=args.cache, split_programs=split_programs)
+print("paged errors", artifact.directory, "cached" if artifact.cached else "compiled")
 spec = next(c for c in KVCACHE_CASES if c.name == "spec_decode_f16_tq4_window")
 sig = Signature("f16", (None, spec.hq, None, spec.d), (None, spec.hkv, None, spec.d),
                 (None, spec.hkv, None, spec.dv), causal="bottom_right", lse=True,

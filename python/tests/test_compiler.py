@@ -98,6 +98,26 @@ class SignatureTest(unittest.TestCase):
             Signature("f16", (1, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16), cu_seqlens=True,
                       kv_lengths=True)
 
+    def test_block_table_text(self):
+        # A paged cache: pools with a static page, the i32 (B, P) table
+        # after the lengths, printed before kv_lengths.
+        sig = Signature("f16", (None, 8, 1, 64), (None, 2, 16, 64), (None, 2, 16, 64),
+                        kv_lengths=True, block_table=True)
+        text = sig.mlir("f")
+        self.assertIn("func.func @f(%q: tensor<?x8x1x64xf16>, %k: tensor<?x2x16x64xf16>, "
+                      "%v: tensor<?x2x16x64xf16>, %lens: tensor<?xi32>, %bt: tensor<?x?xi32>)",
+                      text)
+        self.assertIn("attn.attention %q, %k, %v block_table(%bt : tensor<?x?xi32>) "
+                      "kv_lengths(%lens : tensor<?xi32>)", text)
+        self.assertNotIn("block_table", SIG.mlir())
+        with self.assertRaisesRegex(ValueError, "block_table: expected a bool, got 1"):
+            Signature("f16", (1, 1, 1, 16), (1, 1, 16, 16), (1, 1, 16, 16), block_table=1)
+        with self.assertRaisesRegex(ValueError, r"key: the page size .* must be static"):
+            Signature("f16", (1, 1, 1, 16), (1, 1, None, 16), (1, 1, None, 16), block_table=True)
+        with self.assertRaisesRegex(ValueError, "block_table: a paged cache takes no cu_seqlens"):
+            Signature("f16", (1, 1, 1, 16), (1, 1, 16, 16), (1, 1, 16, 16), block_table=True,
+                      cu_seqlens=True)
+
     def test_bad_signatures(self):
         with self.assertRaisesRegex(ValueError, "dtype"):
             Signature("f64", (1, 1, 1, 16), (1, 1, 1, 16), (1, 1, 1, 16))

@@ -120,13 +120,32 @@ class OptionsTest(unittest.TestCase):
         self.assertEqual(kvcache.check_unsupported(), kvcache.SPLIT_PROGRAMS)
         self.assertEqual(kvcache.check_unsupported(num_splits=1), 0)
         for name in ("k", "v", "rotary_cos", "rotary_sin", "cache_batch_idx", "cache_leftpad",
-                     "block_table", "alibi_slopes"):
+                     "alibi_slopes"):
             with self.subTest(name), self.assertRaisesRegex(
                     NotImplementedError, f"^attention_with_kvcache: {name}= is not supported"):
                 kvcache.check_unsupported(**{name: object()})
-        with self.assertRaisesRegex(NotImplementedError, r"block_table= is not supported \(a paged "
-                                                         r"KV cache"):
-            kvcache.check_unsupported(block_table=[0])
+        # A paged cache is supported (check_block_table).
+        self.assertEqual(kvcache.check_unsupported(block_table=[0]), kvcache.SPLIT_PROGRAMS)
+
+    def test_block_table(self):
+        # The entries a batch uses (its first ceil(n_b / page)) must name
+        # pages of the pool; the others are never read.
+        kvcache.check_block_table([[3, 0, 5], [1, 77, 2]], [40, 16], 16, 6)
+        kvcache.check_block_table([[3, 0, 5], [1, 2, -1]], [48, 0], 16, 6)
+        for rows, lengths, message in (
+                ([[3, 0, 5], [1, 77, 2]], [40, 17], r"block_table\[1, 1\] = 77 is not a page "
+                                                    r"of the pool \(0..5: k_cache has 6 blocks\)"),
+                ([[3, 0, 6]], None, r"block_table\[0, 2\] = 6"),
+                ([[-1, 0, 1]], [1], r"block_table\[0, 0\] = -1"),
+                ([[0, 1, 9]], [500], r"block_table\[0, 2\] = 9")):
+            with self.subTest(message), self.assertRaisesRegex(ValueError, "^" + message):
+                kvcache.check_block_table(rows, lengths, 16, 6)
+        for page in (16, 32, 64, 128, 256):
+            kvcache.check_page_size(page)
+        for page in (8, 24, 48, 512):
+            with self.subTest(page), self.assertRaisesRegex(ValueError, "a power of two in "
+                                                                        "16..256"):
+                kvcache.check_page_size(page)
         with self.assertRaisesRegex(NotImplementedError, "num_splits=4 is not supported"):
             kvcache.check_unsupported(num_splits=4)
         with self.assertRaisesRegex(TypeError, "rotary_interleaved: expected a bool"):
@@ -221,6 +240,23 @@ class CompiledTest(unittest.TestCase):
         m = self.compile(sig, split_programs=0)
         self.assertLess(m.version, 5)
         self.assertIsNone(m.kv_lengths_shape)
+
+    def test_paged_decode(self):
+        # A paged cache: (num_blocks, page, Hkv, D) pools, the page static,
+        # the table after the lengths; version 7, split over P * page keys.
+        sig = kvcache.signature("bf16", (2, 1, 32, 128), (50, 64, 8, 128), (50, 64, 8, 128),
+                                causal="bottom_right", lse=True, kv_lengths=True,
+                                block_table=True)
+        self.assertEqual((sig.key, sig.value), ((None, 8, 64, 128), (None, 8, 64, 128)))
+        self.assertIn("attn.attention %q, %k, %v block_table(%bt : tensor<?x?xi32>) "
+                      "kv_lengths(%lens : tensor<?xi32>)", sig.mlir())
+        m = self.compile(sig, split_programs=kvcache.SPLIT_PROGRAMS)
+        self.assertEqual((m.version, m.block_table_shape, m.page_size), (7, [-1, -1], 64))
+        self.assertTrue(m.epilogue)
+        sizes = m.check_shapes(dict(query=(2, 32, 1, 128), key=(50, 8, 64, 128),
+                                    value=(50, 8, 64, 128), kv_lengths=(2,),
+                                    block_table=(2, 40)))
+        self.assertEqual(sizes["Tk"], 2560)
 
     def test_bad_split_programs(self):
         sig = kvcache.signature("f16", (2, 1, 8, 64), (2, 1000, 2, 64), (2, 1000, 2, 64))

@@ -138,6 +138,19 @@ def manifest_varlen_data(**overrides):
     return data
 
 
+def manifest_paged_data(**overrides):
+    """The version 1 example over a paged KV cache (block_table, version
+    7): key and value pools of 16-key pages, a (B, P) table."""
+    memref = lambda n, r=4: {"kind": "memref", "operand": n, "rank": r}  # noqa: E731
+    data = manifest_data(
+        version=7, block_table={"element_type": "i32", "shape": [-1, -1], "page_size": 16},
+        key={"shape": [-1, 8, 16, 128]}, value={"shape": [-1, 8, 16, 64]},
+        params=[memref(n) for n in ("query", "key", "value")]
+        + [memref("block_table", 2), memref("output")])
+    data.update(overrides)
+    return data
+
+
 class GridTest(unittest.TestCase):
     def test_expressions(self):
         self.assertEqual(evaluate(7, SIZES), 7)
@@ -181,7 +194,7 @@ class ManifestTest(unittest.TestCase):
         with self.assertRaises(ManifestError):
             Manifest(manifest_data(format="something-else"))
         with self.assertRaises(ManifestError):
-            Manifest(manifest_data(version=7))
+            Manifest(manifest_data(version=8))
 
     def test_check_shapes(self):
         m = Manifest(manifest_data())
@@ -446,6 +459,45 @@ class Version6Test(unittest.TestCase):
                  r"params: the manifest has cu_seqlens but no memref param passes cu_seqlens_k")):
             with self.subTest(message), self.assertRaisesRegex(ManifestError, "^" + message + "$"):
                 Manifest(manifest_varlen_data(**bad))
+
+
+class Version7Test(unittest.TestCase):
+    def test_block_table(self):
+        m = Manifest(manifest_paged_data())
+        self.assertEqual((m.block_table_shape, m.page_size), ([-1, -1], 16))
+        self.assertIsNone(Manifest(manifest_data()).block_table_shape)
+        # Tk = P * page; the pool (100 pages) is no size.
+        shapes = dict(query=(3, 32, 1000, 128), key=(100, 8, 16, 128), value=(100, 8, 16, 64))
+        sizes = m.check_shapes(dict(shapes, block_table=(3, 5)))
+        self.assertEqual(sizes, dict(B=3, Hq=32, Hkv=8, Tq=1000, Tk=80, D=128, Dv=64, N=0))
+        for given, message in (
+                (dict(block_table=(2, 5)), r"block_table: dim 0 \(B\) is 2, but query has B = 3"),
+                (dict(block_table=None), r"block_table: the kernel was compiled with a "
+                                         r"block_table \(int32, B x P\), but none was given"),
+                (dict(block_table=(3,)), r"block_table: shape \(3,\) does not match the "
+                                         r"kernel's \('\?', '\?'\) \(B x P\)"),
+                (dict(block_table=(3, 5), value=(99, 8, 16, 64)),
+                 r"value: dim 0 \(NP\) is 99, but key has NP = 100")):
+            with self.subTest(message), self.assertRaisesRegex(ValueError, "^" + message + "$"):
+                m.check_shapes(dict(shapes, **given))
+        with self.assertRaisesRegex(ValueError, r"^block_table: given, but the kernel was "
+                                                r"compiled without a block_table$"):
+            Manifest(manifest_data()).check_shapes(
+                dict(query=(2, 32, 1000, 128), key=(2, 8, 77, 128), value=(2, 8, 77, 64),
+                     block_table=(2, 3)))
+        for bad, message in (
+                (dict(version=6), r"block_table: the key 'block_table' requires version 7 "
+                                  r"\(this manifest has version 6\)"),
+                (dict(block_table={"element_type": "i32", "shape": [-1, -1], "page_size": 32}),
+                 r"block_table.page_size is 32 \(expected key.shape\[2\], the keys of a page: "
+                 r"16\)"),
+                (dict(block_table={"element_type": "i32", "shape": [-1], "page_size": 16}),
+                 r"block_table.shape has rank 1 \(expected 2: B x P\)"),
+                (dict(params=manifest_paged_data()["params"][:3]
+                      + manifest_paged_data()["params"][4:]),
+                 r"params: the manifest has a block_table but no memref param passes it")):
+            with self.subTest(message), self.assertRaisesRegex(ManifestError, "^" + message + "$"):
+                Manifest(manifest_paged_data(**bad))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ sys.path.insert(0, HERE)
 from attn_mlir import runtime  # noqa: E402
 from attn_mlir.manifest import Manifest  # noqa: E402
 from test_manifest import (manifest_data, manifest_kv_lengths_data, manifest_v2_data,  # noqa: E402
-                           manifest_v4_data, manifest_v5_data, manifest_varlen_data)
+                           manifest_paged_data, manifest_v4_data, manifest_v5_data,
+                           manifest_varlen_data)
 
 
 class FakeTensor:
@@ -299,6 +300,35 @@ class VarlenPlanTest(unittest.TestCase):
                                r"cu_seqlens_k \(int32, N \+ 1 each\), but not both were given")):
             with self.subTest(message), self.assertRaisesRegex(ValueError, "^" + message + "$"):
                 m._plan(q, k, v, None, None, cu_seqlens=offsets)
+
+
+class PagedPlanTest(unittest.TestCase):
+    def test_block_table(self):
+        # Pools of 100 pages of 16 keys, a (3, 5) table: Tk = 80.
+        q = FakeTensor((3, 32, 1000, 128))
+        k = FakeTensor((100, 8, 16, 128))
+        v = FakeTensor((100, 8, 16, 64))
+        table = FakeTensor((3, 5), (5, 1), dtype="torch.int32")
+        m = kernel_v5(manifest_paged_data())
+        plan = m._plan(q, k, v, None, None, block_table=table)
+        # query, key, value, block_table (operand 9: after the lse's 5,
+        # kv_lengths' 6 and the cu_seqlens' 7 and 8), output.
+        self.assertEqual(plan.pointers, [(0, 0), (11, 1), (22, 2), (33, 9), (40, 3)])
+        self.assertEqual(list(plan.storage)[33:40], [0, 0, 0, 3, 5, 5, 1])
+        self.assertEqual(runtime._operand_index(m.manifest, "block_table"), 9)
+        for table, message in (
+                (FakeTensor((3, 5), (5, 1), dtype="torch.int64"),
+                 r"block_table: dtype torch.int64, but the kernel reads int32 \(torch.int32\) "
+                 r"page ids"),
+                (FakeTensor((3, 5), (1, 3), dtype="torch.int32"),
+                 r"block_table: stride 3; the kernel reads the page ids contiguously \(stride "
+                 r"1\): pass block_table.contiguous\(\)"),
+                (FakeTensor((2, 5), (5, 1), dtype="torch.int32"),
+                 r"block_table: dim 0 \(B\) is 2, but query has B = 3"),
+                (None, r"block_table: the kernel was compiled with a block_table \(int32, B x "
+                       r"P\), but none was given")):
+            with self.subTest(message), self.assertRaisesRegex(ValueError, "^" + message + "$"):
+                m._plan(q, k, v, None, None, block_table=table)
 
 
 class FakeTorch:

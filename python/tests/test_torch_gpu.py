@@ -10,7 +10,8 @@ float64 logsumexp of the same scores. The kvcache cases run
 attention_with_kvcache (FlashAttention's flash_attn_with_kvcache
 conventions: decode with per-batch cache lengths, split-KV, speculative
 decode, windows) against a float64 reference that truncates each batch's
-keys to its length. The varlen cases run attention_varlen
+keys to its length; the paged cases (block_table) read the same caches'
+pages scattered over a pool in random order. The varlen cases run attention_varlen
 (flash_attn_varlen_func's conventions: packed sequences, cu_seqlens)
 against a float64 reference that computes each sequence alone."""
 
@@ -32,8 +33,8 @@ except ImportError:  # pragma: no cover
     HAVE_GPU = False
 
 from gpu_cases import (CASES, KVCACHE_CASES, LSE_CASES, LSE_VARIANT_CASES,  # noqa: E402
-                       VARIANT_CASES, VARLEN_CASES, capture_shape, kvcache_signature_for,
-                       variant_options)
+                       PAGED_CASES, VARIANT_CASES, VARLEN_CASES, capture_shape,
+                       kvcache_signature_for, paged_pool, variant_options)
 
 TOL = {"f32": 2e-3, "f16": 2e-3, "bf16": 1e-2}
 # The log-sum-exp's, relative to 1 + |lse| (docs/Testing.md; f32 is tf32).
@@ -534,10 +535,14 @@ class TorchAttentionTest(unittest.TestCase):
         q, k_cache, v_cache, lengths = make_kvcache(case, gen)
         options = dict(cache_seqlens=lengths, causal=case.causal, window_size=case.window,
                        softcap=case.softcap, num_splits=case.num_splits)
-        out = attention_with_kvcache(q, k_cache, v_cache, **options)
+        # A paged case: the caches' pages in a pool, read through the table.
+        k_in, v_in = k_cache, v_cache
+        if case.page is not None:
+            k_in, v_in, options["block_table"] = paged_pool(case, k_cache, v_cache, gen)
+        out = attention_with_kvcache(q, k_in, v_in, **options)
         lse = None
         if case.lse:
-            out_lse, lse = attention_with_kvcache(q, k_cache, v_cache, return_softmax_lse=True,
+            out_lse, lse = attention_with_kvcache(q, k_in, v_in, return_softmax_lse=True,
                                                   **options)
         torch.cuda.synchronize()
         ref, ref_lse = kvcache_reference(case, q, k_cache, v_cache, lengths)
@@ -559,6 +564,51 @@ class TorchAttentionTest(unittest.TestCase):
         for case in KVCACHE_CASES:
             with self.subTest(case=case.name):
                 self.check_kvcache(case)
+
+    def test_paged_cases(self):
+        for case in PAGED_CASES:
+            with self.subTest(case=case.name):
+                self.check_kvcache(case)
+
+    def test_paged_errors(self):
+        from attn_mlir.torch import attention_with_kvcache
+        q = torch.randn(2, 1, 4, 64, device="cuda", dtype=torch.float16)
+        pool = torch.randn(6, 16, 2, 64, device="cuda", dtype=torch.float16)
+        table = torch.tensor([[3, 0, 5], [1, 77, 2]], dtype=torch.int32, device="cuda")
+        lengths = torch.tensor([40, 30], dtype=torch.int32, device="cuda")
+        with self.assertRaisesRegex(ValueError, r"block_table\[1, 1\] = 77 is not a page of the "
+                                                r"pool \(0..5: k_cache has 6 blocks\)"):
+            attention_with_kvcache(q, pool, pool, cache_seqlens=lengths, block_table=table)
+        # An entry past the batch's keys is never read.
+        lengths[1] = 16
+        attention_with_kvcache(q, pool, pool, cache_seqlens=lengths, block_table=table)
+        with self.assertRaisesRegex(TypeError, "block_table: expected int32"):
+            attention_with_kvcache(q, pool, pool, block_table=table.long())
+        with self.assertRaisesRegex(ValueError, r"block_table: expected shape \(2, P\)"):
+            attention_with_kvcache(q, pool, pool, block_table=table[:1])
+        with self.assertRaisesRegex(ValueError, "page_block_size .* 24: the kernels take a power "
+                                                "of two in 16..256"):
+            attention_with_kvcache(q, pool[:, :12].repeat(1, 2, 1, 1), pool[:, :12].repeat(1, 2, 1, 1),
+                                   block_table=table)
+
+    def test_paged_torch_compile(self):
+        from attn_mlir.torch import attention_with_kvcache
+
+        @torch.compile(fullgraph=True)
+        def f(q, k_pool, v_pool, lengths, table):
+            out, lse = attention_with_kvcache(q, k_pool, v_pool, cache_seqlens=lengths,
+                                              causal=True, return_softmax_lse=True,
+                                              block_table=table)
+            return out * 2.0, lse + 1.0
+
+        case = next(c for c in PAGED_CASES if c.name == "paged_decode_bf16_p16")
+        gen = torch.Generator(device="cuda").manual_seed(2)
+        q, k_cache, v_cache, lengths = make_kvcache(case, gen)
+        k_pool, v_pool, table = paged_pool(case, k_cache, v_cache, gen)
+        out, lse = f(q, k_pool, v_pool, lengths, table)
+        ref, ref_lse = kvcache_reference(case, q, k_cache, v_cache, lengths)
+        self.assertLess(((out.double() / 2 - ref).norm() / ref.norm()).item(), TOL["bf16"])
+        check_lse(self, case.name + " (compiled)", "bf16", lse - 1.0, ref_lse, ref_lse.shape)
 
     def test_kvcache_splits(self):
         # The decode kernels of num_splits=0 split the keys (a combine
@@ -707,7 +757,7 @@ class TorchAttentionTest(unittest.TestCase):
         q = torch.randn(2, 3, 4, 64, device="cuda", dtype=torch.float16)
         kc = torch.randn(2, 100, 2, 64, device="cuda", dtype=torch.float16)
         lengths = torch.tensor([5, 100], dtype=torch.int32, device="cuda")
-        for name in ("k", "v", "block_table", "cache_batch_idx", "rotary_cos", "alibi_slopes"):
+        for name in ("k", "v", "cache_batch_idx", "rotary_cos", "alibi_slopes"):
             with self.assertRaisesRegex(NotImplementedError, f"{name}= is not supported"):
                 attention_with_kvcache(q, kc, kc, cache_seqlens=lengths, **{name: lengths})
         with self.assertRaisesRegex(NotImplementedError, "num_splits=8"):

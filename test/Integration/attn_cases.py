@@ -14,6 +14,9 @@ batch allows) from an .npy file. One with "varlen" = N packs N sequences
 along Tq and Tk (cu_seqlens, FlashAttention's varlen; batch 1): random
 lengths with an empty sequence, sometimes the same for queries and keys,
 sometimes with query rows before the first and after the last sequence.
+One with "page" = p reads K and V from a paged cache (block_table): pools
+of B * P + 3 pages of p keys, Tk = P * p, the table a random permutation of
+the pool's pages (so that a wrong page fails the check).
 """
 
 import os
@@ -88,6 +91,38 @@ def add_serving_axes(case):
             and case.get("mask") is None:
         case["varlen"] = VARLEN_SEQS[(seed >> 26) % len(VARLEN_SEQS)]
         case["b"] = 1
+    add_paged_axis(case)
+
+
+# A paged KV cache: the page sizes of random paged cases (the GPU's take
+# powers of two in 16..256).
+PAGES = [16, 64]
+
+
+def add_paged_axis(case):
+    """A paged cache in about one case in five without packed sequences,
+    from bits of the seed that nothing else reads: Tk rounded up to whole
+    pages."""
+    seed = case["seed"]
+    case["page"] = None
+    if (seed >> 3) % 5 == 0 and not case.get("varlen"):
+        case["page"] = PAGES[(seed >> 5) % len(PAGES)]
+        case["tk"] = -(-case["tk"] // case["page"]) * case["page"]
+
+
+def paged_sizes(case):
+    """(P, NP): pages per sequence and pages in the pool."""
+    pages = case["tk"] // case["page"]
+    return pages, case["b"] * pages + 3
+
+
+def block_table_array(case):
+    """The case's block table (int32, B x P): distinct pages of the pool in
+    random order, from their own stream of the seed."""
+    pages, pool = paged_sizes(case)
+    rng = np.random.default_rng([case["seed"], 44])
+    order = rng.permutation(pool)[:case["b"] * pages]
+    return order.reshape(case["b"], pages).astype(np.int32)
 
 
 # Packed sequences: the sequence counts of random varlen cases.
@@ -290,6 +325,11 @@ def mlir_text(case):
     qt = _tensor_type([b, hq, tq, d], elt, bdyn | tq_dyn, dyn)
     kt = _tensor_type([b, hkv, tk, d], elt, bdyn | {2}, dyn)
     vt = _tensor_type([b, hkv, tk, dv], elt, bdyn | {2}, dyn)
+    if case.get("page"):
+        # Pools of NP pages of a static page size.
+        pool = paged_sizes(case)[1]
+        kt = _tensor_type([pool, hkv, case["page"], d], elt, {0}, dyn)
+        vt = _tensor_type([pool, hkv, case["page"], dv], elt, {0}, dyn)
     ot = _tensor_type([b, hq, tq, dv], elt, bdyn | tq_dyn, dyn)
     attrs = []
     if case["causal"]:
@@ -315,6 +355,9 @@ def mlir_text(case):
         args.append(f"%m: {mt}")
         operands += " mask(%m)"
         types += f", {mt}"
+    if case.get("page"):
+        tt = _tensor_type([b, paged_sizes(case)[0]], "i32", {0, 1}, dyn)
+        operands += f" block_table(%bt : {tt})"
     if case.get("kv_lengths"):
         lt = _tensor_type([b], "i32", {0}, dyn)
         args.append(f"%l: {lt}")
@@ -323,6 +366,8 @@ def mlir_text(case):
         ct = _tensor_type([case["varlen"] + 1], "i32", {0}, dyn)
         args += [f"%cq: {ct}", f"%ck: {ct}"]
         operands += f" cu_seqlens(%cq, %ck : {ct}, {ct})"
+    if case.get("page"):
+        args.append(f"%bt: {tt}")
     capture_types = {}
     for name, shape, celt in captures(case):
         capture_types[name] = _tensor_type(shape, celt, set(range(len(shape))), dyn)
@@ -437,6 +482,9 @@ def write_case(case, workdir):
         cu_q, cu_k = varlen_arrays(case)
         np.save(files["cq"], cu_q)
         np.save(files["ck"], cu_k)
+    if case.get("page"):
+        files["bt"] = base + ".bt.npy"
+        np.save(files["bt"], block_table_array(case))
     for name, shape, celt in captures(case):
         files[name] = f"{base}.{name}.npy"
         np.save(files[name], _capture_array(name, shape, celt, rng))
@@ -462,14 +510,17 @@ def attn_run_args(case, mlir, files, target="cpu"):
     b, hq, hkv, tq, tk, d, dv = (case[k] for k in ("b", "hq", "hkv", "tq", "tk", "d", "dv"))
     args = [mlir, f"--target={target}", f"--seed={case['seed']}", "--check"]
     args.append("--input=@" + files["q"] if "q" in files else f"--input={b}x{hq}x{tq}x{d}x{elt}")
-    args.append(f"--input={b}x{hkv}x{tk}x{d}x{elt}")
-    args.append(f"--input={b}x{hkv}x{tk}x{dv}x{elt}")
+    kb, kt = (paged_sizes(case)[1], case["page"]) if case.get("page") else (b, tk)
+    args.append(f"--input={kb}x{hkv}x{kt}x{d}x{elt}")
+    args.append(f"--input={kb}x{hkv}x{kt}x{dv}x{elt}")
     if "m" in files:
         args.append("--input=@" + files["m"])
     if "l" in files:
         args.append("--input=@" + files["l"])
     if "cq" in files:
         args += ["--input=@" + files["cq"], "--input=@" + files["ck"]]
+    if "bt" in files:
+        args.append("--input=@" + files["bt"])
     for name, _, _ in captures(case):
         args.append("--input=@" + files[name])
     if case["block"]:
@@ -484,7 +535,7 @@ def attn_run_args(case, mlir, files, target="cpu"):
 def describe(case):
     keys = ("dtype", "b", "hq", "hkv", "tq", "tk", "d", "dv", "causal", "mask", "pattern", "dynamic",
             "nan_row", "block", "stages", "lse", "split", "kv_lengths", "varlen",
-            "varlen_same", "varlen_gap", "seed")
+            "varlen_same", "varlen_gap", "page", "seed")
     text = " ".join(f"{k}={case.get(k)}" for k in keys)
     return text + "".join(f" {k}={case[k]}" for k in VARIANT_KEYS if case.get(k))
 
@@ -493,7 +544,7 @@ def _case(index, **kw):
     case = dict(name=f"m{index}", dtype="f16", d=64, dv=64, tq=65, tk=65, b=1,
                 hkv=1, hq=1, causal=None, mask=None, dynamic=True, nan_row=False,
                 block=None, stages=None, split=None, kv_lengths=False, varlen=None,
-                seed=1000 + index)
+                page=None, seed=1000 + index)
     case.update(kw)
     return case
 
@@ -671,4 +722,25 @@ def matrix_cases():
     add(varlen=4, b=1, tq=300, tk=300, nan_row=True, causal="top_left")
     add(varlen=3, b=1, tq=256, tk=256, varlen_same=True, dtype="f32-tf32",
         d=256, dv=256, stages=2, causal="top_left")
+    # A paged KV cache (block_table): pages of 16, 32, 64 and 256 keys, odd
+    # page counts, decode with GQA packing and split-KV over logical keys,
+    # kv_lengths, bottom-right causal, a window, a mask in logical keys,
+    # the log-sum-exp, block sizes and stages, a score_mod (j logical).
+    add(page=16, kv_lengths=True, split=64, static_tq=True, b=4, hq=8, hkv=2, tq=1,
+        tk=1024, causal="bottom_right", lse=True, dtype="bf16", d=128, dv=128)
+    add(page=64, kv_lengths=True, static_tq=True, b=3, hq=4, hkv=2, tq=1, tk=1024,
+        causal="bottom_right", dtype="f16")
+    add(page=256, split=264, static_tq=True, b=2, hq=8, hkv=1, tq=1, tk=1024,
+        dtype="bf16", d=128, dv=128, lse=True)
+    add(page=16, kv_lengths=True, b=2, hq=2, hkv=2, tq=129, tk=320,
+        causal="bottom_right", window=(40, 0), lse=True, dtype="f32-ieee")
+    add(page=64, kv_lengths=True, b=2, hq=2, hkv=1, tq=65, tk=192, mask="float4",
+        lse=True, causal="top_left")
+    add(page=16, b=2, hq=2, hkv=1, tq=100, tk=208, dtype="f32-tf32", causal="top_left")
+    add(page=64, kv_lengths=True, b=3, hq=4, hkv=2, tq=300, tk=320, d=128, dv=128,
+        causal="bottom_right", lse=True, dtype="bf16")
+    add(page=16, b=2, hq=2, hkv=2, tq=200, tk=400, block=(64, 32), stages=3,
+        causal="bottom_right", dtype="f16")
+    add(page=32, b=2, hq=4, hkv=2, tq=65, tk=160, score_mod="alibi", dtype="f16",
+        causal="bottom_right")
     return cases

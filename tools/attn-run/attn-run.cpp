@@ -64,9 +64,10 @@ int main(int argc, char **argv) {
       "input",
       cl::desc("One per function argument, in order (for a manifest: query, "
                "key, value[, mask][, kv_lengths][, cu_seqlens_q, "
-               "cu_seqlens_k][, captures]): SHAPExTYPE (random data, e.g. "
-               "2x32x1024x128xbf16; kv_lengths get lengths in 0..Tk, "
-               "cu_seqlens random lengths summing to Tq or Tk), @file.npy, "
+               "cu_seqlens_k][, block_table][, captures]): SHAPExTYPE "
+               "(random data, e.g. 2x32x1024x128xbf16; kv_lengths get "
+               "lengths in 0..Tk, cu_seqlens random lengths summing to Tq "
+               "or Tk, a block_table distinct pages of the pool), @file.npy, "
                "or random (the argument's static type)"),
       cl::value_desc("spec"), cl::cat(category));
   cl::opt<uint64_t> seed(

@@ -216,12 +216,12 @@ TEST(ManifestTest, Errors) {
   EXPECT_EQ(manifestError(editExample("attn-mlir-manifest", "other")),
             "format: 'other' is not an attn-mlir launch "
             "manifest (expected 'attn-mlir-manifest')");
-  EXPECT_EQ(manifestError(editExample("\"version\": 1", "\"version\": 7")),
-            "version: unsupported manifest version 7 (this "
-            "reader supports versions 1, 2, 3, 4, 5 and 6)");
+  EXPECT_EQ(manifestError(editExample("\"version\": 1", "\"version\": 8")),
+            "version: unsupported manifest version 8 (this "
+            "reader supports versions 1, 2, 3, 4, 5, 6 and 7)");
   EXPECT_EQ(manifestError(editExample("\"version\": 1", "\"version\": 0")),
             "version: unsupported manifest version 0 (this "
-            "reader supports versions 1, 2, 3, 4, 5 and 6)");
+            "reader supports versions 1, 2, 3, 4, 5, 6 and 7)");
   // Keys.
   EXPECT_EQ(manifestError(editExample("\"ptx\": \"f.ptx\",", "")),
             "missing key 'ptx'");

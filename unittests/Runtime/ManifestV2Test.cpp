@@ -184,9 +184,9 @@ TEST(ManifestV2Test, Equality) {
 }
 
 TEST(ManifestV2Test, VersionErrors) {
-  EXPECT_EQ(manifestError(editV2("\"version\": 2", "\"version\": 7")),
-            "version: unsupported manifest version 7 (this "
-            "reader supports versions 1, 2, 3, 4, 5 and 6)");
+  EXPECT_EQ(manifestError(editV2("\"version\": 2", "\"version\": 8")),
+            "version: unsupported manifest version 8 (this "
+            "reader supports versions 1, 2, 3, 4, 5, 6 and 7)");
   // The keys and the param kind of version 2 in a version 1 manifest.
   EXPECT_EQ(manifestError(editV2("\"version\": 2", "\"version\": 1")),
             "workspace: the key 'workspace' requires "

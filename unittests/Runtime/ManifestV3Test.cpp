@@ -152,9 +152,9 @@ TEST(ManifestV3Test, VersionErrors) {
   EXPECT_EQ(manifestError(editText(text, "\"version\": 2", "\"version\": 3")),
             "prologue[0].params[2]: a tensor map of 'key' "
             "but no memref param of the same kernel passes 'key'");
-  EXPECT_EQ(manifestError(editV3("\"version\": 3", "\"version\": 7")),
-            "version: unsupported manifest version 7 (this "
-            "reader supports versions 1, 2, 3, 4, 5 and 6)");
+  EXPECT_EQ(manifestError(editV3("\"version\": 3", "\"version\": 8")),
+            "version: unsupported manifest version 8 (this "
+            "reader supports versions 1, 2, 3, 4, 5, 6 and 7)");
 }
 
 TEST(ManifestV3Test, ParamErrors) {

@@ -173,9 +173,9 @@ TEST(ManifestV5Test, ReadErrors) {
   EXPECT_EQ(manifestError(editV5("\"version\": 5", "\"version\": 3")),
             "lse: the key 'lse' requires version 4 (this manifest has "
             "version 3)");
-  EXPECT_EQ(manifestError(editV5("\"version\": 5", "\"version\": 7")),
-            "version: unsupported manifest version 7 (this reader supports "
-            "versions 1, 2, 3, 4, 5 and 6)");
+  EXPECT_EQ(manifestError(editV5("\"version\": 5", "\"version\": 8")),
+            "version: unsupported manifest version 8 (this reader supports "
+            "versions 1, 2, 3, 4, 5, 6 and 7)");
   EXPECT_EQ(
       manifestError(editV5(kLengthsEntry, "\"kv_lengths\": {\"element_type\": "
                                           "\"i64\", \"shape\": [-1]},")),

@@ -235,4 +235,33 @@ TEST(RunReportTest, BenchCountsEachPackedSequence) {
   EXPECT_EQ(report.flops, 2.0 * 2 * (1 * 4 + 2 * 1) * (8 + 4));
 }
 
+TEST(RunReportTest, BenchCountsThePagesRead) {
+  // A paged cache of 3 pages of 4 keys per batch (Tk 12) in a pool of 9:
+  // lengths 5, 12 and 0 multiply 17 / 3 keys each on the mean, and read 2,
+  // 3 and 0 whole pages: 20 / 3 keys. The pool's size does not count.
+  HostTensor q = makeRandomTensor({3, 2, 1, 8}, ElementType::F16, 1);
+  HostTensor k = makeRandomTensor({9, 1, 4, 8}, ElementType::F16, 2);
+  HostTensor table = makeZeroTensor({3, 3}, ElementType::I32);
+  for (int64_t i = 0; i < 9; ++i)
+    table.set(i, double(8 - i));
+  HostTensor lengths = makeZeroTensor({3}, ElementType::I32);
+  lengths.set(0, 5.0);
+  lengths.set(1, 12.0);
+  HostTensor output = makeZeroTensor({3, 2, 1, 8}, ElementType::F16);
+  AttentionProblem problem;
+  problem.query = &q;
+  problem.key = problem.value = &k;
+  problem.blockTable = &table;
+  DeviceInfo device;
+  BenchReport full = summarizeBench({1.0}, problem, output, device);
+  // Without lengths: every batch's 12 keys.
+  EXPECT_DOUBLE_EQ(full.flops, 4.0 * 3 * 2 * 1 * 12 * 8);
+  EXPECT_DOUBLE_EQ(full.bytes, 2 * (2.0 * 3 * 2 * 8 + 2.0 * 3 * 12 * 8));
+  problem.kvLengths = &lengths;
+  BenchReport part = summarizeBench({1.0}, problem, output, device);
+  // The means, rounded as for kv_lengths: 6 keys multiplied, 7 read.
+  EXPECT_DOUBLE_EQ(part.flops, 4.0 * 3 * 2 * 1 * 6 * 8);
+  EXPECT_DOUBLE_EQ(part.bytes, 2 * (2.0 * 3 * 2 * 8 + 2.0 * 3 * 7 * 8));
+}
+
 } // namespace

@@ -41,16 +41,17 @@ enum class OperandRole {
   Mask = 3,
   KvLengths = 4,
   CuSeqlensQ = 5,
-  CuSeqlensK = 6
+  CuSeqlensK = 6,
+  BlockTable = 7
 };
-constexpr unsigned kNumOperandRoles = 7;
+constexpr unsigned kNumOperandRoles = 8;
 
 /// For each role (indexed by OperandRole): the function argument that feeds
 /// it, or -1 for an absent optional operand.
 using RoleArguments = std::array<int, kNumOperandRoles>;
 
-/// Returns "q", "k", "v", "mask", "kv_lengths", "cu_seqlens_q" or
-/// "cu_seqlens_k".
+/// Returns "q", "k", "v", "mask", "kv_lengths", "cu_seqlens_q",
+/// "cu_seqlens_k" or "block_table".
 StringRef getRoleLabel(OperandRole role);
 
 /// Maps f32, f16, bf16 and i1 to the runtime's element types.
@@ -62,7 +63,7 @@ struct EntryFunction {
   AttentionOp attention;
   /// For each role (indexed by OperandRole): the function argument that
   /// feeds it, or -1 for an absent optional operand.
-  RoleArguments roleArguments = {-1, -1, -1, -1, -1, -1, -1};
+  RoleArguments roleArguments = {-1, -1, -1, -1, -1, -1, -1, -1};
   /// Per argument: the regions that read it ("score_mod", "mask_mod",
   /// "score_mod/mask_mod"), or empty.
   std::vector<std::string> regionReaders;
@@ -82,6 +83,7 @@ struct EntryFunction {
   bool hasMask() const { return roleArguments[3] >= 0; }
   bool hasKvLengths() const { return roleArguments[4] >= 0; }
   bool hasCuSeqlens() const { return roleArguments[5] >= 0; }
+  bool hasBlockTable() const { return roleArguments[7] >= 0; }
 
   /// A short name for argument `index`: "q", "k", "v", "mask", the regions
   /// that read it ("score_mod"), or e.g. "q/k/v" when one argument feeds

@@ -57,7 +57,7 @@ struct RunInputs {
   std::vector<std::string> sources;
   /// Per role (query, key, value, mask, kv_lengths): the argument index, or
   /// -1.
-  RoleArguments roleArguments = {-1, -1, -1, -1, -1, -1, -1};
+  RoleArguments roleArguments = {-1, -1, -1, -1, -1, -1, -1, -1};
   double scale = 1.0;
   ::attn::runtime::CausalMode causal = ::attn::runtime::CausalMode::None;
   /// The op's window (-1: unbounded) and softcap (0: none).

@@ -118,6 +118,13 @@ HostTensor makeRandomTensor(std::vector<int64_t> shape, ElementType type,
 /// another is 0 (no key); the rest are uniform.
 HostTensor makeRandomLengths(int64_t batch, int64_t capacity, uint64_t seed);
 
+/// A random block table of a paged KV cache: an i32 tensor of shape
+/// [batch, pages] whose entries are distinct pages of a pool of `numPages`
+/// (a random permutation's first batch * pages, wrapping around when the
+/// pool is smaller), the same on every platform.
+HostTensor makeRandomBlockTable(int64_t batch, int64_t pages, int64_t numPages,
+                                uint64_t seed);
+
 /// Random offsets of packed sequences for a cu_seqlens operand: an i32
 /// tensor of `count` (N + 1) rising offsets from 0 to `total`, the same on
 /// every platform: random lengths that sum to `total`; from 3 sequences on,

@@ -53,6 +53,12 @@ struct MaskSpec {
 };
 using CaptureSpec = MaskSpec;
 
+/// Version 7: a paged KV cache's block table, i32 of shape [B, P], and the
+/// keys of a page (the key's and value's dim 2).
+struct BlockTableSpec : MaskSpec {
+  int64_t pageSize = 0;
+};
+
 /// The attributes of the attn op the kernel was compiled from.
 struct ManifestAttributes {
   /// Absent: the op's default, 1/sqrt(D).
@@ -198,7 +204,7 @@ struct LaunchStep {
 /// A launch manifest (format "attn-mlir-manifest").
 struct Manifest : KernelLaunch {
   static constexpr const char *kFormat = "attn-mlir-manifest";
-  static constexpr int64_t kVersion = 6; // the newest
+  static constexpr int64_t kVersion = 7; // the newest
 
   std::string ptx;      // relative to the manifest's directory, or absolute
   std::string chip;     // e.g. "sm_90a"
@@ -219,6 +225,11 @@ struct Manifest : KernelLaunch {
   /// cu_seqlens), i32 of shape [N + 1] each, passed by the memref params
   /// "cu_seqlens_q" and "cu_seqlens_k"; both absent when the op has none.
   std::optional<MaskSpec> cuSeqlensQ, cuSeqlensK;
+  /// Version 7: a paged KV cache (vLLM's and FlashAttention's block_table):
+  /// key and value are NP x Hkv x page x D pools of pages, the table i32 of
+  /// shape [B, P] passed by the memref param "block_table"; the sizes' Tk is
+  /// P * page. Absent when the op has none.
+  std::optional<BlockTableSpec> blockTable;
   std::vector<CaptureSpec> captures; // "captures", absent when empty
   ManifestAttributes attributes;
   KernelConfig config;
@@ -228,7 +239,8 @@ struct Manifest : KernelLaunch {
   /// Not serialized: the manifest file's directory (readManifestFile).
   std::string directory;
 
-  /// 6 with cu_seqlens, else 5 with epilogue kernels or kv_lengths, else 4
+  /// 7 with a block_table, else 6 with cu_seqlens, else 5 with epilogue
+  /// kernels or kv_lengths, else 4
   /// with an lse, else 3 with
   /// a tensor_map param, else 2 with workspaces or prologue kernels, else 1:
   /// what serializeManifest writes, so that older readers keep reading the
@@ -285,7 +297,9 @@ inline bool operator!=(const Manifest &lhs, const Manifest &rhs) {
 //===----------------------------------------------------------------------===//
 
 /// The sizes of one problem: Q is B x Hq x Tq x D, K is B x Hkv x Tk x D,
-/// V is B x Hkv x Tk x Dv, O is B x Hq x Tq x Dv.
+/// V is B x Hkv x Tk x Dv, O is B x Hq x Tq x Dv. With a paged cache
+/// (version 7), K and V are pools of pages and Tk is P * page, the keys
+/// each batch addresses.
 struct ProblemSizes {
   int64_t B = 0, Hq = 0, Hkv = 0, Tq = 0, Tk = 0, D = 0, Dv = 0;
   /// The number of packed sequences (cu_seqlens' length - 1), 0 without.
@@ -329,9 +343,9 @@ bool evaluateWorkspace(const WorkspaceSpec &workspace,
 /// is checked when given.
 struct OperandShapes {
   std::vector<int64_t> query, key, value, output, mask, lse, kvLengths;
-  std::vector<int64_t> cuSeqlensQ, cuSeqlensK;
+  std::vector<int64_t> cuSeqlensQ, cuSeqlensK, blockTable;
   bool hasMask = false, hasLse = false, hasKvLengths = false;
-  bool hasCuSeqlens = false;
+  bool hasCuSeqlens = false, hasBlockTable = false;
 };
 
 /// Checks actual shapes against the manifest and against each other (SPEC.md

@@ -12,9 +12,11 @@
 //            [--output=@lse.npy]] [--explain] [--json]
 //
 // The inputs are query, key, value and, when the kernel has them, the mask,
-// the kv_lengths, the cu_seqlens and the captures: SHAPExTYPE (random data;
-// random kv_lengths are lengths in 0 .. Tk, random cu_seqlens random lengths
-// summing to Tq or Tk), @file.npy, or random (a static compiled shape).
+// the kv_lengths, the cu_seqlens, the block_table and the captures:
+// SHAPExTYPE (random data; random kv_lengths are lengths in 0 .. Tk, random
+// cu_seqlens random lengths summing to Tq or Tk, a random block_table
+// distinct pages of the pool), @file.npy, or random (a static compiled
+// shape).
 // The results are the output and, when the kernel writes one (the manifest's
 // "lse"), the log-sum-exp; each --output writes one of them, in that order.
 // The reference of --check takes the scale, causal mode and precision from
@@ -85,7 +87,7 @@ bool checkInputShape(const std::vector<int64_t> &shape, ElementType type,
 
 /// The options of one run on a manifest (attn-run's command line); the
 /// inputs are query, key, value[, mask][, kv_lengths][, cu_seqlens_q,
-/// cu_seqlens_k][, capture0, ...].
+/// cu_seqlens_k][, block_table][, capture0, ...].
 struct ManifestRunOptions : RunFlags {
   std::string manifestPath;
 };

@@ -60,6 +60,12 @@ const char *getCausalName(CausalMode mode);
 /// BottomRight offset, the regions); query rows of no sequence give zero
 /// rows (log-sum-exp -inf). validateProblem checks that the offsets rise
 /// from 0 or more to at most Tq (Tk).
+///
+/// The optional blockTable (i32 of shape [B, P], vLLM's and FlashAttention's
+/// block_table) makes key and value pools of NP pages (NP x Hkv x page x D):
+/// logical key j of batch b is K[blockTable[b, j / page], g, j % page, :],
+/// Tk = P * page. validateProblem checks that the entries a batch uses (the
+/// first ceil(n_b / page), n_b its key count) are pages of the pool.
 struct AttentionProblem {
   const HostTensor *query = nullptr;
   const HostTensor *key = nullptr;
@@ -80,6 +86,8 @@ struct AttentionProblem {
   const HostTensor *kvLengths = nullptr;
   /// Packed sequences (see above), both or neither.
   const HostTensor *cuSeqlensQ = nullptr, *cuSeqlensK = nullptr;
+  /// A paged KV cache (see above), or nullptr.
+  const HostTensor *blockTable = nullptr;
 };
 
 /// Checks packed sequences' offsets (cu_seqlens) against the packed length

@@ -171,7 +171,7 @@ LogicalResult Distributor::rewriteRun(
       done.insert(fill);
       continue;
     }
-    if (!isPure(next))
+    if (!isAddressOp(next))
       break;
   }
   LogicalResult result = rewrite(run);
@@ -238,7 +238,7 @@ bool Distributor::isZeroFillBeforeCopy(linalg::FillOp fill, Buffer *buf) {
       auto [copyTile, copySlot] = tileAndSlot(copy.getDpsInits()[0]);
       return copyTile == tile && sameIndex(copySlot, slot);
     }
-    if (!isPure(next))
+    if (!isAddressOp(next))
       return false;
   }
   return false;

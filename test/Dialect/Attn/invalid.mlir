@@ -340,7 +340,7 @@ func.func @kv_lengths_type(%q: tensor<2x4x1x16xf32>, %k: tensor<2x2x9x16xf32>, %
 // everywhere, no mask and no kv_lengths.
 func.func @cu_seqlens_one(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>, %c: tensor<?xi32>) -> tensor<1x4x?x16xf32> {
   // expected-error @+1 {{expects both 'cu_seqlens_q' and 'cu_seqlens_k', or neither}}
-  %o = "attn.attention"(%q, %k, %v, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0>}> ({}, {}) : (tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<?xi32>) -> tensor<1x4x?x16xf32>
+  %o = "attn.attention"(%q, %k, %v, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0>}> ({}, {}) : (tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<?xi32>) -> tensor<1x4x?x16xf32>
   return %o : tensor<1x4x?x16xf32>
 }
 
@@ -414,4 +414,54 @@ func.func @cu_seqlens_type(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %
   // expected-error @+1 {{operand #3 must be ranked tensor of 32-bit signless integer values, but got 'tensor<?xi64>'}}
   %o = attn.attention %q, %k, %v cu_seqlens(%c, %c : tensor<?xi64>, tensor<?xi64>) : tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x4x?x16xf32>
   return %o : tensor<1x4x?x16xf32>
+}
+
+// -----
+
+// block_table: rank 2 (B x P), a static page in K/V dim 2, V pages like
+// K's, B of the query, no cu_seqlens; a mask is as wide as P * page.
+func.func @block_table_rank(%q: tensor<?x4x1x16xf16>, %k: tensor<?x2x16x16xf16>, %v: tensor<?x2x16x16xf16>, %bt: tensor<?xi32>) -> tensor<?x4x1x16xf16> {
+  // expected-error @+1 {{expects 'block_table' of rank 2 (B x P, the pages of each batch), got 'tensor<?xi32>'}}
+  %o = attn.attention %q, %k, %v block_table(%bt : tensor<?xi32>) : tensor<?x4x1x16xf16>, tensor<?x2x16x16xf16>, tensor<?x2x16x16xf16> -> tensor<?x4x1x16xf16>
+  return %o : tensor<?x4x1x16xf16>
+}
+
+// -----
+
+func.func @block_table_dynamic_page(%q: tensor<?x4x1x16xf16>, %k: tensor<?x2x?x16xf16>, %v: tensor<?x2x?x16xf16>, %bt: tensor<?x?xi32>) -> tensor<?x4x1x16xf16> {
+  // expected-error @+1 {{expects a static page size in 'key' dim 2 with 'block_table' (NP x Hkv x page x D), got 'tensor<?x2x?x16xf16>'}}
+  %o = attn.attention %q, %k, %v block_table(%bt : tensor<?x?xi32>) : tensor<?x4x1x16xf16>, tensor<?x2x?x16xf16>, tensor<?x2x?x16xf16> -> tensor<?x4x1x16xf16>
+  return %o : tensor<?x4x1x16xf16>
+}
+
+// -----
+
+func.func @block_table_value_pages(%q: tensor<?x4x1x16xf16>, %k: tensor<?x2x16x16xf16>, %v: tensor<?x2x32x16xf16>, %bt: tensor<?x?xi32>) -> tensor<?x4x1x16xf16> {
+  // expected-error @+1 {{expects 'value' of NP x Hkv x page x Dv pages as 'key' ('tensor<?x2x16x16xf16>'), got 'tensor<?x2x32x16xf16>'}}
+  %o = attn.attention %q, %k, %v block_table(%bt : tensor<?x?xi32>) : tensor<?x4x1x16xf16>, tensor<?x2x16x16xf16>, tensor<?x2x32x16xf16> -> tensor<?x4x1x16xf16>
+  return %o : tensor<?x4x1x16xf16>
+}
+
+// -----
+
+func.func @block_table_batch(%q: tensor<3x4x1x16xf16>, %k: tensor<?x2x16x16xf16>, %v: tensor<?x2x16x16xf16>, %bt: tensor<2x?xi32>) -> tensor<3x4x1x16xf16> {
+  // expected-error @+1 {{expects 'block_table' dim 0 to match 'query' batch (3), got 'tensor<2x?xi32>'}}
+  %o = attn.attention %q, %k, %v block_table(%bt : tensor<2x?xi32>) : tensor<3x4x1x16xf16>, tensor<?x2x16x16xf16>, tensor<?x2x16x16xf16> -> tensor<3x4x1x16xf16>
+  return %o : tensor<3x4x1x16xf16>
+}
+
+// -----
+
+func.func @block_table_cu_seqlens(%q: tensor<1x4x?x16xf16>, %k: tensor<?x2x16x16xf16>, %v: tensor<?x2x16x16xf16>, %c: tensor<?xi32>, %bt: tensor<?x?xi32>) -> tensor<1x4x?x16xf16> {
+  // expected-error @+1 {{expects no 'cu_seqlens' with 'block_table' (packed sequences have no batch rows to give pages to)}}
+  %o = attn.attention %q, %k, %v block_table(%bt : tensor<?x?xi32>) cu_seqlens(%c, %c : tensor<?xi32>, tensor<?xi32>) : tensor<1x4x?x16xf16>, tensor<?x2x16x16xf16>, tensor<?x2x16x16xf16> -> tensor<1x4x?x16xf16>
+  return %o : tensor<1x4x?x16xf16>
+}
+
+// -----
+
+func.func @block_table_mask_width(%q: tensor<2x4x8x16xf16>, %k: tensor<?x2x16x16xf16>, %v: tensor<?x2x16x16xf16>, %m: tensor<8x16xi1>, %bt: tensor<2x3xi32>) -> tensor<2x4x8x16xf16> {
+  // expected-error @+1 {{expects 'mask' dim 1 to be 1 or to match 48 so that it broadcasts to B x Hq x Tq x Tk (2x4x8x48), got 'tensor<8x16xi1>'}}
+  %o = attn.attention %q, %k, %v mask(%m) block_table(%bt : tensor<2x3xi32>) : tensor<2x4x8x16xf16>, tensor<?x2x16x16xf16>, tensor<?x2x16x16xf16>, tensor<8x16xi1> -> tensor<2x4x8x16xf16>
+  return %o : tensor<2x4x8x16xf16>
 }

@@ -96,6 +96,15 @@ func.func @with_kv_lengths(%q: tensor<?x32x1x128xbf16>, %k: tensor<?x8x?x128xbf1
   return %o : tensor<?x32x1x128xbf16>
 }
 
+// A paged KV cache (block_table, printed before kv_lengths): pools of
+// pages of 64 keys, the decode form.
+// CHECK-LABEL: func @with_block_table
+// CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} block_table(%{{.*}} : tensor<?x?xi32>) kv_lengths(%{{.*}} : tensor<?xi32>) {causal = #attn.causal<bottom_right>} : tensor<?x32x1x128xbf16>, tensor<?x8x64x128xbf16>, tensor<?x8x64x128xbf16> -> tensor<?x32x1x128xbf16>
+func.func @with_block_table(%q: tensor<?x32x1x128xbf16>, %k: tensor<?x8x64x128xbf16>, %v: tensor<?x8x64x128xbf16>, %l: tensor<?xi32>, %bt: tensor<?x?xi32>) -> tensor<?x32x1x128xbf16> {
+  %o = attn.attention %q, %k, %v block_table(%bt : tensor<?x?xi32>) kv_lengths(%l : tensor<?xi32>) {causal = #attn.causal<bottom_right>} : tensor<?x32x1x128xbf16>, tensor<?x8x64x128xbf16>, tensor<?x8x64x128xbf16> -> tensor<?x32x1x128xbf16>
+  return %o : tensor<?x32x1x128xbf16>
+}
+
 // Packed variable-length sequences (cu_seqlens): batch 1, the log-sum-exp.
 // CHECK-LABEL: func @with_cu_seqlens
 // CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} cu_seqlens(%{{.*}}, %{{.*}} : tensor<?xi32>, tensor<?xi32>) {causal = #attn.causal<top_left>} : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16> -> tensor<1x32x?x128xbf16>, tensor<1x32x?xf32>

@@ -9,8 +9,10 @@ float mask; i1 rank-2 mask + MQA; bottom_right + a window and a softcap), plus D
 kernels (dynamic head count; the seed's) and eight split-KV decode kernels
 (--split-programs=264: Tq 1 and 16, the log-sum-exp, kv_lengths; each with
 its combine kernel) and eight kernels of packed sequences (cu_seqlens:
-every dtype at head dims 64 and 128, causal, GQA, the log-sum-exp), all
-with the default kernel
+every dtype at head dims 64 and 128, causal, GQA, the log-sum-exp) and
+six kernels of a paged KV cache (block_table: bf16 at head dim 128, pages
+of 16, 64 and 256 keys, decode with kv_lengths and split-KV, and prefill),
+all with the default kernel
 config (on sm_90a the 16-bit kernels on wgmma and the f32 tf32 ones at
 head dims 64 and 128 load K and V by TMA tensor copies:
 --tensor-copies=auto); those f32 kernels and the seed's, and the
@@ -38,24 +40,31 @@ VARIANTS = {
 
 
 def function(name, dtype, d, dv, hq, hkv, causal, mask, window=None, softcap=None,
-             tq="?", lse=False, kv_lengths=False, varlen=False):
+             tq="?", lse=False, kv_lengths=False, varlen=False, page=None):
     elt = dtype.split("-")[0]
     b = "1" if varlen else "?"
     t = lambda h, dd, tt="?": f"tensor<{b}x{h}x{tt}x{dd}x{elt}>"  # noqa: E731
-    args = [f"%q: {t(hq, d, tq)}", f"%k: {t(hkv, d)}", f"%v: {t(hkv, dv)}"]
-    types = f"{t(hq, d, tq)}, {t(hkv, d)}, {t(hkv, dv)}"
+    # A paged cache: pools of pages of `page` keys.
+    kt = t(hkv, d, page) if page else t(hkv, d)
+    vt = t(hkv, dv, page) if page else t(hkv, dv)
+    args = [f"%q: {t(hq, d, tq)}", f"%k: {kt}", f"%v: {vt}"]
+    types = f"{t(hq, d, tq)}, {kt}, {vt}"
     operands = "%q, %k, %v"
     if mask:
         mt = f"tensor<{mask[1]}x{elt if mask[0] == 'f' else 'i1'}>"
         args.append(f"%m: {mt}")
         types += f", {mt}"
         operands += " mask(%m)"
+    if page:
+        operands += " block_table(%bt : tensor<?x?xi32>)"
     if kv_lengths:
         args.append("%l: tensor<?xi32>")
         operands += " kv_lengths(%l : tensor<?xi32>)"
     if varlen:
         args += ["%cq: tensor<?xi32>", "%ck: tensor<?xi32>"]
         operands += " cu_seqlens(%cq, %ck : tensor<?xi32>, tensor<?xi32>)"
+    if page:
+        args.append("%bt: tensor<?x?xi32>")
     attrs = []
     if causal:
         attrs.append(f"causal = #attn.causal<{causal}>")
@@ -130,6 +139,17 @@ def main():
             kernels.append((f"varlen_{dtype.replace('-', '_')}_d{d}", dtype, d, d,
                             dict(hq=8, hkv=2, causal="top_left", mask=None, lse=True,
                                  varlen=True)))
+
+    # A paged KV cache (block_table): the page lookup before each K/V box;
+    # key blocks of min(64, page) keys.
+    for page in (16, 64, 256):
+        kernels.append((f"paged_decode_bf16_d128_p{page}", "bf16", 128, 128,
+                        dict(hq=32, hkv=8, causal="bottom_right", mask=None, tq=1,
+                             lse=True, kv_lengths=True, page=page),
+                        ["--split-programs=264"]))
+        kernels.append((f"paged_prefill_bf16_d128_p{page}", "bf16", 128, 128,
+                        dict(hq=32, hkv=8, causal="bottom_right", mask=None,
+                             kv_lengths=True, page=page)))
 
     def build(item):
         name, dtype, d, dv, kw, *extra = item

@@ -38,7 +38,7 @@ func.func @unused(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x4x8xf32>, %v: tensor<1
 }
 
 // RUN: not attn-run %s -e constk --input=random --input=random 2>&1 | FileCheck %s --check-prefix=CONSTK
-// CONSTK: attn-run: error: operand 'k' of the attn.attention in 'constk' is not a function argument; attn-run passes q, k, v, the mask, kv_lengths and cu_seqlens as arguments
+// CONSTK: attn-run: error: operand 'k' of the attn.attention in 'constk' is not a function argument; attn-run passes q, k, v, the mask, kv_lengths, cu_seqlens and block_table as arguments
 func.func @constk(%q: tensor<1x1x4x8xf32>, %v: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
   %k = arith.constant dense<1.0> : tensor<1x1x4x8xf32>
   %o = attn.attention %q, %k, %v : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>

@@ -34,7 +34,7 @@
 
 // Lengths that are not a function argument are refused by name.
 // RUN: not attn-run %s -e computed --input=2x2x3x16xf32 --input=2x2x5x16xf32 --input=2x2x5x16xf32 2>&1 | FileCheck %s --check-prefix=COMPUTED
-// COMPUTED: attn-run: error: operand 'kv_lengths' of the attn.attention in 'computed' is not a function argument; attn-run passes q, k, v, the mask, kv_lengths and cu_seqlens as arguments
+// COMPUTED: attn-run: error: operand 'kv_lengths' of the attn.attention in 'computed' is not a function argument; attn-run passes q, k, v, the mask, kv_lengths, cu_seqlens and block_table as arguments
 
 func.func @f(%q: tensor<?x2x?x16xf32>, %k: tensor<?x2x?x16xf32>, %v: tensor<?x2x?x16xf32>, %l: tensor<?xi32>) -> tensor<?x2x?x16xf32> {
   %o = attn.attention %q, %k, %v kv_lengths(%l : tensor<?xi32>) : tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32> -> tensor<?x2x?x16xf32>

@@ -280,14 +280,44 @@ LogicalResult AttentionOp::verify() {
     return emitOpError() << "expects 'key' dim 3 (D) to be " << d
                          << " as in 'query', got " << dimStr(k[3]);
 
+  // A paged cache: K and V are pools of NP pages of `page` keys, the batch
+  // and Tk = P * page come from the block table (B x P).
+  Value table = getBlockTable();
+  auto tableType =
+      table ? cast<RankedTensorType>(table.getType()) : RankedTensorType();
+  if (table) {
+    if (getCuSeqlensQ() || getCuSeqlensK())
+      return emitOpError()
+             << "expects no 'cu_seqlens' with 'block_table' (packed "
+                "sequences have no batch rows to give pages to)";
+    if (tableType.getRank() != 2)
+      return emitOpError() << "expects 'block_table' of rank 2 (B x P, the "
+                              "pages of each batch), got "
+                           << tableType;
+    if (ShapedType::isDynamic(k[2]) || k[2] < 1)
+      return emitOpError() << "expects a static page size in 'key' dim 2 with "
+                              "'block_table' (NP x Hkv x page x D), got "
+                           << kType;
+    if (!compatible(k[0], v[0]) || v[2] != k[2])
+      return emitOpError() << "expects 'value' of NP x Hkv x page x Dv "
+                              "pages as 'key' ("
+                           << kType << "), got " << vType;
+    if (!compatible(tableType.getDimSize(0), q[0]))
+      return emitOpError() << "expects 'block_table' dim 0 to match 'query' "
+                              "batch ("
+                           << dimStr(q[0]) << "), got " << tableType;
+  }
+
   // Batch.
-  if (!compatible(k[0], q[0]) || !compatible(v[0], q[0]))
+  if (table) {
+    // The pool's dim 0 counts pages, not batches.
+  } else if (!compatible(k[0], q[0]) || !compatible(v[0], q[0]))
     return emitOpError() << "expects 'key' and 'value' batch (dim 0) to match "
                             "'query' ("
                          << dimStr(q[0]) << "), got " << dimStr(k[0]) << " and "
                          << dimStr(v[0]);
 
-  if (!compatible(v[0], k[0]))
+  if (!table && !compatible(v[0], k[0]))
     return emitOpError() << "expects 'value' batch (dim 0) to match 'key' ("
                          << dimStr(k[0]) << "), got " << dimStr(v[0]);
   // The sizes shared by several operands, from the first that has them
@@ -298,8 +328,13 @@ LogicalResult AttentionOp::verify() {
         return size;
     return ShapedType::kDynamic;
   };
-  int64_t batch = known({q[0], k[0], v[0]});
+  int64_t batch = table ? known({q[0], tableType.getDimSize(0)})
+                        : known({q[0], k[0], v[0]});
   int64_t keys = known({k[2], v[2]});
+  if (table)
+    keys = ShapedType::isDynamic(tableType.getDimSize(1))
+               ? ShapedType::kDynamic
+               : tableType.getDimSize(1) * k[2];
 
   // KV heads and sequence length shared by K and V.
   if (!compatible(v[1], k[1]))
@@ -437,6 +472,12 @@ LogicalResult BlockAttentionOp::verify() {
   if (getCuSeqlensQ() && (split || getKvLengths() || getMask()))
     return emitOpError() << "expects no 'key_split', 'kv_lengths' or 'mask' "
                             "with 'cu_seqlens'";
+  if (getBlockTable() && getCuSeqlensQ())
+    return emitOpError() << "expects no 'cu_seqlens' with 'block_table'";
+  if (getBlockTable() && getKey().getType().isDynamicDim(2))
+    return emitOpError() << "expects a static page size in 'key' dim 2 with "
+                            "'block_table', got "
+                         << getKey().getType();
   if (split && (!getLse() || !getOutput().getType().getElementType().isF32()))
     return emitOpError() << "expects an f32 'output' and an 'lse' with "
                             "'key_split' (the partial results a combine "

@@ -54,7 +54,7 @@ FailureOr<scf::ForallOp> mlir::attn::addMaskBlockMap(RewriterBase &rewriter,
   // The classes take Tk for every batch (and packed sequences' programs
   // are no fixed block of rows) (the tail, the bottom_right
   // diagonal); per-batch key counts would need them per batch.
-  if (op.getKvLengths() || op.getCuSeqlensQ())
+  if (op.getKvLengths() || op.getCuSeqlensQ() || op.getBlockTable())
     return rewriter.notifyMatchFailure(op, "per-batch key counts");
   auto grid = dyn_cast<scf::ForallOp>(op->getParentOp());
   if (!grid || !grid->hasAttr(kConfigAttrName))
@@ -214,7 +214,8 @@ struct AttnMaskBlockMapPass
     // Programs with variants and a mask tensor read it per element.
     // So does a data-reading mask_mod without a mask tensor.
     getOperation().walk([&](BlockAttentionOp op) {
-      if (op.getBlockMap() || op.getKvLengths() || op.getCuSeqlensQ())
+      if (op.getBlockMap() || op.getKvLengths() || op.getCuSeqlensQ() ||
+          op.getBlockTable())
         return;
       if ((op.getMask() && !op.hasVariant()) || getDataMaskMod(op))
         programs.push_back(op);

@@ -90,7 +90,11 @@ void ProgramBuilder::build() {
   Value groupSize = arith::DivUIOp::create(b, loc, dim(query, 1), dim(key, 1));
   kvHead = arith::DivUIOp::create(b, loc, head, groupSize);
   queryLen = dim(query, 2);
-  keyLen = dim(key, 2);
+  // Tk: a paged cache's logical keys are P * page.
+  keyLen = op.getBlockTable()
+               ? arith::MulIOp::create(b, loc, dim(op.getBlockTable(), 1),
+                                       index(getPageSize()))
+               : dim(key, 2);
   // A batch's own key count, clamped to 0..Tk, stands for Tk everywhere.
   if (Value lengths = op.getKvLengths()) {
     Value length = arith::IndexCastOp::create(
@@ -386,11 +390,13 @@ void ProgramBuilder::buildStep(Value kb, bool masked, bool partial) {
                                   arith::SubIOp::create(b, loc, keyLen, col0))
                .getResult();
   // K and V blocks of the KV head (GQA); zero past Tk on masked blocks.
+  // A paged cache: the block's page and its first row in it (Paged.cpp).
   auto loadTiles = [&] {
-    Value keyRow0 = keyRow(col0);
-    loadTile(op.getKey(), op.getBatch(), kvHead, keyRow0, cols, kTile, partial);
-    loadTile(op.getValue(), op.getBatch(), kvHead, keyRow0, cols, vTile,
-             partial);
+    Value keyRow0 = keyRow(col0), keyIndex = op.getBatch();
+    if (op.getBlockTable())
+      std::tie(keyIndex, keyRow0) = buildPageLookup(col0);
+    loadTile(op.getKey(), keyIndex, kvHead, keyRow0, cols, kTile, partial);
+    loadTile(op.getValue(), keyIndex, kvHead, keyRow0, cols, vTile, partial);
   };
 
   // Under a user mask, a block whose keys are all masked out for every row

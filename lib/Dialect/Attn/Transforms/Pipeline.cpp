@@ -84,7 +84,7 @@ static SmallVector<Operation *> leadingLoads(scf::ForOp loop) {
       loads.push_back(fill);
       continue;
     }
-    if (!isPure(&op) || op.getNumRegions() != 0)
+    if (!isAddressOp(&op) || op.getNumRegions() != 0)
       break;
   }
   while (!loads.empty() && isa<linalg::FillOp>(loads.back()))
@@ -232,7 +232,7 @@ static scf::ForOp chainedPredecessor(
     const llvm::MapVector<scf::ForOp, SmallVector<Operation *>> &candidates,
     int64_t numStages, DominanceInfo &dom) {
   Operation *prev = loop->getPrevNode();
-  while (prev && isPure(prev) && prev->getNumRegions() == 0)
+  while (prev && isAddressOp(prev) && prev->getNumRegions() == 0)
     prev = prev->getPrevNode();
   auto before = dyn_cast_or_null<scf::ForOp>(prev);
   if (!before || !candidates.contains(before) ||

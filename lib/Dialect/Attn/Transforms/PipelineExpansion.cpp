@@ -170,7 +170,7 @@ FailureOr<scf::ForOp> mlir::attn::expandPipelinedLoop(RewriterBase &rewriter,
     // slot no live iteration reads (the CPU runs it, the GPU folds it into
     // the copy that follows).
     // The scores of a block past the end are computed and never read.
-    if (isPure(op) || isa<linalg::FillOp>(op) ||
+    if (isAddressOp(op) || isa<linalg::FillOp>(op) ||
         op->hasAttr(kChainLoadAttrName) || op->hasAttr(kScoresAheadAttrName))
       return op;
     if (auto copy = dyn_cast<linalg::CopyOp>(op))
@@ -205,7 +205,7 @@ FailureOr<scf::ForOp> mlir::attn::expandPipelinedLoop(RewriterBase &rewriter,
     SmallVector<Operation *> prologue;
     for (Operation *op = (*pipelined)->getPrevNode();
          op && (isa<linalg::CopyOp, linalg::FillOp>(op) ||
-                (isPure(op) && op->getNumRegions() == 0));
+                (isAddressOp(op) && op->getNumRegions() == 0));
          op = op->getPrevNode())
       prologue.insert(prologue.begin(), op);
     for (auto [index, op] : llvm::enumerate(prologue)) {

@@ -112,6 +112,16 @@ private:
   Value keyRow(Value row) {
     return keyBase ? arith::AddIOp::create(b, loc, keyBase, row) : row;
   }
+  /// A paged cache (block_table, Paged.cpp): the page that holds key block
+  /// `col0` (its table entry, clamped to the pool) and the block's first
+  /// row in that page.
+  std::pair<Value, Value> buildPageLookup(Value col0);
+  /// The keys of a page ('key' dim 2 under block_table), 0 without.
+  int64_t getPageSize() {
+    return op.getBlockTable()
+               ? cast<MemRefType>(op.getKey().getType()).getDimSize(2)
+               : 0;
+  }
   /// The same for an op with variants (window, softcap, score_mod,
   /// mask_mod): the blocks of buildKeyBlockRange, the full ones unmasked
   /// (none under a mask tensor or a mask_mod). In ProgramVariants.cpp.

@@ -31,7 +31,7 @@ mlir::attn::detail::findScoresAhead(scf::ForOp loop,
                                     ArrayRef<Operation *> loads) {
   Block *body = loop.getBody();
   auto nextEffect = [&](Operation *op) {
-    while (op && op != body->getTerminator() && isPure(op) &&
+    while (op && op != body->getTerminator() && isAddressOp(op) &&
            op->getNumRegions() == 0)
       op = op->getNextNode();
     return op;
@@ -187,7 +187,7 @@ bool mlir::attn::detail::handOverScores(RewriterBase &rewriter,
     return false;
   // Its zero fill right before it (pure ops between: the slot's view).
   Operation *prev = contraction->getPrevNode();
-  while (prev && isPure(prev) && prev->getNumRegions() == 0)
+  while (prev && isAddressOp(prev) && prev->getNumRegions() == 0)
     prev = prev->getPrevNode();
   auto fill = dyn_cast_or_null<linalg::FillOp>(prev);
   if (!fill || fill.getDpsInits()[0] != scores ||

@@ -16,6 +16,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <numeric>
+
 namespace mlir {
 namespace attn {
 #define GEN_PASS_DEF_ATTNTILE
@@ -133,6 +135,10 @@ FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
     cuQ = toBuffer(rewriter, loc, op.getCuSeqlensQ());
     cuK = toBuffer(rewriter, loc, op.getCuSeqlensK());
   }
+  // A paged cache: the programs read their pages' ids from the table.
+  Value blockTable = op.getBlockTable()
+                         ? toBuffer(rewriter, loc, op.getBlockTable())
+                         : Value();
   // The tensors the regions read become read-only buffers too (the
   // programs' captures), each once.
   SmallVector<Value> captures;
@@ -201,7 +207,15 @@ FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
   Value numSplits, splitOutput, splitLse;
   int64_t minSplitKeys = 4 * config.getBlockN();
   if (split) {
+    // Tk: the key dim, or P * page for a paged cache (logical keys).
     OpFoldResult keyLen = memref::getMixedSize(rewriter, loc, key, 2);
+    if (blockTable)
+      keyLen =
+          arith::MulIOp::create(
+              rewriter, loc,
+              memref::DimOp::create(rewriter, loc, blockTable, 1),
+              arith::ConstantIndexOp::create(rewriter, loc, op.getPageSize()))
+              .getResult();
     numSplits = buildNumKeySplits(rewriter, loc, batch, programHeads, keyLen,
                                   minSplitKeys, splitPrograms);
     auto workspace = [&](StringRef name, bool columns) {
@@ -266,8 +280,8 @@ FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
         }
         program = BlockAttentionOp::create(
             b, bodyLoc, programQuery, key, value, mask,
-            /*block_map=*/Value(), kvLengths, cuQ, cuK, captures, programOutput,
-            programLse, ivs[0], ivs[1], queryBlock, keySplit,
+            /*block_map=*/Value(), kvLengths, cuQ, cuK, blockTable, captures,
+            programOutput, programLse, ivs[0], ivs[1], queryBlock, keySplit,
             split ? numSplits : Value(), config, scale, causal,
             op.getPrecisionAttr(), op.getWindowAttr(), op.getSoftcapAttr());
         scf::InParallelOp::create(b, bodyLoc);
@@ -327,6 +341,16 @@ static KernelConfigAttr selectConfig(AttentionOp op, StringRef target,
         !check(op.getValueHeadDim(), "Dv", "value"))
       return nullptr;
   }
+  // A paged cache: GPU kernels load each key block from one page by TMA
+  // (boxes of a power-of-two row count that a page holds whole).
+  int64_t page = op.getPageSize();
+  if (page && isKnownCudaChip(target) &&
+      (page < 16 || page > 256 || !llvm::isPowerOf2_64(page))) {
+    op.emitError() << "expects a page size ('key' dim 2 with 'block_table') "
+                      "that is a power of two in 16..256 on "
+                   << target << ", got " << page;
+    return nullptr;
+  }
   // A variant masks per element like a mask tensor, and a window's left
   // edge adds a third key loop: they take the mask tensor's configs (at
   // head dim 256 the 16-bit kernels' 64x32 blocks spill with three loops).
@@ -334,6 +358,13 @@ static KernelConfigAttr selectConfig(AttentionOp op, StringRef target,
       [&] { return op.emitError("the kernel config: "); }, op.getContext(),
       op.getElementType(), op.getHeadDim(), op.getValueHeadDim(),
       op.getMask() || op.hasVariant(), op.isIEEEPrecision(), target, overrides);
+  // Paged: each key block lies within one page, block_n = gcd(block_n,
+  // page) (min(block_n, page) for the GPU's powers of two).
+  if (config && page && page % config.getBlockN() != 0)
+    config = KernelConfigAttr::getChecked(
+        [&] { return op.emitError("the kernel config: "); }, op.getContext(),
+        config.getBlockM(), std::gcd(config.getBlockN(), page),
+        config.getNumWarps(), config.getNumStages(), config.getTarget());
   // A key block is the k of P V: 16 for the 16-bit MMAs (m16n8k16, wgmma's
   // k16), 8 for tf32's.
   if (config && target != "cpu" && !op.getElementType().isF32() &&

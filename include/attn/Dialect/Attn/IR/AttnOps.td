@@ -105,6 +105,20 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     excludes a `mask` operand and `kv_lengths` (a per-batch count), which
     address the batch dimension that packing removes.
 
+    The optional `block_table(bt)` (`B x P`, i32) reads the keys and values
+    from a paged KV cache (vLLM's PagedAttention, FlashAttention's
+    `block_table`): `key` is `NP x Hkv x page x D` and `value` `NP x Hkv x
+    page x Dv`, a pool of `NP` pages of `page` (static) keys each, and the
+    logical key `j` of batch `b` is `K[bt[b, j / page], g(h), j % page, :]`
+    (V likewise), so `Tk = P * page`. Everything else (`causal`, `window`,
+    `kv_lengths`, a `mask`, the regions, `lse`) sees logical keys `j` in
+    `0..Tk`. With `kv_lengths` (the usual decode form), keys `j >=
+    kv_lengths[b]` do not exist and their table entries are never read.
+    Page ids outside `0..NP-1` are clamped into that range by the kernels
+    (never out of bounds; the results are unspecified); the runtimes check
+    the entries that are used before a launch. GPU kernels take a page of
+    16..256 keys, a power of two; `block_table` excludes `cu_seqlens`.
+
     The optional second result `lse` (`B x Hq x Tq`, f32) holds, for each
     query row, the natural log of the sum over its kept keys of `exp(s)` of
     the final scores: FlashAttention's `softmax_lse`, what split-KV,
@@ -156,6 +170,12 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
            {causal = #attn.causal<top_left>}
            : tensor<1x32x?x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16>
            -> tensor<1x32x?x128xbf16>
+    // Decode against a paged KV cache: a pool of pages of 64 keys, each
+    // sequence's pages listed in its row of the block table.
+    %o7 = attn.attention %q1, %kpool, %vpool block_table(%bt : tensor<?x?xi32>)
+           kv_lengths(%lens : tensor<?xi32>) {causal = #attn.causal<bottom_right>}
+           : tensor<?x32x1x128xbf16>, tensor<?x8x64x128xbf16>, tensor<?x8x64x128xbf16>
+           -> tensor<?x32x1x128xbf16>
     // The output and its log-sum-exp.
     %o4, %lse = attn.attention %q, %k, %v {causal = #attn.causal<top_left>}
            : tensor<?x32x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>
@@ -171,6 +191,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     Optional<RankedTensorOf<[I32]>>:$kv_lengths,
     Optional<RankedTensorOf<[I32]>>:$cu_seqlens_q,
     Optional<RankedTensorOf<[I32]>>:$cu_seqlens_k,
+    Optional<RankedTensorOf<[I32]>>:$block_table,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<Attn_CausalAttr>:$causal,
     OptionalAttr<Attn_PrecisionAttr>:$precision,
@@ -183,6 +204,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
 
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
+    (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
     (`kv_lengths` `(` $kv_lengths^ `:` type($kv_lengths) `)`)?
     (`cu_seqlens` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `:`
      type($cu_seqlens_q) `,` type($cu_seqlens_k) `)`)? attr-dict
@@ -208,6 +230,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     bool hasVariant() {
       return getWindow() || getSoftcap() || !getScoreMod().empty() ||
              !getMaskMod().empty();
+    }
+    /// With `block_table`, the keys of a page ('key' dim 2); 0 without.
+    int64_t getPageSize() {
+      return getBlockTable() ? getKey().getType().getDimSize(2) : 0;
     }
     /// The tensors defined above the op that its regions read
     /// (tensor.extract), each once, score_mod's first, in the order the
@@ -242,6 +268,12 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
 
     With `kv_lengths`, the keys of batch `b` are the first
     `kv_lengths[b]` (clamped to `0..Tk`), as for `attn.attention`.
+
+    With `block_table` (`B x P`), `key` and `value` are pools of pages
+    (`NP x Hkv x page x D`) and the program reads logical key `j` of batch
+    `b` from page `block_table[b, j / page]` (clamped to `0..NP-1`), row `j %
+    page`: each key block lies within one page (`block_n` divides the page),
+    and `Tk = P * page`.
 
     With `cu_seqlens(cu_q, cu_k)` (packed sequences, batch 1), `query_block`
     is a slot of the packed grid, not a block of rows: the program finds its
@@ -290,6 +322,7 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
     Arg<Optional<MemRefRankOf<[I32], [1]>>, "", [MemRead]>:$kv_lengths,
     Arg<Optional<MemRefRankOf<[I32], [1]>>, "", [MemRead]>:$cu_seqlens_q,
     Arg<Optional<MemRefRankOf<[I32], [1]>>, "", [MemRead]>:$cu_seqlens_k,
+    Arg<Optional<MemRefRankOf<[I32], [2]>>, "", [MemRead]>:$block_table,
     Arg<Variadic<AnyMemRef>, "", [MemRead]>:$captures,
     Arg<MemRefRankOf<[Attn_FloatElement], [4]>, "", [MemWrite]>:$output,
     Arg<Optional<MemRefRankOf<[F32], [3]>>, "", [MemWrite]>:$lse,
@@ -308,6 +341,7 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
     `ins` `(` $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
     (`block_map` `(` $block_map^ `)`)? (`kv_lengths` `(` $kv_lengths^ `)`)?
     (`cu_seqlens` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `)`)?
+    (`block_table` `(` $block_table^ `)`)?
     (`captures` `(` $captures^ `)`)? `)`
     `outs` `(` $output (`lse` `(` $lse^ `)`)? `)` `at` `[` $batch `,` $head `,` $query_block `]`
     (`key_split` `[` $key_split^ `of` $num_key_splits `]`)?
@@ -316,6 +350,7 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
     (`mask` type($mask)^)? (`block_map` type($block_map)^)?
     (`kv_lengths` type($kv_lengths)^)?
     (`cu_seqlens` type($cu_seqlens_q)^ `,` type($cu_seqlens_k))?
+    (`block_table` type($block_table)^)?
     (`captures` type($captures)^)? `outs` type($output)
     (`lse` type($lse)^)?
   }];

@@ -214,9 +214,10 @@ def AttnMaskBlockMap : Pass<"attn-mask-block-map", "func::FuncOp"> {
     the attention kernel, and the map a workspace of the launch manifest
     (docs/Manifest.md, version 2).
 
-    Programs with per-batch key counts (`kv_lengths`) or packed sequences
-    (`cu_seqlens`) get no map: its classes take one Tk for every batch and
-    one block of rows for every program. They read the mask per element.
+    Programs with per-batch key counts (`kv_lengths`), packed sequences
+    (`cu_seqlens`) or a paged cache (`block_table`) get no map: its classes
+    take one Tk for every batch and one block of rows for every program.
+    They read the mask per element.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",

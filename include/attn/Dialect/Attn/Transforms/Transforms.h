@@ -13,6 +13,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir {
 namespace attn {
@@ -235,6 +236,15 @@ inline constexpr llvm::StringLiteral kAsyncCopyAttrName = "attn.async_copy";
 inline constexpr llvm::StringLiteral kPipelineChainedAttrName =
     "attn.pipeline_chained";
 inline constexpr llvm::StringLiteral kChainLoadAttrName = "attn.chain_load";
+/// On the memref.load of a paged cache's table entry (Paged.cpp): the
+/// address of a K/V block. The pipeliner moves it with the block's loads,
+/// as the pure arithmetic of their addresses (its index is clamped into the
+/// table, so a load ahead of the last block reads a valid entry).
+inline constexpr llvm::StringLiteral kPageLookupAttrName = "attn.page_lookup";
+/// Pure ops and page lookups: what the K/V loads' addresses are made of.
+inline bool isAddressOp(Operation *op) {
+  return isPure(op) || op->hasAttr(kPageLookupAttrName);
+}
 /// `scores-ahead`: a key loop that computes the scores of the next block
 /// (S' = Q K'^T) while the softmax and P V of this one run, and the ops of
 /// that contraction (the zero fill of S', the contraction, and the copy
