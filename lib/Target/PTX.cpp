@@ -119,8 +119,8 @@ static rt::GridExpr fold(rt::GridExpr::Kind kind, rt::GridExpr lhs,
 /// on the op's sizes, static ones as constants: the main kernel takes it from
 /// gridDim.x and the combine kernel recomputes it from the sizes, so the
 /// launch must evaluate the same formula. None for a kernel without splits.
-static std::optional<rt::GridExpr> getNumKeySplits(AttentionOp op,
-                                                   gpu::GPUFuncOp kernel) {
+static std::optional<rt::GridExpr>
+getNumKeySplits(AttentionOp op, gpu::GPUFuncOp kernel, int64_t packing) {
   auto splits = kernel->getAttrOfType<DenseI64ArrayAttr>(kKeySplitsAttrName);
   if (!splits || splits.size() != 2)
     return std::nullopt;
@@ -142,7 +142,6 @@ static std::optional<rt::GridExpr> getNumKeySplits(AttentionOp op,
   }
   rt::GridExpr byKeys =
       fold(Kind::CeilDiv, keys, rt::GridExpr::constant(splits[0]));
-  int64_t packing = getQueryHeadPacking(op);
   rt::GridExpr heads =
       packing > 1 ? rt::GridExpr::constant(query.getDimSize(1) / packing)
                   : size(query, 1, "Hq");
@@ -291,14 +290,15 @@ FailureOr<KernelArtifact> mlir::attn::compileToPTX(ModuleOp module,
   for (int i = 0; i < 3; ++i)
     manifest.block[i] = static_cast<unsigned>((*blockSize)[i]);
   // Grid (outlineProgramGrid): x = query blocks (or key splits), y = query
-  // heads, z = batch; with GQA decode packing y = KV heads, each program
-  // taking its g query heads as rows.
-  std::optional<rt::GridExpr> numSplits = getNumKeySplits(op, kernel);
-  int64_t packing = getQueryHeadPacking(op);
+  // heads, z = batch; with GQA decode packing y = Hq / p, each program
+  // taking the rows of its p query heads.
   int64_t blockM = config.getBlockM();
+  int64_t packing = getQueryHeadPacking(op, blockM);
+  std::optional<rt::GridExpr> numSplits = getNumKeySplits(op, kernel, packing);
+  int64_t packedRows = packing * op.getQuery().getType().getDimSize(2);
   manifest.grid[0] =
       numSplits     ? *numSplits
-      : packing > 1 ? rt::GridExpr::constant((packing + blockM - 1) / blockM)
+      : packing > 1 ? rt::GridExpr::constant((packedRows + blockM - 1) / blockM)
                     : rt::GridExpr::ceilDiv(rt::GridExpr::size("Tq"),
                                             rt::GridExpr::constant(blockM));
   // Packed sequences: ceil(Tq / block_m) + N + 2 slots (Tile.cpp).

@@ -319,6 +319,23 @@ LogicalResult Distributor::rewriteCopy(linalg::CopyOp op) {
   return rewriteTileLoads({op});
 }
 
+SmallVector<Value> mlir::attn::detail::getGlobalIndices(OpBuilder &b,
+                                                        Location loc,
+                                                        Value view, Value row,
+                                                        Value col) {
+  auto type = cast<MemRefType>(view.getType());
+  SmallVector<Value> indices = {row};
+  if (type.getRank() - (col ? 1 : 0) == 3) {
+    Value queryLen = arith::ConstantIndexOp::create(b, loc, type.getDimSize(2));
+    indices = {arith::ConstantIndexOp::create(b, loc, 0),
+               arith::DivUIOp::create(b, loc, row, queryLen),
+               arith::RemUIOp::create(b, loc, row, queryLen)};
+  }
+  if (col)
+    indices.push_back(col);
+  return indices;
+}
+
 namespace {
 /// One global -> shared tile copy, cut into 16-byte chunks.
 struct TileLoad {
@@ -353,9 +370,10 @@ loadChunks(OpBuilder &b, Location loc, const TileLoad &load, Value tid,
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value v = vector::LoadOp::create(
-          b, loc, load.vecType, load.src, ValueRange{r, c},
-          /*nontemporal=*/false, llvm::MaybeAlign(16));
+      Value v =
+          vector::LoadOp::create(b, loc, load.vecType, load.src,
+                                 getGlobalIndices(b, loc, load.src, r, c),
+                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
       scf::YieldOp::create(b, loc, v);
       b.setInsertionPointToStart(&ifOp.getElseRegion().front());
       scf::YieldOp::create(b, loc, zero);
@@ -480,13 +498,15 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
   // Transposed accumulators store straight from registers (see
   // storeTransposedPairs) from head dim 32 on: at 16, ptxas spilled the row
   // bounds of a boolean-mask kernel kept alive for the stores (20 bytes).
-  if (src.transposedAcc && dstType.getRank() == 2 && src.cols >= 32 &&
+  // A 2-d view of the output, or the 4-d one of packed query heads.
+  bool rowsAndColumns = dstType.getRank() == 2 || dstType.getRank() == 4;
+  if (src.transposedAcc && rowsAndColumns && src.cols >= 32 &&
       src.cols * bytes % 16 == 0) {
     storeTransposedPairs(op, src, dst, rows);
     b.eraseOp(op);
     return success();
   }
-  if (dstType.getRank() == 2 && src.cols * bytes % 16 == 0) {
+  if (rowsAndColumns && src.cols * bytes % 16 == 0) {
     // Through shared memory, so that global memory sees whole rows in
     // 16-byte vectors: each thread puts its fragment pairs into a staging
     // tile (over the K/V tiles and Q, which no thread reads any more), then
@@ -576,7 +596,8 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
       Value v =
           vector::LoadOp::create(b, loc, vecType, staging, ValueRange{r, c},
                                  /*nontemporal=*/false, llvm::MaybeAlign(16));
-      vector::StoreOp::create(b, loc, v, dst, ValueRange{r, c},
+      vector::StoreOp::create(b, loc, v, dst,
+                              getGlobalIndices(b, loc, dst, r, c),
                               /*nontemporal=*/false, llvm::MaybeAlign(16));
     }
     b.eraseOp(op);
@@ -594,7 +615,8 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
     elements([&](Value col, int64_t index) {
       Value v = loadPrivate(src, index);
       Value converted = cloneBody(op, ValueRange{v, v}, {row, col})[0];
-      memref::StoreOp::create(b, loc, converted, dst, ValueRange{row, col});
+      memref::StoreOp::create(b, loc, converted, dst,
+                              getGlobalIndices(b, loc, dst, row, col));
     });
   };
   if (src.transposedAcc) {
@@ -620,8 +642,10 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
 
 LogicalResult Distributor::rewriteRowStore(linalg::GenericOp op, Buffer &src) {
   Value dst = op.getDpsInits()[0];
-  if (cast<MemRefType>(dst.getType()).getRank() != 1)
-    return op.emitOpError("expects a row buffer stored into a 1-d buffer");
+  int64_t dstRank = cast<MemRefType>(dst.getType()).getRank();
+  if (dstRank != 1 && dstRank != 3)
+    return op.emitOpError("expects a row buffer stored into a 1-d buffer or "
+                          "the 3-d view of packed query heads");
   OpFoldResult rowsOfr;
   lookup(op.getDpsInputs()[0], &rowsOfr);
   b.setInsertionPoint(op);
@@ -640,7 +664,7 @@ LogicalResult Distributor::rewriteRowStore(linalg::GenericOp op, Buffer &src) {
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       Value v = loadPrivate(src, mt * 2 + i);
       memref::StoreOp::create(b, loc, cloneBody(op, ValueRange{v, v}, {row})[0],
-                              dst, ValueRange{row});
+                              dst, getGlobalIndices(b, loc, dst, row));
     }
   b.eraseOp(op);
   return success();

@@ -58,7 +58,16 @@ Buffer *Distributor::lookup(Value v, OpFoldResult *rows) {
   // of a multi-buffered tile gives the slot.
   OpFoldResult viewRows;
   Value slot;
-  while (auto sub = v.getDefiningOp<memref::SubViewOp>()) {
+  while (true) {
+    // Packed query heads view a block's rows as (1, p, Tq [, X]): the rows
+    // are the view's source's.
+    if (auto expand = v.getDefiningOp<memref::ExpandShapeOp>()) {
+      v = expand.getSrc();
+      continue;
+    }
+    auto sub = v.getDefiningOp<memref::SubViewOp>();
+    if (!sub)
+      break;
     bool ofSlots = sub.getSourceType().getRank() == 3;
     if (!viewRows)
       viewRows = sub.getMixedSizes()[ofSlots ? 1 : 0];
@@ -738,7 +747,7 @@ FailureOr<int64_t> Distributor::run() {
     dead.insert(value.getDefiningOp());
     for (size_t i = dead.size() - 1; i < dead.size(); ++i)
       for (Operation *user : dead[i]->getUsers())
-        if (isa<memref::SubViewOp>(user))
+        if (isa<memref::SubViewOp, memref::ExpandShapeOp>(user))
           dead.insert(user);
   }
   for (Operation *op : llvm::reverse(dead)) {

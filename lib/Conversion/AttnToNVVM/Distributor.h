@@ -453,6 +453,12 @@ private:
 /// otherwise).
 std::pair<Value, OpFoldResult> tileAndSlot(Value v);
 
+/// The indices into global view `view` of a block's row `row` and column
+/// `col` (none for a row buffer's value): (row, col), or for the view of
+/// packed query heads, (1, p, Tq [, X]), (0, row / Tq, row % Tq [, col]).
+SmallVector<Value> getGlobalIndices(OpBuilder &b, Location loc, Value view,
+                                    Value row, Value col = Value());
+
 /// A linalg.generic of the form C[i][j] += A[i][k] * B[..] (Q K^T, P V).
 bool isContraction(linalg::GenericOp op);
 

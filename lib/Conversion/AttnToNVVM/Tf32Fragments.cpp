@@ -301,7 +301,7 @@ void Distributor::storeTransposedPairs(linalg::GenericOp op, Buffer &src,
         }
         vector::StoreOp::create(
             b, loc, vector::FromElementsOp::create(b, loc, pairType, pair), dst,
-            ValueRange{row, col}, /*nontemporal=*/false,
+            getGlobalIndices(b, loc, dst, row, col), /*nontemporal=*/false,
             llvm::MaybeAlign(2 * bytes));
       }
     }

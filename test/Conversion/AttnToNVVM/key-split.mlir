@@ -2,13 +2,14 @@
 // launch (gridDim.x, the split of a program gridDim.x - 1 - blockIdx.x), and
 // the combine grid becomes a kernel launched after them: one block of 128
 // threads per query row (x = row, y = head, z = batch), the threads taking
-// the value columns, thread 0 the row's log-sum-exp.
+// the value columns, thread 0 the row's log-sum-exp. The 4 query heads of
+// a KV head (Tq 3) are one program's 12 rows (packed_heads): grid y = Hkv.
 // RUN: attn-opt %s --attn-tile="target=sm_90a" --attn-online-softmax --attn-pipeline --cse \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s
 
 // CHECK-LABEL: func.func @decode
-// CHECK:         gpu.launch_func @attn_kernels::@decode_kernel blocks in (%[[S:.*]], %c8{{.*}}, %[[B:.*]]) threads in (%c128
+// CHECK:         gpu.launch_func @attn_kernels::@decode_kernel blocks in (%[[S:.*]], %c2{{.*}}, %[[B:.*]]) threads in (%c128
 // CHECK:         gpu.launch_func @attn_kernels::@decode_combine blocks in (%c3, %c8{{.*}}, %{{.*}}) threads in (%c128
 // CHECK:         memref.dealloc
 // CHECK:         memref.dealloc
@@ -32,6 +33,20 @@
 // CHECK:         %[[NX32:.*]] = arith.index_castui %[[NX]] : index to i32
 // CHECK:         %[[NXI:.*]] = arith.index_castui %[[NX32]] : i32 to index
 // CHECK:         arith.ceildivsi %{{.*}}, %[[NXI]]
+// Row r of the program is query r mod 3 of head 4 y + r / 3, in the query
+// and in the split's output and log-sum-exp.
+// CHECK:         %[[QV:.*]] = memref.subview %{{.*}}[%{{.*}}, %{{.*}}, 0, 0] [1, 4, 3, 64]
+// CHECK:         %[[QH:.*]] = arith.divui %[[QR:.*]], %c3{{(_[0-9]+)?}} : index
+// CHECK-NEXT:    %[[QT:.*]] = arith.remui %[[QR]], %c3{{(_[0-9]+)?}} : index
+// CHECK:         vector.load %[[QV]][%c0{{.*}}, %[[QH]], %[[QT]], %{{.*}}] {{.*}} : memref<1x4x3x64xf16
+// CHECK:         %[[LV:.*]] = memref.subview %{{.*}}[%{{.*}}, %{{.*}}, 0] [1, 4, 3]
+// CHECK:         %[[LH:.*]] = arith.divui %[[LR:.*]], %c3{{(_[0-9]+)?}} : index
+// CHECK-NEXT:    %[[LT:.*]] = arith.remui %[[LR]], %c3{{(_[0-9]+)?}} : index
+// CHECK:         memref.store %{{.*}}, %[[LV]][%c0{{.*}}, %[[LH]], %[[LT]]] : memref<1x4x3xf32
+// CHECK:         %[[OV:.*]] = memref.subview %{{.*}}[%{{.*}}, %{{.*}}, 0, 0] [1, 4, 3, 64]
+// CHECK:         %[[OH:.*]] = arith.divui %[[OR:.*]], %c3{{(_[0-9]+)?}} : index
+// CHECK-NEXT:    %[[OT:.*]] = arith.remui %[[OR]], %c3{{(_[0-9]+)?}} : index
+// CHECK:         vector.store %{{.*}}, %[[OV]][%c0{{.*}}, %[[OH]], %[[OT]], %{{.*}}] {{.*}} : memref<1x4x3x64xf32
 // CHECK:         gpu.return
 func.func @decode(%q: tensor<?x8x3x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tensor<?x2x?x64xf16>) -> (tensor<?x8x3x64xf16>, tensor<?x8x3xf32>) {
   %o, %l = attn.attention %q, %k, %v {causal = #attn.causal<bottom_right>} : tensor<?x8x3x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x8x3x64xf16>, tensor<?x8x3xf32>

@@ -158,3 +158,45 @@ func.func @f32_output_unsplit(%q: memref<?x8x?x64xf16>, %o: memref<?x8x?x64xf32>
   attn.block_attention ins(%q, %q, %q) outs(%o) at [%i, %i, %i] {config = #attn.config<block_m = 32, block_n = 32, num_warps = 1, num_stages = 1, target = "cpu">, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16> outs memref<?x8x?x64xf32>
   return
 }
+
+// -----
+
+// packed_heads: p query heads of one KV head, their static Tq rows in one
+// query block.
+func.func @packed_heads_not_dividing(%q: memref<?x8x4x64xf16>, %k: memref<?x2x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expects 'packed_heads' (3) to divide the static query heads of a KV head, with a static Tq}}
+  attn.block_attention ins(%q, %k, %k) outs(%q) at [%i, %i, %i] {config = #attn.config<block_m = 32, block_n = 32, num_warps = 1, num_stages = 1, target = "cpu">, packed_heads = 3, scale = 0.125 : f32} : memref<?x8x4x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> outs memref<?x8x4x64xf16>
+  return
+}
+
+// -----
+
+func.func @packed_heads_dynamic_tq(%q: memref<?x8x?x64xf16>, %k: memref<?x2x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expects 'packed_heads' (2) to divide the static query heads of a KV head, with a static Tq}}
+  attn.block_attention ins(%q, %k, %k) outs(%q) at [%i, %i, %i] {config = #attn.config<block_m = 32, block_n = 32, num_warps = 1, num_stages = 1, target = "cpu">, packed_heads = 2, scale = 0.125 : f32} : memref<?x8x?x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> outs memref<?x8x?x64xf16>
+  return
+}
+
+// -----
+
+func.func @packed_heads_past_block(%q: memref<?x8x16x64xf16>, %k: memref<?x2x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expects 'packed_heads' x Tq (64) rows within block_m (32)}}
+  attn.block_attention ins(%q, %k, %k) outs(%q) at [%i, %i, %i] {config = #attn.config<block_m = 32, block_n = 32, num_warps = 1, num_stages = 1, target = "cpu">, packed_heads = 4, scale = 0.125 : f32} : memref<?x8x16x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> outs memref<?x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @packed_heads_softcap(%q: memref<?x8x4x64xf16>, %k: memref<?x2x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expects no 'mask', 'cu_seqlens', window, softcap or region with 'packed_heads'}}
+  attn.block_attention ins(%q, %k, %k) outs(%q) at [%i, %i, %i] {config = #attn.config<block_m = 32, block_n = 32, num_warps = 1, num_stages = 1, target = "cpu">, packed_heads = 2, scale = 0.125 : f32, softcap = 30.0 : f32} : memref<?x8x4x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> outs memref<?x8x4x64xf16>
+  return
+}
+
+// -----
+
+func.func @packed_heads_one(%q: memref<?x8x4x64xf16>, %k: memref<?x2x?x64xf16>, %i: index) {
+  // expected-error @+1 {{attribute 'packed_heads' failed to satisfy constraint}}
+  attn.block_attention ins(%q, %k, %k) outs(%q) at [%i, %i, %i] {config = #attn.config<block_m = 32, block_n = 32, num_warps = 1, num_stages = 1, target = "cpu">, packed_heads = 1, scale = 0.125 : f32} : memref<?x8x4x64xf16>, memref<?x2x?x64xf16>, memref<?x2x?x64xf16> outs memref<?x8x4x64xf16>
+  return
+}

@@ -15,20 +15,23 @@
 // HOST-NOT:     key_split
 // HOST-NOT:     attn.split_combine
 
-// S = min(ceil(Tk / (4 * block_n)), ceil(64 / (B * Hq))), block_n = 32.
+// S = min(ceil(Tk / (4 * block_n)), ceil(64 / (B * Hq / p))), block_n = 32:
+// the 4 query heads of a KV head (Tq 3) are packed into one program's rows,
+// p = 4.
 // CHECK-LABEL: func @decode
 // CHECK:         %[[TK:.*]] = memref.dim %{{.*}}, %c2 : memref<?x2x?x64xf16
 // CHECK:         %[[BYKEYS:.*]] = arith.ceildivui %[[TK]], %c128
-// CHECK:         %[[BH:.*]] = arith.muli %{{.*}}, %c8
+// CHECK:         %[[BH:.*]] = arith.muli %{{.*}}, %c2
 // CHECK:         %[[BYPROGRAMS:.*]] = arith.ceildivui %c64, %[[BH]]
 // CHECK:         %[[S:.*]] = arith.minui %[[BYKEYS]], %[[BYPROGRAMS]]
 // Each split's softmax (normalized O, f32) and log-sum-exp.
 // CHECK:         %[[PO:.*]] = memref.alloc(%[[S]], %{{.*}}) {attn.workspace = "split_output"} : memref<?x?x8x3x64xf32>
 // CHECK:         %[[PL:.*]] = memref.alloc(%[[S]], %{{.*}}) {attn.workspace = "split_lse"} : memref<?x?x8x3xf32>
-// CHECK:         scf.forall (%[[IB:.*]], %[[IH:.*]], %[[IS:.*]]) in (%{{.*}}, 8, %[[S]]) {
+// CHECK:         scf.forall (%[[IB:.*]], %[[IH:.*]], %[[IS:.*]]) in (%{{.*}}, 2, %[[S]]) {
 // CHECK:           %[[VO:.*]] = memref.subview %[[PO]][%[[IS]], 0, 0, 0, 0] [1, %{{.*}}, 8, 3, 64]
 // CHECK:           %[[VL:.*]] = memref.subview %[[PL]][%[[IS]], 0, 0, 0] [1, %{{.*}}, 8, 3]
 // CHECK:           attn.block_attention {{.*}} outs(%[[VO]] lse(%[[VL]])) at[%[[IB]], %[[IH]], %c0] key_split[%[[IS]] of %[[S]]]
+// CHECK-SAME:        packed_heads = 4
 // CHECK:         } {attn.config = {{.*}}, attn.key_splits = array<i64: 128, 64>}
 // The combine: per row, m = max_s L_s, w_s = exp(L_s - m), O = sum_s w_s O_s / sum_s w_s.
 // CHECK:         scf.forall (%[[CB:.*]], %[[CH:.*]], %[[CI:.*]]) in (%{{.*}}, 8, 3) {

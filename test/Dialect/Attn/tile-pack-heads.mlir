@@ -62,9 +62,48 @@ func.func @not_packed(%q: tensor<?x32x1x64xf16>, %q3: tensor<?x32x3x64xf16>, %k:
     %t = arith.addf %s, %hf : f32
     attn.yield %t : f32
   } : tensor<?x32x1x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16> -> tensor<?x32x1x64xf16>
-  // Three query rows per head.
-  %o5 = attn.attention %q3, %k, %v : tensor<?x32x3x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16> -> tensor<?x32x3x64xf16>
+  // Three query rows per head with a softcap.
+  %o5 = attn.attention %q3, %k, %v {softcap = 30.0 : f32} : tensor<?x32x3x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16> -> tensor<?x32x3x64xf16>
   // No GQA: nothing to pack.
   %o6 = attn.attention %q, %q, %q : tensor<?x32x1x64xf16>, tensor<?x32x1x64xf16>, tensor<?x32x1x64xf16> -> tensor<?x32x1x64xf16>
   return %o1, %o2, %o3, %o4, %o5, %o6 : tensor<?x32x1x64xf16>, tensor<?x32x1x64xf16>, tensor<?x32x1x64xf16>, tensor<?x32x1x64xf16>, tensor<?x32x3x64xf16>, tensor<?x32x1x64xf16>
+}
+
+// -----
+
+// Several query rows per head (speculative decoding): p query heads of a KV
+// head, the largest p dividing g with p x Tq <= block_m (64 on sm_90a, 32 on
+// the host), become one program's p x Tq rows. The program reads the
+// operands as they are (packed_heads: row r is query r mod Tq of head
+// h * p + r / Tq) and keeps the causal alignment, which applies per row.
+// g = 8, Tq = 16: p = 4 (two programs per KV head, grid y = Hq / 4 = 8);
+// g = 4, Tq = 2: p = 4 (grid y = Hkv = 8). Tq = 17 is not packed.
+// CHECK-LABEL: func @speculative
+// CHECK:         %[[Q:.*]] = bufferization.to_buffer %arg0
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}}, 8, %{{.*}}) {
+// CHECK:           attn.block_attention ins(%[[Q]],
+// CHECK-SAME:        causal = #attn.causal<bottom_right>
+// CHECK-SAME:        packed_heads = 4
+// CHECK-SAME:        : memref<?x32x16x64xf16,
+// CHECK:         } {attn.split_combine}
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}}, 8, %{{.*}}) {
+// CHECK:           attn.block_attention
+// CHECK-SAME:        causal = #attn.causal<top_left>
+// CHECK-SAME:        packed_heads = 4
+// CHECK:         } {attn.split_combine}
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}}, 32, %{{.*}}) {
+// CHECK-NOT:       packed_heads
+// CHECK:         } {attn.split_combine}
+
+// HOST-LABEL: func @speculative
+// HOST:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}}, 16, 1) {
+// HOST:           attn.block_attention {{.*}}packed_heads = 2
+
+// ROUNDTRIP-LABEL: func @speculative
+// ROUNDTRIP:       attn.split_combine
+func.func @speculative(%q: tensor<?x32x16x64xf16>, %k: tensor<?x4x?x64xf16>, %v: tensor<?x4x?x64xf16>, %q2: tensor<?x32x2x64xf16>, %k8: tensor<?x8x?x64xf16>, %v8: tensor<?x8x?x64xf16>, %q17: tensor<?x32x17x64xf16>) -> (tensor<?x32x16x64xf16>, tensor<?x32x2x64xf16>, tensor<?x32x17x64xf16>) {
+  %o1 = attn.attention %q, %k, %v {causal = #attn.causal<bottom_right>} : tensor<?x32x16x64xf16>, tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16> -> tensor<?x32x16x64xf16>
+  %o2 = attn.attention %q2, %k8, %v8 {causal = #attn.causal<top_left>} : tensor<?x32x2x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16> -> tensor<?x32x2x64xf16>
+  %o3 = attn.attention %q17, %k, %v : tensor<?x32x17x64xf16>, tensor<?x4x?x64xf16>, tensor<?x4x?x64xf16> -> tensor<?x32x17x64xf16>
+  return %o1, %o2, %o3 : tensor<?x32x16x64xf16>, tensor<?x32x2x64xf16>, tensor<?x32x17x64xf16>
 }

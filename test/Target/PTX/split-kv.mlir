@@ -1,8 +1,9 @@
 // Split-KV kernels (--split-programs): a static Tq of one query block splits
 // the keys over S programs per (batch, head), S evaluated at launch from the
 // sizes exactly as the compiler's buildNumKeySplits computes it
-// (min(ceil_div(Tk, 4 block_n), ceil_div(programs, mul(B, Hq))), static
-// sizes as constants). The main kernel writes the f32 workspaces
+// (min(ceil_div(Tk, 4 block_n), ceil_div(programs, mul(B, Hq / p))), static
+// sizes as constants; p the query heads packed into a program's rows, here
+// all those of a KV head). The main kernel writes the f32 workspaces
 // split_output (S x B x Hq x Tq x Dv) and split_lse (S x B x Hq x Tq); the
 // combine kernel, an epilogue kernel (manifest version 5), merges them into
 // the output and the log-sum-exp: 128 threads per query row, grid
@@ -25,10 +26,10 @@
 // LSE-NEXT: {
 // LSE-NEXT: "min": [
 // LSE-NEXT: {"ceil_div": ["Tk", 256]},
-// LSE-NEXT: {"ceil_div": [264, {"mul": ["B", 8]}]}
+// LSE-NEXT: {"ceil_div": [264, {"mul": ["B", 2]}]}
 // LSE-NEXT: ]
 // LSE-NEXT: },
-// LSE-NEXT: "Hq",
+// LSE-NEXT: 2,
 // LSE-NEXT: "B"
 // LSE-NEXT: ],
 // The main kernel takes no output: the combine kernel writes it.
@@ -46,7 +47,7 @@
 // LSE-NEXT: {
 // LSE-NEXT: "min": [
 // LSE-NEXT: {"ceil_div": ["Tk", 256]},
-// LSE-NEXT: {"ceil_div": [264, {"mul": ["B", 8]}]}
+// LSE-NEXT: {"ceil_div": [264, {"mul": ["B", 2]}]}
 // LSE-NEXT: ]
 // LSE-NEXT: },
 // LSE-NEXT: "B",
@@ -83,11 +84,13 @@
 // PTX-DAG: .entry decode_lse_combine(
 
 // Without the log-sum-exp, 64 programs (f32, 32-key blocks: 128 keys per
-// split at least).
+// split at least); MQA with 4 heads of Tq 16: one program of 64 rows per
+// (batch, split).
 // PLAIN: "version": 5,
 // PLAIN-NOT: "lse"
 // PLAIN: "grid": [
-// PLAIN-NEXT: {"min": [{"ceil_div": ["Tk", 128]}, {"ceil_div": [64, {"mul": ["B", 4]}]}]},
+// PLAIN-NEXT: {"min": [{"ceil_div": ["Tk", 128]}, {"ceil_div": [64, {"mul": ["B", 1]}]}]},
+// PLAIN-NEXT: 1,
 // PLAIN: "epilogue": [
 // PLAIN: "params": [
 // PLAIN-NEXT: {"kind": "memref", "operand": "query", "rank": 4},
@@ -122,10 +125,14 @@
 // MASKED-NEXT: {
 // MASKED-NEXT: "kernel": "masked_combine",
 
-// No split: --split-programs=0, and a dynamic Tq (one program per query
-// block) whatever the option says.
+// No split: --split-programs=0 (one program per packed head group), and a
+// dynamic Tq (one program per query block) whatever the option says.
 // RUN: attn-translate --attn-to-ptx %s -e decode_lse --chip=sm_90a --split-programs=0 -o %t/none.ptx
-// RUN: FileCheck %s --check-prefix=NONE < %t/none.json
+// RUN: FileCheck %s --check-prefix=NOSPLIT < %t/none.json
+// NOSPLIT: "version": 4,
+// NOSPLIT: "grid": [1, 2, "B"],
+// NOSPLIT-NOT: "epilogue"
+// NOSPLIT-NOT: "split_
 // RUN: attn-translate --attn-to-ptx %s -e prefill --chip=sm_90a --split-programs=264 -o %t/prefill.ptx
 // RUN: FileCheck %s --check-prefix=NONE < %t/prefill.json
 // NONE: "version": 4,

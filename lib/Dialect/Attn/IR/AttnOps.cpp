@@ -506,6 +506,24 @@ LogicalResult BlockAttentionOp::verify() {
   if (getValue().getType().getDimSize(3) != getOutput().getType().getDimSize(3))
     return emitOpError() << "expects 'value' and 'output' to share the head "
                             "dim Dv";
+  if (std::optional<uint64_t> packed = getPackedHeads()) {
+    MemRefType query = getQuery().getType(), key = getKey().getType();
+    int64_t p = static_cast<int64_t>(*packed);
+    if (query.isDynamicDim(1) || key.isDynamicDim(1) || query.isDynamicDim(2) ||
+        query.getDimSize(1) % key.getDimSize(1) != 0 ||
+        (query.getDimSize(1) / key.getDimSize(1)) % p != 0)
+      return emitOpError() << "expects 'packed_heads' (" << p
+                           << ") to divide the static query heads of a KV "
+                              "head, with a static Tq";
+    if (p * query.getDimSize(2) > getConfig().getBlockM())
+      return emitOpError() << "expects 'packed_heads' x Tq ("
+                           << p * query.getDimSize(2)
+                           << ") rows within block_m ("
+                           << getConfig().getBlockM() << ")";
+    if (getMask() || getCuSeqlensQ() || hasVariant())
+      return emitOpError() << "expects no 'mask', 'cu_seqlens', window, "
+                              "softcap or region with 'packed_heads'";
+  }
   return verifyPositive(*this, "softcap", getSoftcap());
 }
 

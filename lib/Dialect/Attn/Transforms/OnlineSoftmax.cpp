@@ -83,12 +83,45 @@ void ProgramBuilder::loadTile(Value source, Value b0, Value b1, Value row0,
   linalg::CopyOp::create(b, loc, ValueRange{from}, ValueRange{to});
 }
 
+Value ProgramBuilder::headsView(Value source) {
+  auto type = cast<MemRefType>(source.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets = {op.getBatch(), firstHead};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                     b.getIndexAttr(packedHeads)};
+  for (int64_t d = 2; d < rank; ++d) {
+    offsets.push_back(b.getIndexAttr(0));
+    sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+  }
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  return memref::SubViewOp::create(b, loc, source, offsets, sizes, strides);
+}
+
+Value ProgramBuilder::packedRowsView(Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t queryLen = op.getQuery().getType().getDimSize(2);
+  Value rows = prefixView(buffer, b.getIndexAttr(packedHeads * queryLen));
+  SmallVector<int64_t> shape = {1, packedHeads, queryLen};
+  SmallVector<ReassociationIndices> reassociation = {{0, 1, 2}};
+  if (type.getRank() == 2) {
+    shape.push_back(type.getDimSize(1));
+    reassociation.push_back({3});
+  }
+  return memref::ExpandShapeOp::create(b, loc, shape, rows, reassociation);
+}
+
 void ProgramBuilder::build() {
   // Program coordinates: batch, query head, query block; the KV head of GQA.
   Value batch = op.getBatch(), head = op.getHead();
   Value query = op.getQuery(), key = op.getKey();
   Value groupSize = arith::DivUIOp::create(b, loc, dim(query, 1), dim(key, 1));
-  kvHead = arith::DivUIOp::create(b, loc, head, groupSize);
+  // Packed heads: the program's head h stands for query heads h * p ..
+  // h * p + p - 1, of one KV head.
+  packedHeads = op.getPackedHeads() ? *op.getPackedHeads() : 1;
+  firstHead = packedHeads > 1
+                  ? arith::MulIOp::create(b, loc, head, index(packedHeads))
+                  : head;
+  kvHead = arith::DivUIOp::create(b, loc, firstHead, groupSize);
   queryLen = dim(query, 2);
   // Tk: a paged cache's logical keys are P * page.
   keyLen = op.getBlockTable()
@@ -109,9 +142,14 @@ void ProgramBuilder::build() {
     buildSequenceLookup();
   Value bm = index(blockM), bn = index(blockN);
   row0 = arith::MulIOp::create(b, loc, queryBlock, bm);
-  // Valid query rows of this block: min(block_m, Tq - row0).
-  Value rows = arith::MinSIOp::create(
-      b, loc, bm, arith::SubIOp::create(b, loc, queryLen, row0));
+  // Valid query rows of this block: min(block_m, Tq - row0); packed, the
+  // p * Tq rows of one block.
+  Value rows =
+      packedHeads > 1
+          ? index(packedHeads * op.getQuery().getType().getDimSize(2))
+          : arith::MinSIOp::create(
+                b, loc, bm, arith::SubIOp::create(b, loc, queryLen, row0))
+                .getResult();
   // Split s of n reads key blocks [s * per, min((s + 1) * per, NB)), per =
   // ceil(NB / n): every key loop below is clamped to that run.
   if (Value split = op.getKeySplit()) {
@@ -174,7 +212,13 @@ void ProgramBuilder::build() {
   // The block's first row in the query and output operands, once: under
   // cu_seqlens, the sequence's first row is dead after it.
   packedRow0 = queryRow(row0);
-  loadTile(query, batch, head, packedRow0, rows, qTile, /*padded=*/true);
+  if (packedHeads > 1) {
+    fill(qTile, arith::ConstantOp::create(b, loc, b.getZeroAttr(elementType)));
+    linalg::CopyOp::create(b, loc, ValueRange{headsView(query)},
+                           ValueRange{packedRowsView(qTile)});
+  } else {
+    loadTile(query, batch, head, packedRow0, rows, qTile, /*padded=*/true);
+  }
   fill(mRow, f32Const(-std::numeric_limits<double>::infinity()));
   fill(lRow, f32Const(0.0));
   fill(accTile, f32Const(0.0));
@@ -198,9 +242,12 @@ void ProgramBuilder::buildKeyLoops(Value rows, Value bn) {
     // (bottom_right).
     causalOffset = buildCausalOffset(b, loc, op, queryLen, keyLen);
     // Blocks past the one holding key (last valid row + off) are above the
-    // diagonal for every row: never visited, never loaded.
+    // diagonal for every row: never visited, never loaded. Packed rows
+    // (row0 = 0) take query indices 0 .. Tq - 1.
     Value lastRow = arith::SubIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, row0, rows), one);
+        b, loc,
+        arith::AddIOp::create(b, loc, row0, packedHeads > 1 ? queryLen : rows),
+        one);
     Value lastKey = arith::AddIOp::create(b, loc, lastRow, causalOffset);
     Value visit = arith::AddIOp::create(
         b, loc, arith::FloorDivSIOp::create(b, loc, lastKey, bn), one);
@@ -321,22 +368,31 @@ void ProgramBuilder::buildEpilogue(Value rows) {
               yieldValue(nb, l,
                          arith::SelectOp::create(nb, l, empty, negInf, value));
             });
-    auto lseType = cast<MemRefType>(lse.getType());
-    SmallVector<OpFoldResult> offsets = {batch, head, packedRow0};
-    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
-                                       rows};
-    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
-    std::optional<int64_t> staticRows = getConstantIntValue(rows);
-    MemRefType viewType = memref::SubViewOp::inferRankReducedResultType(
-        {staticRows ? *staticRows : ShapedType::kDynamic}, lseType, offsets,
-        sizes, strides);
-    Value to = memref::SubViewOp::create(b, loc, viewType, lse, offsets, sizes,
-                                         strides);
-    generic(ValueRange{prefixView(lseRow, rows)}, ValueRange{to},
-            {map(1, {0}), map(1, {0})}, {IteratorType::parallel},
-            [&](OpBuilder &nb, Location l, ValueRange args) {
-              yieldValue(nb, l, args[0]);
-            });
+    if (packedHeads > 1) {
+      generic(ValueRange{packedRowsView(lseRow)}, ValueRange{headsView(lse)},
+              {map(3, {0, 1, 2}), map(3, {0, 1, 2})},
+              SmallVector<IteratorType>(3, IteratorType::parallel),
+              [&](OpBuilder &nb, Location l, ValueRange args) {
+                yieldValue(nb, l, args[0]);
+              });
+    } else {
+      auto lseType = cast<MemRefType>(lse.getType());
+      SmallVector<OpFoldResult> offsets = {batch, head, packedRow0};
+      SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                         rows};
+      SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+      std::optional<int64_t> staticRows = getConstantIntValue(rows);
+      MemRefType viewType = memref::SubViewOp::inferRankReducedResultType(
+          {staticRows ? *staticRows : ShapedType::kDynamic}, lseType, offsets,
+          sizes, strides);
+      Value to = memref::SubViewOp::create(b, loc, viewType, lse, offsets,
+                                           sizes, strides);
+      generic(ValueRange{prefixView(lseRow, rows)}, ValueRange{to},
+              {map(1, {0}), map(1, {0})}, {IteratorType::parallel},
+              [&](OpBuilder &nb, Location l, ValueRange args) {
+                yieldValue(nb, l, args[0]);
+              });
+    }
   }
   // O = acc * (1 / l), one division per row; rows with no visible key
   // (l == 0, acc == 0) give 0.
@@ -355,11 +411,15 @@ void ProgramBuilder::buildEpilogue(Value rows) {
             yieldValue(nb, l, arith::MulFOp::create(nb, l, args[1], args[0]));
           });
   // Store the valid rows, converted to the element type.
-  Value from = prefixView(accTile, rows);
-  Value to =
-      rowsView(op.getOutput(), batch, head, packedRow0, rows, valueHeadDim);
-  generic(ValueRange{from}, ValueRange{to}, {map(2, {0, 1}), map(2, {0, 1})},
-          {IteratorType::parallel, IteratorType::parallel},
+  int64_t storeRank = packedHeads > 1 ? 4 : 2;
+  Value from =
+      packedHeads > 1 ? packedRowsView(accTile) : prefixView(accTile, rows);
+  Value to = packedHeads > 1 ? headsView(op.getOutput())
+                             : rowsView(op.getOutput(), batch, head, packedRow0,
+                                        rows, valueHeadDim);
+  AffineMap identity = b.getMultiDimIdentityMap(storeRank);
+  generic(ValueRange{from}, ValueRange{to}, {identity, identity},
+          SmallVector<IteratorType>(storeRank, IteratorType::parallel),
           [&](OpBuilder &nb, Location l, ValueRange args) {
             Value v = args[0];
             if (v.getType() != args[1].getType())

@@ -171,9 +171,24 @@ private:
   /// Inside a block generic over (row, key): the query row and key index.
   std::pair<Value, Value> position(OpBuilder &nb, Location l, Value col0) {
     return {
-        arith::AddIOp::create(nb, l, row0, linalg::IndexOp::create(nb, l, 0)),
+        queryIndex(nb, l),
         arith::AddIOp::create(nb, l, col0, linalg::IndexOp::create(nb, l, 1))};
   }
+  /// Inside a block generic over rows (dim 0): the row's query index, row0
+  /// + row, or with packed heads (row0 = 0) row mod Tq.
+  Value queryIndex(OpBuilder &nb, Location l) {
+    Value row =
+        arith::AddIOp::create(nb, l, row0, linalg::IndexOp::create(nb, l, 0));
+    if (packedHeads == 1)
+      return row;
+    return arith::RemUIOp::create(nb, l, row, queryLen);
+  }
+  /// Packed heads: the view (1, p, Tq [, X]) of the program's p query heads
+  /// in `source` (query, output, lse).
+  Value headsView(Value source);
+  /// Packed heads: the first p * Tq rows of the block buffer `buffer`
+  /// viewed as (1, p, Tq [, columns]), head-major as headsView.
+  Value packedRowsView(Value buffer);
   /// addTile = the mask terms of the block at col0 (KeyVisibility::buildTerm).
   void buildMaskTerms(Value col0);
   /// live = any key of the block at col0 visible from any row: a block of a
@@ -275,6 +290,9 @@ private:
 
   // Values shared by the steps.
   Value kvHead, row0, queryLen, keyLen, causalOffset;
+  /// packed_heads (1 without) and the first query head of the program.
+  int64_t packedHeads = 1;
+  Value firstHead;
   /// The program's block of query rows (row0 = queryBlock * block_m) and
   /// the batch index the regions see: op's, or under cu_seqlens the block
   /// within the sequence and the sequence's index.

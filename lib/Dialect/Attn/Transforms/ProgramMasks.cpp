@@ -247,16 +247,14 @@ linalg::GenericOp ProgramBuilder::orRowsSeeingKey(Value col0,
                                                   const KeyVisibility &vis,
                                                   Value flag) {
   // Over the rows of mRow (its values unused: it gives the row domain).
-  return generic(ValueRange{mRow}, ValueRange{flag},
-                 {map(1, {0}), AffineMap::get(1, 0, {}, b.getContext())},
-                 {IteratorType::reduction},
-                 [&](OpBuilder &nb, Location l, ValueRange args) {
-                   Value row = arith::AddIOp::create(
-                       nb, l, row0, linalg::IndexOp::create(nb, l, 0));
-                   Value keep = vis.buildVisible(nb, l, row, col0, nullptr);
-                   yieldValue(nb, l,
-                              arith::OrIOp::create(nb, l, args[1], keep));
-                 });
+  return generic(
+      ValueRange{mRow}, ValueRange{flag},
+      {map(1, {0}), AffineMap::get(1, 0, {}, b.getContext())},
+      {IteratorType::reduction},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value keep = vis.buildVisible(nb, l, queryIndex(nb, l), col0, nullptr);
+        yieldValue(nb, l, arith::OrIOp::create(nb, l, args[1], keep));
+      });
 }
 
 KeyVisibility ProgramBuilder::triangular() const {

@@ -51,22 +51,37 @@ static Value toBuffer(RewriterBase &rewriter, Location loc, Value value) {
 // one. Regions read the head and the row, a window's bounds move with the
 // row; of the causal alignments, bottom_right keeps every key of the one
 // row, top_left only key 0.
-int64_t mlir::attn::getQueryHeadPacking(AttentionOp op) {
+//
+// With a static Tq of 2..16 (speculative decoding), the largest p dividing
+// g with p * Tq <= block_m heads are packed (packed_heads): each row keeps
+// its own query index, so causal of either alignment and kv_lengths apply
+// per row; a window, softcap or region is not packed.
+int64_t mlir::attn::getQueryHeadPacking(AttentionOp op, int64_t blockM) {
   RankedTensorType queryType = op.getQuery().getType();
   RankedTensorType keyType = op.getKey().getType();
-  if (queryType.getDimSize(2) != 1 || queryType.isDynamicDim(1) ||
+  if (queryType.isDynamicDim(2) || queryType.isDynamicDim(1) ||
       keyType.isDynamicDim(1))
     return 1;
+  int64_t queryLen = queryType.getDimSize(2);
   int64_t queryHeads = queryType.getDimSize(1),
           keyHeads = keyType.getDimSize(1);
   if (queryHeads <= keyHeads || op.getMask() || op.getWindow() ||
       op.getCuSeqlensQ() || !op.getScoreMod().empty() ||
       !op.getMaskMod().empty())
     return 1;
-  if (std::optional<CausalKind> causal = op.getCausalKind();
-      causal && *causal != CausalKind::BottomRight)
+  int64_t group = queryHeads / keyHeads;
+  if (queryLen == 1) {
+    if (std::optional<CausalKind> causal = op.getCausalKind();
+        causal && *causal != CausalKind::BottomRight)
+      return 1;
+    return group;
+  }
+  if (queryLen > kMaxPackedQueryLen || op.getSoftcap())
     return 1;
-  return queryHeads / keyHeads;
+  int64_t packing = group;
+  while (packing > 1 && (group % packing != 0 || packing * queryLen > blockM))
+    --packing;
+  return packing;
 }
 
 /// `buffer` (B x Hq x 1 [x X]) viewed as B x Hq/g x g [x X]: the query
@@ -173,14 +188,18 @@ FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
   OpFoldResult batch = dimOf(0), heads = dimOf(1), seqLen = dimOf(2);
   // The programs' heads and query rows: Hq and Tq, or with GQA decode
   // packing Hkv and the g query heads of each.
-  int64_t packing = getQueryHeadPacking(op);
+  int64_t blockM = config.getBlockM();
+  int64_t packing = getQueryHeadPacking(op, blockM);
+  // Packed rows of several queries each: the program copies its heads'
+  // rows itself (packed_heads); of one query, a view gives them (below).
+  bool packedRows = packing > 1 && !isConstantIntValue(seqLen, 1);
   OpFoldResult programHeads = heads, programRows = seqLen;
   if (packing > 1) {
     programHeads =
         rewriter.getIndexAttr(op.getQuery().getType().getDimSize(1) / packing);
-    programRows = rewriter.getIndexAttr(packing);
+    programRows =
+        rewriter.getIndexAttr(packing * op.getQuery().getType().getDimSize(2));
   }
-  int64_t blockM = config.getBlockM();
   OpFoldResult numQueryBlocks;
   if (std::optional<int64_t> staticLen = getConstantIntValue(programRows)) {
     numQueryBlocks = rewriter.getIndexAttr((*staticLen + blockM - 1) / blockM);
@@ -271,7 +290,7 @@ FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
         // Packed, the program sees a problem of Hkv heads of g rows each,
         // every row seeing all its keys (so without the causal alignment).
         CausalKindAttr causal = op.getCausalAttr();
-        if (packing > 1) {
+        if (packing > 1 && !packedRows) {
           programQuery = packQueryHeads(b, bodyLoc, query, packing);
           programOutput = packQueryHeads(b, bodyLoc, programOutput, packing);
           if (programLse)
@@ -283,7 +302,8 @@ FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
             /*block_map=*/Value(), kvLengths, cuQ, cuK, blockTable, captures,
             programOutput, programLse, ivs[0], ivs[1], queryBlock, keySplit,
             split ? numSplits : Value(), config, scale, causal,
-            op.getPrecisionAttr(), op.getWindowAttr(), op.getSoftcapAttr());
+            op.getPrecisionAttr(), op.getWindowAttr(), op.getSoftcapAttr(),
+            packedRows ? b.getI64IntegerAttr(packing) : IntegerAttr());
         scf::InParallelOp::create(b, bodyLoc);
       });
   // The regions, reading the captured buffers where they read the tensors.

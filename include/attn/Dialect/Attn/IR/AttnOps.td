@@ -289,6 +289,14 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
     With `lse` (`B x Hq x Tq`), the program also writes the log-sum-exp of
     its rows there, as `attn.attention`'s second result.
 
+    With `packed_heads = p` (GQA decode packing of several query rows), the
+    program's rows are the static `Tq` rows of the `p` query heads `head * p
+    .. head * p + p - 1`, which share KV head `head * p / (Hq / Hkv)`: row
+    `r` is query `r mod Tq` of head `head * p + r / Tq`, and the causal
+    alignment and kv_lengths apply to each row at its own query index. `p *
+    Tq` rows fill one query block (`query_block` is 0), so the program reads
+    its KV head's keys once for all of them.
+
     With `key_split [%s of %n]`, the program reads only split `%s` of `%n`
     equal runs of whole key blocks (split-KV, flash-decoding): its `output`
     (f32) and `lse` hold the softmax of those keys alone, which a combine
@@ -333,7 +341,8 @@ def Attn_BlockAttentionOp : Attn_Op<"block_attention",
     OptionalAttr<Attn_CausalAttr>:$causal,
     OptionalAttr<Attn_PrecisionAttr>:$precision,
     OptionalAttr<Attn_WindowAttr>:$window,
-    OptionalAttr<F32Attr>:$softcap
+    OptionalAttr<F32Attr>:$softcap,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<2>]>>:$packed_heads
   );
   let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
 

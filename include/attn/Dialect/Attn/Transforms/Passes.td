@@ -35,7 +35,12 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
     KV head are the rows of one program: the grid runs over KV heads
     (`B x Hkv x S`, `S` counted with `Hkv`) on `B x Hkv x g` views of the
     query, the output and the log-sum-exp, so each program reads its KV
-    head's keys once.
+    head's keys once. With a static Tq of 2..16 (speculative decoding; no
+    softcap either), `p` query heads of a KV head, the largest `p` dividing
+    `g` with `p * Tq <= block_m`, are one program's `p * Tq` rows
+    (`packed_heads = p` on the block op, grid `B x Hq/p x S`): row `r` is
+    query `r mod Tq` of its head, so causal of either alignment applies per
+    row.
 
     The tensors enter and leave through `bufferization.to_buffer` /
     `bufferization.to_tensor`, so one-shot bufferization later turns the

@@ -51,12 +51,15 @@ selectKernelConfig(function_ref<InFlightDiagnostic()> emitError,
                    int64_t valueHeadDim, bool hasMask, bool ieee,
                    StringRef target, const KernelConfigOverrides &overrides);
 
-/// GQA decode packing: the number g of query heads sharing a KV head that
-/// `tileAttention` makes the rows of one program (static Tq of 1, static
-/// head counts, no mask tensor, no region, no window, no top_left causal),
-/// or 1. The programs then cover (batch, KV head, query block or split)
-/// with g query rows.
-int64_t getQueryHeadPacking(AttentionOp op);
+/// GQA decode packing: the number of query heads sharing a KV head that
+/// `tileAttention` makes the rows of one program, or 1 (static Tq and head
+/// counts, no mask tensor, no region, no window). With a Tq of 1 that is
+/// all g of them (not under top_left causal); with a Tq of 2 ..
+/// kMaxPackedQueryLen (no softcap either) the largest p dividing g with p *
+/// Tq <= `blockM`. The programs then cover (batch, Hq / p, query block or
+/// split) with p * Tq query rows.
+constexpr int64_t kMaxPackedQueryLen = 16;
+int64_t getQueryHeadPacking(AttentionOp op, int64_t blockM);
 
 /// Rewrites `op` into a program grid (`scf.forall` over batch, query head and
 /// query block) of `attn.block_attention` on buffers, with `config`. With
