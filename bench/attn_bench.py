@@ -56,6 +56,10 @@ Workloads:
   16k, 32k: attn-mlir against FlexAttention (its first call, the compile,
   timed too), FlashAttention-2 where it has the variant and is installed,
   and our causal kernel, FLOPs over the kept pairs (variants_workload()).
+- headdims: bf16 full attention, 16k tokens at T = 4096, 16 heads, head dims
+  40, 72, 120 and 200 (padded inside the kernel) each beside the multiple of
+  16 above it, useful FLOPs of the operand's own D: attn-mlir against SDPA's
+  flash and cuDNN backends (headdims_workload()).
 
 FLOPs as FlashAttention counts them (4*B*H*T*T*D, halved for causal), except
 on the seed workload, counted as the seed does (no halving). Timing: the
@@ -276,6 +280,36 @@ def modern_workload(kernels, seqlens):
                         explain_at(name, shape, kernel, rows["attn-mlir"], q, k, v, None, out)
                     del q, k, v, out, ref
                     torch.cuda.empty_cache()
+
+
+def headdims_workload(kernels, t=4096):
+    """bf16 full attention at 16k tokens for each head dim of
+    compile_bench_kernels.HEAD_DIMS: a padded head dim (D not a multiple of
+    16) beside the multiple of 16 above it, in useful FLOPs (4 B H T^2 D of
+    the operand's own D), and SDPA's backends."""
+    from compile_bench_kernels import HEAD_DIMS
+    for d in HEAD_DIMS:
+        name = f"bf16_d{d}_full"
+        kernel = Kernel(os.path.join(kernels, name + ".json"))
+        b, h = 16384 // t, 16
+        shape = f"bf16 D{d} full T{t} (B{b} H{h})"
+        q, k, v = (torch.randn(b, h, t, d, device="cuda", dtype=torch.bfloat16)
+                   for _ in range(3))
+        ref = F.scaled_dot_product_attention(q, k, v)
+        out = torch.empty_like(q)
+        providers = [("attn-mlir", lambda: kernel(q, k, v, out=out))]
+        for label, backend in (("sdpa flash (FA2)", SDPBackend.FLASH_ATTENTION),
+                               ("sdpa cudnn", SDPBackend.CUDNN_ATTENTION)):
+            def run(backend=backend):
+                with sdpa_kernel(backend):
+                    return F.scaled_dot_product_attention(q, k, v)
+            providers.append((label, run))
+        # No "t": the rows stay out of the modern sweep's figures (plots.py)
+        # and go to the table of every row.
+        measure("headdims", shape, providers, ref, 4 * b * h * t * t * d,
+                dict(seqlen=t, b=b, h=h, d=d, dtype="bf16", causal=False))
+        del q, k, v, out, ref
+        torch.cuda.empty_cache()
 
 
 # The variants (SPEC section 1.1) against FlexAttention: causal sliding
@@ -731,13 +765,13 @@ def main():
     ap.add_argument("--tag", help="the device in the file names (default from its name: h200)")
     ap.add_argument("--quick", action="store_true", help="fewer sequence lengths")
     ap.add_argument("--only", help="a comma-separated list of the workloads to run "
-                    "(seed, modern, variants, decode, varlen; default all)")
+                    "(seed, modern, variants, decode, varlen, headdims; default all)")
     ap.add_argument("--baseline-kernels",
                     help="the decode kernels of another build, timed beside ours (an A/B)")
     ap.add_argument("--order", choices=("shuffled", "fixed"), default="shuffled",
                     help="the order of the providers in each timed round (measure())")
     args = ap.parse_args()
-    workloads = {"seed", "modern", "variants", "decode", "varlen"}
+    workloads = {"seed", "modern", "variants", "decode", "varlen", "headdims"}
     only = set(args.only.split(",")) if args.only else workloads
     if only - workloads:
         ap.error(f"--only: unknown workloads {sorted(only - workloads)}")
@@ -757,6 +791,8 @@ def main():
         decode_workload(args.kernels, args.baseline_kernels)
     if "varlen" in only:
         varlen_workload(args.kernels)
+    if "headdims" in only:
+        headdims_workload(args.kernels)
     device = torch.cuda.get_device_name()
     versions = dict(torch=torch.__version__, triton=triton.__version__,
                     cuda=torch.version.cuda, python=platform.python_version())

@@ -50,6 +50,11 @@ DOCUMENT = ("""mask_mod {
   }""", ["%doc: tensor<?x?xi32>"])
 
 
+# The headdims workload of attn_bench.py: each padded head dim (not a
+# multiple of 16) and the multiple of 16 above it.
+HEAD_DIMS = (40, 48, 72, 80, 120, 128, 200, 208)
+
+
 def function(name, elt, d, heads, causal, mask, window=None, softcap=None, region=None):
     t = f"tensor<?x{heads}x?x{d}x{elt}>"
     args = [f"%q: {t}", f"%k: {t}", f"%v: {t}"]
@@ -129,6 +134,10 @@ def kernels():
                                         ("document", True, DOCUMENT)):
             name = f"{elt}_d{d}_{variant}"
             yield name, function(name, elt, d, "?", causal, False, region=region)
+    # attn_bench.py's head dims: padded ones beside the next multiple of 16.
+    for d in HEAD_DIMS:
+        name = f"bf16_d{d}_full"
+        yield name, function(name, "bf16", d, "?", False, False)
     for tq in (1, 16):
         yield f"decode_q{tq}", decode_function(f"decode_q{tq}", tq)
     for hkv in (32, 4):  # GQA ratios 1 and 8 (attn_bench.py's DECODE_SHAPES)

@@ -336,9 +336,10 @@ class CompileTest(unittest.TestCase):
             self.assertEqual(os.listdir(cache), [os.path.basename(first.directory)])
 
     def test_compiler_errors(self):
-        bad = Signature("f16", (None, 2, None, 40), (None, 2, None, 40), (None, 2, None, 40))
+        bad = Signature("f16", (None, 2, None, 44), (None, 2, None, 44), (None, 2, None, 44))
         with tempfile.TemporaryDirectory() as cache:
-            with self.assertRaisesRegex(CompileError, "to be a multiple of 16 on sm_90a, got 40"):
+            with self.assertRaisesRegex(CompileError, "to be a multiple of 8 for 'f16' on sm_90a "
+                                        r"\(rows of whole 16-byte vectors\), got 44"):
                 compile(bad, cache_dir=cache)
             self.assertEqual(os.listdir(cache), [])  # nothing half-written
 

@@ -24,7 +24,8 @@ import os
 import numpy as np
 
 DTYPES = ["f32-tf32", "f32-ieee", "f16", "bf16"]
-HEAD_DIMS = [16, 64, 80, 128, 256]
+# 40 and 72: head dims the GPU kernels pad to whole 16-element chunks.
+HEAD_DIMS = [16, 40, 64, 72, 80, 128, 256]
 SEQ_LENS = [1, 2, 17, 63, 64, 65, 127, 129, 1000]
 CAUSAL = [None, "top_left", "bottom_right"]
 MASKS = [None, "float2", "float4", "bool2", "bool4"]
@@ -561,6 +562,16 @@ def matrix_cases():
     # D != Dv both ways.
     add(dtype="bf16", d=64, dv=128, tq=17, tk=129)
     add(dtype="f32-ieee", d=256, dv=16, tq=63, tk=65, causal="bottom_right")
+    # Head dims the GPU kernels pad to whole 16-element chunks (zero columns
+    # in Q, K and V; the output's stored without them): D != Dv, a mask, the
+    # tf32 kernels' tensor copies, pipelined loads, split-KV decode with GQA
+    # packing.
+    add(dtype="bf16", d=40, dv=72, tq=17, tk=129, causal="bottom_right")
+    add(dtype="f16", d=120, dv=120, mask="bool4", b=2, hq=2, hkv=1, tq=65, tk=300)
+    add(dtype="f32-tf32", d=72, dv=72, tq=129, tk=1000, stages=2, causal="top_left")
+    add(dtype="f32-tf32", d=68, dv=36, tq=65, tk=65)
+    add(split=264, static_tq=True, dtype="f16", b=2, hq=8, hkv=2, tq=4, tk=1000, d=40,
+        dv=40, causal="bottom_right", lse=True)
     # Every (Tq, Tk) pair, with both causal alignments (Tq != Tk included).
     for tq in SEQ_LENS:
         for tk in SEQ_LENS:

@@ -343,6 +343,9 @@ struct TileLoad {
   Buffer *to;
   VectorType vecType;
   int64_t vec, chunksPerRow, total, perThread, group;
+  /// The columns the source has (a padded head dim: fewer than the tile's,
+  /// the rest zero).
+  int64_t validCols;
 };
 } // namespace
 
@@ -365,6 +368,11 @@ loadChunks(OpBuilder &b, Location loc, const TileLoad &load, Value tid,
     auto [r, c] = chunkPosition(b, loc, *load.to, idx, load.vec);
     Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r,
                                          load.validRows);
+    if (load.validCols < load.to->cols)
+      inside = arith::AndIOp::create(
+          b, loc, inside,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c,
+                                cIndex(load.validCols)));
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{load.vecType}, inside,
                                   /*withElseRegion=*/true);
     {
@@ -421,7 +429,7 @@ LogicalResult Distributor::rewriteTileLoads(ArrayRef<linalg::CopyOp> copies) {
   for (linalg::CopyOp op : copies) {
     OpFoldResult rows;
     TileLoad load;
-    load.to = lookup(op.getDpsInits()[0], &rows);
+    load.to = lookup(op.getDpsInits()[0], &rows, &load.validCols);
     if (load.to->stage)
       return op.emitOpError("copies into one slot of a multi-buffered tile "
                             "without attn.async_copy");
@@ -498,15 +506,18 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
   // Transposed accumulators store straight from registers (see
   // storeTransposedPairs) from head dim 32 on: at 16, ptxas spilled the row
   // bounds of a boolean-mask kernel kept alive for the stores (20 bytes).
-  // A 2-d view of the output, or the 4-d one of packed query heads.
+  // A 2-d view of the output, or the 4-d one of packed query heads; of a
+  // padded head dim, fewer columns than the accumulator's.
   bool rowsAndColumns = dstType.getRank() == 2 || dstType.getRank() == 4;
+  int64_t dstCols = dstType.getShape().back();
   if (src.transposedAcc && rowsAndColumns && src.cols >= 32 &&
-      src.cols * bytes % 16 == 0) {
+      src.cols * bytes % 16 == 0 && dstCols == src.cols) {
     storeTransposedPairs(op, src, dst, rows);
     b.eraseOp(op);
     return success();
   }
-  if (rowsAndColumns && src.cols * bytes % 16 == 0) {
+  if (rowsAndColumns && src.cols * bytes % 16 == 0 &&
+      dstCols * bytes % 16 == 0) {
     // Through shared memory, so that global memory sees whole rows in
     // 16-byte vectors: each thread puts its fragment pairs into a staging
     // tile (over the K/V tiles and Q, which no thread reads any more), then
@@ -563,7 +574,7 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
     barrier();
     int64_t vec = 16 / bytes;
     auto vecType = VectorType::get({vec}, elt);
-    int64_t chunksPerRow = src.cols / vec;
+    int64_t chunksPerRow = dstCols / vec;
     int64_t total = src.rows * chunksPerRow;
     // The thread id as warp * 32 + %laneid: LLVM cannot tell it from the
     // Q load's chunk geometry, which it would otherwise reuse here and keep
@@ -603,6 +614,9 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
     b.eraseOp(op);
     return success();
   }
+  if (dstCols != src.cols)
+    return op.emitOpError("expects the stored columns in whole 16-byte "
+                          "vectors where the accumulator has more");
   // Element stores under each row's bound: `elements` calls `store` with
   // the column and register of each element of the row.
   using StoreFn = function_ref<void(Value, int64_t)>;

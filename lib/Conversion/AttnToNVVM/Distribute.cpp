@@ -53,10 +53,11 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::detail;
 
-Buffer *Distributor::lookup(Value v, OpFoldResult *rows) {
-  // Through the views: the outermost one gives the rows; a view of one slot
-  // of a multi-buffered tile gives the slot.
+Buffer *Distributor::lookup(Value v, OpFoldResult *rows, int64_t *cols) {
+  // Through the views: the outermost one gives the rows and columns; a view
+  // of one slot of a multi-buffered tile gives the slot.
   OpFoldResult viewRows;
+  std::optional<int64_t> viewCols;
   Value slot;
   while (true) {
     // Packed query heads view a block's rows as (1, p, Tq [, X]): the rows
@@ -69,8 +70,12 @@ Buffer *Distributor::lookup(Value v, OpFoldResult *rows) {
     if (!sub)
       break;
     bool ofSlots = sub.getSourceType().getRank() == 3;
-    if (!viewRows)
-      viewRows = sub.getMixedSizes()[ofSlots ? 1 : 0];
+    if (!viewRows) {
+      SmallVector<OpFoldResult> sizes = sub.getMixedSizes();
+      viewRows = sizes[ofSlots ? 1 : 0];
+      if (sizes.size() > (ofSlots ? 2u : 1u))
+        viewCols = getConstantIntValue(sizes[ofSlots ? 2 : 1]);
+    }
     if (ofSlots)
       slot = getValueOrCreateConstantIndexOp(b, loc, sub.getMixedOffsets()[0]);
     v = sub.getSource();
@@ -81,6 +86,8 @@ Buffer *Distributor::lookup(Value v, OpFoldResult *rows) {
   Buffer *buf = &it->second;
   if (rows)
     *rows = viewRows ? viewRows : b.getIndexAttr(buf->rows);
+  if (cols)
+    *cols = viewCols.value_or(buf->cols);
   if (!slot || buf->slots == 1 || !buf->storage)
     return buf;
   auto [view, inserted] = slotViews.try_emplace({v, slot}, *buf);

@@ -154,7 +154,10 @@ private:
 
   // Analysis.
   LogicalResult classify();
-  Buffer *lookup(Value v, OpFoldResult *rows = nullptr);
+  /// The block buffer `v` is a view of, with the view's rows and (a view of
+  /// a block buffer's first `cols` columns: a padded head dim) columns.
+  Buffer *lookup(Value v, OpFoldResult *rows = nullptr,
+                 int64_t *cols = nullptr);
 
   // Rewrites.
   LogicalResult rewriteFill(linalg::FillOp op);

@@ -103,11 +103,14 @@ void Distributor::waitInPipelinedLoops() {
 LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
   MLIRContext *ctx = b.getContext();
   SmallVector<std::pair<Buffer *, Value>> tiles;
+  // The columns each source has (fewer than its tile's: a padded head dim).
+  SmallVector<int64_t> validCols;
   linalg::CopyOp first = copies.front();
   b.setInsertionPoint(copies.back());
   for (linalg::CopyOp copy : copies) {
     OpFoldResult rowsOfr;
-    Buffer *to = lookup(copy.getDpsInits()[0], &rowsOfr);
+    Buffer *to =
+        lookup(copy.getDpsInits()[0], &rowsOfr, &validCols.emplace_back());
     if (!to || to->layout != Layout::Shared || lookup(copy.getDpsInputs()[0]))
       return copy.emitOpError("expects an async copy from global memory into "
                               "a shared block buffer");
@@ -163,8 +166,8 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
     return LLVM::IntToPtrOp::create(b, loc, type, i64);
   };
   // The chunks of one copy into `to` from the 2-d global view `source`, of
-  // which `rows` are valid.
-  auto emitCopy = [&](Buffer *to, Value source, Value rows) {
+  // which `rows` are valid, and `cols` columns (the rest zero).
+  auto emitCopy = [&](Buffer *to, Value source, Value rows, int64_t cols) {
     {
       Type elt = to->type.getElementType();
       int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
@@ -190,11 +193,20 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
         auto [r, c] = chunkPosition(b, loc, *to, idx, vec);
         Value inside =
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r, rows);
+        Value srcCol = c;
+        if (cols < to->cols) {
+          inside = arith::AndIOp::create(
+              b, loc, inside,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c,
+                                    cIndex(cols)));
+          srcCol = arith::SelectOp::create(b, loc, inside, c, cIndex(0));
+        }
         Value srcRow = arith::SelectOp::create(b, loc, inside, r, cIndex(0));
         Value srcElem = arith::AddIOp::create(
             b, loc, srcOffset,
             arith::AddIOp::create(
-                b, loc, arith::MulIOp::create(b, loc, srcRow, srcStride), c));
+                b, loc, arith::MulIOp::create(b, loc, srcRow, srcStride),
+                srcCol));
         Value srcPtr = toPointer(
             genericPtr,
             arith::AddIOp::create(
@@ -222,7 +234,8 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
       if (tensorCopyTiles.count(tileAndSlot(copy.getDpsInits()[0]).first))
         emitTensorCopy(copy, *tile.first);
       else
-        emitCopy(tile.first, copy.getDpsInputs()[0], validRows);
+        emitCopy(tile.first, copy.getDpsInputs()[0], validRows,
+                 validCols[index]);
     }
   }
   // One group per copy (the first holds them all, the others are empty):

@@ -22,14 +22,15 @@ func.func @g(%q: tensor<1x2x32x64xf16>) -> tensor<1x2x32x64xf16> {
 
 // -----
 
-// On a GPU the head dims are multiples of 16; the CPU takes any.
+// On a GPU a head dim's row is whole 16-byte vectors (4 f32 elements); the
+// CPU takes any.
 // RUN: not attn-opt %s --split-input-file --attn-tile="target=sm_90a" 2>&1 | FileCheck %s --check-prefix=DIM
 // RUN: attn-opt %s --split-input-file --attn-tile="target=cpu" | FileCheck %s --check-prefix=CPU
-// DIM: error: expects the head dim Dv ('value' dim 3) to be a multiple of 16 on sm_90a, got 24
-// CPU: func.func @dv24
+// DIM: error: expects the head dim Dv ('value' dim 3) to be a multiple of 4 for 'f32' on sm_90a (rows of whole 16-byte vectors), got 22
+// CPU: func.func @dv22
 // CPU-NOT: attn.attention
-func.func @dv24(%q: tensor<1x2x32x64xf32>, %v: tensor<1x2x32x24xf32>) -> tensor<1x2x32x24xf32> {
-  %o = attn.attention %q, %q, %v : tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x24xf32> -> tensor<1x2x32x24xf32>
-  return %o : tensor<1x2x32x24xf32>
+func.func @dv22(%q: tensor<1x2x32x64xf32>, %v: tensor<1x2x32x22xf32>) -> tensor<1x2x32x22xf32> {
+  %o = attn.attention %q, %q, %v : tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x22xf32> -> tensor<1x2x32x22xf32>
+  return %o : tensor<1x2x32x22xf32>
 }
 

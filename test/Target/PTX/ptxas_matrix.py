@@ -5,7 +5,8 @@
 
 Matrix: {f32 tf32, f32 ieee, f16, bf16} x head dim {16, 64, 128, 256} x
 five variants (plain MHA; causal top_left + GQA 4:1; bottom_right + rank-4
-float mask; i1 rank-2 mask + MQA; bottom_right + a window and a softcap), plus D != Dv and the benchmark's ten
+float mask; i1 rank-2 mask + MQA; bottom_right + a window and a softcap), plus D != Dv, the padded head dims
+40, 68/36, 72/120 and 200, and the benchmark's ten
 kernels (dynamic head count; the seed's) and eight split-KV decode kernels
 (--split-programs=264: Tq 1 and 16, the log-sum-exp, kv_lengths; each with
 its combine kernel) and eight kernels of packed sequences (cu_seqlens:
@@ -100,6 +101,14 @@ def main():
                 kernels.append((f"{dtype.replace('-', '_')}_d{d}_{variant}", dtype, d, d, kw))
     kernels.append(("bf16_d64_dv128", "bf16", 64, 128, VARIANTS["gqa_causal"]))
     kernels.append(("f16_d128_dv64", "f16", 128, 64, VARIANTS["mha"]))
+    # Head dims padded to whole 16-element chunks (rows of 16-byte vectors),
+    # every dtype, with and without a mask tensor, D != Dv.
+    for dtype in ("f32-tf32", "f32-ieee", "f16", "bf16"):
+        for d, dv in ((40, 40), (72, 120), (200, 200)):
+            for variant in ("gqa_causal", "br_floatmask"):
+                kernels.append((f"{dtype.replace('-', '_')}_d{d}_dv{dv}_{variant}_padded",
+                                dtype, d, dv, VARIANTS[variant]))
+    kernels.append(("f32_tf32_d68_dv36_padded", "f32-tf32", 68, 36, VARIANTS["mha"]))
     # The benchmark's kernels (bench/compile_bench_kernels.py): head count
     # dynamic, and the seed's 96 heads with its (1, 1, T, T) mask tensor.
     for dtype in ("f16", "bf16"):

@@ -76,7 +76,10 @@ static Defaults getDefaults(Type elementType, int64_t headDim,
     // spill-free with bottom_right causal, where two spill 20 bytes). At
     // D = 64 128x32 was 7% slower at T = 1024, 2% faster at 4096
     // (bench/results/2026-11-30-h200-mask16-configs.log).
-    if (maxDim <= 64)
+    // A padded head dim (not a multiple of 16) takes 64x64 too: with the
+    // copies' column bounds, 128x32 spilled 8 bytes at D = 72, Dv = 120
+    // (ptxas matrix).
+    if (maxDim <= 64 || headDim % 16 != 0 || valueHeadDim % 16 != 0)
       return {64, 64, 4, 2};
     return {128, 32, 4, 3};
   }

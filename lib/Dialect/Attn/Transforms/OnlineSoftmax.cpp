@@ -63,23 +63,26 @@ Value ProgramBuilder::rowsView(Value source, Value b0, Value b1, Value row0,
                                    strides);
 }
 
-Value ProgramBuilder::prefixView(Value buffer, OpFoldResult rows) {
+Value ProgramBuilder::prefixView(Value buffer, OpFoldResult rows,
+                                 int64_t cols) {
   auto type = cast<MemRefType>(buffer.getType());
   SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes = {rows};
-  for (int64_t d = 1; d < type.getRank(); ++d)
-    sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+  if (type.getRank() == 2)
+    sizes.push_back(b.getIndexAttr(cols < 0 ? type.getDimSize(1) : cols));
   SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
   return memref::SubViewOp::create(b, loc, buffer, offsets, sizes, strides);
 }
 
 void ProgramBuilder::loadTile(Value source, Value b0, Value b1, Value row0,
                               OpFoldResult rows, Value tile, bool padded) {
-  int64_t cols = cast<MemRefType>(tile.getType()).getDimSize(1);
-  if (padded)
+  // The operand's head dim: a tile of a padded head dim has more columns,
+  // zero past it.
+  int64_t cols = cast<MemRefType>(source.getType()).getDimSize(3);
+  if (padded || cols != cast<MemRefType>(tile.getType()).getDimSize(1))
     fill(tile, arith::ConstantOp::create(b, loc, b.getZeroAttr(elementType)));
   Value from = rowsView(source, b0, b1, row0, rows, cols);
-  Value to = prefixView(tile, rows);
+  Value to = prefixView(tile, rows, cols);
   linalg::CopyOp::create(b, loc, ValueRange{from}, ValueRange{to});
 }
 
@@ -97,14 +100,13 @@ Value ProgramBuilder::headsView(Value source) {
   return memref::SubViewOp::create(b, loc, source, offsets, sizes, strides);
 }
 
-Value ProgramBuilder::packedRowsView(Value buffer) {
-  auto type = cast<MemRefType>(buffer.getType());
+Value ProgramBuilder::packedRowsView(Value buffer, int64_t cols) {
   int64_t queryLen = op.getQuery().getType().getDimSize(2);
-  Value rows = prefixView(buffer, b.getIndexAttr(packedHeads * queryLen));
+  Value rows = prefixView(buffer, b.getIndexAttr(packedHeads * queryLen), cols);
   SmallVector<int64_t> shape = {1, packedHeads, queryLen};
   SmallVector<ReassociationIndices> reassociation = {{0, 1, 2}};
-  if (type.getRank() == 2) {
-    shape.push_back(type.getDimSize(1));
+  if (cols >= 0) {
+    shape.push_back(cols);
     reassociation.push_back({3});
   }
   return memref::ExpandShapeOp::create(b, loc, shape, rows, reassociation);
@@ -162,16 +164,22 @@ void ProgramBuilder::build() {
   }
 
   // Block buffers.
-  qTile = allocBuffer({blockM, headDim}, elementType);
-  kTile = allocBuffer({blockN, headDim}, elementType);
-  vTile = allocBuffer({blockN, valueHeadDim}, elementType);
+  // Head dims are padded to whole 16-element chunks, the unit of the GPU's
+  // shared-memory tiles and tensor-core steps; the columns past the head
+  // dim are zero in Q, K and V, so they add nothing to Q K^T, and the
+  // accumulator's are not stored.
+  int64_t tileDim = llvm::alignTo(headDim, 16),
+          tileValueDim = llvm::alignTo(valueHeadDim, 16);
+  qTile = allocBuffer({blockM, tileDim}, elementType);
+  kTile = allocBuffer({blockN, tileDim}, elementType);
+  vTile = allocBuffer({blockN, tileValueDim}, elementType);
   sTile = allocBuffer({blockM, blockN}, f32);
   mRow = allocBuffer({blockM}, f32);
   mNewRow = allocBuffer({blockM}, f32);
   alphaRow = allocBuffer({blockM}, f32);
   lRow = allocBuffer({blockM}, f32);
   offsetRow = allocBuffer({blockM}, f32);
-  accTile = allocBuffer({blockM, valueHeadDim}, f32);
+  accTile = allocBuffer({blockM, tileValueDim}, f32);
   // f32 kernels for GPU targets check each causal diagonal block for rows
   // that see none of its keys (see buildStep). On the H200 it made the
   // seed's tf32 `causal` kernel 1.7-2.5% faster at T = 128-512; the 16-bit
@@ -215,7 +223,7 @@ void ProgramBuilder::build() {
   if (packedHeads > 1) {
     fill(qTile, arith::ConstantOp::create(b, loc, b.getZeroAttr(elementType)));
     linalg::CopyOp::create(b, loc, ValueRange{headsView(query)},
-                           ValueRange{packedRowsView(qTile)});
+                           ValueRange{packedRowsView(qTile, headDim)});
   } else {
     loadTile(query, batch, head, packedRow0, rows, qTile, /*padded=*/true);
   }
@@ -412,8 +420,8 @@ void ProgramBuilder::buildEpilogue(Value rows) {
           });
   // Store the valid rows, converted to the element type.
   int64_t storeRank = packedHeads > 1 ? 4 : 2;
-  Value from =
-      packedHeads > 1 ? packedRowsView(accTile) : prefixView(accTile, rows);
+  Value from = packedHeads > 1 ? packedRowsView(accTile, valueHeadDim)
+                               : prefixView(accTile, rows, valueHeadDim);
   Value to = packedHeads > 1 ? headsView(op.getOutput())
                              : rowsView(op.getOutput(), batch, head, packedRow0,
                                         rows, valueHeadDim);

@@ -88,8 +88,9 @@ private:
   /// A 2-D view `source[b0, b1, row0 : row0 + rows, 0 : cols]`.
   Value rowsView(Value source, Value b0, Value b1, Value row0,
                  OpFoldResult rows, int64_t cols);
-  /// A 2-D view `buffer[0 : rows, :]` of a block buffer.
-  Value prefixView(Value buffer, OpFoldResult rows);
+  /// A view `buffer[0 : rows]` of a row buffer, or `buffer[0 : rows, 0 :
+  /// cols]` of a block buffer (cols < 0: all its columns).
+  Value prefixView(Value buffer, OpFoldResult rows, int64_t cols = -1);
   /// Copies `rows` rows of `source[b0, b1, row0 ...]` into `tile`; rows past
   /// `rows` are zero when `padded`.
   void loadTile(Value source, Value b0, Value b1, Value row0, OpFoldResult rows,
@@ -186,9 +187,10 @@ private:
   /// Packed heads: the view (1, p, Tq [, X]) of the program's p query heads
   /// in `source` (query, output, lse).
   Value headsView(Value source);
-  /// Packed heads: the first p * Tq rows of the block buffer `buffer`
-  /// viewed as (1, p, Tq [, columns]), head-major as headsView.
-  Value packedRowsView(Value buffer);
+  /// Packed heads: the first p * Tq rows (and `cols` columns; a row buffer:
+  /// -1) of block buffer `buffer` viewed as (1, p, Tq [, cols]), head-major
+  /// as headsView.
+  Value packedRowsView(Value buffer, int64_t cols = -1);
   /// addTile = the mask terms of the block at col0 (KeyVisibility::buildTerm).
   void buildMaskTerms(Value col0);
   /// live = any key of the block at col0 visible from any row: a block of a

@@ -347,14 +347,17 @@ FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
 /// The config of `op` for `target`, or null after an error on `op`.
 static KernelConfigAttr selectConfig(AttentionOp op, StringRef target,
                                      const KernelConfigOverrides &overrides) {
-  // The GPU's shared-memory tiles hold whole 16-element chunks of a row.
+  // The GPU's copies move 16-byte vectors of a row (its tiles pad the head
+  // dim to whole 16-element chunks with zeros).
   if (isKnownCudaChip(target)) {
+    int64_t perVector = 128 / op.getElementType().getIntOrFloatBitWidth();
     auto check = [&](int64_t dim, StringRef name, StringRef operand) {
-      if (dim % 16 == 0)
+      if (dim % perVector == 0)
         return true;
       op.emitError() << "expects the head dim " << name << " ('" << operand
-                     << "' dim 3) to be a multiple of 16 on " << target
-                     << ", got " << dim;
+                     << "' dim 3) to be a multiple of " << perVector << " for "
+                     << op.getElementType() << " on " << target
+                     << " (rows of whole 16-byte vectors), got " << dim;
       return false;
     };
     if (!check(op.getHeadDim(), "D", "query") ||
