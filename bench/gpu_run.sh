@@ -11,6 +11,8 @@
 #   bash bench/gpu_run.sh varlen    # likewise: packed variable-length
 #                                       # prefill (cu_seqlens) against padded
 #                                       # and equal-length batches (240 s)
+#   bash bench/gpu_run.sh headdims  # likewise: padded head dims beside the
+#                                       # next multiple of 16 (240 s)
 # `prepare` runs prepare_gpu_run.sh (benchmark kernels, seed anchor, kernel
 # cache, runner-only attn-run), compiles the GPU matrix (473 cases) and the
 # lazy-rescale cases. `run` runs the matrix twice (gpu_check.py through the
@@ -74,10 +76,10 @@ run)
   printf '%s\n' "${summary[@]}"
   exit "$failed"
   ;;
-variants | decode | varlen)
+variants | decode | varlen | headdims)
   WORKLOAD=$1
   LIMIT=560
-  [ "$WORKLOAD" = varlen ] && LIMIT=240
+  [ "$WORKLOAD" = varlen ] || [ "$WORKLOAD" = headdims ] && LIMIT=240
   OUTDIR="${OUT:-/tmp/gpu-run}"
   RES=/tmp/gpu-run-$WORKLOAD
   rm -rf "$RES" && mkdir -p "$RES" "$OUTDIR"
@@ -89,7 +91,7 @@ variants | decode | varlen)
   exit "$rc"
   ;;
 *)
-  echo "usage: bash bench/gpu_run.sh prepare|run|variants|decode|varlen" >&2
+  echo "usage: bash bench/gpu_run.sh prepare|run|variants|decode|varlen|headdims" >&2
   exit 2
   ;;
 esac

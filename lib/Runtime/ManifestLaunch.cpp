@@ -412,8 +412,10 @@ std::string ParamPack::describe() const {
   return text;
 }
 
-/// Query, key, value and output move in 16-byte vectors (cp.async, vector
-/// stores): their rows must start 16-byte aligned, and the last dimension
+/// Query, key, value and output move in vectors of 16 bytes (cp.async,
+/// vector stores), or of the largest power of two dividing a row's bytes
+/// where a head dim's row is not whole 16-byte vectors (docs/GPU.md, "Padded
+/// head dims"): their rows must start aligned to it, and the last dimension
 /// must be contiguous.
 static bool checkVectorLayout(const Manifest &manifest, const std::string &name,
                               const TensorArg &arg, std::string &error) {
@@ -424,18 +426,22 @@ static bool checkVectorLayout(const Manifest &manifest, const std::string &name,
     return failWith(
         error, what, "has stride ", arg.strides[rank - 1],
         " in its last dimension; the kernel needs it contiguous (1)");
+  int64_t rowBytes = (arg.sizes.empty() ? 1 : arg.sizes.back()) * bytes;
+  int64_t vector =
+      rowBytes > 0 ? std::min<int64_t>(16, rowBytes & -rowBytes) : 16;
   uint64_t start = arg.devicePtr + static_cast<uint64_t>(arg.offset * bytes);
-  const char *vectors = "; the kernel moves 16-byte vectors and needs ";
-  if (start % 16 != 0)
+  std::string vectors =
+      concat("; the kernel moves ", vector, "-byte vectors and needs ");
+  if (start % vector != 0)
     return failWith(error, what, "starts at ", formatHex(start),
                     " (pointer + offset ", arg.offset, " elements)", vectors,
-                    "it 16-byte aligned");
+                    "it ", vector, "-byte aligned");
   for (size_t i = 0; i + 1 < rank; ++i)
-    if (arg.strides[i] * bytes % 16 != 0)
-      return failWith(error, what, "has stride ", arg.strides[i],
-                      " in dimension ", i, " (", arg.strides[i] * bytes,
-                      " bytes)", vectors,
-                      "every stride but the last to be a multiple of 16 bytes");
+    if (arg.strides[i] * bytes % vector != 0)
+      return failWith(
+          error, what, "has stride ", arg.strides[i], " in dimension ", i, " (",
+          arg.strides[i] * bytes, " bytes)", vectors,
+          "every stride but the last to be a multiple of ", vector, " bytes");
   return true;
 }
 

@@ -363,8 +363,9 @@ class Kernel:
     def __call__(self, q, k, v, mask=None, out=None, stream=None, captures=(), lse=None,
                  kv_lengths=None, cu_seqlens_q=None, cu_seqlens_k=None, block_table=None):
         """Runs the kernel on CUDA tensors of the manifest's element types
-        (strides with a contiguous last dim; query, key, value and `out` 16-byte
-        aligned, every other stride a multiple of 16 bytes, so a (B, T, H, D)
+        (strides with a contiguous last dim; query, key, value and `out` aligned
+        to their vectors, 16 bytes or row_vector_bytes, and every other stride a
+        multiple of them, so a (B, T, H, D)
         buffer viewed as (B, H, T, D) works, for `out` too) and returns `out`
         (allocated dense when not given), on `stream` (a raw
         CUstream handle; PyTorch's current stream when None). With a version 2
@@ -464,10 +465,13 @@ class Kernel:
         blocks of `plan` and its prologue and epilogue kernels (after checking
         the pointers' alignment); `plan.bound` then records what they were
         written for."""
+        m = self.manifest
+        nbytes = _ELEMENT_BYTES.get(m.element_type, 1)
         for name, address in zip(_VECTOR_OPERANDS, pointers):
-            if address % 16:
-                raise ValueError(f"{name}: the kernel moves 16-byte vectors: its data pointer must be "
-                                 f"16-byte aligned, got {address:#x}")
+            vector = row_vector_bytes(getattr(m, name + "_shape")[-1] * nbytes)
+            if address % vector:
+                raise ValueError(f"{name}: the kernel moves {vector}-byte vectors: its data pointer "
+                                 f"must be {vector}-byte aligned, got {address:#x}")
         # Past the capacity every device copy is dropped, before any of this
         # call's is written, so that none of the maps it points at goes.
         maps = sum(len(sub.tensor_maps) for sub in plan.sequence)
@@ -653,8 +657,17 @@ class Kernel:
 
 _OPERAND_INDEX = dict(query=0, key=1, value=2, output=3, mask=4)
 _OPERAND_NAMES = {i: name for name, i in _OPERAND_INDEX.items()}
-# The operands the kernels read and write in 16-byte vectors.
+# The operands the kernels read and write in vectors (row_vector_bytes).
 _VECTOR_OPERANDS = ("query", "key", "value", "output")
+
+
+def row_vector_bytes(row_bytes):
+    """The bytes of the vectors the kernels move rows of `row_bytes` bytes
+    in: 16, or the largest power of two dividing `row_bytes` where a head
+    dim's row is not whole 16-byte vectors (docs/GPU.md, "Padded head dims");
+    the C++ runtime's checkVectorLayout and the compiler's getRowVectorBytes
+    compute the same."""
+    return min(16, row_bytes & -row_bytes) if row_bytes > 0 else 16
 _ELEMENT_BYTES = ELEMENT_BYTES
 # The torch dtype of each manifest element type.
 _TORCH_DTYPE = {"f32": "torch.float32", "f16": "torch.float16", "bf16": "torch.bfloat16", "i1": "torch.bool",
@@ -771,10 +784,11 @@ def _pack(m, params, tensors, sizes, out_shape, workspace_shapes):
             raise ValueError(f"{operand}: the last dimension must be contiguous")
         if operand in _VECTOR_OPERANDS:
             nbytes = _ELEMENT_BYTES.get(m.element_type, 1)
-            if any(st * nbytes % 16 for st in strides[:-1]):
-                raise ValueError(f"{operand}: the kernel moves 16-byte vectors: every stride but the "
-                                 f"last must be a multiple of 16 bytes, got strides {strides} of "
-                                 f"{nbytes}-byte elements")
+            vector = row_vector_bytes(shape[-1] * nbytes)
+            if any(st * nbytes % vector for st in strides[:-1]):
+                raise ValueError(f"{operand}: the kernel moves {vector}-byte vectors: every stride "
+                                 f"but the last must be a multiple of {vector} bytes, got strides "
+                                 f"{strides} of {nbytes}-byte elements")
         pointers.append((len(values), _operand_index(m, operand)))
         values += [0, 0, 0] + list(shape) + list(strides)
     return values, pointers, maps

@@ -112,6 +112,22 @@ class PlanTest(unittest.TestCase):
                                                 "no mask"):
             kernel(params=params)
 
+    def test_narrow_vectors(self):
+        # Rows that are not whole 16-byte vectors move in the largest power of two dividing
+        # them, as the compiler's getRowVectorBytes and the C++ runtime compute it.
+        self.assertEqual([runtime.row_vector_bytes(n) for n in (256, 118, 120, 116, 2, 4, 236)],
+                         [16, 2, 8, 4, 2, 4, 4])
+        shapes = dict(query={"shape": [-1, 32, -1, 59]}, key={"shape": [-1, 8, -1, 59]},
+                      value={"shape": [-1, 8, -1, 60]}, output={"shape": [-1, 32, -1, 60]})
+        q, k, v = FakeTensor((2, 32, 10, 59)), FakeTensor((2, 8, 7, 59)), FakeTensor((2, 8, 7, 60))
+        # bf16 rows of 118 bytes: any stride of whole elements (2-byte vectors).
+        kernel(**shapes)._plan(q, FakeTensor(k.shape, strides=(7 * 8 * 61, 61, 8 * 61, 1)), v, None, None)
+        # Rows of 120 bytes: 8-byte vectors, so a stride of 62 elements (124 bytes) is refused.
+        with self.assertRaisesRegex(ValueError, r"value: the kernel moves 8-byte vectors: every stride "
+                                                r"but the last must be a multiple of 8 bytes"):
+            kernel(**shapes)._plan(q, k, FakeTensor(v.shape, strides=(7 * 8 * 62, 7 * 62, 62, 1)),
+                                   None, None)
+
     def test_workspace_and_prologue(self):
         q, k, v = FakeTensor((2, 32, 1000, 128)), FakeTensor((2, 8, 77, 128)), FakeTensor((2, 8, 77, 64))
         mask = FakeTensor((1, 1, 1000, 77), dtype="torch.bool")

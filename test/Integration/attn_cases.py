@@ -24,8 +24,9 @@ import os
 import numpy as np
 
 DTYPES = ["f32-tf32", "f32-ieee", "f16", "bf16"]
-# 40 and 72: head dims the GPU kernels pad to whole 16-element chunks.
-HEAD_DIMS = [16, 40, 64, 72, 80, 128, 256]
+# 40, 59 and 72: head dims the GPU kernels pad to whole 16-element chunks
+# (59: rows that are not whole 16-byte vectors, copied in narrower ones).
+HEAD_DIMS = [16, 40, 59, 64, 72, 80, 128, 256]
 SEQ_LENS = [1, 2, 17, 63, 64, 65, 127, 129, 1000]
 CAUSAL = [None, "top_left", "bottom_right"]
 MASKS = [None, "float2", "float4", "bool2", "bool4"]
@@ -572,6 +573,13 @@ def matrix_cases():
     add(dtype="f32-tf32", d=68, dv=36, tq=65, tk=65)
     add(split=264, static_tq=True, dtype="f16", b=2, hq=8, hkv=2, tq=4, tk=1000, d=40,
         dv=40, causal="bottom_right", lse=True)
+    # Rows that are not whole 16-byte vectors (2-, 4- and 8-byte vectors).
+    add(dtype="bf16", d=111, dv=59, mask="float4", b=2, hq=2, hkv=1, tq=65, tk=129)
+    add(dtype="f16", d=1, dv=3, tq=17, tk=65, causal="top_left")
+    add(dtype="f32-tf32", d=59, dv=30, tq=129, tk=300, causal="bottom_right")
+    add(dtype="f32-ieee", d=98, dv=98, tq=63, tk=65)
+    add(split=264, static_tq=True, dtype="bf16", b=2, hq=8, hkv=2, tq=1, tk=1000, d=99,
+        dv=99, causal="bottom_right", lse=True)
     # Every (Tq, Tk) pair, with both causal alignments (Tq != Tk included).
     for tq in SEQ_LENS:
         for tk in SEQ_LENS:

@@ -576,6 +576,30 @@ TEST(EvaluateTest, PackParamsWithCustomStrides) {
     c.change(bad);
     EXPECT_EQ(packError(bad, sizes), c.error);
   }
+  // Rows that are not whole 16-byte vectors (D = 59 of bf16: 118 bytes)
+  // move in 2-byte vectors, rows of 120 bytes (Dv = 60) in 8-byte ones.
+  Manifest narrow = manifest;
+  narrow.query.shape.back() = narrow.key.shape.back() = 59;
+  narrow.value.shape.back() = narrow.output.shape.back() = 60;
+  ProblemSizes narrowSizes = makeSizes(2, 32, 8, 100, 300, 59, 60);
+  std::map<std::string, TensorArg> narrowOps = {
+      {"query", makeContiguousTensorArg(0x7f0000001000, {2, 32, 100, 59})},
+      {"key", makeContiguousTensorArg(0x7f0000100000, {2, 8, 300, 59})},
+      {"value", makeContiguousTensorArg(0x7f0000200000, {2, 8, 300, 60})},
+      {"output", makeContiguousTensorArg(0x7f0000300000, {2, 32, 100, 60})}};
+  narrowOps["key"].offset = 3;
+  ParamPack narrowPack;
+  std::string narrowError;
+  EXPECT_TRUE(
+      packParams(narrow, narrowOps, narrowSizes, narrowPack, narrowError))
+      << narrowError;
+  narrowOps["value"].offset = 2;
+  EXPECT_FALSE(
+      packParams(narrow, narrowOps, narrowSizes, narrowPack, narrowError));
+  EXPECT_EQ(narrowError,
+            "operand 'value' starts at 0x7f0000200004 (pointer + offset 2 "
+            "elements); the kernel moves 8-byte vectors and needs it 8-byte "
+            "aligned");
   // An output in a (B, T, H, D) buffer, viewed as (B, H, T, D), is written
   // through its strides.
   bad = operands;

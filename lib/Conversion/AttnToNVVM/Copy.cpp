@@ -346,6 +346,9 @@ struct TileLoad {
   /// The columns the source has (a padded head dim: fewer than the tile's,
   /// the rest zero).
   int64_t validCols;
+  /// The bytes of a chunk: 16, or fewer where the source's rows are not
+  /// whole 16-byte vectors (getRowVectorBytes).
+  int64_t vecBytes;
 };
 } // namespace
 
@@ -378,10 +381,10 @@ loadChunks(OpBuilder &b, Location loc, const TileLoad &load, Value tid,
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value v =
-          vector::LoadOp::create(b, loc, load.vecType, load.src,
-                                 getGlobalIndices(b, loc, load.src, r, c),
-                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
+      Value v = vector::LoadOp::create(b, loc, load.vecType, load.src,
+                                       getGlobalIndices(b, loc, load.src, r, c),
+                                       /*nontemporal=*/false,
+                                       llvm::MaybeAlign(load.vecBytes));
       scf::YieldOp::create(b, loc, v);
       b.setInsertionPointToStart(&ifOp.getElseRegion().front());
       scf::YieldOp::create(b, loc, zero);
@@ -410,11 +413,12 @@ storeChunks(OpBuilder &b, Location loc, const TileLoad &load,
           b, loc, b.getI64Type(), sharedAddress(b, loc, *load.to, r, c));
       Value ptr = LLVM::IntToPtrOp::create(
           b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
-      LLVM::StoreOp::create(b, loc, v, ptr, /*alignment=*/16);
+      LLVM::StoreOp::create(b, loc, v, ptr, load.vecBytes);
       continue;
     }
     vector::StoreOp::create(b, loc, v, load.to->storage, ValueRange{r, c},
-                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+                            /*nontemporal=*/false,
+                            llvm::MaybeAlign(load.vecBytes));
   }
 }
 
@@ -437,7 +441,8 @@ LogicalResult Distributor::rewriteTileLoads(ArrayRef<linalg::CopyOp> copies) {
     load.validRows = getValueOrCreateConstantIndexOp(b, loc, rows);
     Type elt = load.to->type.getElementType();
     int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
-    load.vec = 16 / bytes;
+    load.vecBytes = getRowVectorBytes(load.validCols * bytes);
+    load.vec = load.vecBytes / bytes;
     load.vecType = VectorType::get({load.vec}, elt);
     load.chunksPerRow = load.to->cols / load.vec;
     load.total = load.to->rows * load.chunksPerRow;
@@ -516,8 +521,7 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
     b.eraseOp(op);
     return success();
   }
-  if (rowsAndColumns && src.cols * bytes % 16 == 0 &&
-      dstCols * bytes % 16 == 0) {
+  if (rowsAndColumns && src.cols * bytes % 16 == 0) {
     // Through shared memory, so that global memory sees whole rows in
     // 16-byte vectors: each thread puts its fragment pairs into a staging
     // tile (over the K/V tiles and Q, which no thread reads any more), then
@@ -572,7 +576,10 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
         }
       }
     barrier();
-    int64_t vec = 16 / bytes;
+    // Vectors of 16 bytes, or fewer where the output's rows are not whole
+    // 16-byte vectors.
+    int64_t vecBytes = getRowVectorBytes(dstCols * bytes);
+    int64_t vec = vecBytes / bytes;
     auto vecType = VectorType::get({vec}, elt);
     int64_t chunksPerRow = dstCols / vec;
     int64_t total = src.rows * chunksPerRow;
@@ -604,12 +611,12 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
                                   cIndex(total)));
       auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value v =
-          vector::LoadOp::create(b, loc, vecType, staging, ValueRange{r, c},
-                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
-      vector::StoreOp::create(b, loc, v, dst,
-                              getGlobalIndices(b, loc, dst, r, c),
-                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+      Value v = vector::LoadOp::create(
+          b, loc, vecType, staging, ValueRange{r, c},
+          /*nontemporal=*/false, llvm::MaybeAlign(vecBytes));
+      vector::StoreOp::create(
+          b, loc, v, dst, getGlobalIndices(b, loc, dst, r, c),
+          /*nontemporal=*/false, llvm::MaybeAlign(vecBytes));
     }
     b.eraseOp(op);
     return success();

@@ -115,6 +115,11 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
       return copy.emitOpError("expects an async copy from global memory into "
                               "a shared block buffer");
     tiles.push_back({to, getValueOrCreateConstantIndexOp(b, loc, rowsOfr)});
+    int64_t rowBytes = validCols.back() * to->type.getElementTypeBitWidth() / 8;
+    if (getRowVectorBytes(rowBytes) != 16)
+      return copy.emitOpError("expects rows of whole 16-byte vectors for "
+                              "cp.async, got rows of ")
+             << rowBytes << " bytes (one stage copies them synchronously)";
   }
   // A prologue copy: once every thread is done with the slots (a loop
   // before may still read them), before the first of its loop's copies.

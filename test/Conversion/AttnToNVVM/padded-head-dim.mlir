@@ -2,7 +2,9 @@
 // 16-byte chunks a row). The copies of Q (synchronous) and of K and V
 // (cp.async) load the chunks of the operand's 40 columns and zero the
 // sixth; the output leaves the staging tile in the five chunks of its 40
-// columns.
+// columns. D = 59 of bf16 (rows of 118 bytes, not whole 16-byte vectors):
+// one stage, no cp.async, every copy and store in 2-byte vectors of one
+// element.
 // RUN: attn-opt %s --attn-tile="target=sm_90a" --attn-online-softmax --attn-pipeline --cse \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   | attn-opt --convert-attn-to-nvvm | FileCheck %s
@@ -33,4 +35,22 @@
 func.func @padded(%q: tensor<?x2x?x40xbf16>, %k: tensor<?x2x?x40xbf16>, %v: tensor<?x2x?x40xbf16>) -> tensor<?x2x?x40xbf16> {
   %o = attn.attention %q, %k, %v {causal = #attn.causal<bottom_right>} : tensor<?x2x?x40xbf16>, tensor<?x2x?x40xbf16>, tensor<?x2x?x40xbf16> -> tensor<?x2x?x40xbf16>
   return %o : tensor<?x2x?x40xbf16>
+}
+
+// CHECK-LABEL: gpu.func @narrow_kernel(
+// CHECK-NOT:     nvvm.cp.async.shared.global
+// CHECK:         %[[NR:.*]] = arith.divui %{{.*}}, %c64
+// CHECK:         %[[NC:.*]] = arith.muli %{{.*}}, %c1
+// CHECK-NEXT:    %[[NIN:.*]] = arith.cmpi ult, %[[NR]], %{{.*}} : index
+// CHECK-NEXT:    %[[C59:.*]] = arith.constant 59 : index
+// CHECK-NEXT:    %[[NCOL:.*]] = arith.cmpi ult, %[[NC]], %[[C59]] : index
+// CHECK-NEXT:    %[[NOK:.*]] = arith.andi %[[NIN]], %[[NCOL]] : i1
+// CHECK-NEXT:    scf.if %[[NOK]] -> (vector<1xbf16>) {
+// CHECK-NEXT:      vector.load %{{.*}}[%[[NR]], %[[NC]]] {alignment = 2 : i64} : memref<?x59xbf16, {{.*}}>, vector<1xbf16>
+// CHECK-NOT:     nvvm.cp.async.shared.global
+// CHECK:         vector.store %{{.*}} {alignment = 2 : i64} : memref<?x59xbf16, {{.*}}>, vector<1xbf16>
+// CHECK:         gpu.return
+func.func @narrow(%q: tensor<?x2x?x59xbf16>, %k: tensor<?x2x?x59xbf16>, %v: tensor<?x2x?x59xbf16>) -> tensor<?x2x?x59xbf16> {
+  %o = attn.attention %q, %k, %v : tensor<?x2x?x59xbf16>, tensor<?x2x?x59xbf16>, tensor<?x2x?x59xbf16> -> tensor<?x2x?x59xbf16>
+  return %o : tensor<?x2x?x59xbf16>
 }

@@ -22,11 +22,15 @@ func.func @g(%q: tensor<1x2x32x64xf16>) -> tensor<1x2x32x64xf16> {
 
 // -----
 
-// On a GPU a head dim's row is whole 16-byte vectors (4 f32 elements); the
-// CPU takes any.
-// RUN: not attn-opt %s --split-input-file --attn-tile="target=sm_90a" 2>&1 | FileCheck %s --check-prefix=DIM
+// Any head dim compiles for a GPU; rows that are not whole 16-byte vectors
+// (Dv = 22 of f32: 88 bytes) take one stage, whose copies are synchronous,
+// and a config asking for more is an error.
+// RUN: not attn-opt %s --split-input-file --attn-tile="target=sm_90a num-stages=2" 2>&1 | FileCheck %s --check-prefix=DIM
+// RUN: attn-opt %s --split-input-file --attn-tile="target=sm_90a" | FileCheck %s --check-prefix=GPU
 // RUN: attn-opt %s --split-input-file --attn-tile="target=cpu" | FileCheck %s --check-prefix=CPU
-// DIM: error: expects the head dim Dv ('value' dim 3) to be a multiple of 4 for 'f32' on sm_90a (rows of whole 16-byte vectors), got 22
+// DIM: error: the kernel config: expects num_stages = 1 where a head dim's rows are not whole 16-byte vectors (D = 64, Dv = 22 of 'f32'), got 2
+// GPU: func.func @dv22
+// GPU: attn.block_attention {{.*}}num_stages = 1
 // CPU: func.func @dv22
 // CPU-NOT: attn.attention
 func.func @dv22(%q: tensor<1x2x32x64xf32>, %v: tensor<1x2x32x22xf32>) -> tensor<1x2x32x22xf32> {

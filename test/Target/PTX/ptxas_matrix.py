@@ -6,7 +6,8 @@
 Matrix: {f32 tf32, f32 ieee, f16, bf16} x head dim {16, 64, 128, 256} x
 five variants (plain MHA; causal top_left + GQA 4:1; bottom_right + rank-4
 float mask; i1 rank-2 mask + MQA; bottom_right + a window and a softcap), plus D != Dv, the padded head dims
-40, 68/36, 72/120 and 200, and the benchmark's ten
+40, 68/36, 72/120 and 200, rows that are not whole 16-byte vectors (59,
+111/30, 1/3), and the benchmark's ten
 kernels (dynamic head count; the seed's) and eight split-KV decode kernels
 (--split-programs=264: Tq 1 and 16, the log-sum-exp, kv_lengths; each with
 its combine kernel) and eight kernels of packed sequences (cu_seqlens:
@@ -109,6 +110,13 @@ def main():
                 kernels.append((f"{dtype.replace('-', '_')}_d{d}_dv{dv}_{variant}_padded",
                                 dtype, d, dv, VARIANTS[variant]))
     kernels.append(("f32_tf32_d68_dv36_padded", "f32-tf32", 68, 36, VARIANTS["mha"]))
+    # Rows that are not whole 16-byte vectors (one stage, narrower vectors).
+    for dtype in ("f32-tf32", "f32-ieee", "f16", "bf16"):
+        for d, dv in ((59, 59), (111, 30)):
+            for variant in ("gqa_causal", "br_floatmask"):
+                kernels.append((f"{dtype.replace('-', '_')}_d{d}_dv{dv}_{variant}_narrow",
+                                dtype, d, dv, VARIANTS[variant]))
+    kernels.append(("bf16_d1_dv3_narrow", "bf16", 1, 3, VARIANTS["mha"]))
     # The benchmark's kernels (bench/compile_bench_kernels.py): head count
     # dynamic, and the seed's 96 heads with its (1, 1, T, T) mask tensor.
     for dtype in ("f16", "bf16"):

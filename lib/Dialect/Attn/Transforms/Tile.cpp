@@ -347,23 +347,6 @@ FailureOr<SmallVector<Value>> mlir::attn::tileAttention(RewriterBase &rewriter,
 /// The config of `op` for `target`, or null after an error on `op`.
 static KernelConfigAttr selectConfig(AttentionOp op, StringRef target,
                                      const KernelConfigOverrides &overrides) {
-  // The GPU's copies move 16-byte vectors of a row (its tiles pad the head
-  // dim to whole 16-element chunks with zeros).
-  if (isKnownCudaChip(target)) {
-    int64_t perVector = 128 / op.getElementType().getIntOrFloatBitWidth();
-    auto check = [&](int64_t dim, StringRef name, StringRef operand) {
-      if (dim % perVector == 0)
-        return true;
-      op.emitError() << "expects the head dim " << name << " ('" << operand
-                     << "' dim 3) to be a multiple of " << perVector << " for "
-                     << op.getElementType() << " on " << target
-                     << " (rows of whole 16-byte vectors), got " << dim;
-      return false;
-    };
-    if (!check(op.getHeadDim(), "D", "query") ||
-        !check(op.getValueHeadDim(), "Dv", "value"))
-      return nullptr;
-  }
   // A paged cache: GPU kernels load each key block from one page by TMA
   // (boxes of a power-of-two row count that a page holds whole).
   int64_t page = op.getPageSize();
@@ -388,6 +371,26 @@ static KernelConfigAttr selectConfig(AttentionOp op, StringRef target,
         [&] { return op.emitError("the kernel config: "); }, op.getContext(),
         config.getBlockM(), std::gcd(config.getBlockN(), page),
         config.getNumWarps(), config.getNumStages(), config.getTarget());
+  // Rows that are not whole 16-byte vectors (D or Dv times the element's
+  // bytes not a multiple of 16) are copied in narrower vectors, which
+  // cp.async and TMA do not move: one stage, whose copies are synchronous.
+  int64_t bytes = op.getElementType().getIntOrFloatBitWidth() / 8;
+  if (config && target != "cpu" && config.getNumStages() > 1 &&
+      (op.getHeadDim() * bytes % 16 != 0 ||
+       op.getValueHeadDim() * bytes % 16 != 0)) {
+    if (overrides.numStages > 1) {
+      op.emitError() << "the kernel config: expects num_stages = 1 where a "
+                        "head dim's rows are not whole 16-byte vectors (D = "
+                     << op.getHeadDim() << ", Dv = " << op.getValueHeadDim()
+                     << " of " << op.getElementType() << "), got "
+                     << overrides.numStages;
+      return nullptr;
+    }
+    config = KernelConfigAttr::getChecked(
+        [&] { return op.emitError("the kernel config: "); }, op.getContext(),
+        config.getBlockM(), config.getBlockN(), config.getNumWarps(),
+        /*numStages=*/int64_t(1), config.getTarget());
+  }
   // A key block is the k of P V: 16 for the 16-bit MMAs (m16n8k16, wgmma's
   // k16), 8 for tf32's.
   if (config && target != "cpu" && !op.getElementType().isF32() &&
