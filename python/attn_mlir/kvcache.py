@@ -21,6 +21,10 @@ FlashAttention's arguments and what they become:
   a window reaching past the diagonal of several rows without causal is
   refused (NotImplementedError).
 - softcap 0.0: none; softmax_scale None: 1/sqrt(D).
+- k, v (B, Tnew, Hkv, D / Dv): appended to the cache in place before the
+  attention, at each batch's keys cache_seqlens[b] .. cache_seqlens[b] +
+  Tnew - 1 (through block_table's pages for a paged cache), which then sees
+  cache_seqlens + Tnew keys; cache_seqlens is required with them.
 - block_table: an int32 (B, P) tensor makes k_cache / v_cache pools of
   pages (num_blocks, page_block_size, Hkv, D), viewed as (NP, Hkv, page,
   D), the op's `block_table` (Tk = P * page); an int cache_seqlens then
@@ -44,10 +48,6 @@ SPLIT_PROGRAMS = 264
 
 # FlashAttention's arguments that are not supported, with their defaults.
 UNSUPPORTED = (
-    ("k", None, "appending new keys to the cache (k=, v=): write them into k_cache / v_cache "
-                "and pass the new lengths as cache_seqlens"),
-    ("v", None, "appending new values to the cache (k=, v=): write them into k_cache / v_cache "
-                "and pass the new lengths as cache_seqlens"),
     ("rotary_cos", None, "rotary embedding: apply it to q (and the new keys) before the call"),
     ("rotary_sin", None, "rotary embedding: apply it to q (and the new keys) before the call"),
     ("cache_batch_idx", None, "a batch index into the cache: index k_cache / v_cache first"),

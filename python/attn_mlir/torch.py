@@ -572,6 +572,45 @@ def attention(q, k, v, mask=None, causal=False, scale=None, window=None, softcap
               kv_lengths)
 
 
+def _append_to_cache(k_cache, v_cache, k, v, lengths, block_table):
+    """FlashAttention's k=, v=: writes k (B, Tnew, Hkv, D) and v (B, Tnew,
+    Hkv, Dv) into the (B, T, H, D) caches, or through block_table into the
+    pools of pages, at batch b's keys lengths[b] .. lengths[b] + Tnew - 1,
+    in place. Returns the new lengths (an int for an int)."""
+    for name, new, cache in (("k", k, k_cache), ("v", v, v_cache)):
+        if not isinstance(new, torch.Tensor):
+            raise TypeError(f"{name}: expected a torch.Tensor, got {type(new).__name__}")
+        if new.dim() != 4 or new.shape[0] != k.shape[0] or new.shape[1] != k.shape[1] \
+                or new.shape[2:] != cache.shape[2:]:
+            raise ValueError(f"{name}: expected shape (B, Tnew, {cache.shape[2]}, {cache.shape[3]}) "
+                             f"with k's B and Tnew, got {tuple(new.shape)}")
+        if new.dtype != cache.dtype or new.device != cache.device:
+            raise TypeError(f"{name}: expected the cache's dtype and device, got {new.dtype} on "
+                            f"{new.device}")
+    b, tnew = k.shape[:2]
+    if lengths is None:
+        raise ValueError("k=, v=: cache_seqlens is required (the keys the new ones follow)")
+    capacity = k_cache.shape[1] * (block_table.shape[1] if block_table is not None else 1)
+    device = k_cache.device
+    starts = (torch.full((b,), lengths, dtype=torch.int64, device=device)
+              if isinstance(lengths, int) else lengths.to(torch.int64))
+    positions = starts[:, None] + torch.arange(tnew, device=device)
+    if positions.numel() and not 0 <= int(positions.min()) <= int(positions.max()) < capacity:
+        raise ValueError(f"k=, v=: cache_seqlens + {tnew} new keys past the cache's {capacity}")
+    batches = torch.arange(b, device=device)[:, None].expand(b, tnew)
+    if block_table is None:
+        k_cache[batches, positions] = k
+        v_cache[batches, positions] = v
+    else:
+        page = k_cache.shape[1]
+        pages = block_table.to(torch.int64)[batches, positions // page]
+        k_cache[pages, positions % page] = k
+        v_cache[pages, positions % page] = v
+    if isinstance(lengths, int):
+        return lengths + tnew
+    return (lengths + tnew).to(torch.int32)
+
+
 def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, softmax_scale=None,
                            causal=False, window_size=(-1, -1), softcap=0.0,
                            return_softmax_lse=False, *, k=None, v=None, rotary_cos=None,
@@ -605,7 +644,11 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, softmax_scal
     name pages of the pool before the launch (a ValueError names the
     first that does not).
 
-    Appending keys (k=, v=), rotary embeddings, cache_batch_idx,
+    k=, v= (B, Tnew, Hkv, D / Dv) append keys first, in place: batch b's
+    at keys cache_seqlens[b] .. cache_seqlens[b] + Tnew - 1 of its cache or
+    of its pages (block_table), and the attention then sees cache_seqlens +
+    Tnew keys, as in FlashAttention (cache_seqlens is required; keys past
+    the cache are a ValueError). Rotary embeddings, cache_batch_idx,
     cache_leftpad and alibi_slopes raise NotImplementedError naming the
     argument."""
     split_programs = _kvcache.check_unsupported(
@@ -631,6 +674,15 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, softmax_scal
     op_causal, window, softcap, scale = _kvcache.options(causal, window_size, softcap,
                                                          softmax_scale, tq, tk)
     lengths = cache_seqlens
+    if (k is None) != (v is None):
+        raise ValueError("k=, v=: expected both or neither")
+    if k is not None:
+        if isinstance(lengths, torch.Tensor):
+            _check_lengths(lengths, q, "cache_seqlens")
+        elif lengths is not None and (isinstance(lengths, bool) or not isinstance(lengths, int)):
+            raise TypeError("cache_seqlens: expected an int or an int32 tensor of shape (B,) "
+                            f"with k=, v=, got {type(lengths).__name__}")
+        lengths = _append_to_cache(k_cache, v_cache, k, v, lengths, block_table)
     if isinstance(lengths, bool):
         raise TypeError("cache_seqlens: expected None, an int or an int32 tensor of shape (B,), "
                         "got a bool")

@@ -52,6 +52,15 @@ sig, split_programs = kvcache_signature_for(KVCache("paged_errors", "f16", 2, 1,
                                                     64, False, lse=False, page=16))
 artifact = compile(sig, chip=args.chip, cache_dir=args.cache, split_programs=split_programs)
 print("paged errors", artifact.directory, "cached" if artifact.cached else "compiled")
+# test_kvcache_append's kernels: bf16 causal Tq 2 over a cache with lengths,
+# over pages of 64 with lengths, and without lengths (an int length).
+for append in (KVCache("append", "bf16", 3, 2, 8, 2, 300, 64, 64, True, lse=False),
+               KVCache("append paged", "bf16", 3, 2, 8, 2, 300, 64, 64, True, lse=False, page=64),
+               KVCache("append int", "bf16", 3, 2, 8, 2, 300, 64, 64, False, lse=False,
+                       lengths=None)):
+    sig, split_programs = kvcache_signature_for(append)
+    artifact = compile(sig, chip=args.chip, cache_dir=args.cache, split_programs=split_programs)
+    print(append.name, artifact.directory, "cached" if artifact.cached else "compiled")
 spec = next(c for c in KVCACHE_CASES if c.name == "spec_decode_f16_tq4_window")
 sig = Signature("f16", (None, spec.hq, None, spec.d), (None, spec.hkv, None, spec.d),
                 (None, spec.hkv, None, spec.dv), causal="bottom_right", lse=True,

@@ -119,13 +119,14 @@ class OptionsTest(unittest.TestCase):
     def test_unsupported_arguments(self):
         self.assertEqual(kvcache.check_unsupported(), kvcache.SPLIT_PROGRAMS)
         self.assertEqual(kvcache.check_unsupported(num_splits=1), 0)
-        for name in ("k", "v", "rotary_cos", "rotary_sin", "cache_batch_idx", "cache_leftpad",
+        for name in ("rotary_cos", "rotary_sin", "cache_batch_idx", "cache_leftpad",
                      "alibi_slopes"):
             with self.subTest(name), self.assertRaisesRegex(
                     NotImplementedError, f"^attention_with_kvcache: {name}= is not supported"):
                 kvcache.check_unsupported(**{name: object()})
-        # A paged cache is supported (check_block_table).
+        # A paged cache is supported (check_block_table), and so is appending keys.
         self.assertEqual(kvcache.check_unsupported(block_table=[0]), kvcache.SPLIT_PROGRAMS)
+        self.assertEqual(kvcache.check_unsupported(k=object(), v=object()), kvcache.SPLIT_PROGRAMS)
 
     def test_block_table(self):
         # The entries a batch uses (its first ceil(n_b / page)) must name

@@ -752,12 +752,56 @@ class TorchAttentionTest(unittest.TestCase):
                                                          r"-1\) without causal"):
             attention_varlen(q, k, v, cu_q, cu_k, m, m, window_size=(16, -1))
 
+    def test_kvcache_append(self):
+        # k=, v=: the new keys land at each batch's length (a contiguous cache
+        # and a pool of pages in random order), and the attention sees them.
+        from attn_mlir.torch import attention_with_kvcache
+        gen = torch.Generator(device="cuda").manual_seed(11)
+        b, tq, hq, hkv, d, tk, page = 3, 2, 8, 2, 64, 300, 64
+        new = lambda *shape: torch.randn(*shape, device="cuda", dtype=torch.bfloat16,  # noqa: E731
+                                         generator=gen)
+        q, k, v = new(b, tq, hq, d), new(b, tq, hkv, d), new(b, tq, hkv, d)
+        kc, vc = new(b, tk, hkv, d), new(b, tk, hkv, d)
+        lengths = torch.tensor([0, 17, 298], dtype=torch.int32, device="cuda")
+        pages = (tk + page - 1) // page
+        table = torch.randperm(b * pages, device="cuda", generator=gen).to(torch.int32).view(b, pages)
+        pool_k = kc.new_zeros(b * pages, page, hkv, d)
+        pool_v = vc.new_zeros(b * pages, page, hkv, d)
+        pool_k[table.long()] = torch.cat([kc, kc.new_zeros(b, pages * page - tk, hkv, d)], 1) \
+            .view(b, pages, page, hkv, d)
+        pool_v[table.long()] = torch.cat([vc, vc.new_zeros(b, pages * page - tk, hkv, d)], 1) \
+            .view(b, pages, page, hkv, d)
+        want_k, want_v = kc.clone(), vc.clone()
+        for i, n in enumerate(lengths.tolist()):
+            want_k[i, n:n + tq], want_v[i, n:n + tq] = k[i], v[i]
+        out = attention_with_kvcache(q, kc, vc, cache_seqlens=lengths, k=k, v=v, causal=True)
+        self.assertTrue(torch.equal(kc, want_k) and torch.equal(vc, want_v))
+        ref = attention_with_kvcache(q, want_k, want_v, cache_seqlens=lengths + tq, causal=True)
+        self.assertTrue(torch.equal(out, ref))
+        paged = attention_with_kvcache(q, pool_k, pool_v, cache_seqlens=lengths, k=k, v=v,
+                                       causal=True, block_table=table)
+        logical = pool_k[table.long()].view(b, pages * page, hkv, d)[:, :tk]
+        self.assertTrue(torch.equal(logical, want_k))
+        torch.testing.assert_close(paged, out, atol=2e-2, rtol=2e-2)
+        # An int length appends at the same key of every batch.
+        kc2 = want_k.clone()
+        attention_with_kvcache(q, kc2, want_v.clone(), cache_seqlens=5, k=k, v=v)
+        self.assertTrue(torch.equal(kc2[:, 5:5 + tq], k))
+        with self.assertRaisesRegex(ValueError, "past the cache's 300"):
+            attention_with_kvcache(q, kc, vc, cache_seqlens=299, k=k, v=v)
+        with self.assertRaisesRegex(ValueError, "cache_seqlens is required"):
+            attention_with_kvcache(q, kc, vc, k=k, v=v)
+        with self.assertRaisesRegex(ValueError, "both or neither"):
+            attention_with_kvcache(q, kc, vc, cache_seqlens=lengths, k=k)
+        with self.assertRaisesRegex(ValueError, r"v: expected shape \(B, Tnew, 2, 64\)"):
+            attention_with_kvcache(q, kc, vc, cache_seqlens=lengths, k=k, v=v[:, :, :1])
+
     def test_kvcache_errors(self):
         from attn_mlir.torch import attention_with_kvcache
         q = torch.randn(2, 3, 4, 64, device="cuda", dtype=torch.float16)
         kc = torch.randn(2, 100, 2, 64, device="cuda", dtype=torch.float16)
         lengths = torch.tensor([5, 100], dtype=torch.int32, device="cuda")
-        for name in ("k", "v", "cache_batch_idx", "rotary_cos", "alibi_slopes"):
+        for name in ("cache_batch_idx", "rotary_cos", "alibi_slopes"):
             with self.assertRaisesRegex(NotImplementedError, f"{name}= is not supported"):
                 attention_with_kvcache(q, kc, kc, cache_seqlens=lengths, **{name: lengths})
         with self.assertRaisesRegex(NotImplementedError, "num_splits=8"):
