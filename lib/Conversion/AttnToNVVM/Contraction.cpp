@@ -114,8 +114,7 @@ SmallVector<Value> mlir::attn::detail::emitMma(OpBuilder &b, Location loc,
 SmallVector<Value> Distributor::loadTf32AFragment(Buffer &a, int64_t mt,
                                                   int64_t kt) {
   // 4-byte loads. (ldmatrix on 8x4 f32 matrices also gives these registers,
-  // and K's; measured no faster on the seed workload, e.g. 2.78 vs 2.64 ms
-  // with `causal` at T=512: bench/results/2026-11-30-h200-config-sweep-2.log.)
+  // and K's, but is no faster; docs/GPU.md, Fragments and the two products.)
   SmallVector<Value> regs;
   for (int64_t half = 0; half < 2; ++half) {
     Value col = tf32Column(a, kt, half);

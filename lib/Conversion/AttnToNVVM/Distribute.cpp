@@ -365,9 +365,8 @@ LogicalResult Distributor::rewriteElementwise(linalg::GenericOp op) {
   // warp may skip the multiplies when all of its rows' factors are 1. The
   // vote and branch pay where the rescale outweighs the per-score work of
   // a key block (more accumulator columns than keys: D128 with 32-key
-  // blocks, 0-6% faster on the H200); at D64 with 64-key blocks they split
-  // the loop body's schedule and cost 3-6%
-  // (bench/results/2026-11-30-h200-lazy-rescale-ab.log).
+  // blocks); at D64 with 64-key blocks they split the loop body's schedule
+  // (docs/GPU.md, The online softmax on the GPU).
   if (isRowScale(op, operands) && operands[1]->cols > config.getBlockN()) {
     Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
     Value scales = arith::ConstantIntOp::create(b, loc, 0, 1);
@@ -533,76 +532,6 @@ LogicalResult Distributor::rewriteBlockAny(linalg::GenericOp op, Buffer &out) {
                                      any.getRes(), zero));
   b.eraseOp(op);
   return success();
-}
-
-void Distributor::allocateSharedView(int64_t rows, int64_t cols, Type elt,
-                                     Buffer &buf, int64_t numStages,
-                                     int64_t at) {
-  int64_t end = sharedOffset;
-  if (at >= 0)
-    sharedOffset = at;
-  buf.offset = sharedOffset;
-  auto workgroup =
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
-  // Core-matrix tiles (wgmma operands) are conflict-free unpadded.
-  buf.ld = buf.coreMatrix ? cols : cols + buf.padBytes / bytes;
-  auto type = MemRefType::get({rows, buf.ld}, elt, MemRefLayoutAttrInterface{},
-                              workgroup);
-  buf.storage = memref::ViewOp::create(b, loc, type, dynamicShared,
-                                       cIndex(sharedOffset), ValueRange{});
-  buf.base =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buf.storage);
-  buf.stageBytes = (rows * buf.ld * bytes + 15) / 16 * 16;
-  if (buf.swizzle || buf.realigned) {
-    // The swizzle repeats every 1024 bytes of the shared address, and
-    // dynamic shared memory is only 16-byte aligned: the swizzled tiles,
-    // allocated first and one after the other, start at the first 1024-byte
-    // boundary of the 1024 bytes the first one reserves more. Their slots
-    // are whole 1024-byte blocks (8-row groups of 128-byte atoms). The
-    // realigned row tiles of tensor copies follow them (slots of whole
-    // 128-byte units).
-    assert((!swizzleBase || sharedOffset == swizzleEnd) &&
-           "swizzled tiles are allocated first, together");
-    assert((!buf.swizzle || swizzleUsed % 1024 == 0) &&
-           "swizzled tiles come before the realigned ones");
-    if (!swizzleBase) {
-      swizzleBase = arith::AndIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, buf.base, cIndex(1023)),
-          cIndex(~int64_t(1023)));
-      sharedOffset += 1024;
-    }
-    buf.alignedOffset = swizzleUsed;
-    buf.base = swizzleUsed ? arith::AddIOp::create(b, loc, swizzleBase,
-                                                   cIndex(swizzleUsed))
-                                 .getResult()
-                           : swizzleBase;
-    swizzleUsed += numStages * buf.stageBytes;
-    swizzleEnd = sharedOffset + numStages * buf.stageBytes;
-  }
-  if (numStages > 1) {
-    // Stage s at base + s * stageBytes; stageBytes is a whole number of rows.
-    auto stagesType =
-        MemRefType::get({numStages, buf.stageBytes / (buf.ld * bytes), buf.ld},
-                        elt, MemRefLayoutAttrInterface{}, workgroup);
-    buf.stages = memref::ViewOp::create(b, loc, stagesType, dynamicShared,
-                                        cIndex(sharedOffset), ValueRange{});
-  }
-  sharedOffset += numStages * buf.stageBytes;
-  if (at >= 0)
-    sharedOffset = std::max(end, sharedOffset);
-}
-
-Value Distributor::sharedEntry(int64_t offset, Value index) {
-  Value base =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, dynamicShared);
-  Value address = arith::AddIOp::create(
-      b, loc, base,
-      arith::AddIOp::create(b, loc, cIndex(offset),
-                            arith::MulIOp::create(b, loc, index, cIndex(8))));
-  Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), i64);
 }
 
 FailureOr<int64_t> Distributor::run() {

@@ -7,7 +7,8 @@
 // every lane combines its elements, then the quad combines with two XOR
 // shuffles. The row max combines as a balanced tree (exact in any order; 3
 // dependent steps instead of 7 for 8 elements); sums run in column order
-// (a tree measured 2% slower at head dim 64).
+// (a tree is slower at head dim 64; docs/GPU.md, The online softmax on the
+// GPU).
 //
 // Deferred row sums: the softmax denominator l is only ever scaled by a
 // row-uniform factor (l *= alpha) and added to (l += rowsum(P)) inside the
@@ -16,9 +17,8 @@
 // before the first other read (FlashAttention-2 keeps its l the same way):
 // two shuffles and two adds fewer per row and key block. The lane's sum is
 // emitted just before P V, after the accumulator's rescale branch, where
-// ptxas interleaves it with the MMAs; before the branch, head dim 128
-// without a mask was 4-5% slower at T=2048
-// (bench/results/2026-11-30-h200-row-sums-ab.log).
+// ptxas interleaves it with the MMAs; before the branch, head dim 128 is
+// slower (docs/GPU.md, The online softmax on the GPU).
 //
 //===----------------------------------------------------------------------===//
 

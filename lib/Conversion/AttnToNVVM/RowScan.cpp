@@ -6,8 +6,8 @@
 // `--attn-online-softmax` for pipelined programs under a mask tensor) reads
 // one class per iteration. Run as written by every thread, that is a loop of
 // dependent steps (NJ byte loads and their selects) before the program's
-// first K/V copy can be addressed: 4-5% of the seed's mask kernel at T=512
-// (bench/results/2026-12-01-h200-mask-range.log). Here each lane of a warp
+// first K/V copy can be addressed, in every program (docs/GPU.md, Mask
+// tensors: the block map). Here each lane of a warp
 // loads one class of a step of 32 (a single 32-byte sector), and the
 // step's live and not-zero lanes are two ballots: the first live block is
 // the lowest set bit of the first non-empty live ballot, one past the last

@@ -14,10 +14,9 @@
 // before the kernel's end, so that no copy outlives its thread block). Q
 // comes as K does, one box per 128-byte atom in the 128-byte swizzle
 // (`Buffer::swizzledRows`), where its rows are whole atoms: a padded row's
-// box reaches past the head dim, and TMA's fill of those columns made the
-// seed's kernels 2-3% slower (bench/results/2026-12-02-h200-q-swizzle.log);
-// unpadded but unswizzled, the fragment reads conflicted 8 ways (5-12%
-// slower).
+// box reaches past the head dim, and TMA's fill of those columns costs time;
+// unpadded but unswizzled, the fragment reads conflict 8 ways (docs/Wgmma.md,
+// TMA tensor copies and mbarriers; docs/Rationale.md, Tried and rejected).
 // By default (`auto`) K and V of the 16-bit wgmma kernels, and Q, K and V
 // of the tf32 ones whose V goes so; `all` also takes a tf32 K whose V
 // cannot (K alone was slower, docs/Wgmma.md).
@@ -45,9 +44,9 @@
 // a block no copy loaded (the scores of a block past the end, which nothing
 // uses) finds an older, completed phase, or with no fill yet parity 1,
 // which a fresh mbarrier reports complete: no wait can hang, as no
-// cp.async.wait_group could. (A first version kept the counts in shared
-// memory: the load after the loop head's barrier put its latency before
-// every wgmma, 0.7-2.8% slower than cp.async on the seed's kernels.) Rows past
+// cp.async.wait_group could. (Counts in shared memory would need a load
+// after the loop head's barrier, whose latency comes before every wgmma;
+// docs/Wgmma.md, TMA tensor copies and mbarriers.) Rows past
 // the operand's end come in as zeros (the map's out-of-bounds fill), as
 // cp.async's zero-filled rows did. The copies keep their commit groups (empty
 // now), so the cp.async waits of the other tiles (V) count as before. The map

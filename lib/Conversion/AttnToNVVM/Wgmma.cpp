@@ -36,7 +36,7 @@ void Distributor::selectWgmmaOperands() {
   if (config.getTarget() != "sm_90a" || ieee || rowTiles != 1 || warps % 4)
     return;
   // 16-bit contractions go to wgmma where the head dim (`dim`: k of Q K^T, n
-  // of P V) is 64 or 128, the shapes measured; any in a kernel with
+  // of P V) is 64 or 128, the shapes tuned; any in a kernel with
   // scores-ahead loops.
   auto allowed = [&](Type elt, int64_t dim) {
     return scoresAhead || (!elt.isF32() && (dim == 64 || dim == 128));
@@ -139,12 +139,10 @@ Value Distributor::uniformSharedAddress(Value address) {
     return address;
   // The dynamic shared memory's address, read here from its symbol (an
   // asm with side effects: LLVM neither hoists nor merges it): ptxas then
-  // builds the descriptor in uniform registers. From the one value
-  // computed at the entry, ptxas kept it in an ordinary register in the
-  // seed's mask kernel and moved it and each descriptor to uniform ones
-  // before every wgmma: its unmasked loop 568 SASS instructions against
-  // the `causal` kernel's 496, and 509 this way
-  // (bench/results/2026-12-02-h200-mask-kernel-sass.log). Only in kernels
+  // builds the descriptor in uniform registers. From one value computed at
+  // the entry, ptxas keeps it in an ordinary register in the mask kernels
+  // and moves it and each descriptor to uniform ones before every wgmma
+  // (docs/Wgmma.md, Mask-map kernels and uniform registers). Only in kernels
   // that scan a mask block map's rows: where ptxas keeps the base in a
   // uniform register anyway (the `causal` kernel, the 16-bit ones), the
   // reads cost 9 instructions a loop iteration.
@@ -180,13 +178,12 @@ void Distributor::fenceForAsyncProxy() {
 /// descriptor) come from `operandsOf`. The first wgmma carries the
 /// wgmma.fence: every register it reads (the accumulators' initial values,
 /// A, the descriptor) is written before the fence, as the PTX ISA asks. As
-/// separate ops, the NVPTX backend put the accumulators' zeroing and the
-/// descriptor's arithmetic after the fence, and ptxas then serialized every
-/// wgmma of the 64x32x4x2 causal kernel (C7511: about 7% of its time,
-/// bench/results/2026-12-01-h200-wgmma-c7511.log). With `operandsFirst`,
-/// every step's operands are built before the first wgmma: 16-bit P's
-/// conversions between two wgmmas made ptxas inject a warpgroup.arrive
-/// before the second (C7519).
+/// separate ops, the NVPTX backend puts the accumulators' zeroing and the
+/// descriptor's arithmetic after the fence, and ptxas then serializes every
+/// wgmma of the kernel (C7511; docs/Wgmma.md, wgmma with A in registers).
+/// With `operandsFirst`, every step's operands are built before the first
+/// wgmma: 16-bit P's conversions between two wgmmas make ptxas inject a
+/// warpgroup.arrive before the second (C7519).
 static Value
 issueRegisterAWgmma(OpBuilder &b, Location loc, Value acc, int64_t regs,
                     StringRef instruction, StringRef immediates, int64_t steps,

@@ -16,24 +16,21 @@ struct Defaults {
 } // namespace
 
 /// Defaults per target, from the H200 sweeps of bench/config_sweep.py
-/// (bench/results/2026-11-30-h200-config-sweep-*.log):
+/// (docs/GPU.md, Kernel configs, has the numbers):
 ///  - 16-bit types on sm_90a at head dims 64 and 128: 64x64, one warpgroup
 ///    of 16-row warps, two stages, both products on wgmma (below).
 ///  - Other 16-bit kernels: 4 warps of 32 query rows each (two m16 tiles
 ///    per warp share every K/V fragment they load, halving shared-memory
-///    reads per FLOP), key blocks of 64 at head dim <= 64 and 32 above. 128x64
-///    at D = 64 and 128x32 at D = 128 ran 12-18% faster than 64x64 at 16k
-///    tokens. Three K/V stages (--attn-pipeline: cp.async two blocks
-///    ahead): 1-4% faster than two at D = 128, T = 1k..16k, and within 2%
-///    at D = 64, where the two-stage full kernel spills (sweep 3). Below
-///    D = 64 two stages (tiles of short rows; three spill at D = 16).
+///    reads per FLOP), key blocks of 64 at head dim <= 64 and 32 above:
+///    128x64 at D = 64, 128x32 at D = 128. Three K/V stages (--attn-pipeline:
+///    cp.async two blocks ahead): they hide more of the loads' latency at
+///    D = 128, and at D = 64 the two-stage full kernel spills. Below D = 64
+///    two stages (tiles of short rows; three spill at D = 16).
 ///  - f32 (tf32): 4 warps of 16 rows, key blocks of 32 (16 above head dim
 ///    128), two stages at D <= 128 (one with precision = ieee); f32 fragments
 ///    take twice the registers. One stage copies K/V through registers at the
-///    loop head, and ncu put 25-28% of the seed kernels' stall samples on those
-///    stores waiting for their loads
-///    (bench/results/2026-12-01-h200-f32-stages.log: two stages 2-8% faster for
-///    `causal` at T = 128-512).
+///    loop head, where the stores wait for their loads with nothing else to
+///    do.
 ///  - D > 128: 64-row programs, key blocks of 32 (16-bit) or 16 (f32).
 /// These keep every kernel of the CI matrix free of spills
 /// (test/Target/PTX/ptxas-matrix.test). The CPU numbers keep every block
@@ -51,9 +48,9 @@ static Defaults getDefaults(Type elementType, int64_t headDim,
   int64_t wideStages = ieee ? 1 : 2;
   // 16-bit on sm_90a at head dims 64 and 128 (rows of whole 128-byte
   // atoms), with or without a mask tensor: 64x64, 4 warps of 16 rows, two
-  // stages, both products on wgmma: 1.2-1.5x faster than the mma.sync
-  // configs below at T = 512-16384
-  // (bench/results/2026-12-02-h200-wgmma-16bit.log).
+  // stages, both products on wgmma, which reads K and V from shared memory
+  // once per warpgroup instead of once per warp (docs/GPU.md, Kernel
+  // configs).
   if (!wide && target == "sm_90a" && (headDim == 64 || headDim == 128) &&
       (valueHeadDim == 64 || valueHeadDim == 128))
     return {64, 64, 4, 2};
@@ -61,21 +58,18 @@ static Defaults getDefaults(Type elementType, int64_t headDim,
     // The mask tensor's bias takes registers of its own. f32 at D <= 128:
     // 64x32, two stages, as without a mask: the pipelined loop runs over the
     // live range of the block map (--attn-online-softmax), so the blocks a
-    // causal mask tensor removes are not loaded (before the range, one
-    // stage, whose loads sit under the skip branch, was 2-13% faster). At
-    // D > 128 64x16 fits without spills with two stages for 16-bit and one
-    // for f32 (two spill 16 bytes with a window and softcap).
+    // causal mask tensor removes are not loaded. At D > 128 64x16 fits
+    // without spills with two stages for 16-bit and one for f32 (two spill
+    // 16 bytes with a window and softcap).
     if (wide && maxDim <= 128)
       return {64, 32, 4, wideStages};
     if (maxDim > 128)
       return {64, 16, 4, wide ? 1 : 2};
     // 16-bit: 64x64 at D <= 64; at D <= 128 128x32 with three stages, as
-    // without a mask: with the block map 128-row programs pay (H200, causal
-    // mask tensor, 16k tokens, T = 1024 and 4096, i1 and f16 masks: two
-    // stages 14-32% faster than 64x32, three 4-5% faster than two and
-    // spill-free with bottom_right causal, where two spill 20 bytes). At
-    // D = 64 128x32 was 7% slower at T = 1024, 2% faster at 4096
-    // (bench/results/2026-11-30-h200-mask16-configs.log).
+    // without a mask: with the block map 128-row programs pay, and three
+    // stages are spill-free with bottom_right causal, where two spill 20
+    // bytes. At D = 64 128x32 loses more at short sequences than it gains
+    // at long ones (docs/GPU.md, Kernel configs).
     // A padded head dim (not a multiple of 16) takes 64x64 too: with the
     // copies' column bounds, 128x32 spilled 8 bytes at D = 72, Dv = 120
     // (ptxas matrix).

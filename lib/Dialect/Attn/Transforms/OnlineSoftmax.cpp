@@ -181,11 +181,10 @@ void ProgramBuilder::build() {
   offsetRow = allocBuffer({blockM}, f32);
   accTile = allocBuffer({blockM, tileValueDim}, f32);
   // f32 kernels for GPU targets check each causal diagonal block for rows
-  // that see none of its keys (see buildStep). On the H200 it made the
-  // seed's tf32 `causal` kernel 1.7-2.5% faster at T = 128-512; the 16-bit
-  // kernels were 1.4% faster at T = 512 but 1.1-8.3% slower at T = 2048 to
-  // 16384, where ptxas then scheduled the unmasked loop's HMMA and LDSM in
-  // another order (bench/results/2026-12-01-h200-causal-live-check-ab.log).
+  // that see none of its keys (see buildStep). 16-bit kernels do not: with
+  // the check ptxas schedules their unmasked loop's HMMA and LDSM in another
+  // order, which costs more than the skipped blocks save at long sequences
+  // (docs/GPU.md, The key loops).
   bool causalLiveCheck = op.getCausal() && !op.getMask() && !op.hasVariant() &&
                          elementType == f32 &&
                          op.getConfig().getTarget() != "cpu";
@@ -290,15 +289,16 @@ void ProgramBuilder::buildKeyLoops(Value rows, Value bn) {
   if (!op.getMask())
     loop(zero, numUnmasked, /*masked=*/false);
   if (op.getBlockMap() && op.getConfig().getNumStages() > 1) {
-    // The pipeliner loads every block of its loop a block ahead, removed
-    // or not: the loops run over the live range only (for a causal mask
-    // tensor, up to the diagonal). With one stage a removed block's loads
-    // are skipped with its math, and the scan measured slower. The run of
-    // zero-term blocks at its start (for a causal mask tensor, every block
-    // left of the diagonal) needs no mask code at all: the unmasked step,
-    // as loop 1 of a kernel without a mask, over whole blocks. f32 only:
-    // the second copy of the block math made ptxas spill 12 bytes in the
-    // 16-bit head dim 64 i1-mask kernels of the CI matrix.
+    // The pipeliner loads every block of its loop a block ahead, removed or
+    // not: the loops run over the live range only (for a causal mask tensor, up
+    // to the diagonal). With one stage a removed block's loads are skipped with
+    // its math, and the scan costs more than it saves (docs/GPU.md, Mask
+    // tensors: the block map). The run of zero-term blocks at its start (for a
+    // causal mask tensor, every block left of the diagonal) needs no mask code
+    // at all: the unmasked step, as loop 1 of a kernel without a mask, over
+    // whole blocks. f32 only: the second copy of the block math made ptxas
+    // spill 12 bytes in the 16-bit head dim 64 i1-mask kernels of the CI
+    // matrix.
     LiveRange range = buildLiveRange(numVisit);
     auto mapLoops = [&] {
       Value plainEnd = range.first;
@@ -573,15 +573,15 @@ void ProgramBuilder::buildStep(Value kb, bool masked, bool partial) {
   Value e = f32Const(expScale), negE = f32Const(-expScale);
   Value threshold = f32Const(kLazyRescaleLog2 / expScale);
   Value oneF = f32Const(1.0);
-  // The exponent e * x + offset, offset = -round(e * mu). Rounding e * x
-  // before adding the offset makes it exactly 0 at x = mu, whatever the
-  // scores' size; alpha always takes that form (one per row), and so does
-  // P for f32 inputs. 16-bit kernels fuse P's into one fma (FlashAttention-2's
-  // form; the unfused one measured 5-6% slower on f16 at head dim 64): every
-  // P of a row then shares the factor 2^r, r = e * mu - round(e * mu), which
-  // the quotient acc / l cancels while |r| < 1 (|e * mu| < 2^24), but which
-  // past 2^27 overflows P's 16-bit rounding (docs/AttnPasses.md). Fused for
-  // f32 too, rows of scores past 2^32 were inf / inf = NaN.
+  // The exponent e * x + offset, offset = -round(e * mu). Rounding e * x before
+  // adding the offset makes it exactly 0 at x = mu, whatever the scores' size;
+  // alpha always takes that form (one per row), and so does P for f32 inputs.
+  // 16-bit kernels fuse P's into one fma (FlashAttention-2's form, one
+  // instruction a score fewer; docs/GPU.md, The online softmax on the GPU):
+  // every P of a row then shares the factor 2^r, r = e * mu - round(e * mu),
+  // which the quotient acc / l cancels while |r| < 1 (|e * mu| < 2^24), but
+  // which past 2^27 overflows P's 16-bit rounding (docs/AttnPasses.md). Fused
+  // for f32 too, rows of scores past 2^32 were inf / inf = NaN.
   auto exponent = [&](OpBuilder &nb, Location l, Value x, Value offset,
                       bool fused) {
     if (foldScale && fused)

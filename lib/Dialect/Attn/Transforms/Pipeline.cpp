@@ -451,9 +451,8 @@ FailureOr<int64_t> mlir::attn::scheduleKeyLoops(RewriterBase &rewriter,
         // tf32: where the GPU lowering keeps Q's fragments in registers
         // (head dim 64-128, the A of wgmma from registers): with Q from
         // shared memory (D = 256) the seed-shaped kernels spill. 16-bit
-        // (auto): at head dim 128, where it measured 4-6% faster than
-        // without at T >= 2048 (at 64 it was 5-10% slower;
-        // bench/results/2026-12-02-h200-wgmma-16bit.log).
+        // (auto): at head dim 128 only, the one where the overlap pays
+        // (docs/Wgmma.md, 16-bit: both products on wgmma).
         int64_t k = found->contraction.getStaticLoopRanges()[2];
         bool f32 =
             cast<MemRefType>(found->contraction.getDpsInputs()[1].getType())

@@ -43,9 +43,9 @@ static int64_t slotRows(Value v) {
 /// independent: the scores read the slot of block i + 1, which the previous
 /// iteration's copies filled, and the copies fill the other slots. On the
 /// GPU the wgmma's register fence otherwise waits for the `cp.async` just
-/// before it to release their address registers (ncu: 3.6% of the seed
-/// kernel's stall samples at T=256). The prologue keeps the schedule's
-/// order, so that all of its copies are issued before it waits for any.
+/// before it to release their address registers (docs/Wgmma.md, "Scores
+/// before the copies"). The prologue keeps the schedule's order, so that all
+/// of its copies are issued before it waits for any.
 static void issueScoresBeforeCopies(RewriterBase &rewriter, scf::ForOp loop) {
   Block *body = loop.getBody();
   Operation *scores = nullptr;

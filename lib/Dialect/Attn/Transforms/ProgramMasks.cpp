@@ -109,9 +109,9 @@ Value ProgramBuilder::isLiveClass(Value cls) {
 
 ProgramBuilder::LiveRange ProgramBuilder::buildLiveRange(Value numVisit) {
   // In 32 bits: the block count fits, and on the GPU (64-bit index) the
-  // scan's compares and selects were pairs of instructions, run by every
-  // warp before the program's first K/V copy (about 6% of the seed mask
-  // kernel's instructions, bench/results/...-scores-ahead-stalls.log).
+  // scan's compares and selects would be pairs of instructions, run by
+  // every warp before the program's first K/V copy (docs/GPU.md, Mask
+  // tensors: the block map).
   Type i32 = b.getI32Type();
   auto c32 = [&](int64_t v) -> Value {
     return arith::ConstantIntOp::create(b, loc, v, 32);
@@ -341,8 +341,9 @@ void ProgramBuilder::buildMapScores(Value col0) {
   // triangular block sets it before Q K^T, from the diagonal alone (as a
   // causal diagonal block), and its warps that see no key skip Q K^T too;
   // its scores get the diagonal's -inf without reading the mask. A mixed
-  // block sets it from its terms, read after Q K^T (before, the terms
-  // measured slower: their registers live across the MMAs).
+  // block sets it from its terms, read after Q K^T (read before it, their
+  // registers would live across the MMAs; docs/Rationale.md, Tried and
+  // rejected).
   Value tri = is(MaskBlockClass::Triangular);
   auto check = scf::IfOp::create(b, loc, tri, /*withElseRegion=*/true);
   {

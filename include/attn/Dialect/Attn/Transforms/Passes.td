@@ -92,8 +92,8 @@ def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
     is added as `t / c`), the running max is taken on unscaled scores (a
     positive `c` keeps their order),
     `P = exp2(fma(S, c, -c * m_new))` and `alpha = exp2(c * m_old +
-    (-c * m_new))`. That is one multiply per score less (H200: causal
-    kernels 4-6% faster at T >= 2048). The fma is 16-bit kernels' form:
+    (-c * m_new))`. That is one multiply per score less (docs/GPU.md, The
+    online softmax on the GPU). The fma is 16-bit kernels' form:
     every P of a row then carries the factor `2^r`, `r` the rounding error
     of `c * m_new`, which `acc / l` cancels (alpha rounds `c * m_old`
     before adding, so old and new terms share the rounded reference), but
@@ -102,7 +102,8 @@ def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
     `P = exp2(c * S + (-c * m_new))` with the product rounded first
     (`arith.mulf` + `arith.addf`), so the row max is `exp2(0)` exactly at
     any size (fused, scores past about `2^32` made rows of NaN); that costs
-    0-1.3% on the seed's kernels, 5-6% on f16 head dim 64.
+    little on f32 kernels and too much on 16-bit ones (docs/GPU.md, The
+    online softmax on the GPU).
 
     A program with variants (`window`, `softcap`, `score_mod`,
     `mask_mod`) visits only the key blocks its rows can see under causal
@@ -137,12 +138,12 @@ def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
     ORs "row i sees the block's first key" over the program's rows into an
     `i1` flag, and `Q K^T` and the rest of the block run under two `scf.if`
     on it. The GPU lowering ORs the flag over each warp's rows, so a warp
-    whose rows are all above the block skips it (H200: the seed's causal
-    kernel 1.7-2.5% faster; on 16-bit kernels ptxas reordered the unmasked
-    loop and it measured slower, so they have none). Likewise, under a
-    block map, an f32 GPU program ORs "term != -inf" of each mixed block's
-    mask terms into a flag and runs the block's softmax and `P V` under it
-    (1% faster); for a triangular block (class 3 of
+    whose rows are all above the block skips it (16-bit kernels have none:
+    with it ptxas reorders their unmasked loop; docs/GPU.md, The key
+    loops). Likewise, under a block map, an f32 GPU program ORs
+    "term != -inf" of each mixed block's mask terms into a flag and runs
+    the block's softmax and `P V` under it (docs/GPU.md, Mask tensors: the
+    block map); for a triangular block (class 3 of
     `--attn-mask-block-map`) it ORs "row i sees the block's first key" over
     the rows before `Q K^T`, which runs under the flag too.
   }];
@@ -252,8 +253,8 @@ def AttnPipeline : Pass<"attn-pipeline", "func::FuncOp"> {
 
     The loads go after the block's first contraction when it is a direct
     child of the loop (else first): on the GPU the cp.async then does not
-    sit just before the first fragment loads, which waited on its address
-    registers (H200: head dim 128 5-7% faster).
+    sit just before the first fragment loads, which would wait on its
+    address registers (docs/GPU.md, Loads and the pipeline).
 
     A key loop is an `scf.for` of step 1 whose body starts with copies from
     the inputs into block tiles (`memref.alloca`, possibly zero-filled
@@ -280,10 +281,10 @@ def AttnPipeline : Pass<"attn-pipeline", "func::FuncOp"> {
     second loop's first blocks, whose slots count on from the first loop's
     lower bound; the second loop's prologue loads only a partial block (a
     key tail). Without it every program waits for the second loop's first
-    block after the first loop ends. H200, seed workload (f32): 2-4.5%
-    faster at T = 128-512; 16-bit kernels, at the register limit, gain
-    nothing (head dim 128) or spill and lose 2.4% (head dim 64), so by
-    default only loops of 32-bit tiles are chained.
+    block after the first loop ends. 16-bit kernels, at the register
+    limit, gain nothing (head dim 128) or spill (head dim 64), so by
+    default only loops of 32-bit tiles are chained (docs/GPU.md, Loads
+    and the pipeline).
 
     The stage count is `num-stages`, or else the `num_stages` of the
     enclosing program grid's `attn.config`; loops with fewer than 2 stages
