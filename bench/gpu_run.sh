@@ -73,6 +73,8 @@ run)
     --workdir /tmp/gpu-run-lr --manifests "$CARRY/lr"
   step unit 60 bash "$ROOT/bench/gpu_unittests.sh" "$CARRY/bin"
   step torch 90 env ATTN_MLIR_CACHE_DIR="$CARRY/cache" python3 "$ROOT/python/tests/test_torch_gpu.py"
+  step serving 90 env ATTN_MLIR_CACHE_DIR="$CARRY/cache" \
+    python3 "$ROOT/python/tests/test_torch_serving_gpu.py"
   step bench 380 python3 "$ROOT/bench/attn_bench.py" --kernels "$CARRY/bk" \
     --seed-dir "$CARRY/anchors" --out "$RES" --only seed,modern
   (cd "$RES" && tar czf "$OUTDIR/gpu-run.tgz" .)

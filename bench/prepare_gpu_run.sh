@@ -4,7 +4,7 @@
 # report (bench/attn_bench.py --help has the whole flow):
 #   .carry/bk        the benchmark's kernels (compile_bench_kernels.py)
 #   .carry/anchors   the seed's Triton kernel, read by path
-#   .carry/cache     an attn_mlir kernel cache for python/tests/test_torch_gpu.py
+#   .carry/cache     an attn_mlir kernel cache for python/tests/test_torch_*gpu.py
 #   .carry/bin       the runner-only attn-run (ATTN_RUNNER_ONLY: libc only, dlopens libcuda)
 #                    and the runtime's unit tests of the same build
 #                    (ATTN_RUNNER_ONLY_TESTS: AttnCudaRuntimeTests, whose GPU

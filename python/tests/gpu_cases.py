@@ -1,5 +1,6 @@
-"""The cases of test_torch_gpu.py, as data: the GPU test runs them through
-attn_mlir.torch.attention, and precompile.py compiles their kernels ahead of
+"""The cases of test_torch_gpu.py and test_torch_serving_gpu.py, as data:
+the GPU tests run them through attn_mlir.torch, and precompile.py compiles
+their kernels ahead of
 time on a machine with the compiler (the GPU machine has none).
 
 VARIANT_CASES add windows, softcaps and FlexAttention-style callables

@@ -37,7 +37,7 @@ for case in KVCACHE_CASES + PAGED_CASES:
         artifact = compile(sig, chip=args.chip, cache_dir=args.cache, split_programs=split_programs)
         print(case.name + (" (lse)" if lse else ""), artifact.directory,
               "cached" if artifact.cached else "compiled")
-# The kernels test_torch_gpu.py's other kvcache tests call: the f16 B8 case
+# The kernels test_torch_serving_gpu.py's other kvcache tests call: the f16 B8 case
 # without lengths (a whole cache, an int length), with and without the
 # log-sum-exp; attention(kv_lengths=) on the speculative-decode shapes (a
 # dynamic Tq, bottom_right, no window).
