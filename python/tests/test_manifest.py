@@ -30,7 +30,7 @@ def manifest_data(**overrides):
 
 
 def manifest_v2_data(**overrides):
-    """The version 2 example of docs/Manifest.md (unittests' kExampleV2Text):
+    """The version 2 example of docs/ManifestKernels.md (unittests' kExampleV2Text):
     a mask whose block map a prologue kernel writes into a workspace."""
     memref = lambda n: {"kind": "memref", "operand": n, "rank": 4}  # noqa: E731
     workspace = {"kind": "workspace", "name": "mask_block_map", "rank": 4}
@@ -53,7 +53,7 @@ KEY_MAP = {"kind": "tensor_map", "operand": "key", "box": [1, 1, 64, 32], "swizz
 
 
 def manifest_v3_data(**overrides):
-    """The version 3 example of docs/Manifest.md (unittests' kExampleV3Text):
+    """The version 3 example of docs/ManifestKernels.md (unittests' kExampleV3Text):
     an f32 kernel with a tensor map of key and one of value."""
     memref = lambda n: {"kind": "memref", "operand": n, "rank": 4}  # noqa: E731
     data = manifest_data(
@@ -65,7 +65,7 @@ def manifest_v3_data(**overrides):
 
 
 def manifest_v4_data(**overrides):
-    """The version 4 example of docs/Manifest.md (unittests' kExampleV4Text):
+    """The version 4 example of docs/ManifestKernels.md (unittests' kExampleV4Text):
     the version 1 example that also writes the log-sum-exp."""
     memref = lambda n, r=4: {"kind": "memref", "operand": n, "rank": r}  # noqa: E731
     data = manifest_data(
@@ -75,12 +75,12 @@ def manifest_v4_data(**overrides):
     return data
 
 
-# The split count of docs/Manifest.md's version 5 example (Hq = 8).
+# The split count of docs/ManifestServing.md's version 5 example (Hq = 8).
 SPLITS = {"min": [{"ceil_div": ["Tk", 256]}, {"ceil_div": [264, {"mul": ["B", 8]}]}]}
 
 
 def manifest_v5_data(**overrides):
-    """The version 5 example of docs/Manifest.md: a split decode kernel
+    """The version 5 example of docs/ManifestServing.md: a split decode kernel
     (f16, Hq 8, Hkv 2, Tq 3, D 64) whose epilogue kernel, the combine,
     writes the output and the log-sum-exp from the two split workspaces."""
     memref = lambda n, r=4: {"kind": "memref", "operand": n, "rank": r}  # noqa: E731

@@ -4,9 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The example manifests of docs/Manifest.md (version 1, version 2 with a
-// workspace and a prologue kernel, version 3 with tensor maps, version 4
-// with the log-sum-exp, version 5 with an epilogue kernel and kv_lengths),
+// The example manifests of docs/Manifest.md (version 1),
+// docs/ManifestKernels.md (version 2 with a workspace and a prologue kernel,
+// version 3 with tensor maps, version 4 with the log-sum-exp) and
+// docs/ManifestServing.md (version 5 with an epilogue kernel and kv_lengths),
 // as text and built in code, and problem sizes in one call, for
 // ManifestTest.cpp, ManifestV2Test.cpp ... ManifestV5Test.cpp,
 // TensorMapTest.cpp and CudaLaunchTest.cpp.
@@ -104,7 +105,7 @@ inline Manifest makeExampleManifest() {
   return manifest;
 }
 
-/// The version 2 example of docs/Manifest.md: a mask whose block map a
+/// The version 2 example of docs/ManifestKernels.md: a mask whose block map a
 /// prologue kernel writes into a workspace.
 inline const char *const kExampleV2Text = R"({
   "format": "attn-mlir-manifest", "version": 2,
@@ -180,7 +181,7 @@ inline Manifest makeExampleV2Manifest() {
   return manifest;
 }
 
-/// The version 3 example of docs/Manifest.md: an f32 kernel that loads key
+/// The version 3 example of docs/ManifestKernels.md: an f32 kernel that loads key
 /// and value tiles with TMA, through a tensor map of each.
 inline const char *const kExampleV3Text = R"({
   "format": "attn-mlir-manifest", "version": 3,
@@ -222,7 +223,7 @@ inline Manifest makeExampleV3Manifest() {
   return manifest;
 }
 
-/// The version 4 example of docs/Manifest.md: the version 1 example that
+/// The version 4 example of docs/ManifestKernels.md: the version 1 example that
 /// also writes the log-sum-exp result.
 inline const char *const kExampleV4Text = R"({
   "format": "attn-mlir-manifest", "version": 4,
@@ -262,7 +263,7 @@ inline Manifest makeExampleV4Manifest() {
   return manifest;
 }
 
-/// A version 5 manifest after docs/Manifest.md's: a split decode kernel (f16,
+/// A version 5 manifest after docs/ManifestServing.md's: a split decode kernel (f16,
 /// Tq 3, Hq 8, Hkv 2, D 64) with its combine kernel as an epilogue kernel,
 /// and per-batch key lengths.
 inline const char *const kExampleV5Text = R"({

@@ -65,7 +65,7 @@ TEST(ManifestV4Test, RoundTripAndVersion) {
   Manifest manifest = makeExampleV4Manifest();
   std::string text = serializeManifest(manifest);
   EXPECT_NE(text.find("\"version\": 4,"), std::string::npos) << text;
-  // Right after the output, as docs/Manifest.md lists it.
+  // Right after the output, as docs/ManifestKernels.md lists it.
   EXPECT_NE(text.find("\"output\": {\"shape\": [-1, 32, -1, 128]},\n  "
                       "\"lse\": {\"shape\": [-1, 32, -1]},\n  \"mask\": null"),
             std::string::npos)

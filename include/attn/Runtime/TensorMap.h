@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A version 3 `tensor_map` param (docs/Manifest.md) passes a pointer to a
+// A version 3 `tensor_map` param (docs/ManifestKernels.md) passes a pointer to a
 // 64-byte aligned CUtensorMap in device memory, the convention of upstream
 // MLIR's `nvgpu.tma.create.descriptor`. At each launch ManifestKernel::
 // prepare computes the arguments of cuTensorMapEncodeTiled from the param and

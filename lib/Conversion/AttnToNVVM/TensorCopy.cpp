@@ -52,7 +52,7 @@
 // now), so the cp.async waits of the other tiles (V) count as before. The map
 // is a kernel argument
 // (`attn.kernel_tensor_maps`): a pointer to a CUtensorMap that the host
-// builds (docs/Manifest.md, version 3).
+// builds (docs/ManifestKernels.md, version 3).
 //
 //===----------------------------------------------------------------------===//
 

@@ -218,7 +218,7 @@ def AttnMaskBlockMap : Pass<"attn-mask-block-map", "func::FuncOp"> {
 
     On the GPU the classification grid is a second kernel, launched before
     the attention kernel, and the map a workspace of the launch manifest
-    (docs/Manifest.md, version 2).
+    (docs/ManifestKernels.md, version 2).
 
     Programs with per-batch key counts (`kv_lengths`), packed sequences
     (`cu_seqlens`) or a paged cache (`block_table`) get no map: its classes
