@@ -12,6 +12,8 @@
 
 #include "attn/Runtime/Manifest.h"
 
+#include "attn/Runtime/Facts.h"
+
 using namespace attn::runtime;
 
 //===----------------------------------------------------------------------===//
@@ -427,8 +429,7 @@ static bool checkVectorLayout(const Manifest &manifest, const std::string &name,
         error, what, "has stride ", arg.strides[rank - 1],
         " in its last dimension; the kernel needs it contiguous (1)");
   int64_t rowBytes = (arg.sizes.empty() ? 1 : arg.sizes.back()) * bytes;
-  int64_t vector =
-      rowBytes > 0 ? std::min<int64_t>(16, rowBytes & -rowBytes) : 16;
+  int64_t vector = getRowVectorBytes(rowBytes);
   uint64_t start = arg.devicePtr + static_cast<uint64_t>(arg.offset * bytes);
   std::string vectors =
       concat("; the kernel moves ", vector, "-byte vectors and needs ");

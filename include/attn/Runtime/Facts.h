@@ -14,6 +14,7 @@
 #ifndef ATTN_RUNTIME_FACTS_H
 #define ATTN_RUNTIME_FACTS_H
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -44,6 +45,16 @@ struct Facts {
 
 /// Parsed once.
 const Facts &getFacts();
+
+/// The bytes of the vectors the kernels move rows of `rowBytes` bytes in
+/// (query, key, value, output: a head dim's row): 16, or the largest power
+/// of two dividing `rowBytes` where a row is not whole 16-byte vectors. The
+/// compiler's copies use it and the runtimes check the operands' start and
+/// strides against it (docs/Manifest.md; python/attn_mlir/runtime.py's
+/// row_vector_bytes is the same).
+inline int64_t getRowVectorBytes(int64_t rowBytes) {
+  return rowBytes > 0 ? std::min<int64_t>(16, rowBytes & -rowBytes) : 16;
+}
 
 } // namespace runtime
 } // namespace attn

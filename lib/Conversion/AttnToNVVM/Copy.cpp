@@ -419,7 +419,7 @@ struct TileLoad {
   /// the rest zero).
   int64_t validCols;
   /// The bytes of a chunk: 16, or fewer where the source's rows are not
-  /// whole 16-byte vectors (getRowVectorBytes).
+  /// whole 16-byte vectors (runtime::getRowVectorBytes).
   int64_t vecBytes;
 };
 } // namespace
@@ -513,7 +513,7 @@ LogicalResult Distributor::rewriteTileLoads(ArrayRef<linalg::CopyOp> copies) {
     load.validRows = getValueOrCreateConstantIndexOp(b, loc, rows);
     Type elt = load.to->type.getElementType();
     int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
-    load.vecBytes = getRowVectorBytes(load.validCols * bytes);
+    load.vecBytes = ::attn::runtime::getRowVectorBytes(load.validCols * bytes);
     load.vec = load.vecBytes / bytes;
     load.vecType = VectorType::get({load.vec}, elt);
     load.chunksPerRow = load.to->cols / load.vec;
@@ -580,154 +580,113 @@ LogicalResult Distributor::rewriteStore(linalg::GenericOp op, Buffer &src) {
   auto dstType = cast<MemRefType>(dst.getType());
   Type elt = dstType.getElementType();
   int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  // A 2-d view of the output, or the 4-d one of packed query heads; of a
+  // padded head dim, fewer columns than the accumulator's (whose columns,
+  // a multiple of 8, make whole 16-byte rows of the staging tile).
+  if (dstType.getRank() != 2 && dstType.getRank() != 4)
+    return op.emitOpError("expects the output's 2-d view, or the 4-d view of "
+                          "packed query heads");
+  int64_t dstCols = dstType.getShape().back();
   // Transposed accumulators store straight from registers (see
   // storeTransposedPairs) from head dim 32 on: at 16, ptxas spilled the row
   // bounds of a boolean-mask kernel kept alive for the stores (20 bytes).
-  // A 2-d view of the output, or the 4-d one of packed query heads; of a
-  // padded head dim, fewer columns than the accumulator's.
-  bool rowsAndColumns = dstType.getRank() == 2 || dstType.getRank() == 4;
-  int64_t dstCols = dstType.getShape().back();
-  if (src.transposedAcc && rowsAndColumns && src.cols >= 32 &&
-      src.cols * bytes % 16 == 0 && dstCols == src.cols) {
+  if (src.transposedAcc && src.cols >= 32 && dstCols == src.cols) {
     storeTransposedPairs(op, src, dst, rows);
     b.eraseOp(op);
     return success();
   }
-  if (rowsAndColumns && src.cols * bytes % 16 == 0) {
-    // Through shared memory, so that global memory sees whole rows in
-    // 16-byte vectors: each thread puts its fragment pairs into a staging
-    // tile (over the K/V tiles and Q, which no thread reads any more), then
-    // the block copies the valid rows out.
-    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
-                                                gpu::AddressSpace::Workgroup);
-    int64_t ld = src.cols + 16 / bytes;
-    sharedOffset = std::max(sharedOffset, src.rows * ld * bytes);
-    Value staging = memref::ViewOp::create(
-        b, loc,
-        MemRefType::get({src.rows, ld}, elt, MemRefLayoutAttrInterface{},
-                        workgroup),
-        dynamicShared, cIndex(0), ValueRange{});
-    // A prefetched tile (Q) may still be landing when no key loop ran.
-    NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
-    waitForSingleTensorCopies();
-    barrier();
-    auto pairType = VectorType::get({2}, elt);
-    if (src.transposedAcc) {
-      // Element pairs (dm, qn, 0, j), (dm, qn, 1, j): 2 adjacent columns.
-      for (int64_t dm = 0; dm < src.cols / 16; ++dm)
-        for (int64_t qn = 0; qn < 2 * rowTiles; ++qn)
-          for (int64_t j = 0; j < 2; ++j) {
-            Value row = transposedRow(qn, j), col = transposedCol(dm, 0);
-            SmallVector<Value> pair;
-            for (int64_t i = 0; i < 2; ++i) {
-              Value v = loadPrivate(src, transposedIndex(dm, qn, i, j));
-              pair.push_back(cloneBody(op, ValueRange{v, v},
-                                       {row, transposedCol(dm, i)})[0]);
-            }
-            Value vec = vector::FromElementsOp::create(b, loc, pairType, pair);
-            vector::StoreOp::create(b, loc, vec, staging, ValueRange{row, col},
-                                    /*nontemporal=*/false,
-                                    llvm::MaybeAlign(2 * bytes));
-          }
-    }
-    // Plain accumulators: the pairs (nt, 0), (nt, 1), 2 columns apart.
-    for (int64_t mt = 0; mt < (src.transposedAcc ? 0 : rowTiles); ++mt)
-      for (int64_t i = 0; i < 2; ++i) {
-        Value row = rowOfLane(mt, i);
-        for (int64_t nt = 0; nt < nTiles; ++nt) {
+  // Through shared memory, so that global memory sees whole rows in
+  // 16-byte vectors: each thread puts its fragment pairs into a staging
+  // tile (over the K/V tiles and Q, which no thread reads any more), then
+  // the block copies the valid rows out.
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  int64_t ld = src.cols + 16 / bytes;
+  sharedOffset = std::max(sharedOffset, src.rows * ld * bytes);
+  Value staging = memref::ViewOp::create(
+      b, loc,
+      MemRefType::get({src.rows, ld}, elt, MemRefLayoutAttrInterface{},
+                      workgroup),
+      dynamicShared, cIndex(0), ValueRange{});
+  // A prefetched tile (Q) may still be landing when no key loop ran.
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
+  waitForSingleTensorCopies();
+  barrier();
+  auto pairType = VectorType::get({2}, elt);
+  if (src.transposedAcc) {
+    // Element pairs (dm, qn, 0, j), (dm, qn, 1, j): 2 adjacent columns.
+    for (int64_t dm = 0; dm < src.cols / 16; ++dm)
+      for (int64_t qn = 0; qn < 2 * rowTiles; ++qn)
+        for (int64_t j = 0; j < 2; ++j) {
+          Value row = transposedRow(qn, j), col = transposedCol(dm, 0);
           SmallVector<Value> pair;
-          for (int64_t j = 0; j < 2; ++j) {
-            Value v = loadPrivate(src, accIndex(src, mt, nt, i, j));
-            pair.push_back(
-                cloneBody(op, ValueRange{v, v}, {row, colOfLane(nt, j)})[0]);
+          for (int64_t i = 0; i < 2; ++i) {
+            Value v = loadPrivate(src, transposedIndex(dm, qn, i, j));
+            pair.push_back(cloneBody(op, ValueRange{v, v},
+                                     {row, transposedCol(dm, i)})[0]);
           }
           Value vec = vector::FromElementsOp::create(b, loc, pairType, pair);
-          vector::StoreOp::create(
-              b, loc, vec, staging, ValueRange{row, colOfLane(nt, 0)},
-              /*nontemporal=*/false, llvm::MaybeAlign(2 * bytes));
+          vector::StoreOp::create(b, loc, vec, staging, ValueRange{row, col},
+                                  /*nontemporal=*/false,
+                                  llvm::MaybeAlign(2 * bytes));
         }
-      }
-    barrier();
-    // Vectors of 16 bytes, or fewer where the output's rows are not whole
-    // 16-byte vectors.
-    int64_t vecBytes = getRowVectorBytes(dstCols * bytes);
-    int64_t vec = vecBytes / bytes;
-    auto vecType = VectorType::get({vec}, elt);
-    int64_t chunksPerRow = dstCols / vec;
-    int64_t total = src.rows * chunksPerRow;
-    // The thread id as warp * 32 + %laneid: LLVM cannot tell it from the
-    // Q load's chunk geometry, which it would otherwise reuse here and keep
-    // alive through the whole kernel (ptxas then spills it).
-    Value laneId = arith::IndexCastOp::create(
-        b, loc, b.getIndexType(),
-        NVVM::LaneIdOp::create(b, loc, b.getI32Type()));
-    Value threadId = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc,
-                              arith::DivUIOp::create(b, loc, tid, cIndex(32)),
-                              cIndex(32)),
-        laneId);
-    for (int64_t first = 0; first < total; first += numThreads) {
-      OpBuilder::InsertionGuard guard(b);
-      Value idx = arith::AddIOp::create(b, loc, threadId, cIndex(first));
-      Value r = arith::DivUIOp::create(b, loc, idx, cIndex(chunksPerRow));
-      Value c = arith::MulIOp::create(
-          b, loc, arith::RemUIOp::create(b, loc, idx, cIndex(chunksPerRow)),
-          cIndex(vec));
-      Value inside =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r, rows);
-      if (total % numThreads != 0)
-        inside = arith::AndIOp::create(
-            b, loc, inside,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, idx,
-                                  cIndex(total)));
-      auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value v = vector::LoadOp::create(
-          b, loc, vecType, staging, ValueRange{r, c},
-          /*nontemporal=*/false, llvm::MaybeAlign(vecBytes));
-      vector::StoreOp::create(
-          b, loc, v, dst, getGlobalIndices(b, loc, dst, r, c),
-          /*nontemporal=*/false, llvm::MaybeAlign(vecBytes));
-    }
-    b.eraseOp(op);
-    return success();
   }
-  if (dstCols != src.cols)
-    return op.emitOpError("expects the stored columns in whole 16-byte "
-                          "vectors where the accumulator has more");
-  // Element stores under each row's bound: `elements` calls `store` with
-  // the column and register of each element of the row.
-  using StoreFn = function_ref<void(Value, int64_t)>;
-  auto storeRow = [&](Value row, function_ref<void(StoreFn)> elements) {
-    Value inside =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rows);
-    auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+  // Plain accumulators: the pairs (nt, 0), (nt, 1), 2 columns apart.
+  for (int64_t mt = 0; mt < (src.transposedAcc ? 0 : rowTiles); ++mt)
+    for (int64_t i = 0; i < 2; ++i) {
+      Value row = rowOfLane(mt, i);
+      for (int64_t nt = 0; nt < nTiles; ++nt) {
+        SmallVector<Value> pair;
+        for (int64_t j = 0; j < 2; ++j) {
+          Value v = loadPrivate(src, accIndex(src, mt, nt, i, j));
+          pair.push_back(
+              cloneBody(op, ValueRange{v, v}, {row, colOfLane(nt, j)})[0]);
+        }
+        Value vec = vector::FromElementsOp::create(b, loc, pairType, pair);
+        vector::StoreOp::create(
+            b, loc, vec, staging, ValueRange{row, colOfLane(nt, 0)},
+            /*nontemporal=*/false, llvm::MaybeAlign(2 * bytes));
+      }
+    }
+  barrier();
+  // Vectors of 16 bytes, or fewer where the output's rows are not whole
+  // 16-byte vectors.
+  int64_t vecBytes = ::attn::runtime::getRowVectorBytes(dstCols * bytes);
+  int64_t vec = vecBytes / bytes;
+  auto vecType = VectorType::get({vec}, elt);
+  int64_t chunksPerRow = dstCols / vec;
+  int64_t total = src.rows * chunksPerRow;
+  // The thread id as warp * 32 + %laneid: LLVM cannot tell it from the
+  // Q load's chunk geometry, which it would otherwise reuse here and keep
+  // alive through the whole kernel (ptxas then spills it).
+  Value laneId = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(), NVVM::LaneIdOp::create(b, loc, b.getI32Type()));
+  Value threadId = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, tid, cIndex(32)), cIndex(32)),
+      laneId);
+  for (int64_t first = 0; first < total; first += numThreads) {
     OpBuilder::InsertionGuard guard(b);
+    Value idx = arith::AddIOp::create(b, loc, threadId, cIndex(first));
+    Value r = arith::DivUIOp::create(b, loc, idx, cIndex(chunksPerRow));
+    Value c = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, idx, cIndex(chunksPerRow)),
+        cIndex(vec));
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r, rows);
+    if (total % numThreads != 0)
+      inside = arith::AndIOp::create(
+          b, loc, inside,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, idx,
+                                cIndex(total)));
+    auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    elements([&](Value col, int64_t index) {
-      Value v = loadPrivate(src, index);
-      Value converted = cloneBody(op, ValueRange{v, v}, {row, col})[0];
-      memref::StoreOp::create(b, loc, converted, dst,
-                              getGlobalIndices(b, loc, dst, row, col));
-    });
-  };
-  if (src.transposedAcc) {
-    for (int64_t qn = 0; qn < 2 * rowTiles; ++qn)
-      for (int64_t j = 0; j < 2; ++j)
-        storeRow(transposedRow(qn, j), [&](StoreFn store) {
-          for (int64_t dm = 0; dm < src.cols / 16; ++dm)
-            for (int64_t i = 0; i < 2; ++i)
-              store(transposedCol(dm, i), transposedIndex(dm, qn, i, j));
-        });
-  } else {
-    for (int64_t mt = 0; mt < rowTiles; ++mt)
-      for (int64_t i = 0; i < 2; ++i)
-        storeRow(rowOfLane(mt, i), [&](StoreFn store) {
-          for (int64_t nt = 0; nt < nTiles; ++nt)
-            for (int64_t j = 0; j < 2; ++j)
-              store(colOfLane(nt, j), accIndex(src, mt, nt, i, j));
-        });
+    Value v = vector::LoadOp::create(b, loc, vecType, staging, ValueRange{r, c},
+                                     /*nontemporal=*/false,
+                                     llvm::MaybeAlign(vecBytes));
+    vector::StoreOp::create(b, loc, v, dst, getGlobalIndices(b, loc, dst, r, c),
+                            /*nontemporal=*/false, llvm::MaybeAlign(vecBytes));
   }
   b.eraseOp(op);
   return success();

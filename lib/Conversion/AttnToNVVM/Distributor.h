@@ -15,6 +15,7 @@
 
 #include "attn/Conversion/AttnToNVVM/AttnToNVVM.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
+#include "attn/Runtime/Facts.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -455,14 +456,6 @@ private:
 /// view of one slot of a multi-buffered tile (its first offset; null
 /// otherwise).
 std::pair<Value, OpFoldResult> tileAndSlot(Value v);
-
-/// The bytes of the vectors that move rows of `rowBytes` bytes: 16, or the
-/// largest power of two dividing `rowBytes` (rows of a head dim that is not
-/// a multiple of 16 bytes; the runtimes require the operands' strides and
-/// start to be multiples of it, docs/Manifest.md).
-inline int64_t getRowVectorBytes(int64_t rowBytes) {
-  return std::min<int64_t>(16, rowBytes & -rowBytes);
-}
 
 /// The indices into global view `view` of a block's row `row` and column
 /// `col` (none for a row buffer's value): (row, col), or for the view of

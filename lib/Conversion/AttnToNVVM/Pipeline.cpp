@@ -116,7 +116,7 @@ LogicalResult Distributor::rewriteAsyncCopies(ArrayRef<linalg::CopyOp> copies) {
                               "a shared block buffer");
     tiles.push_back({to, getValueOrCreateConstantIndexOp(b, loc, rowsOfr)});
     int64_t rowBytes = validCols.back() * to->type.getElementTypeBitWidth() / 8;
-    if (getRowVectorBytes(rowBytes) != 16)
+    if (::attn::runtime::getRowVectorBytes(rowBytes) != 16)
       return copy.emitOpError("expects rows of whole 16-byte vectors for "
                               "cp.async, got rows of ")
              << rowBytes << " bytes (one stage copies them synchronously)";

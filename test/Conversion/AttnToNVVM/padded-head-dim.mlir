@@ -54,3 +54,10 @@ func.func @narrow(%q: tensor<?x2x?x59xbf16>, %k: tensor<?x2x?x59xbf16>, %v: tens
   %o = attn.attention %q, %k, %v : tensor<?x2x?x59xbf16>, tensor<?x2x?x59xbf16>, tensor<?x2x?x59xbf16> -> tensor<?x2x?x59xbf16>
   return %o : tensor<?x2x?x59xbf16>
 }
+
+// Rows that are not whole 16-byte vectors cannot go by cp.async: a program
+// pipelined with two stages anyway (--attn-tile gives it one) is an error at
+// the copy.
+// RUN: attn-opt %S/Inputs/narrow-two-stages.mlir --attn-online-softmax --attn-pipeline --cse \
+// RUN:   | not attn-opt --convert-attn-to-nvvm 2>&1 | FileCheck %s --check-prefix=ASYNC
+// ASYNC: error: 'linalg.copy' op expects rows of whole 16-byte vectors for cp.async, got rows of 118 bytes (one stage copies them synchronously)

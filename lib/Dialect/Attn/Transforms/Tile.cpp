@@ -6,6 +6,7 @@
 
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
+#include "attn/Runtime/Facts.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -376,8 +377,9 @@ static KernelConfigAttr selectConfig(AttentionOp op, StringRef target,
   // cp.async and TMA do not move: one stage, whose copies are synchronous.
   int64_t bytes = op.getElementType().getIntOrFloatBitWidth() / 8;
   if (config && target != "cpu" && config.getNumStages() > 1 &&
-      (op.getHeadDim() * bytes % 16 != 0 ||
-       op.getValueHeadDim() * bytes % 16 != 0)) {
+      (::attn::runtime::getRowVectorBytes(op.getHeadDim() * bytes) != 16 ||
+       ::attn::runtime::getRowVectorBytes(op.getValueHeadDim() * bytes) !=
+           16)) {
     if (overrides.numStages > 1) {
       op.emitError() << "the kernel config: expects num_stages = 1 where a "
                         "head dim's rows are not whole 16-byte vectors (D = "
@@ -434,7 +436,7 @@ struct TileAttentionPattern : public OpRewritePattern<AttentionOp> {
   int64_t splitPrograms;
 };
 
-struct AttnTilePass : public attn::impl::AttnTileBase<AttnTilePass> {
+struct AttnTilePass : public mlir::attn::impl::AttnTileBase<AttnTilePass> {
   using AttnTileBase::AttnTileBase;
 
   void runOnOperation() override {
